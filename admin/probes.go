@@ -1,0 +1,49 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Check is one dependency that must answer for the process to be ready, e.g. a database ping.
+type Check struct {
+	Name string
+	Ping func(ctx context.Context) error
+}
+
+// Probes serves GET /healthz (the process is alive), GET /readyz (every check answers within
+// two seconds) and GET /metrics (Prometheus text format from reg).
+func Probes(reg prometheus.Gatherer, checks ...Check) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		result := map[string]string{}
+		status := http.StatusOK
+		for _, c := range checks {
+			if err := c.Ping(ctx); err != nil {
+				result[c.Name] = err.Error()
+				status = http.StatusServiceUnavailable
+			} else {
+				result[c.Name] = "ok"
+			}
+		}
+		writeJSON(w, status, map[string]any{"ready": status == http.StatusOK, "checks": result})
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

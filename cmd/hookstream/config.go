@@ -1,0 +1,136 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hookstream/hookstream/internal/topics"
+)
+
+// settings is the process configuration: every HOOKSTREAM_* variable, each with a matching flag
+// that wins over it. Only this package reads the environment (style.md).
+type settings struct {
+	DatabaseURL       string
+	KafkaBrokers      []string
+	TopicPrefix       string
+	TopicPartitions   int
+	ReplicationFactor int
+	FeedRetention     time.Duration
+	SecretKey         string
+	AdminToken        string
+	AdminAddr         string
+	EgressAllowCIDRs  []string
+	AllowHTTP         bool
+	DataDir           string
+	DevKafkaPort      int
+	LogFormat         string
+}
+
+// variable documents one setting; the README's configuration table lists the same.
+type variable struct {
+	env, flag, def, help string
+}
+
+var variables = []variable{
+	{"HOOKSTREAM_DATABASE_URL", "database-url", "postgres://postgres@127.0.0.1:54329/hookstream?sslmode=disable", "PostgreSQL URL"},
+	{"HOOKSTREAM_KAFKA_BROKERS", "kafka-brokers", "127.0.0.1:19092", "comma-separated Kafka seed brokers"},
+	{"HOOKSTREAM_TOPIC_PREFIX", "topic-prefix", "hookstream", "prefix of every Kafka topic"},
+	{"HOOKSTREAM_TOPIC_PARTITIONS", "topic-partitions", "12", "partitions of the partitioned topics (at creation)"},
+	{"HOOKSTREAM_REPLICATION_FACTOR", "replication-factor", "-1", "replication factor of created topics; -1 is the broker default"},
+	{"HOOKSTREAM_FEED_RETENTION", "feed-retention", "720h", "how long the events topic (the cursor feed) keeps events"},
+	{"HOOKSTREAM_SECRET_KEY", "secret-key", "", "base64 of 32 bytes: the AES-256-GCM key for endpoint secrets"},
+	{"HOOKSTREAM_ADMIN_TOKEN", "admin-token", "", "operator bearer token of the admin API"},
+	{"HOOKSTREAM_ADMIN_ADDR", "admin-addr", "127.0.0.1:8080", "listen address of the admin API"},
+	{"HOOKSTREAM_EGRESS_ALLOW_CIDRS", "egress-allow-cidrs", "", "comma-separated CIDRs the egress guard allows besides public addresses"},
+	{"HOOKSTREAM_ALLOW_HTTP", "allow-http", "false", "allow plain-HTTP webhook URLs"},
+	{"HOOKSTREAM_DATA_DIR", "data-dir", ".data", "where `hookstream dev` keeps its embedded Kafka data"},
+	{"HOOKSTREAM_DEV_KAFKA_PORT", "dev-kafka-port", "19192", "port of the embedded Kafka of `hookstream dev` on 127.0.0.1"},
+	{"HOOKSTREAM_LOG_FORMAT", "log-format", "json", "log format: json or text"},
+}
+
+// registerFlags adds a flag per variable to fs, defaulting to the environment or the built-in
+// default, and returns a function that parses the values once fs.Parse has run.
+func registerFlags(fs *flag.FlagSet, overrides map[string]string) func() (settings, error) {
+	values := map[string]*string{}
+	for _, v := range variables {
+		def := v.def
+		if o, ok := overrides[v.env]; ok {
+			def = o
+		}
+		if e, ok := os.LookupEnv(v.env); ok {
+			def = e
+		}
+		values[v.env] = fs.String(v.flag, def, v.help+" ("+v.env+")")
+	}
+	return func() (settings, error) {
+		get := func(name string) string { return strings.TrimSpace(*values[name]) }
+		var s settings
+		var errs []error
+		atoi := func(name string) int {
+			n, err := strconv.Atoi(get(name))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %q is not an integer", name, get(name)))
+			}
+			return n
+		}
+		s.DatabaseURL = get("HOOKSTREAM_DATABASE_URL")
+		s.KafkaBrokers = splitList(get("HOOKSTREAM_KAFKA_BROKERS"))
+		s.TopicPrefix = get("HOOKSTREAM_TOPIC_PREFIX")
+		s.TopicPartitions = atoi("HOOKSTREAM_TOPIC_PARTITIONS")
+		s.ReplicationFactor = atoi("HOOKSTREAM_REPLICATION_FACTOR")
+		if d, err := time.ParseDuration(get("HOOKSTREAM_FEED_RETENTION")); err != nil {
+			errs = append(errs, fmt.Errorf("HOOKSTREAM_FEED_RETENTION: %q is not a duration like 720h", get("HOOKSTREAM_FEED_RETENTION")))
+		} else {
+			s.FeedRetention = d
+		}
+		s.SecretKey = get("HOOKSTREAM_SECRET_KEY")
+		s.AdminToken = get("HOOKSTREAM_ADMIN_TOKEN")
+		s.AdminAddr = get("HOOKSTREAM_ADMIN_ADDR")
+		s.EgressAllowCIDRs = splitList(get("HOOKSTREAM_EGRESS_ALLOW_CIDRS"))
+		if b, err := strconv.ParseBool(get("HOOKSTREAM_ALLOW_HTTP")); err != nil {
+			errs = append(errs, fmt.Errorf("HOOKSTREAM_ALLOW_HTTP: %q is not true or false", get("HOOKSTREAM_ALLOW_HTTP")))
+		} else {
+			s.AllowHTTP = b
+		}
+		s.DataDir = get("HOOKSTREAM_DATA_DIR")
+		s.DevKafkaPort = atoi("HOOKSTREAM_DEV_KAFKA_PORT")
+		s.LogFormat = get("HOOKSTREAM_LOG_FORMAT")
+		if s.LogFormat != "json" && s.LogFormat != "text" {
+			errs = append(errs, fmt.Errorf("HOOKSTREAM_LOG_FORMAT: %q is neither json nor text", s.LogFormat))
+		}
+		return s, errors.Join(errs...)
+	}
+}
+
+// topicConfig is the topic catalog configuration of these settings.
+func (s settings) topicConfig() topics.Config {
+	c := topics.DefaultConfig()
+	c.Prefix = s.TopicPrefix
+	c.Partitions = int32(s.TopicPartitions)
+	c.ReplicationFactor = int16(s.ReplicationFactor)
+	c.FeedRetention = s.FeedRetention
+	return c
+}
+
+func (s settings) logger() *slog.Logger {
+	if s.LogFormat == "text" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, nil))
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookstream/hookstream/internal/migrations"
+	"github.com/hookstream/hookstream/internal/testenv"
+)
+
+func runCLI(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	err := run(ctx, args, &out)
+	return out.String(), err
+}
+
+func TestMigrateTwice(t *testing.T) {
+	db := testenv.NewEmptyDatabase(t)
+	for i := 0; i < 2; i++ {
+		if _, err := runCLI(t, "migrate", "--database-url", db.URL, "--log-format", "text"); err != nil {
+			t.Fatalf("run %d: %v", i+1, err)
+		}
+	}
+	all, _ := migrations.All()
+	var n int
+	if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM schema_migration`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(all) {
+		t.Fatalf("%d migrations recorded, want %d", n, len(all))
+	}
+	var today bool
+	if err := db.Pool.QueryRow(context.Background(),
+		`SELECT to_regclass('outbox_event_' || to_char(now() AT TIME ZONE 'UTC', 'YYYYMMDD')) IS NOT NULL`).Scan(&today); err != nil || !today {
+		t.Fatalf("today's outbox partition exists = %v (%v)", today, err)
+	}
+}
+
+func TestTopicsCreateTwiceAndDescribe(t *testing.T) {
+	k := testenv.NewKafka(t)
+	flags := []string{"--kafka-brokers", strings.Join(k.Brokers, ","), "--topic-prefix", k.Prefix, "--topic-partitions", "2"}
+	out, err := runCLI(t, append([]string{"topics", "create"}, flags...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, k.Prefix+".events") || !strings.Contains(out, "created") {
+		t.Fatalf("first create printed:\n%s", out)
+	}
+	out, err = runCLI(t, append([]string{"topics", "create"}, flags...)...)
+	if err != nil {
+		t.Fatalf("second create: %v", err)
+	}
+	if strings.Contains(out, "created") {
+		t.Fatalf("second create created topics again:\n%s", out)
+	}
+	out, err = runCLI(t, append([]string{"topics", "describe"}, flags...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{k.Prefix + ".events  ", "compact,delete", k.Prefix + ".endpoints  "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("describe lacks %q:\n%s", want, out)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) >= 3 && fields[0] == k.Prefix+".endpoints" && fields[2] != "compact" {
+			t.Errorf("endpoints topic: %s", line)
+		}
+	}
+}
+
+func TestBadSettingsAreRefused(t *testing.T) {
+	cases := [][]string{
+		{"migrate", "--log-format", "xml"},
+		{"topics", "create", "--topic-partitions", "many"},
+		{"topics", "create", "--allow-http", "maybe"},
+		{"topics", "frobnicate"},
+		{"nonsense"},
+	}
+	for _, args := range cases {
+		if _, err := runCLI(t, args...); err == nil {
+			t.Errorf("%v: accepted", args)
+		}
+	}
+}

@@ -1,0 +1,275 @@
+// Package testenv gives integration tests their real services: a fresh PostgreSQL database built
+// from the migrated schema, and a Kafka cluster (a real broker or the embedded kfake one) with a
+// topic prefix of their own, so tests never see each other's data.
+//
+// The services are named by environment variables, as pgx and franz-go do for their own tests:
+//
+//	HOOKSTREAM_TEST_DATABASE_URL  a PostgreSQL URL whose user may create databases (make pg-up)
+//	HOOKSTREAM_TEST_KAFKA         "embedded" for in-process kfake, or a broker list (make kafka-up)
+//
+// A test that needs a service whose variable is unset fails and says which make target provides
+// it; it never skips.
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/internal/embeddedkafka"
+	"github.com/hookstream/hookstream/internal/migrations"
+	"github.com/hookstream/hookstream/internal/topics"
+)
+
+const (
+	// DatabaseVar names the PostgreSQL server for integration tests.
+	DatabaseVar = "HOOKSTREAM_TEST_DATABASE_URL"
+	// KafkaVar names the Kafka for integration tests: "embedded" or a comma-separated broker list.
+	KafkaVar = "HOOKSTREAM_TEST_KAFKA"
+)
+
+// templateLock serialises template building across test processes ("hstmpl").
+const templateLock int64 = 0x6873746d706c
+
+// ServerURL returns the PostgreSQL URL of the test server, or fails t.
+func ServerURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv(DatabaseVar)
+	if u == "" {
+		t.Fatalf("%s is not set: run `make pg-up` and `export %s=$(deploy/local/pg.sh url)`, or run everything with `make test`", DatabaseVar, DatabaseVar)
+	}
+	return u
+}
+
+// Database is a fresh database holding the current schema, dropped when the test ends.
+type Database struct {
+	Name string
+	URL  string
+	Pool *pgxpool.Pool
+}
+
+// NewDatabase creates a database from a template that holds the migrated schema.
+func NewDatabase(t testing.TB) *Database {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tmpl, err := ensureTemplate(ctx, ServerURL(t))
+	if err != nil {
+		t.Fatalf("testenv: schema template: %v", err)
+	}
+	return createDatabase(t, "TEMPLATE "+tmpl)
+}
+
+// NewEmptyDatabase creates a database without hookstream's schema, for tests of migrating.
+func NewEmptyDatabase(t testing.TB) *Database {
+	t.Helper()
+	return createDatabase(t, "")
+}
+
+func createDatabase(t testing.TB, options string) *Database {
+	t.Helper()
+	server := ServerURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	name := "hst_" + randomHex(8)
+	admin, err := pgx.Connect(ctx, server)
+	if err != nil {
+		t.Fatalf("testenv: connect %s: %v", DatabaseVar, err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %s %s`, name, options)); err != nil {
+		t.Fatalf("testenv: create database: %v", err)
+	}
+	url, err := withDatabase(server, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		t.Fatalf("testenv: pool: %v", err)
+	}
+	db := &Database{Name: name, URL: url, Pool: pool}
+	t.Cleanup(func() {
+		pool.Close()
+		dropDatabase(t, server, name)
+	})
+	return db
+}
+
+// dropDatabase removes a test database, and first any replication slot a test left on it,
+// since PostgreSQL refuses to drop a database that a slot still refers to.
+func dropDatabase(t testing.TB, server, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, server)
+	if err != nil {
+		t.Errorf("testenv: drop %s: %v", name, err)
+		return
+	}
+	defer conn.Close(ctx)
+	_, _ = conn.Exec(ctx, `SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE database = $1 AND active_pid IS NOT NULL`, name)
+	for i := 0; i < 50; i++ {
+		_, err = conn.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1`, name)
+		if err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond) // the walsender is still exiting
+	}
+	if _, err := conn.Exec(ctx, fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, name)); err != nil {
+		t.Errorf("testenv: drop %s: %v", name, err)
+	}
+}
+
+var templateOnce sync.Map // server URL → template name, once built in this process
+
+// ensureTemplate builds, once per schema fingerprint, a database holding every migration, so each
+// test copies a finished schema instead of migrating from scratch.
+func ensureTemplate(ctx context.Context, server string) (string, error) {
+	fp, err := migrations.Fingerprint()
+	if err != nil {
+		return "", err
+	}
+	name := "hst_template_" + fp
+	if v, ok := templateOnce.Load(server); ok && v.(string) == name {
+		return name, nil
+	}
+	conn, err := pgx.Connect(ctx, server)
+	if err != nil {
+		return "", fmt.Errorf("connect %s: %w", DatabaseVar, err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, templateLock); err != nil {
+		return "", err
+	}
+	defer conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, templateLock) //nolint:errcheck
+
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return "", err
+	}
+	if !exists {
+		// Build under a scratch name and rename when done: a crash half-way leaves no template
+		// that looks finished.
+		wip := name + "_wip"
+		if _, err := conn.Exec(ctx, fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, wip)); err != nil {
+			return "", err
+		}
+		if _, err := conn.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %s`, wip)); err != nil {
+			return "", err
+		}
+		wipURL, err := withDatabase(server, wip)
+		if err != nil {
+			return "", err
+		}
+		mc, err := pgx.Connect(ctx, wipURL)
+		if err != nil {
+			return "", err
+		}
+		_, err = migrations.Apply(ctx, mc)
+		mc.Close(context.Background())
+		if err != nil {
+			return "", err
+		}
+		if _, err := conn.Exec(ctx, fmt.Sprintf(`ALTER DATABASE %s RENAME TO %s`, wip, name)); err != nil {
+			return "", err
+		}
+	}
+	templateOnce.Store(server, name)
+	return name, nil
+}
+
+// withDatabase returns server's URL pointing at database name.
+func withDatabase(server, name string) (string, error) {
+	cfg, err := pgx.ParseConfig(server)
+	if err != nil {
+		return "", fmt.Errorf("testenv: parse %s: %w", DatabaseVar, err)
+	}
+	// Rebuild from the parsed parts so any form of URL or keyword/value string works.
+	user := cfg.User
+	if cfg.Password != "" {
+		user += ":" + cfg.Password
+	}
+	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", user, cfg.Host, cfg.Port, name), nil
+}
+
+// Kafka is a cluster for one test, with a topic prefix no other test uses.
+type Kafka struct {
+	Lane    string // "embedded" or "real"
+	Brokers []string
+	Prefix  string
+}
+
+// NewKafka returns the test Kafka named by HOOKSTREAM_TEST_KAFKA: a fresh embedded cluster
+// closed when the test ends, or the real broker list.
+func NewKafka(t testing.TB) *Kafka {
+	t.Helper()
+	v := strings.TrimSpace(os.Getenv(KafkaVar))
+	k := &Kafka{Prefix: "t" + randomHex(6)}
+	switch v {
+	case "":
+		t.Fatalf("%s is not set: set it to \"embedded\" for in-process kfake, or run `make kafka-up` and set it to 127.0.0.1:19092; `make test` runs both", KafkaVar)
+	case "embedded":
+		c, err := embeddedkafka.Start(embeddedkafka.Config{})
+		if err != nil {
+			t.Fatalf("testenv: %v", err)
+		}
+		t.Cleanup(c.Close)
+		k.Lane, k.Brokers = "embedded", c.Brokers()
+	default:
+		k.Lane = "real"
+		for _, b := range strings.Split(v, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				k.Brokers = append(k.Brokers, b)
+			}
+		}
+	}
+	return k
+}
+
+// Client returns a franz-go client for the cluster, closed when the test ends.
+func (k *Kafka) Client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(k.Brokers...)}, opts...)...)
+	if err != nil {
+		t.Fatalf("testenv: kafka client: %v", err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// TopicConfig is the topic configuration under this test's prefix, with few partitions.
+func (k *Kafka) TopicConfig() topics.Config {
+	c := topics.DefaultConfig()
+	c.Prefix = k.Prefix
+	c.Partitions = 3
+	return c
+}
+
+// CreateTopics creates every hookstream topic under the test's prefix and returns their names.
+func (k *Kafka) CreateTopics(t testing.TB) topics.Names {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	adm := kadm.NewClient(k.Client(t))
+	if _, err := topics.Ensure(ctx, adm, k.TopicConfig()); err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	return topics.For(k.Prefix)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // documented never to fail since Go 1.24
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,199 @@
+// Package topics is the catalog of hookstream's Kafka topics (design.md section 5): their names
+// under a prefix, partition counts and cleanup policies, and idempotent creation.
+package topics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// RetryTiers are the retry tier suffixes in increasing delay order (design.md section 8).
+var RetryTiers = []string{"5s", "1m", "10m", "1h", "3h", "6h", "12h", "24h"}
+
+// Names are the full topic names under one prefix.
+type Names struct {
+	Prefix      string
+	Events      string
+	Endpoints   string
+	Deliveries  string
+	Attempts    string
+	DLQ         string
+	Checkpoints string
+	Retry       map[string]string // tier suffix → topic
+}
+
+// For returns the topic names under prefix.
+func For(prefix string) Names {
+	n := Names{
+		Prefix:      prefix,
+		Events:      prefix + ".events",
+		Endpoints:   prefix + ".endpoints",
+		Deliveries:  prefix + ".deliveries",
+		Attempts:    prefix + ".attempts",
+		DLQ:         prefix + ".dlq",
+		Checkpoints: prefix + ".cdc.checkpoints",
+		Retry:       map[string]string{},
+	}
+	for _, t := range RetryTiers {
+		n.Retry[t] = prefix + ".retry." + t
+	}
+	return n
+}
+
+// Config sets the sizes and retention of the topics.
+type Config struct {
+	Prefix            string
+	Partitions        int32         // for the partitioned work topics
+	ReplicationFactor int16         // -1: the broker's default
+	FeedRetention     time.Duration // events: how far back the cursor feed reaches (R33)
+	WorkRetention     time.Duration // deliveries, retry tiers, attempts
+	DLQRetention      time.Duration
+}
+
+// DefaultConfig returns the defaults: 12 partitions, a 30-day feed, 7 days of work topics,
+// 30 days of dead letters.
+func DefaultConfig() Config {
+	return Config{
+		Prefix:            "hookstream",
+		Partitions:        12,
+		ReplicationFactor: -1,
+		FeedRetention:     30 * 24 * time.Hour,
+		WorkRetention:     7 * 24 * time.Hour,
+		DLQRetention:      30 * 24 * time.Hour,
+	}
+}
+
+// Validate reports a configuration that cannot create sensible topics.
+func (c Config) Validate() error {
+	switch {
+	case c.Prefix == "":
+		return errors.New("topics: prefix is empty")
+	case len(c.Prefix) > 200:
+		return errors.New("topics: prefix is longer than 200 characters")
+	case c.Partitions < 1:
+		return fmt.Errorf("topics: partitions must be at least 1, got %d", c.Partitions)
+	case c.ReplicationFactor == 0 || c.ReplicationFactor < -1:
+		return fmt.Errorf("topics: replication factor must be -1 (broker default) or at least 1, got %d", c.ReplicationFactor)
+	case c.FeedRetention < time.Hour || c.WorkRetention < time.Hour || c.DLQRetention < time.Hour:
+		return errors.New("topics: retentions must be at least one hour")
+	}
+	for _, r := range c.Prefix {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return fmt.Errorf("topics: prefix %q may hold only letters, digits, '.', '_' and '-'", c.Prefix)
+		}
+	}
+	return nil
+}
+
+// Spec is one topic to create.
+type Spec struct {
+	Name       string
+	Partitions int32
+	Configs    map[string]string
+}
+
+// Specs lists every topic of design.md section 5 (and cdc's checkpoint topic) for c.
+func (c Config) Specs() []Spec {
+	n := For(c.Prefix)
+	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+	work := map[string]string{"cleanup.policy": "delete", "retention.ms": ms(c.WorkRetention)}
+	specs := []Spec{
+		// Compacted and time-bounded: each event_id is written once, so compaction keeps every
+		// event and retention bounds how far back the cursor feed reaches (R32, R33).
+		{n.Events, c.Partitions, map[string]string{"cleanup.policy": "compact,delete", "retention.ms": ms(c.FeedRetention)}},
+		// One partition keeps endpoint changes in commit order for every reader of the table.
+		{n.Endpoints, 1, map[string]string{"cleanup.policy": "compact", "retention.ms": "-1"}},
+		{n.Checkpoints, 1, map[string]string{"cleanup.policy": "compact", "retention.ms": "-1"}},
+		{n.Deliveries, c.Partitions, work},
+		{n.Attempts, c.Partitions, work},
+		{n.DLQ, c.Partitions, map[string]string{"cleanup.policy": "delete", "retention.ms": ms(c.DLQRetention)}},
+	}
+	for _, t := range RetryTiers {
+		specs = append(specs, Spec{n.Retry[t], c.Partitions, work})
+	}
+	return specs
+}
+
+// Created reports, per topic, whether Ensure created it now (false: it already existed).
+type Created map[string]bool
+
+// Ensure creates every topic of c that does not exist yet. Existing topics are left as they are,
+// so running it twice succeeds.
+func Ensure(ctx context.Context, adm *kadm.Client, c Config) (Created, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	out := Created{}
+	for _, s := range c.Specs() {
+		cfg := map[string]*string{}
+		for k, v := range s.Configs {
+			cfg[k] = kadm.StringPtr(v)
+		}
+		_, err := adm.CreateTopic(ctx, s.Partitions, c.ReplicationFactor, cfg, s.Name)
+		switch {
+		case err == nil:
+			out[s.Name] = true
+		case errors.Is(err, kerr.TopicAlreadyExists):
+			out[s.Name] = false
+		default:
+			return out, fmt.Errorf("topics: create %s: %w", s.Name, err)
+		}
+	}
+	return out, nil
+}
+
+// Description is what the cluster says of one topic.
+type Description struct {
+	Name          string
+	Partitions    int
+	CleanupPolicy string
+	RetentionMS   string
+}
+
+// Describe reads the partition count and cleanup policy of every topic of c from the cluster.
+func Describe(ctx context.Context, adm *kadm.Client, c Config) ([]Description, error) {
+	specs := c.Specs()
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.Name
+	}
+	details, err := adm.ListTopics(ctx, names...)
+	if err != nil {
+		return nil, fmt.Errorf("topics: list: %w", err)
+	}
+	configs, err := adm.DescribeTopicConfigs(ctx, names...)
+	if err != nil {
+		return nil, fmt.Errorf("topics: describe configs: %w", err)
+	}
+	var out []Description
+	for _, name := range names {
+		td, ok := details[name]
+		if !ok || td.Err != nil {
+			return nil, fmt.Errorf("topics: %s does not exist (run `hookstream topics create`)", name)
+		}
+		d := Description{Name: name, Partitions: len(td.Partitions)}
+		rc, err := configs.On(name, nil)
+		if err != nil {
+			return nil, fmt.Errorf("topics: describe %s: %w", name, err)
+		}
+		for _, kv := range rc.Configs {
+			if kv.Value == nil {
+				continue
+			}
+			switch kv.Key {
+			case "cleanup.policy":
+				d.CleanupPolicy = *kv.Value
+			case "retention.ms":
+				d.RetentionMS = *kv.Value
+			}
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}

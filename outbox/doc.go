@@ -1,0 +1,16 @@
+// Package outbox is the public writer of hookstream's transactional outbox (R9).
+//
+// A platform records a business event by calling Append inside the same pgx transaction as the
+// state change it describes. The event becomes visible to hookstream only if that transaction
+// commits: cdc tails the outbox table by logical replication (R10), so a rolled-back transaction
+// leaves nothing behind, and a committed one is delivered even if every hookstream process dies
+// right after the commit.
+//
+// Append validates the event first and refuses bad input with a *ValidationError that wraps one of
+// the sentinel errors (ErrMissingPartner, ErrInvalidType, ErrMissingSubject, ErrInvalidData,
+// ErrPayloadTooLarge), writing nothing. Each event gets an immutable id, "evt_" followed by a ULID,
+// which stays the same across every retry and replay (R1) and becomes the webhook-id header.
+//
+// The Envelope type is the JSON shape partners receive (R8); cdc builds it from the outbox row and
+// serialises it exactly once.
+package outbox

@@ -1,0 +1,55 @@
+package outbox_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hookstream/hookstream/outbox"
+)
+
+// A platform revokes an API key and records the event in the same transaction: either both
+// commit or neither does (R9).
+func ExampleAppend() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, "postgres://postgres@127.0.0.1:54329/hookstream")
+	if err != nil {
+		panic(err)
+	}
+	defer pool.Close()
+
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `UPDATE api_key SET status = 'revoked' WHERE id = $1`, "key_123"); err != nil {
+			return err
+		}
+		id, err := outbox.Append(ctx, tx, outbox.Event{
+			PartnerID: "partner_a",
+			Type:      "api_key.status_changed",
+			Subject:   outbox.Subject{Type: "api_key", ID: "key_123"},
+			Data:      json.RawMessage(`{"api_key_id":"key_123","status":"revoked"}`),
+		})
+		fmt.Println("recorded", id)
+		return err
+	})
+	if err != nil {
+		panic(err)
+	}
+}
+
+// Bad events are refused before anything is written, with an error to branch on.
+func ExampleValidationError() {
+	_, err := outbox.Append(context.Background(), nil, outbox.Event{
+		PartnerID: "partner_a",
+		Type:      "APIKey Revoked",
+		Subject:   outbox.Subject{Type: "api_key", ID: "key_123"},
+	})
+	var verr *outbox.ValidationError
+	if errors.As(err, &verr) && errors.Is(err, outbox.ErrInvalidType) {
+		fmt.Println("refused field:", verr.Field)
+	}
+	// Output: refused field: type
+}
