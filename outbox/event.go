@@ -185,3 +185,38 @@ func firstByte(b []byte) byte {
 	}
 	return b[0]
 }
+
+// Validate checks an envelope built from an outbox row. Rows written by Append always pass; cdc
+// uses it for rows inserted some other way, and dead-letters those that fail (design.md
+// section 6).
+func (e Envelope) Validate() error {
+	if !ValidEventID(e.EventID) {
+		return invalid(ErrInvalidField, "event_id", "%q is not evt_ followed by a ULID", e.EventID)
+	}
+	if e.SchemaVersion < 1 {
+		return invalid(ErrInvalidField, "schema_version", "must be positive, got %d", e.SchemaVersion)
+	}
+	if e.OccurredAt.IsZero() {
+		return invalid(ErrInvalidField, "occurred_at", "required")
+	}
+	_, err := Event{
+		PartnerID:     e.PartnerID,
+		Type:          e.Type,
+		Subject:       e.Subject,
+		Data:          e.Data,
+		OccurredAt:    e.OccurredAt,
+		SchemaVersion: e.SchemaVersion,
+		CorrelationID: e.CorrelationID,
+	}.validate()
+	return err
+}
+
+// ValidEventID reports whether id is "evt_" followed by a ULID.
+func ValidEventID(id string) bool {
+	rest, ok := strings.CutPrefix(id, "evt_")
+	if !ok {
+		return false
+	}
+	_, err := ulid.ParseStrict(rest)
+	return err == nil
+}

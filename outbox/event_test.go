@@ -83,3 +83,30 @@ func FuzzValidate(f *testing.F) {
 		}
 	})
 }
+
+func TestEnvelopeValidate(t *testing.T) {
+	good := Envelope{
+		EventID: NewEventID(), Type: "customer.created", OccurredAt: time.Now(), PartnerID: "p1",
+		Subject: Subject{"customer", "c1"}, SchemaVersion: 1, Data: json.RawMessage(`{}`),
+	}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	bad := []func(*Envelope){
+		func(e *Envelope) { e.EventID = "evt_nope" },
+		func(e *Envelope) { e.EventID = "01J00000000000000000000000" },
+		func(e *Envelope) { e.Type = "Bad Type" },
+		func(e *Envelope) { e.PartnerID = "" },
+		func(e *Envelope) { e.Subject.ID = "" },
+		func(e *Envelope) { e.SchemaVersion = 0 },
+		func(e *Envelope) { e.Data = json.RawMessage(`"str"`) },
+		func(e *Envelope) { e.OccurredAt = time.Time{} },
+	}
+	for i, edit := range bad {
+		e := good
+		edit(&e)
+		if e.Validate() == nil {
+			t.Errorf("case %d accepted: %+v", i, e)
+		}
+	}
+}

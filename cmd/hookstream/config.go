@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hookstream/hookstream/cdc"
 	"github.com/hookstream/hookstream/internal/topics"
 )
 
@@ -30,6 +33,9 @@ type settings struct {
 	DataDir           string
 	DevKafkaPort      int
 	LogFormat         string
+	CDCSlot           string
+	OutboxRetention   time.Duration
+	MetricsAddr       string
 }
 
 // variable documents one setting; the README's configuration table lists the same.
@@ -52,6 +58,9 @@ var variables = []variable{
 	{"HOOKSTREAM_DATA_DIR", "data-dir", ".data", "where `hookstream dev` keeps its embedded Kafka data"},
 	{"HOOKSTREAM_DEV_KAFKA_PORT", "dev-kafka-port", "19192", "port of the embedded Kafka of `hookstream dev` on 127.0.0.1"},
 	{"HOOKSTREAM_LOG_FORMAT", "log-format", "json", "log format: json or text"},
+	{"HOOKSTREAM_CDC_SLOT", "cdc-slot", "hookstream", "logical replication slot of cdc (one per hookstream database)"},
+	{"HOOKSTREAM_OUTBOX_RETENTION", "outbox-retention", "168h", "how long outbox rows are kept before their day partition is dropped; 0 keeps them"},
+	{"HOOKSTREAM_METRICS_ADDR", "metrics-addr", "127.0.0.1:9464", "probe and metrics address of a component command; empty disables"},
 }
 
 // registerFlags adds a flag per variable to fs, defaulting to the environment or the built-in
@@ -101,6 +110,13 @@ func registerFlags(fs *flag.FlagSet, overrides map[string]string) func() (settin
 		s.DataDir = get("HOOKSTREAM_DATA_DIR")
 		s.DevKafkaPort = atoi("HOOKSTREAM_DEV_KAFKA_PORT")
 		s.LogFormat = get("HOOKSTREAM_LOG_FORMAT")
+		s.CDCSlot = get("HOOKSTREAM_CDC_SLOT")
+		if d, err := time.ParseDuration(get("HOOKSTREAM_OUTBOX_RETENTION")); err != nil {
+			errs = append(errs, fmt.Errorf("HOOKSTREAM_OUTBOX_RETENTION: %q is not a duration like 168h", get("HOOKSTREAM_OUTBOX_RETENTION")))
+		} else {
+			s.OutboxRetention = d
+		}
+		s.MetricsAddr = get("HOOKSTREAM_METRICS_ADDR")
 		if s.LogFormat != "json" && s.LogFormat != "text" {
 			errs = append(errs, fmt.Errorf("HOOKSTREAM_LOG_FORMAT: %q is neither json nor text", s.LogFormat))
 		}
@@ -115,6 +131,19 @@ func (s settings) topicConfig() topics.Config {
 	c.Partitions = int32(s.TopicPartitions)
 	c.ReplicationFactor = int16(s.ReplicationFactor)
 	c.FeedRetention = s.FeedRetention
+	return c
+}
+
+// cdcConfig is the cdc configuration of these settings.
+func (s settings) cdcConfig(log *slog.Logger, reg prometheus.Registerer) cdc.Config {
+	c := cdc.DefaultConfig()
+	c.DatabaseURL = s.DatabaseURL
+	c.Brokers = s.KafkaBrokers
+	c.Prefix = s.TopicPrefix
+	c.Slot = s.CDCSlot
+	c.OutboxRetention = s.OutboxRetention
+	c.Logger = log
+	c.Registerer = reg
 	return c
 }
 

@@ -17,14 +17,15 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hookstream/hookstream/admin"
+	"github.com/hookstream/hookstream/cdc"
 	"github.com/hookstream/hookstream/internal/embeddedkafka"
 	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/topics"
-	"github.com/hookstream/hookstream/outbox"
 )
 
 // runDev is the quick start: embedded Kafka persisted under the data directory, the local
-// PostgreSQL migrated, every topic created, and the admin routes on 127.0.0.1:8080.
+// PostgreSQL migrated, every topic created, cdc tailing the outbox into Kafka, and the admin
+// routes on 127.0.0.1:8080.
 func runDev(ctx context.Context, args []string, _ io.Writer) error {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	load := registerFlags(fs, map[string]string{"HOOKSTREAM_LOG_FORMAT": "text", "HOOKSTREAM_ALLOW_HTTP": "true"})
@@ -94,7 +95,11 @@ func runDev(ctx context.Context, args []string, _ io.Writer) error {
 		}
 		return nil
 	})
-	g.Go(func() error { return maintainOutbox(gctx, pool) })
+	pipeline, err := cdc.New(s.cdcConfig(log, reg))
+	if err != nil {
+		return err
+	}
+	g.Go(func() error { return pipeline.Run(gctx) })
 	g.Go(func() error {
 		<-gctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -107,21 +112,4 @@ func runDev(ctx context.Context, args []string, _ io.Writer) error {
 		return nil
 	}
 	return err
-}
-
-// maintainOutbox keeps the outbox's future day partitions created while the process runs.
-// Dropping expired partitions is cdc's job, since only it knows what has been published.
-func maintainOutbox(ctx context.Context, pool *pgxpool.Pool) error {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			if _, err := outbox.CreatePartitions(ctx, pool, time.Now()); err != nil && ctx.Err() == nil {
-				return err
-			}
-		}
-	}
 }

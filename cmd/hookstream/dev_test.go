@@ -38,6 +38,7 @@ func TestDevStartsAndAnswersProbes(t *testing.T) {
 			"--dev-kafka-port", fmt.Sprint(freePort(t)),
 			"--data-dir", t.TempDir(),
 			"--topic-partitions", "2",
+			"--cdc-slot", db.Name, // slots are cluster-wide; the test database's own
 		}, &bytes.Buffer{})
 	}()
 

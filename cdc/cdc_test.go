@@ -1,0 +1,213 @@
+package cdc_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/outbox"
+)
+
+// R10: only committed events reach Kafka, each once, with the envelope of R8, in its partner's
+// partition.
+func TestCommittedEventsArePublishedOnce(t *testing.T) {
+	e := newEnv(t)
+	start(t, e.config(t))
+
+	a := appendEvents(t, e, "partner_a", 3)
+	// A rolled-back transaction leaves nothing.
+	ctx := context.Background()
+	tx, err := e.db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := outbox.Append(ctx, tx, outbox.Event{PartnerID: "partner_a", Type: "customer.deleted",
+		Subject: outbox.Subject{Type: "customer", ID: "gone"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := appendEvents(t, e, "partner_b", 2)
+
+	got := settle(t, e, e.names.Events, 5, 30*time.Second)
+	if fmt.Sprint(got.keys()) != fmt.Sprint(append(append([]string{}, a...), b...)) && !sameSet(got.keys(), append(a, b...)) {
+		t.Fatalf("events topic holds %v, want %v then %v", got.keys(), a, b)
+	}
+	partitionOf := map[string]int32{}
+	for _, r := range got.records {
+		var env outbox.Envelope
+		if err := json.Unmarshal(r.Value, &env); err != nil {
+			t.Fatalf("value is not an envelope: %v\n%s", err, r.Value)
+		}
+		if env.EventID != string(r.Key) || env.Type != "customer.created" || env.SchemaVersion != 1 || env.Subject.Type != "customer" {
+			t.Fatalf("envelope %s", r.Value)
+		}
+		if header(r, records.HeaderPartnerID) != env.PartnerID || header(r, records.HeaderType) != env.Type ||
+			header(r, records.HeaderSchemaVersion) != "1" || header(r, records.HeaderCommitLSN) == "" {
+			t.Fatalf("headers %v", r.Headers)
+		}
+		if _, err := time.Parse(time.RFC3339Nano, header(r, records.HeaderCommitTime)); err != nil {
+			t.Fatalf("commit_time header: %v", err)
+		}
+		if p, ok := partitionOf[env.PartnerID]; ok && p != r.Partition {
+			t.Fatalf("partner %s in partitions %d and %d", env.PartnerID, p, r.Partition)
+		}
+		partitionOf[env.PartnerID] = r.Partition
+		if want := records.EventPartition(env.PartnerID, 3); r.Partition != want {
+			t.Fatalf("partner %s in partition %d, want %d", env.PartnerID, r.Partition, want)
+		}
+	}
+	// Within a partner, commit order.
+	var gotA []string
+	for _, r := range got.records {
+		if header(r, records.HeaderPartnerID) == "partner_a" {
+			gotA = append(gotA, string(r.Key))
+		}
+	}
+	if fmt.Sprint(gotA) != fmt.Sprint(a) {
+		t.Fatalf("partner_a order %v, want %v", gotA, a)
+	}
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+// Endpoint rows become full configuration records on the endpoints topic, secrets included,
+// with a tombstone on delete (design.md section 5).
+func TestEndpointChangesArePublished(t *testing.T) {
+	e := newEnv(t)
+	startStreaming(t, e, e.config(t))
+	ctx := context.Background()
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := e.db.Pool.Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`INSERT INTO partner (id, name) VALUES ('p1', 'Partner One')`)
+	err := pgx.BeginFunc(ctx, e.db.Pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO endpoint (id, partner_id, url, event_types, rate_limit_per_sec)
+			VALUES ('ep_1', 'p1', 'https://example.com/hook', '{customer.*,"api_key.created"}', 2.5)`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO endpoint_secret (endpoint_id, id, secret_ciphertext) VALUES ('ep_1', 'sec_1', '\x0102ff')`)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec(`UPDATE endpoint SET status = 'disabled', disabled_reason = 'gone', version = version + 1 WHERE id = 'ep_1'`)
+	exec(`INSERT INTO endpoint_secret (endpoint_id, id, secret_ciphertext, expires_at) VALUES ('ep_1', 'sec_2', '\x03', now() + interval '1 day')`)
+	exec(`DELETE FROM endpoint WHERE id = 'ep_1'`)
+
+	got := consume(t, e, e.names.Endpoints, 4, 30*time.Second)
+	var vals []*records.Endpoint
+	for _, r := range got.records {
+		if string(r.Key) != "ep_1" {
+			t.Fatalf("key %q", r.Key)
+		}
+		if r.Value == nil {
+			vals = append(vals, nil)
+			continue
+		}
+		var v records.Endpoint
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			t.Fatal(err)
+		}
+		vals = append(vals, &v)
+	}
+	first := vals[0]
+	if first == nil || first.PartnerID != "p1" || first.URL != "https://example.com/hook" || first.Status != "active" ||
+		fmt.Sprint(first.EventTypes) != "[customer.* api_key.created]" || first.MaxInFlight != 8 ||
+		first.RateLimitPerSec == nil || *first.RateLimitPerSec != 2.5 || len(first.Secrets) != 1 ||
+		string(first.Secrets[0].Ciphertext) != "\x01\x02\xff" || first.CreatedLSN == 0 || first.CreatedLSN != first.LSN {
+		t.Fatalf("first record (one per transaction, secret included): %+v", first)
+	}
+	if v := vals[1]; v == nil || v.Status != "disabled" || v.DisabledReason != "gone" || v.Version != 2 || v.CreatedLSN != first.CreatedLSN || v.LSN <= first.LSN {
+		t.Fatalf("after update: %+v", v)
+	}
+	if v := vals[2]; v == nil || len(v.Secrets) != 2 || v.Secrets[1].ExpiresAt == nil {
+		t.Fatalf("after second secret: %+v", v)
+	}
+	if vals[3] != nil {
+		t.Fatalf("delete: want a tombstone, got %+v", vals[3])
+	}
+}
+
+// A malformed outbox row goes to the dlq with its reason; the events around it are published.
+func TestMalformedRowIsDeadLettered(t *testing.T) {
+	e := newEnv(t)
+	start(t, e.config(t))
+	before := appendEvents(t, e, "p1", 1)
+	if _, err := e.db.Pool.Exec(context.Background(), `INSERT INTO outbox_event
+		(event_id, partner_id, type, subject_type, subject_id, occurred_at, payload)
+		VALUES ('evt_01JBADBADBADBADBADBADBADBA', 'p1', 'Not A Type', 'customer', 'c1', now(), '[1,2]')`); err != nil {
+		t.Fatal(err)
+	}
+	after := appendEvents(t, e, "p1", 1)
+
+	events := settle(t, e, e.names.Events, 2, 30*time.Second)
+	if fmt.Sprint(events.keys()) != fmt.Sprint(append(before, after...)) {
+		t.Fatalf("events %v, want %v", events.keys(), append(before, after...))
+	}
+	dlq := consume(t, e, e.names.DLQ, 1, 10*time.Second)
+	var dl records.DeadLetter
+	if err := json.Unmarshal(dlq.records[0].Value, &dl); err != nil {
+		t.Fatal(err)
+	}
+	if dl.Source != "cdc" || dl.EventID != "evt_01JBADBADBADBADBADBADBADBA" || dl.Reason == "" || len(dl.Original) == 0 {
+		t.Fatalf("dead letter %+v", dl)
+	}
+	t.Logf("dead letter reason: %s", dl.Reason)
+}
+
+// With no outbox traffic the heartbeat keeps the slot's confirmed position moving, so WAL
+// written by other databases of the cluster does not pile up behind it.
+func TestIdleHeartbeatAdvancesSlot(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.config(t)
+	cfg.HeartbeatInterval = 200 * time.Millisecond
+	cfg.StatusInterval = 200 * time.Millisecond
+	start(t, cfg)
+	ctx := context.Background()
+	confirmed := func() records.LSN {
+		var s *string
+		if err := e.db.Pool.QueryRow(ctx, `SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1`, cfg.Slot).Scan(&s); err != nil {
+			return 0
+		}
+		if s == nil {
+			return 0
+		}
+		l, _ := records.ParseLSN(*s)
+		return l
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	var first records.LSN
+	for first == 0 && time.Now().Before(deadline) {
+		first = confirmed()
+		time.Sleep(100 * time.Millisecond)
+	}
+	advances := 0
+	last := first
+	for advances < 3 && time.Now().Before(deadline) {
+		time.Sleep(300 * time.Millisecond)
+		if c := confirmed(); c > last {
+			advances++
+			last = c
+		}
+	}
+	if advances < 3 {
+		t.Fatalf("confirmed_flush_lsn advanced %d times in 30s (from %s to %s), want 3", advances, first, last)
+	}
+}

@@ -1,0 +1,128 @@
+package cdc
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Config configures one cdc process. Fill it with DefaultConfig and adjust.
+type Config struct {
+	// DatabaseURL of the PostgreSQL database holding the outbox. The user needs the REPLICATION
+	// attribute (or superuser) and must own the publications.
+	DatabaseURL string
+	// Brokers are the Kafka seed brokers.
+	Brokers []string
+	// Prefix is the topic prefix (design.md section 5).
+	Prefix string
+	// Slot is the logical replication slot. One PostgreSQL cluster may host several hookstream
+	// databases, each with its own slot name.
+	Slot string
+	// Publications are the pgoutput publications to stream: the outbox (inserts only, via the
+	// partition root) and the endpoint tables. Migrations create both.
+	Publications []string
+
+	// FlushInterval bounds how long a committed PostgreSQL transaction waits for its Kafka
+	// transaction: cdc batches commits that arrive within it.
+	FlushInterval time.Duration
+	// MaxBatchEvents ends a Kafka transaction at the next PostgreSQL commit once this many
+	// records are in it.
+	MaxBatchEvents int
+	// StatusInterval is how often the slot's position is reported; keep it well under the
+	// server's wal_sender_timeout.
+	StatusInterval time.Duration
+	// HeartbeatInterval is how often an idle stream writes a logical message so the confirmed
+	// position advances and WAL does not pile up.
+	HeartbeatInterval time.Duration
+	// RetryInterval is the wait between attempts to become the active reader, and after a
+	// failed session.
+	RetryInterval time.Duration
+	// TransactionTimeout is the Kafka transaction timeout; it must cover streaming the largest
+	// PostgreSQL transaction.
+	TransactionTimeout time.Duration
+
+	// OutboxRetention is how long outbox rows are kept; older day partitions are dropped once
+	// the checkpoint is past them. Zero keeps them forever.
+	OutboxRetention time.Duration
+	// MaintenanceInterval is how often partitions are created and expired ones dropped.
+	MaintenanceInterval time.Duration
+
+	// MaxEventBytes is the largest envelope published; larger rows are dead-lettered.
+	MaxEventBytes int
+
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer // nil: metrics are kept but not registered
+	// KafkaOptions are extra franz-go options (e.g. for tests).
+	KafkaOptions []kgo.Opt
+}
+
+// DefaultConfig returns the defaults for everything but the connection settings.
+func DefaultConfig() Config {
+	return Config{
+		Prefix:              "hookstream",
+		Slot:                "hookstream",
+		Publications:        []string{"hookstream_outbox", "hookstream_endpoints"},
+		FlushInterval:       20 * time.Millisecond,
+		MaxBatchEvents:      10000,
+		StatusInterval:      5 * time.Second,
+		HeartbeatInterval:   10 * time.Second,
+		RetryInterval:       time.Second,
+		TransactionTimeout:  2 * time.Minute,
+		OutboxRetention:     7 * 24 * time.Hour,
+		MaintenanceInterval: 10 * time.Minute,
+		MaxEventBytes:       900 << 10,
+		Logger:              slog.Default(),
+	}
+}
+
+var slotName = regexp.MustCompile(`^[a-z0-9_]{1,63}$`)
+
+// Validate reports settings cdc cannot run with.
+func (c Config) Validate() error {
+	var errs []error
+	if c.DatabaseURL == "" {
+		errs = append(errs, errors.New("database URL is empty"))
+	}
+	if len(c.Brokers) == 0 {
+		errs = append(errs, errors.New("no Kafka brokers"))
+	}
+	if c.Prefix == "" {
+		errs = append(errs, errors.New("topic prefix is empty"))
+	}
+	if !slotName.MatchString(c.Slot) {
+		errs = append(errs, fmt.Errorf("slot %q must be 1-63 characters of a-z, 0-9 and _", c.Slot))
+	}
+	if len(c.Publications) == 0 {
+		errs = append(errs, errors.New("no publications"))
+	}
+	for _, p := range c.Publications {
+		if !slotName.MatchString(p) {
+			errs = append(errs, fmt.Errorf("publication %q must be 1-63 characters of a-z, 0-9 and _", p))
+		}
+	}
+	if c.FlushInterval <= 0 || c.StatusInterval <= 0 || c.HeartbeatInterval <= 0 || c.RetryInterval <= 0 ||
+		c.TransactionTimeout <= 0 || c.MaintenanceInterval <= 0 {
+		errs = append(errs, errors.New("intervals and timeouts must be positive"))
+	}
+	if c.MaxBatchEvents < 1 {
+		errs = append(errs, errors.New("max batch events must be at least 1"))
+	}
+	if c.OutboxRetention != 0 && c.OutboxRetention < 24*time.Hour {
+		errs = append(errs, fmt.Errorf("outbox retention %s is shorter than a day's partition", c.OutboxRetention))
+	}
+	if c.MaxEventBytes < 1024 {
+		errs = append(errs, errors.New("max event bytes must be at least 1 KiB"))
+	}
+	if c.Logger == nil {
+		errs = append(errs, errors.New("logger is nil"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("cdc: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,210 @@
+package cdc
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/hookstream/hookstream/internal/records"
+)
+
+// endpointTable is cdc's copy of the endpoint tables as of the last change it processed. The
+// endpoints topic carries each endpoint's full configuration, secrets included, while the WAL
+// carries one row change at a time; the table joins the two. It is rebuilt at start from the
+// endpoints topic, which cdc alone writes, in the same transactions as its checkpoint.
+type endpointTable struct {
+	byID    map[string]*records.Endpoint
+	touched map[string]bool // changed in the current PostgreSQL transaction
+}
+
+func newEndpointTable() *endpointTable {
+	return &endpointTable{byID: map[string]*records.Endpoint{}, touched: map[string]bool{}}
+}
+
+// endpointFromRow fills e from an endpoint row; unchanged TOAST columns keep e's value.
+func endpointFromRow(rels *relations, rw row, e *records.Endpoint) error {
+	var (
+		rate     pgtype.Float8
+		failing  pgtype.Timestamptz
+		reason   pgtype.Text
+		types    []string
+		schemaV  int32
+		inFlight int32
+	)
+	fields := []struct {
+		name string
+		dst  any
+	}{
+		{"id", &e.ID}, {"partner_id", &e.PartnerID}, {"url", &e.URL}, {"description", &e.Description},
+		{"status", &e.Status}, {"ordered", &e.Ordered}, {"version", &e.Version},
+		{"created_at", &e.CreatedAt}, {"updated_at", &e.UpdatedAt},
+	}
+	for _, f := range fields {
+		if _, err := rels.scan(rw, f.name, f.dst); err != nil {
+			return err
+		}
+	}
+	if ok, err := rels.scan(rw, "event_types", &types); err != nil {
+		return err
+	} else if ok {
+		e.EventTypes = types
+	}
+	if e.EventTypes == nil {
+		e.EventTypes = []string{}
+	}
+	if ok, err := rels.scan(rw, "schema_version", &schemaV); err != nil {
+		return err
+	} else if ok {
+		e.SchemaVersion = int(schemaV)
+	}
+	if ok, err := rels.scan(rw, "max_in_flight", &inFlight); err != nil {
+		return err
+	} else if ok {
+		e.MaxInFlight = int(inFlight)
+	}
+	// Nullable columns: NULL clears the value, unchanged TOAST (never for these small types) keeps it.
+	if _, err := rels.scan(rw, "rate_limit_per_sec", &rate); err != nil {
+		return err
+	}
+	e.RateLimitPerSec = nil
+	if rate.Valid {
+		e.RateLimitPerSec = &rate.Float64
+	}
+	if _, err := rels.scan(rw, "failing_since", &failing); err != nil {
+		return err
+	}
+	e.FailingSince = nil
+	if failing.Valid {
+		t := failing.Time.UTC()
+		e.FailingSince = &t
+	}
+	if _, err := rels.scan(rw, "disabled_reason", &reason); err != nil {
+		return err
+	}
+	e.DisabledReason = reason.String
+	e.CreatedAt, e.UpdatedAt = e.CreatedAt.UTC(), e.UpdatedAt.UTC()
+	return nil
+}
+
+func secretFromRow(rels *relations, rw row) (endpointID string, s records.Secret, err error) {
+	var expires pgtype.Timestamptz
+	for _, f := range []struct {
+		name string
+		dst  any
+	}{{"endpoint_id", &endpointID}, {"id", &s.ID}, {"secret_ciphertext", &s.Ciphertext}, {"created_at", &s.CreatedAt}, {"expires_at", &expires}} {
+		if _, err := rels.scan(rw, f.name, f.dst); err != nil {
+			return "", s, err
+		}
+	}
+	s.CreatedAt = s.CreatedAt.UTC()
+	if expires.Valid {
+		t := expires.Time.UTC()
+		s.ExpiresAt = &t
+	}
+	return endpointID, s, nil
+}
+
+// upsertEndpoint applies an insert or update of an endpoint row committed at lsn.
+func (t *endpointTable) upsertEndpoint(rels *relations, old, rw row, lsn records.LSN) error {
+	var id string
+	if _, err := rels.scan(rw, "id", &id); err != nil {
+		return err
+	}
+	if old != nil {
+		var oldID string
+		if ok, _ := rels.scan(old, "id", &oldID); ok && oldID != id {
+			t.delete(oldID)
+		}
+	}
+	e, ok := t.byID[id]
+	if !ok {
+		e = &records.Endpoint{V: records.EndpointVersion, CreatedLSN: lsn, Secrets: []records.Secret{}}
+		t.byID[id] = e
+	}
+	if err := endpointFromRow(rels, rw, e); err != nil {
+		return err
+	}
+	e.LSN = lsn
+	t.touched[id] = true
+	return nil
+}
+
+func (t *endpointTable) deleteEndpoint(rels *relations, old row) error {
+	var id string
+	if _, err := rels.scan(old, "id", &id); err != nil {
+		return err
+	}
+	t.delete(id)
+	return nil
+}
+
+func (t *endpointTable) delete(id string) {
+	delete(t.byID, id)
+	t.touched[id] = true
+}
+
+// upsertSecret applies an insert or update of a secret row. A secret of an endpoint cdc does not
+// know is an error: the foreign key guarantees the endpoint row came first.
+func (t *endpointTable) upsertSecret(rels *relations, rw row, lsn records.LSN) error {
+	eid, s, err := secretFromRow(rels, rw)
+	if err != nil {
+		return err
+	}
+	e, ok := t.byID[eid]
+	if !ok {
+		return fmt.Errorf("cdc: secret %s of unknown endpoint %s", s.ID, eid)
+	}
+	i := slices.IndexFunc(e.Secrets, func(x records.Secret) bool { return x.ID == s.ID })
+	if i >= 0 {
+		e.Secrets[i] = s
+	} else {
+		e.Secrets = append(e.Secrets, s)
+	}
+	slices.SortFunc(e.Secrets, func(a, b records.Secret) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	e.LSN = lsn
+	t.touched[eid] = true
+	return nil
+}
+
+// deleteSecret applies a secret row's deletion; after the endpoint itself is gone (a cascade)
+// there is nothing left to change.
+func (t *endpointTable) deleteSecret(rels *relations, old row, lsn records.LSN) error {
+	eid, s, err := secretFromRow(rels, old)
+	if err != nil {
+		return err
+	}
+	e, ok := t.byID[eid]
+	if !ok {
+		return nil
+	}
+	e.Secrets = slices.DeleteFunc(e.Secrets, func(x records.Secret) bool { return x.ID == s.ID })
+	e.LSN = lsn
+	t.touched[eid] = true
+	return nil
+}
+
+// takeTouched returns the endpoints changed since the last call, in id order, each with its
+// current configuration or nil when deleted.
+func (t *endpointTable) takeTouched() []touchedEndpoint {
+	out := make([]touchedEndpoint, 0, len(t.touched))
+	for id := range t.touched {
+		out = append(out, touchedEndpoint{ID: id, Endpoint: t.byID[id]})
+	}
+	slices.SortFunc(out, func(a, b touchedEndpoint) int {
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+	clear(t.touched)
+	return out
+}
+
+type touchedEndpoint struct {
+	ID       string
+	Endpoint *records.Endpoint // nil: deleted
+}

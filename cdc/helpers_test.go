@@ -1,0 +1,233 @@
+package cdc_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/cdc"
+	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/topics"
+	"github.com/hookstream/hookstream/outbox"
+)
+
+// env is one test's PostgreSQL database, Kafka and topics.
+type env struct {
+	db    *testenv.Database
+	kafka *testenv.Kafka
+	names topics.Names
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	e := &env{db: testenv.NewDatabase(t), kafka: testenv.NewKafka(t)}
+	e.names = e.kafka.CreateTopics(t)
+	return e
+}
+
+func (e *env) config(t *testing.T) cdc.Config {
+	cfg := cdc.DefaultConfig()
+	cfg.DatabaseURL = e.db.URL
+	cfg.Brokers = e.kafka.Brokers
+	cfg.Prefix = e.kafka.Prefix
+	cfg.Slot = e.db.Name // slots are cluster-wide: one per test database
+	cfg.RetryInterval = 200 * time.Millisecond
+	cfg.Logger = testLogger(t)
+	cfg.Registerer = prometheus.NewRegistry()
+	return cfg
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("test", t.Name())
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// start runs cdc in the background until the test ends or stop is called.
+func start(t *testing.T, cfg cdc.Config) (stop func()) {
+	t.Helper()
+	c, err := cdc.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("cdc.Run: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Errorf("cdc did not stop within 30s")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// startStreaming starts cdc and waits until it streams from its slot, so changes made after it
+// returns arrive through the WAL rather than the slot's initial snapshot.
+func startStreaming(t *testing.T, e *env, cfg cdc.Config) (stop func()) {
+	t.Helper()
+	stop = start(t, cfg)
+	waitSlotActive(t, e, cfg.Slot)
+	return stop
+}
+
+func waitSlotActive(t *testing.T, e *env, slot string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		var active bool
+		err := e.db.Pool.QueryRow(context.Background(), `SELECT active FROM pg_replication_slots WHERE slot_name = $1`, slot).Scan(&active)
+		if err == nil && active {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("slot %s not active after 60s", slot)
+}
+
+// appendEvents commits one transaction of n events for partner and returns their ids.
+func appendEvents(t *testing.T, e *env, partner string, n int) []string {
+	t.Helper()
+	ctx := context.Background()
+	var ids []string
+	err := pgx.BeginFunc(ctx, e.db.Pool, func(tx pgx.Tx) error {
+		for i := 0; i < n; i++ {
+			id, err := outbox.Append(ctx, tx, outbox.Event{
+				PartnerID: partner,
+				Type:      "customer.created",
+				Subject:   outbox.Subject{Type: "customer", ID: fmt.Sprintf("cus_%d", i)},
+				Data:      json.RawMessage(fmt.Sprintf(`{"customer_id":"cus_%d","n":%d}`, i, i)),
+			})
+			if err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// consumed is what a read_committed reader of a topic sees.
+type consumed struct {
+	records []*kgo.Record
+}
+
+func (c *consumed) keys() []string {
+	out := make([]string, len(c.records))
+	for i, r := range c.records {
+		out[i] = string(r.Key)
+	}
+	return out
+}
+
+// consume reads topic from the start until want records arrived (or, with want < 0, until the
+// topic is quiet for quiet), failing after timeout.
+func consume(t *testing.T, e *env, topic string, want int, timeout time.Duration) *consumed {
+	t.Helper()
+	cl := e.kafka.Client(t,
+		kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+	)
+	defer cl.Close()
+	out := &consumed{}
+	deadline := time.Now().Add(timeout)
+	for len(out.records) < want || want < 0 {
+		if time.Now().After(deadline) {
+			if want < 0 {
+				return out
+			}
+			t.Fatalf("%s: %d records after %s, want %d", topic, len(out.records), timeout, want)
+		}
+		ctx, cancel := context.WithDeadline(context.Background(), minTime(deadline, time.Now().Add(2*time.Second)))
+		fs := cl.PollFetches(ctx)
+		cancel()
+		fs.EachRecord(func(r *kgo.Record) { out.records = append(out.records, r) })
+	}
+	return out
+}
+
+// settle reads the topic until the expected count is reached and then a little longer, to catch
+// duplicates arriving late.
+func settle(t *testing.T, e *env, topic string, want int, timeout time.Duration) *consumed {
+	t.Helper()
+	consume(t, e, topic, want, timeout)
+	return consume(t, e, topic, -1, 3*time.Second)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func header(r *kgo.Record, key string) string {
+	for _, h := range r.Headers {
+		if h.Key == key {
+			return string(h.Value)
+		}
+	}
+	return ""
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binaryPath != "" {
+		os.RemoveAll(filepath.Dir(binaryPath))
+	}
+	os.Exit(code)
+}
+
+var (
+	binaryOnce sync.Once
+	binaryPath string
+	binaryErr  error
+)
+
+// hookstreamBinary builds the command once per test run, for tests that kill it with SIGKILL.
+func hookstreamBinary(t *testing.T) string {
+	t.Helper()
+	binaryOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "hookstream-bin-")
+		if err != nil {
+			binaryErr = err
+			return
+		}
+		binaryPath = filepath.Join(dir, "hookstream")
+		out, err := exec.Command("go", "build", "-o", binaryPath, "../cmd/hookstream").CombinedOutput()
+		if err != nil {
+			binaryErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binaryErr != nil {
+		t.Fatal(binaryErr)
+	}
+	return binaryPath
+}

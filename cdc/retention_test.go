@@ -1,0 +1,88 @@
+package cdc_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hookstream/hookstream/outbox"
+)
+
+// Rows and endpoints committed before cdc ever ran are published from the slot's snapshot.
+func TestSnapshotPublishesExistingRows(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	if _, err := e.db.Pool.Exec(ctx, `INSERT INTO partner (id) VALUES ('p1');
+		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep_1', 'p1', 'https://example.com/a'), ('ep_2', 'p1', 'https://example.com/b');
+		INSERT INTO endpoint_secret (endpoint_id, id, secret_ciphertext) VALUES ('ep_1', 's1', '\x00');
+		DELETE FROM endpoint WHERE id = 'ep_2'`); err != nil {
+		t.Fatal(err)
+	}
+	ids := appendEvents(t, e, "p1", 10)
+	start(t, e.config(t))
+
+	events := settle(t, e, e.names.Events, 10, time.Minute)
+	if !sameSet(events.keys(), ids) || len(events.records) != 10 {
+		t.Fatalf("events %v, want %v", events.keys(), ids)
+	}
+	eps := settle(t, e, e.names.Endpoints, 1, time.Minute)
+	if len(eps.records) != 1 || string(eps.records[0].Key) != "ep_1" {
+		t.Fatalf("endpoint records %v, want only ep_1", eps.keys())
+	}
+	var v struct {
+		Secrets []json.RawMessage `json:"secrets"`
+	}
+	if err := json.Unmarshal(eps.records[0].Value, &v); err != nil || len(v.Secrets) != 1 {
+		t.Fatalf("ep_1 record %s (%v)", eps.records[0].Value, err)
+	}
+}
+
+// Expired day partitions are dropped only after their rows are in Kafka (issue 3, item 9).
+func TestExpiredPartitionsDroppedAfterPublishing(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	old := time.Date(2020, 2, 3, 12, 0, 0, 0, time.UTC)
+	if _, err := outbox.CreatePartitions(ctx, e.db.Pool, old.AddDate(0, 0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	if err := pgx.BeginFunc(ctx, e.db.Pool, func(tx pgx.Tx) error {
+		var err error
+		id, err = outbox.Append(ctx, tx, outbox.Event{PartnerID: "p1", Type: "usage.finalized",
+			Subject: outbox.Subject{Type: "usage", ID: "2020-02-03"}, OccurredAt: old})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := e.config(t)
+	cfg.OutboxRetention = 24 * time.Hour
+	cfg.MaintenanceInterval = 100 * time.Millisecond
+	cfg.HeartbeatInterval = 100 * time.Millisecond
+	start(t, cfg)
+
+	exists := func(name string) bool {
+		var ok bool
+		if err := e.db.Pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, name).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	deadline := time.Now().Add(time.Minute)
+	for exists("outbox_event_20200203") {
+		if time.Now().After(deadline) {
+			t.Fatal("expired partition outbox_event_20200203 not dropped within a minute")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	got := settle(t, e, e.names.Events, 1, 30*time.Second)
+	if len(got.records) != 1 || string(got.records[0].Key) != id {
+		t.Fatalf("events %v, want the old event %s published before its partition went", got.keys(), id)
+	}
+	today := "outbox_event_" + time.Now().UTC().Format("20060102")
+	if !exists(today) {
+		t.Fatalf("current partition %s was dropped", today)
+	}
+}

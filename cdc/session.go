@@ -1,0 +1,761 @@
+package cdc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/outbox"
+)
+
+// errConfig marks errors that retrying cannot fix.
+var errConfig = errors.New("cdc: configuration")
+
+// session is one period as the active reader: from taking the leadership lock to the first
+// error. Everything it learned lives here and dies with it; the next session starts from what
+// Kafka and the slot say.
+type session struct {
+	c     *CDC
+	lock  *pgx.Conn        // holds the leadership lock; also runs heartbeats and maintenance
+	repl  *pgconn.PgConn   // the replication connection
+	prod  *kgo.Client      // the transactional producer
+	rels  *relations       // relation cache of the stream
+	table *endpointTable   // endpoint tables as of the last processed change
+	parts map[string]int32 // partition counts of the topics produced to
+
+	checkpoint *records.Checkpoint // last committed to Kafka
+	confirmed  records.LSN         // last position confirmed to the slot
+	serverEnd  records.LSN
+
+	// The open Kafka transaction.
+	txnOpen     bool
+	txnRecords  int
+	txnEvents   int
+	txnBytes    int
+	txnFirst    time.Time           // when its first PostgreSQL commit arrived
+	txnCommits  []time.Time         // commit times of the PostgreSQL transactions in it, one per event
+	pending     *records.Checkpoint // checkpoint to write when it commits
+	produceMu   sync.Mutex
+	produceErr  error
+	endpointsAt int64 // offset after the newest endpoint record produced
+
+	// The PostgreSQL transaction being received.
+	inTxn      bool
+	skipTxn    bool
+	commitLSN  records.LSN
+	commitTime time.Time
+
+	lastStatus    time.Time
+	lastHeartbeat time.Time
+	lastMaint     time.Time
+	dropAt        *dropMark
+}
+
+// dropMark remembers the WAL position at which expired partitions were found: they are dropped
+// once the confirmed position passes it, so every row they held has been published (issue 3).
+type dropMark struct {
+	before time.Time
+	lsn    records.LSN
+}
+
+func (c *CDC) session(ctx context.Context) (err error) {
+	s := &session{c: c, rels: newRelations(), table: newEndpointTable()}
+	defer s.close()
+
+	if err := s.lead(ctx); err != nil {
+		return err
+	}
+	c.metrics.active.Set(1)
+	c.log.Info("active: this process now reads the slot")
+
+	if s.prod, err = c.newProducer(); err != nil {
+		return err
+	}
+	marker, err := c.claimProducer(ctx, s.prod)
+	if err != nil {
+		return err
+	}
+	if s.checkpoint, err = c.readCheckpoint(ctx, marker); err != nil {
+		return err
+	}
+	if err := s.readPartitionCounts(ctx); err != nil {
+		return err
+	}
+	if s.checkpoint != nil {
+		s.endpointsAt = s.checkpoint.EndpointsOffset
+		s.confirmed = s.checkpoint.EndLSN
+		c.metrics.checkpointLSN.Set(float64(s.checkpoint.CommitLSN))
+	}
+	if err := s.prepareSlot(ctx); err != nil {
+		return err
+	}
+	args := []string{"proto_version '1'", "publication_names '" + joinNames(c.cfg.Publications) + "'", "messages 'true'"}
+	if err := pglogrepl.StartReplication(ctx, s.repl, c.cfg.Slot, 0, pglogrepl.StartReplicationOptions{PluginArgs: args}); err != nil {
+		return fmt.Errorf("cdc: start replication: %w", err)
+	}
+	c.log.Info("streaming", "checkpoint", s.checkpointLSN(), "endpoints", len(s.table.byID))
+	return s.stream(ctx)
+}
+
+func (s *session) close() {
+	bg := context.Background()
+	if s.prod != nil {
+		if s.txnOpen {
+			_ = s.prod.AbortBufferedRecords(bg)
+			_ = s.prod.EndTransaction(bg, kgo.TryAbort)
+		}
+		s.prod.Close()
+	}
+	if s.repl != nil {
+		_ = s.repl.Close(bg)
+	}
+	if s.lock != nil {
+		_ = s.lock.Close(bg) // releases the leadership lock
+	}
+}
+
+func (s *session) checkpointLSN() string {
+	if s.checkpoint == nil {
+		return "none"
+	}
+	return s.checkpoint.CommitLSN.String()
+}
+
+// lead waits until this process holds the slot's leadership lock: a session-level advisory lock
+// that PostgreSQL releases when the holder's connection ends, however it ends. Together with the
+// slot's own one-reader rule it keeps a single active reader (R12).
+func (s *session) lead(ctx context.Context) error {
+	c := s.c
+	waiting := false
+	for {
+		if s.lock == nil {
+			conn, err := pgx.Connect(ctx, c.cfg.DatabaseURL)
+			if err != nil {
+				return fmt.Errorf("cdc: connect: %w", err)
+			}
+			s.lock = conn
+		}
+		var ok bool
+		if err := s.lock.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, c.lockKey).Scan(&ok); err != nil {
+			return fmt.Errorf("cdc: leadership lock: %w", err)
+		}
+		if ok {
+			return nil
+		}
+		if !waiting {
+			c.log.Info("standby: another process reads the slot; waiting to take over")
+			waiting = true
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(c.cfg.RetryInterval):
+		}
+	}
+}
+
+func (s *session) readPartitionCounts(ctx context.Context) error {
+	adm := kadm.NewClient(s.prod)
+	names := []string{s.c.names.Events, s.c.names.Endpoints, s.c.names.DLQ, s.c.names.Checkpoints}
+	details, err := adm.ListTopics(ctx, names...)
+	if err != nil {
+		return fmt.Errorf("cdc: describe topics: %w", err)
+	}
+	s.parts = map[string]int32{}
+	for _, n := range names {
+		d, ok := details[n]
+		if !ok || d.Err != nil || len(d.Partitions) == 0 {
+			return fmt.Errorf("cdc: topic %s is missing (run `hookstream topics create`)", n)
+		}
+		s.parts[n] = int32(len(d.Partitions))
+	}
+	return nil
+}
+
+// prepareSlot makes sure the slot exists and that Kafka holds everything committed before the
+// slot's starting point. A new slot exports a snapshot taken at its consistent point, and the
+// endpoint tables (and, before any checkpoint exists, the outbox) are published from it.
+func (s *session) prepareSlot(ctx context.Context) error {
+	c := s.c
+	var (
+		database, plugin string
+		exists           bool
+	)
+	err := s.lock.QueryRow(ctx, `SELECT database, plugin FROM pg_replication_slots WHERE slot_name = $1`, c.cfg.Slot).Scan(&database, &plugin)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return fmt.Errorf("cdc: look up slot: %w", err)
+	default:
+		exists = true
+	}
+	var current string
+	if err := s.lock.QueryRow(ctx, `SELECT current_database()`).Scan(&current); err != nil {
+		return fmt.Errorf("cdc: current database: %w", err)
+	}
+	if exists && (database != current || plugin != "pgoutput") {
+		return fmt.Errorf("%w: slot %s belongs to database %s with plugin %s; choose another slot name (HOOKSTREAM_CDC_SLOT)", errConfig, c.cfg.Slot, database, plugin)
+	}
+
+	cfg, err := pgconn.ParseConfig(c.cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("%w: database URL: %v", errConfig, err)
+	}
+	cfg.RuntimeParams["replication"] = "database"
+	if s.repl, err = pgconn.ConnectConfig(ctx, cfg); err != nil {
+		return fmt.Errorf("cdc: replication connection: %w", err)
+	}
+
+	if exists && s.checkpoint != nil {
+		return s.c.loadEndpoints(ctx, s.checkpoint, s.table)
+	}
+	if exists {
+		// Nothing was ever committed to Kafka from this slot: start over from a snapshot, which
+		// holds every outbox row the old slot would have streamed.
+		c.log.Warn("slot exists but Kafka has no checkpoint; recreating it from a snapshot")
+		if err := pglogrepl.DropReplicationSlot(ctx, s.repl, c.cfg.Slot, pglogrepl.DropReplicationSlotOptions{}); err != nil {
+			return fmt.Errorf("cdc: drop slot: %w", err)
+		}
+	} else if s.checkpoint != nil {
+		c.log.Warn("slot is missing but Kafka has a checkpoint; recreating the slot. Events committed while no slot existed are not published")
+		if err := s.c.loadEndpoints(ctx, s.checkpoint, s.table); err != nil {
+			return err
+		}
+	}
+	res, err := pglogrepl.CreateReplicationSlot(ctx, s.repl, c.cfg.Slot, "pgoutput",
+		pglogrepl.CreateReplicationSlotOptions{Mode: pglogrepl.LogicalReplication, SnapshotAction: "EXPORT_SNAPSHOT"})
+	if err != nil {
+		return fmt.Errorf("cdc: create slot: %w", err)
+	}
+	at, err := records.ParseLSN(res.ConsistentPoint)
+	if err != nil {
+		return fmt.Errorf("cdc: slot consistent point %q: %w", res.ConsistentPoint, err)
+	}
+	c.log.Info("slot created", "consistent_point", at.String())
+	return s.snapshot(ctx, res.SnapshotName, at, s.checkpoint == nil)
+}
+
+// snapshot publishes the endpoint tables (and optionally the outbox) as of the slot's consistent
+// point, in one Kafka transaction with a checkpoint at that point.
+func (s *session) snapshot(ctx context.Context, name string, at records.LSN, withOutbox bool) error {
+	conn, err := pgx.Connect(ctx, s.c.cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("cdc: snapshot connection: %w", err)
+	}
+	defer conn.Close(context.Background())
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fmt.Errorf("cdc: snapshot: %w", err)
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck // read-only
+	if _, err := tx.Exec(ctx, `SET TRANSACTION SNAPSHOT '`+name+`'`); err != nil {
+		return fmt.Errorf("cdc: use snapshot %s: %w", name, err)
+	}
+
+	s.inTxn, s.commitLSN, s.commitTime = true, at, time.Now()
+	known := map[string]bool{}
+	for id := range s.table.byID {
+		known[id] = true
+	}
+	fresh := newEndpointTable()
+	if err := s.scanTable(ctx, tx, `SELECT * FROM endpoint ORDER BY id`, func(rw row) error {
+		return fresh.upsertEndpoint(s.rels, nil, rw, at)
+	}); err != nil {
+		return err
+	}
+	if err := s.scanTable(ctx, tx, `SELECT * FROM endpoint_secret ORDER BY endpoint_id, created_at`, func(rw row) error {
+		return fresh.upsertSecret(s.rels, rw, at)
+	}); err != nil {
+		return err
+	}
+	for id, e := range fresh.byID {
+		if old, ok := s.table.byID[id]; ok {
+			e.CreatedLSN = old.CreatedLSN
+		}
+		delete(known, id)
+	}
+	for id := range known {
+		fresh.touched[id] = true // deleted while no slot existed: publish a tombstone
+	}
+	s.table = fresh
+	if err := s.beginKafka(); err != nil {
+		return err
+	}
+	if withOutbox {
+		n := 0
+		err := s.scanTable(ctx, tx, `SELECT * FROM outbox_event ORDER BY event_id`, func(rw row) error {
+			n++
+			return s.publishEvent(rw)
+		})
+		if err != nil {
+			return err
+		}
+		s.c.log.Info("snapshot published existing outbox rows", "events", n)
+	}
+	if err := s.commitPG(records.LSN(0)); err != nil {
+		return err
+	}
+	return s.flush(ctx)
+}
+
+// scanTable runs query in the simple protocol, so values arrive in text format exactly as
+// pgoutput sends them, and hands each row to fn through the same decoders as the stream.
+func (s *session) scanTable(ctx context.Context, tx pgx.Tx, query string, fn func(row) error) error {
+	rows, err := tx.Query(ctx, query, pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		return fmt.Errorf("cdc: snapshot %q: %w", query, err)
+	}
+	defer rows.Close()
+	fields := rows.FieldDescriptions()
+	for rows.Next() {
+		raw := rows.RawValues()
+		rw := make(row, len(fields))
+		for i, f := range fields {
+			rw[f.Name] = column{oid: f.DataTypeOID, text: raw[i], null: raw[i] == nil}
+		}
+		if err := fn(rw); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("cdc: snapshot %q: %w", query, err)
+	}
+	return nil
+}
+
+// stream receives WAL until an error or ctx ends.
+func (s *session) stream(ctx context.Context) error {
+	c := s.c
+	s.lastStatus, s.lastHeartbeat = time.Now(), time.Now()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := s.periodic(ctx); err != nil {
+			return err
+		}
+		rctx, cancel := context.WithDeadline(ctx, s.nextWake())
+		msg, err := s.repl.ReceiveMessage(rctx)
+		cancel()
+		if err != nil {
+			if pgconn.Timeout(err) && ctx.Err() == nil {
+				continue
+			}
+			return fmt.Errorf("cdc: receive: %w", err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.CopyData:
+			if err := s.handleCopyData(ctx, m.Data); err != nil {
+				return err
+			}
+		case *pgproto3.ErrorResponse:
+			return fmt.Errorf("cdc: server: %s (%s)", m.Message, m.Code)
+		default:
+			c.log.Debug("unexpected replication message", "type", fmt.Sprintf("%T", msg))
+		}
+	}
+}
+
+// nextWake is when the loop must act even if no WAL arrives.
+func (s *session) nextWake() time.Time {
+	next := s.lastStatus.Add(s.c.cfg.StatusInterval)
+	if hb := s.lastHeartbeat.Add(s.c.cfg.HeartbeatInterval); hb.Before(next) {
+		next = hb
+	}
+	if s.pending != nil && !s.inTxn {
+		if f := s.txnFirst.Add(s.c.cfg.FlushInterval); f.Before(next) {
+			next = f
+		}
+	}
+	return next
+}
+
+// periodic does the time-driven work: flushing a batch whose interval is up, reporting the
+// slot's position, heartbeats on an idle stream, and partition maintenance.
+func (s *session) periodic(ctx context.Context) error {
+	now := time.Now()
+	if s.pending != nil && !s.inTxn && now.Sub(s.txnFirst) >= s.c.cfg.FlushInterval {
+		if err := s.flush(ctx); err != nil {
+			return err
+		}
+	}
+	if now.Sub(s.lastStatus) >= s.c.cfg.StatusInterval {
+		if err := s.sendStatus(ctx); err != nil {
+			return err
+		}
+	}
+	if now.Sub(s.lastHeartbeat) >= s.c.cfg.HeartbeatInterval {
+		// Also proves the leadership connection is alive.
+		if _, err := s.lock.Exec(ctx, `SELECT pg_logical_emit_message(false, 'hookstream.heartbeat', '')`); err != nil {
+			return fmt.Errorf("cdc: heartbeat: %w", err)
+		}
+		s.lastHeartbeat = now
+	}
+	if now.Sub(s.lastMaint) >= s.c.cfg.MaintenanceInterval {
+		s.lastMaint = now
+		if err := s.maintain(ctx, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *session) handleCopyData(ctx context.Context, data []byte) error {
+	if len(data) == 0 {
+		return nil
+	}
+	switch data[0] {
+	case pglogrepl.PrimaryKeepaliveMessageByteID:
+		ka, err := pglogrepl.ParsePrimaryKeepaliveMessage(data[1:])
+		if err != nil {
+			return fmt.Errorf("cdc: keepalive: %w", err)
+		}
+		s.observeServerEnd(records.LSN(ka.ServerWALEnd))
+		if ka.ReplyRequested {
+			return s.sendStatus(ctx)
+		}
+	case pglogrepl.XLogDataByteID:
+		x, err := pglogrepl.ParseXLogData(data[1:])
+		if err != nil {
+			return fmt.Errorf("cdc: xlog data: %w", err)
+		}
+		s.observeServerEnd(records.LSN(x.ServerWALEnd))
+		return s.handleWAL(ctx, x)
+	}
+	return nil
+}
+
+func (s *session) observeServerEnd(l records.LSN) {
+	if l > s.serverEnd {
+		s.serverEnd = l
+	}
+	if s.serverEnd > s.confirmed {
+		s.c.metrics.replicationLag.Set(float64(s.serverEnd - s.confirmed))
+	} else {
+		s.c.metrics.replicationLag.Set(0)
+	}
+}
+
+func (s *session) handleWAL(ctx context.Context, x pglogrepl.XLogData) error {
+	msg, err := pglogrepl.Parse(x.WALData)
+	if err != nil {
+		return fmt.Errorf("cdc: decode pgoutput at %s: %w", x.WALStart, err)
+	}
+	switch m := msg.(type) {
+	case *pglogrepl.RelationMessage:
+		s.rels.add(m)
+	case *pglogrepl.BeginMessage:
+		s.inTxn = true
+		s.commitLSN, s.commitTime = records.LSN(m.FinalLSN), m.CommitTime
+		// A restarted slot may replay transactions already in Kafka: skip them (R10).
+		s.skipTxn = s.checkpoint != nil && s.commitLSN <= s.checkpoint.CommitLSN
+	case *pglogrepl.CommitMessage:
+		s.inTxn = false
+		if s.skipTxn {
+			s.skipTxn = false
+			if s.pending == nil && records.LSN(m.TransactionEndLSN) > s.confirmed {
+				s.confirmed = records.LSN(m.TransactionEndLSN)
+			}
+			return nil
+		}
+		if err := s.commitPG(records.LSN(m.TransactionEndLSN)); err != nil {
+			return err
+		}
+		if s.txnRecords >= s.c.cfg.MaxBatchEvents || time.Since(s.txnFirst) >= s.c.cfg.FlushInterval {
+			return s.flush(ctx)
+		}
+	case *pglogrepl.InsertMessage:
+		if s.skipTxn {
+			return nil
+		}
+		return s.change(m.RelationID, nil, m.Tuple, 'I')
+	case *pglogrepl.UpdateMessage:
+		if s.skipTxn {
+			return nil
+		}
+		return s.change(m.RelationID, m.OldTuple, m.NewTuple, 'U')
+	case *pglogrepl.DeleteMessage:
+		if s.skipTxn {
+			return nil
+		}
+		return s.change(m.RelationID, m.OldTuple, nil, 'D')
+	case *pglogrepl.TruncateMessage:
+		s.c.log.Warn("truncate of a published table ignored; endpoint records stay as they were")
+	case *pglogrepl.LogicalDecodingMessage:
+		// A heartbeat outside any transaction: everything before it has been received. With
+		// nothing waiting for Kafka, the slot may move up to it.
+		if !m.Transactional && !s.inTxn && s.pending == nil && records.LSN(m.LSN) > s.confirmed {
+			s.confirmed = records.LSN(m.LSN)
+		}
+	}
+	return nil
+}
+
+// change applies one row change of the current PostgreSQL transaction.
+func (s *session) change(relID uint32, oldTuple, newTuple *pglogrepl.TupleData, kind byte) error {
+	rel, err := s.rels.get(relID)
+	if err != nil {
+		return err
+	}
+	_, old, err := s.rels.decode(relID, oldTuple)
+	if err != nil {
+		return err
+	}
+	var rw row
+	if newTuple != nil {
+		if _, rw, err = s.rels.decode(relID, newTuple); err != nil {
+			return err
+		}
+	}
+	if oldTuple == nil {
+		old = nil
+	}
+	if err := s.beginKafka(); err != nil {
+		return err
+	}
+	switch rel.RelationName {
+	case "outbox_event":
+		if kind == 'I' {
+			return s.publishEvent(rw)
+		}
+	case "endpoint":
+		if kind == 'D' {
+			return s.table.deleteEndpoint(s.rels, old)
+		}
+		// Unchanged TOAST columns of an update keep the stored value (endpointFromRow).
+		return s.table.upsertEndpoint(s.rels, old, rw, s.commitLSN)
+	case "endpoint_secret":
+		if kind == 'D' {
+			return s.table.deleteSecret(s.rels, old, s.commitLSN)
+		}
+		return s.table.upsertSecret(s.rels, rw, s.commitLSN)
+	}
+	return nil
+}
+
+// beginKafka opens a Kafka transaction if none is open.
+func (s *session) beginKafka() error {
+	if s.txnOpen {
+		return nil
+	}
+	if err := s.prod.BeginTransaction(); err != nil {
+		return fmt.Errorf("cdc: begin kafka transaction: %w", err)
+	}
+	s.txnOpen = true
+	return nil
+}
+
+func (s *session) produce(r *kgo.Record, onOffset func(int64)) {
+	s.txnRecords++
+	s.prod.Produce(context.Background(), r, func(r *kgo.Record, err error) {
+		if err != nil {
+			s.produceMu.Lock()
+			if s.produceErr == nil {
+				s.produceErr = err
+			}
+			s.produceMu.Unlock()
+			return
+		}
+		if onOffset != nil {
+			onOffset(r.Offset)
+		}
+	})
+}
+
+// publishEvent produces an outbox row to the events topic, or to the dlq when it cannot become a
+// valid envelope.
+func (s *session) publishEvent(rw row) error {
+	env, body, err := envelopeFromRow(s.rels, rw)
+	if err == nil && len(body) > s.c.cfg.MaxEventBytes {
+		err = fmt.Errorf("envelope is %d bytes, limit %d", len(body), s.c.cfg.MaxEventBytes)
+	}
+	if err != nil {
+		return s.deadLetter(env, rw, err)
+	}
+	events := s.c.names.Events
+	s.produce(&kgo.Record{
+		Topic:     events,
+		Partition: records.EventPartition(env.PartnerID, s.parts[events]),
+		Key:       []byte(env.EventID),
+		Value:     body,
+		Headers: []kgo.RecordHeader{
+			{Key: records.HeaderPartnerID, Value: []byte(env.PartnerID)},
+			{Key: records.HeaderType, Value: []byte(env.Type)},
+			{Key: records.HeaderSchemaVersion, Value: []byte(strconv.Itoa(env.SchemaVersion))},
+			{Key: records.HeaderCommitLSN, Value: []byte(s.commitLSN.String())},
+			{Key: records.HeaderCommitTime, Value: []byte(s.commitTime.UTC().Format(time.RFC3339Nano))},
+		},
+	}, nil)
+	s.txnEvents++
+	s.txnBytes += len(body)
+	s.txnCommits = append(s.txnCommits, s.commitTime)
+	return nil
+}
+
+func (s *session) deadLetter(env outbox.Envelope, rw row, reason error) error {
+	dl := records.DeadLetter{
+		V: records.DeadLetterVersion, Source: "cdc", Reason: reason.Error(),
+		EventID: env.EventID, Partner: env.PartnerID, LSN: s.commitLSN, At: time.Now().UTC(),
+		Original: rowForDeadLetter(rw, 64<<10),
+	}
+	b, err := json.Marshal(dl)
+	if err != nil {
+		return fmt.Errorf("cdc: dead letter: %w", err)
+	}
+	dlq := s.c.names.DLQ
+	key := env.EventID
+	if key == "" {
+		key = s.commitLSN.String()
+	}
+	s.produce(&kgo.Record{Topic: dlq, Partition: records.EventPartition(key, s.parts[dlq]), Key: []byte(key), Value: b}, nil)
+	s.c.metrics.deadLetters.Inc()
+	s.c.log.Warn("outbox row dead-lettered", "event_id", env.EventID, "reason", reason.Error())
+	return nil
+}
+
+// commitPG closes the current PostgreSQL transaction inside the open Kafka transaction: its
+// endpoint changes are produced, and the checkpoint to write moves up to it.
+func (s *session) commitPG(end records.LSN) error {
+	s.inTxn = false
+	for _, t := range s.table.takeTouched() {
+		var value []byte
+		if t.Endpoint != nil {
+			b, err := json.Marshal(t.Endpoint)
+			if err != nil {
+				return fmt.Errorf("cdc: endpoint %s: %w", t.ID, err)
+			}
+			value = b
+		}
+		s.produce(&kgo.Record{Topic: s.c.names.Endpoints, Partition: 0, Key: []byte(t.ID), Value: value}, func(off int64) {
+			s.produceMu.Lock()
+			if off+1 > s.endpointsAt {
+				s.endpointsAt = off + 1
+			}
+			s.produceMu.Unlock()
+		})
+		s.c.metrics.endpointChanges.Inc()
+	}
+	if end == 0 {
+		end = s.commitLSN
+	}
+	if s.pending == nil {
+		s.txnFirst = time.Now()
+	}
+	s.pending = &records.Checkpoint{V: records.CheckpointVersion, Slot: s.c.cfg.Slot, CommitLSN: s.commitLSN, EndLSN: end}
+	return nil
+}
+
+// flush commits the open Kafka transaction with its checkpoint, then lets the slot move past it.
+func (s *session) flush(ctx context.Context) error {
+	if s.pending == nil {
+		return nil
+	}
+	if err := s.prod.Flush(ctx); err != nil {
+		return fmt.Errorf("cdc: flush: %w", err)
+	}
+	s.produceMu.Lock()
+	perr, endpointsAt := s.produceErr, s.endpointsAt
+	s.produceMu.Unlock()
+	if perr != nil {
+		return fmt.Errorf("cdc: produce: %w", perr)
+	}
+	cp := *s.pending
+	cp.EndpointsOffset = endpointsAt
+	cp.At = time.Now().UTC()
+	b, _ := json.Marshal(cp)
+	res := s.prod.ProduceSync(ctx, &kgo.Record{Topic: s.c.names.Checkpoints, Partition: 0, Key: []byte(s.c.cfg.Slot), Value: b})
+	if err := res.FirstErr(); err != nil {
+		return fmt.Errorf("cdc: produce checkpoint: %w", err)
+	}
+	if err := s.prod.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		return fmt.Errorf("cdc: commit kafka transaction at %s: %w", cp.CommitLSN, err)
+	}
+	now := time.Now()
+	m := s.c.metrics
+	m.transactions.Inc()
+	m.events.Add(float64(s.txnEvents))
+	m.bytes.Add(float64(s.txnBytes))
+	for _, t := range s.txnCommits {
+		m.outboxAge.Observe(now.Sub(t).Seconds())
+	}
+	m.checkpointLSN.Set(float64(cp.CommitLSN))
+
+	s.checkpoint = &cp
+	if cp.EndLSN > s.confirmed {
+		s.confirmed = cp.EndLSN
+	}
+	s.txnOpen, s.pending = false, nil
+	s.txnRecords, s.txnEvents, s.txnBytes = 0, 0, 0
+	s.txnCommits = s.txnCommits[:0]
+	if now.Sub(s.lastStatus) >= 100*time.Millisecond {
+		return s.sendStatus(ctx)
+	}
+	return nil
+}
+
+// sendStatus reports the confirmed position: PostgreSQL may discard WAL before it.
+func (s *session) sendStatus(ctx context.Context) error {
+	pos := pglogrepl.LSN(s.confirmed)
+	if err := pglogrepl.SendStandbyStatusUpdate(ctx, s.repl, pglogrepl.StandbyStatusUpdate{WALWritePosition: pos}); err != nil {
+		return fmt.Errorf("cdc: status update: %w", err)
+	}
+	s.lastStatus = time.Now()
+	s.observeServerEnd(s.serverEnd)
+	return nil
+}
+
+// maintain creates the coming days' outbox partitions and drops expired ones once the confirmed
+// position has passed the WAL position at which they were found expired.
+func (s *session) maintain(ctx context.Context, now time.Time) error {
+	created, err := outbox.CreatePartitions(ctx, s.lock, now)
+	if err != nil {
+		return fmt.Errorf("cdc: %w", err)
+	}
+	s.c.metrics.partitions.WithLabelValues("created").Add(float64(len(created)))
+	if s.c.cfg.OutboxRetention == 0 {
+		return nil
+	}
+	if s.dropAt != nil && s.confirmed >= s.dropAt.lsn {
+		dropped, err := outbox.DropPartitions(ctx, s.lock, s.dropAt.before)
+		if err != nil {
+			return fmt.Errorf("cdc: %w", err)
+		}
+		s.dropAt = nil
+		if len(dropped) > 0 {
+			s.c.metrics.partitions.WithLabelValues("dropped").Add(float64(len(dropped)))
+			s.c.log.Info("expired outbox partitions dropped", "partitions", dropped)
+		}
+	}
+	if s.dropAt == nil {
+		before := now.Add(-s.c.cfg.OutboxRetention).UTC().Truncate(24 * time.Hour)
+		var lsn pglogrepl.LSN
+		if err := s.lock.QueryRow(ctx, `SELECT pg_current_wal_lsn()`).Scan(&lsn); err != nil {
+			return fmt.Errorf("cdc: current wal lsn: %w", err)
+		}
+		s.dropAt = &dropMark{before: before, lsn: records.LSN(lsn)}
+	}
+	return nil
+}
+
+func joinNames(names []string) string {
+	out := ""
+	for i, n := range names {
+		if i > 0 {
+			out += ","
+		}
+		out += n
+	}
+	return out
+}
