@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/outbox"
 )
 
@@ -114,14 +116,15 @@ func (c *child) peakRSS(t *testing.T) int64 {
 type writer struct {
 	mu        sync.Mutex
 	committed []committedEvent
+	stop      atomic.Bool // ends run early
 }
 
 type committedEvent struct{ id, partner string }
 
-func (w *writer) run(ctx context.Context, t *testing.T, e *env, total int, rng *rand.Rand) error {
+func (w *writer) run(ctx context.Context, e *env, total int, rng *rand.Rand) error {
 	partners := []string{"p0", "p1", "p2", "p3", "p4"}
 	seq := 0
-	for w.count() < total {
+	for w.count() < total && !w.stop.Load() {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -229,7 +232,7 @@ func TestKillNineDuringLoad(t *testing.T) {
 	w := &writer{}
 	werr := make(chan error, 1)
 	wrng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())) // the writer's own: rand.Rand is not safe for concurrent use
-	go func() { werr <- w.run(ctx, t, e, total, wrng) }()
+	go func() { werr <- w.run(ctx, e, total, wrng) }()
 
 	kills := 0
 	proc := startChild(t, e)
@@ -266,7 +269,7 @@ func TestStandbyTakesOver(t *testing.T) {
 	defer cancel()
 	w := &writer{}
 	werr := make(chan error, 1)
-	go func() { werr <- w.run(ctx, t, e, 5000, rng) }()
+	go func() { werr <- w.run(ctx, e, 5000, rng) }()
 
 	time.Sleep(time.Second)
 	first.kill()
@@ -346,4 +349,34 @@ func countRecords(t *testing.T, e *env, topic string, want int, timeout time.Dur
 	n := len(c.records)
 	c.records = nil
 	return n
+}
+
+// A Kafka broker restart in the middle of the stream loses nothing and duplicates nothing: the
+// failed session ends and the next one resumes from the committed checkpoint.
+func TestBrokerRestartDuringStream(t *testing.T) {
+	e := &env{db: testenv.NewDatabase(t), kafka: testenv.NewRestartableKafka(t)}
+	e.names = e.kafka.CreateTopics(t)
+	startStreaming(t, e, e.config(t))
+
+	rng := rand.New(rand.NewPCG(11, 13))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	w := &writer{}
+	werr := make(chan error, 1)
+	go func() { werr <- w.run(ctx, e, 1<<30, rng) }()
+	waitCount := func(n int) {
+		for w.count() < n {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitCount(2000)
+	e.kafka.Restart(t)
+	restartedAt := w.count()
+	waitCount(restartedAt + 2000) // the stream goes on after the broker is back
+	w.stop.Store(true)
+	t.Logf("broker restarted after %d committed events; %d events in all", restartedAt, w.count())
+	if err := <-werr; err != nil {
+		t.Fatal(err)
+	}
+	verifyExactlyOnce(t, e, w)
 }

@@ -16,7 +16,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -208,6 +211,8 @@ type Kafka struct {
 	Lane    string // "embedded" or "real"
 	Brokers []string
 	Prefix  string
+
+	restart func(t testing.TB) // set by NewRestartableKafka
 }
 
 // NewKafka returns the test Kafka named by HOOKSTREAM_TEST_KAFKA: a fresh embedded cluster
@@ -235,6 +240,98 @@ func NewKafka(t testing.TB) *Kafka {
 		}
 	}
 	return k
+}
+
+// NewRestartableKafka returns a cluster of the test's own that Restart can stop and start again
+// with its data: in the embedded lane a kfake cluster persisted to a temporary directory, in the
+// real lane a private Apache Kafka broker started by deploy/kafka/kafka.sh on free ports (so
+// restarting it disturbs no other test).
+func NewRestartableKafka(t testing.TB) *Kafka {
+	t.Helper()
+	shared := NewKafka(t) // checks the variable and picks the lane
+	k := &Kafka{Lane: shared.Lane, Prefix: shared.Prefix}
+	dir := t.TempDir()
+	if k.Lane == "embedded" {
+		cfg := embeddedkafka.Config{Port: freePortPair(t), DataDir: dir}
+		var c *embeddedkafka.Cluster
+		startCluster := func(t testing.TB) {
+			var err error
+			if c, err = embeddedkafka.Start(cfg); err != nil {
+				t.Fatalf("testenv: %v", err)
+			}
+		}
+		startCluster(t)
+		k.Brokers = c.Brokers()
+		k.restart = func(t testing.TB) { c.Close(); startCluster(t) }
+		t.Cleanup(func() { c.Close() })
+		return k
+	}
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := freePortPair(t)
+	script := func(t testing.TB, action string) {
+		cmd := exec.Command("bash", filepath.Join(root, "deploy/kafka/kafka.sh"), action)
+		cmd.Env = append(os.Environ(),
+			fmt.Sprintf("KAFKA_PORT=%d", port),
+			"HOOKSTREAM_DATA_DIR="+dir,
+			"KAFKA_LIBS="+filepath.Join(root, ".data/kafka/libs"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("testenv: kafka.sh %s: %v\n%s", action, err, out)
+		}
+	}
+	script(t, "up")
+	t.Cleanup(func() { script(t, "down") })
+	k.Brokers = []string{fmt.Sprintf("127.0.0.1:%d", port)}
+	k.restart = func(t testing.TB) { script(t, "down"); script(t, "up") }
+	return k
+}
+
+// Restart stops the cluster and starts it again with its data. Only for NewRestartableKafka.
+func (k *Kafka) Restart(t testing.TB) {
+	t.Helper()
+	if k.restart == nil {
+		t.Fatal("testenv: Restart needs a cluster from NewRestartableKafka")
+	}
+	k.restart(t)
+}
+
+// freePortPair finds a port p such that p and p+1 are free (a broker and its controller).
+func freePortPair(t testing.TB) int {
+	t.Helper()
+	for i := 0; i < 100; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		if ln2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+1)); err == nil {
+			ln2.Close()
+			return p
+		}
+	}
+	t.Fatal("testenv: no free port pair")
+	return 0
+}
+
+// repoRoot finds the module root from the test's working directory.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("testenv: no go.mod above the working directory")
+		}
+		dir = parent
+	}
 }
 
 // Client returns a franz-go client for the cluster, closed when the test ends.
