@@ -1,0 +1,148 @@
+package egress
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Connection pooling for a worker that talks to many receivers.
+const (
+	maxIdleConns        = 1024
+	maxIdleConnsPerHost = 8 // the default per-endpoint max_in_flight (design.md section 7)
+	idleConnTimeout     = 90 * time.Second
+	tcpKeepAlive        = 30 * time.Second
+	// Receivers have no reason to send large headers; the default (1 MiB) is generous.
+	maxResponseHeaderBytes = 64 << 10
+)
+
+// DialContext connects to address ("host:port") only if the port is allowed and every address
+// the host resolves to, now, is allowed. It then dials the checked IPs in order. The transport
+// still knows the host name, so TLS verifies the certificate against it and the Host header
+// carries it (R27). Resolution and connection share Config.ConnectTimeout.
+func (g *Guard) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	if !isTCP(network) {
+		return nil, refuse(RuleNetwork, "network %q is not TCP", network)
+	}
+	host, portText, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, &PolicyError{Rule: RuleHost, Detail: fmt.Sprintf("bad dial address %q", truncate(address)), Err: err}
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil || !g.portAllowed(port) {
+		return nil, refuse(RulePort, "port %q is not allowed (allowed: %s)", portText, joinInts(g.ports))
+	}
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.ConnectTimeout)
+	defer cancel() // ends the connect phase only; an established connection is unaffected
+	addrs, err := g.destinations(ctx, host)
+	if err != nil {
+		return nil, fmt.Errorf("egress: dial %s: %w", address, err)
+	}
+	return g.dialChecked(ctx, network, address, addrs, uint16(port))
+}
+
+// dialChecked tries each checked address in the resolver's order and returns the first
+// connection. The dialer's Control hook checks each socket address once more.
+func (g *Guard) dialChecked(ctx context.Context, network, address string, addrs []netip.Addr, port uint16) (net.Conn, error) {
+	dialer := &net.Dialer{KeepAlive: tcpKeepAlive, Control: g.Control}
+	var errs []error
+	for _, a := range addrs {
+		if (network == "tcp4" && !a.Is4()) || (network == "tcp6" && !a.Is6()) {
+			continue
+		}
+		conn, err := dialer.DialContext(ctx, network, netip.AddrPortFrom(a, port).String())
+		if err == nil {
+			return conn, nil
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if len(errs) == 0 {
+		return nil, fmt.Errorf("egress: dial %s: no %s address among %v", address, network, addrs)
+	}
+	return nil, fmt.Errorf("egress: dial %s: %w", address, errors.Join(errs...))
+}
+
+// Control is a net.Dialer Control hook that refuses a socket whose destination is not allowed.
+// It sees the address actually being connected to, after any resolution, so it also protects
+// dialers that resolve by themselves. Guard.DialContext installs it as a second line of defence.
+func (g *Guard) Control(network, address string, _ syscall.RawConn) error {
+	if !isTCP(network) {
+		return refuse(RuleNetwork, "network %q is not TCP", network)
+	}
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return &PolicyError{Rule: RuleBlockedAddress, Detail: fmt.Sprintf("cannot parse socket address %q", address), Err: err}
+	}
+	if !g.portAllowed(int(ap.Port())) {
+		return refuse(RulePort, "port %d is not allowed (allowed: %s)", ap.Port(), joinInts(g.ports))
+	}
+	if pe := g.checkAddr(ap.Addr()); pe != nil {
+		return pe
+	}
+	return nil
+}
+
+func isTCP(network string) bool {
+	return network == "tcp" || network == "tcp4" || network == "tcp6"
+}
+
+// Transport returns a new transport that connects only through DialContext: no proxy (a proxy
+// would connect on our behalf, unchecked), TLS verified against the URL's host name, HTTP/2 when
+// the receiver offers it, and pooled connections for many hosts. Each call has its own pool;
+// keep one per process.
+func (g *Guard) Transport() *http.Transport {
+	return &http.Transport{
+		Proxy:       nil,
+		DialContext: g.DialContext,
+		// ServerName stays empty: the transport fills it with the URL's host for each
+		// connection, which is what defeats a rebinding that serves another certificate.
+		TLSClientConfig:        &tls.Config{RootCAs: g.cfg.RootCAs, MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout:    g.cfg.TLSHandshakeTimeout,
+		ResponseHeaderTimeout:  g.cfg.RequestTimeout,
+		ForceAttemptHTTP2:      true, // a custom DialContext and TLS config turn HTTP/2 off otherwise
+		MaxIdleConns:           maxIdleConns,
+		MaxIdleConnsPerHost:    maxIdleConnsPerHost,
+		IdleConnTimeout:        idleConnTimeout,
+		MaxResponseHeaderBytes: maxResponseHeaderBytes,
+	}
+}
+
+// Client returns a new client over a new Transport that re-checks each request's URL (scheme,
+// userinfo, port, host name) before sending, never follows redirects (the 3xx response is
+// returned as is, R27) and gives up after Config.RequestTimeout.
+func (g *Guard) Client() *http.Client {
+	return &http.Client{
+		Transport:     &checkedTransport{guard: g, next: g.Transport()},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Timeout:       g.cfg.RequestTimeout,
+	}
+}
+
+// checkedTransport applies the DNS-free part of the URL policy to every request.
+type checkedTransport struct {
+	guard *Guard
+	next  *http.Transport
+}
+
+func (t *checkedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := t.guard.checkTarget(req.URL); err != nil {
+		if req.Body != nil {
+			_ = req.Body.Close() // RoundTrip must close the body, even when refusing
+		}
+		return nil, err
+	}
+	return t.next.RoundTrip(req)
+}
+
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the pool.
+func (t *checkedTransport) CloseIdleConnections() { t.next.CloseIdleConnections() }

@@ -1,0 +1,154 @@
+package webhook
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// verifyErrors are the only errors Verify may return; anything else is a bug.
+var verifyErrors = []error{ErrMissingHeader, ErrMalformedHeader, ErrInvalidTimestamp, ErrNoMatchingSignature}
+
+func FuzzParseSignatureHeader(f *testing.F) {
+	for _, seed := range []string{
+		vectorSignature, "", " ", "garbage", "v1,", ",", "v1a,abc " + vectorSignature,
+		"v1,!!!! v1,====", "v1,a,b,c", "\tv1,AAAA\n", strings.Repeat("v1,AAAA ", 50),
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		sigs, err := parseSignatureHeader(header)
+		hasEntry, v1Entries := false, 0
+		for _, field := range strings.Fields(header) {
+			hasEntry = hasEntry || strings.Contains(field, ",")
+			if strings.HasPrefix(field, "v1,") {
+				v1Entries++
+			}
+		}
+		if hasEntry != (err == nil) {
+			t.Fatalf("parseSignatureHeader(%q) error = %v, but header has an entry: %v", header, err, hasEntry)
+		}
+		if err != nil && !errors.Is(err, ErrMalformedHeader) {
+			t.Fatalf("error %v is not ErrMalformedHeader", err)
+		}
+		if len(sigs) > v1Entries {
+			t.Fatalf("%d signatures from a header with %d v1 entries", len(sigs), v1Entries)
+		}
+	})
+}
+
+func FuzzVerify(f *testing.F) {
+	f.Add(vectorID, vectorTimestamp, vectorSignature, []byte(vectorBody))
+	f.Add(vectorID, vectorTimestamp, "v1a,xyz "+vectorSignature, []byte(vectorBody))
+	f.Add(vectorID, vectorTimestamp, vectorSignature, []byte(vectorBody+" "))
+	f.Add("", "", "", []byte(nil))
+	f.Add("msg", "1614265331", "v1,garbage", []byte("{}"))
+	f.Add("msg", "-1", "v2,AAAA", []byte("{}"))
+	f.Add("msg", "99999999999999999999", ",", []byte("{}"))
+	v, err := NewVerifier([]string{vectorSecret}, WithClock(fixedClock(vectorTime)))
+	if err != nil {
+		f.Fatalf("NewVerifier: %v", err)
+	}
+	key, err := ParseSecret(vectorSecret)
+	if err != nil {
+		f.Fatalf("ParseSecret: %v", err)
+	}
+	f.Fuzz(func(t *testing.T, id, ts, signature string, body []byte) {
+		err := v.Verify(id, ts, signature, body)
+		if err != nil {
+			if !isOneOf(err, verifyErrors) {
+				t.Fatalf("Verify returned an untyped error: %v", err)
+			}
+			return
+		}
+		// Accepted: a v1 entry must carry the HMAC of exactly these bytes.
+		sigs, perr := parseSignatureHeader(signature)
+		if perr != nil {
+			t.Fatalf("accepted a header the parser rejects: %v", perr)
+		}
+		want := mac(key, id, ts, body)
+		for _, sig := range sigs {
+			if hmac.Equal(sig, want) {
+				return
+			}
+		}
+		t.Fatalf("accepted id=%q ts=%q signature=%q without a matching HMAC", id, ts, signature)
+	})
+}
+
+func FuzzParseSecret(f *testing.F) {
+	for _, seed := range []string{vectorSecret, secondSecret, "", SecretPrefix, "whsec_!!", "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, secret string) {
+		key, err := ParseSecret(secret)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidSecret) {
+				t.Fatalf("ParseSecret error %v is not ErrInvalidSecret", err)
+			}
+			return
+		}
+		if len(key) < minKeyBytes || len(key) > maxKeyBytes {
+			t.Fatalf("accepted a %d byte key", len(key))
+		}
+		// Any accepted secret must sign and verify its own messages.
+		sig, err := Sign(secret, "msg_1", vectorTime, []byte("{}"))
+		if err != nil {
+			t.Fatalf("Sign with accepted secret: %v", err)
+		}
+		v, err := NewVerifier([]string{secret}, WithClock(fixedClock(vectorTime)))
+		if err != nil {
+			t.Fatalf("NewVerifier with accepted secret: %v", err)
+		}
+		if err := v.Verify("msg_1", vectorTimestamp, sig, []byte("{}")); err != nil {
+			t.Fatalf("round trip: %v", err)
+		}
+	})
+}
+
+// FuzzSignVerify checks that whatever a Signer produces, a Verifier with the same secrets and
+// clock accepts, and that flipping any body byte is refused.
+func FuzzSignVerify(f *testing.F) {
+	f.Add(vectorID, int64(1614265330), []byte(vectorBody))
+	f.Add("evt_01J0000000000000000000000", int64(0), []byte(nil))
+	f.Add("id with spaces. and dots", int64(1<<40), []byte{0, 0xff, '.'})
+	signer, err := NewSigner(secondSecret, vectorSecret)
+	if err != nil {
+		f.Fatalf("NewSigner: %v", err)
+	}
+	f.Fuzz(func(t *testing.T, id string, unix int64, body []byte) {
+		if strings.TrimSpace(id) == "" || unix < 0 {
+			t.Skip("Standard Webhooks has no empty ids or pre-1970 timestamps")
+		}
+		ts := time.Unix(unix, 0)
+		sig := signer.Sign(id, ts, body)
+		v, err := NewVerifier([]string{vectorSecret}, WithClock(fixedClock(ts)))
+		if err != nil {
+			t.Fatalf("NewVerifier: %v", err)
+		}
+		tsHeader := formatTimestamp(ts)
+		if err := v.Verify(id, tsHeader, sig, body); err != nil {
+			t.Fatalf("Verify(Sign(...)): %v", err)
+		}
+		if len(body) == 0 {
+			return
+		}
+		tampered := bytes.Clone(body)
+		tampered[len(tampered)/2] ^= 1
+		if err := v.Verify(id, tsHeader, sig, tampered); !errors.Is(err, ErrNoMatchingSignature) {
+			t.Fatalf("tampered body: error = %v, want ErrNoMatchingSignature", err)
+		}
+	})
+}
+
+func isOneOf(err error, targets []error) bool {
+	for _, target := range targets {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}

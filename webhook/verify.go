@@ -1,0 +1,214 @@
+package webhook
+
+import (
+	"crypto/hmac"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultTolerance is how far webhook-timestamp may lie from the receiver's clock, in either
+// direction, before a message is refused as a replay or a forgery from the future (R29).
+const DefaultTolerance = 5 * time.Minute
+
+// Verification errors. Every error returned by Verifier.Verify matches one of them with
+// errors.Is, so a receiver can answer or log by kind. ErrTimestampTooOld and ErrTimestampTooNew
+// also match ErrInvalidTimestamp.
+var (
+	// ErrMissingHeader: webhook-id, webhook-timestamp or webhook-signature is absent or empty.
+	ErrMissingHeader = errors.New("webhook: missing header")
+	// ErrMalformedHeader: webhook-signature has no "version,signature" entry at all.
+	ErrMalformedHeader = errors.New("webhook: malformed header")
+	// ErrInvalidTimestamp: webhook-timestamp is not unix seconds, or is outside the tolerance.
+	ErrInvalidTimestamp = errors.New("webhook: invalid timestamp")
+	// ErrTimestampTooOld: webhook-timestamp is further in the past than the tolerance.
+	ErrTimestampTooOld = fmt.Errorf("%w: too old", ErrInvalidTimestamp)
+	// ErrTimestampTooNew: webhook-timestamp is further in the future than the tolerance.
+	ErrTimestampTooNew = fmt.Errorf("%w: too new", ErrInvalidTimestamp)
+	// ErrNoMatchingSignature: no v1 signature in the header matches any of the secrets.
+	ErrNoMatchingSignature = errors.New("webhook: no matching signature")
+)
+
+// maxTimestampDigits keeps strconv.ParseInt away from overflow; 19 digits is past year 2^63 s.
+const maxTimestampDigits = 19
+
+// Verifier checks Standard Webhooks signatures against one or more secrets; during a rotation
+// (R17) a message signed with any of them is accepted. It is safe for concurrent use. Build it
+// with NewVerifier; the zero Verifier has no secrets and refuses every message.
+type Verifier struct {
+	keys      [][]byte
+	tolerance time.Duration
+	now       func() time.Time
+}
+
+// VerifierOption adjusts a Verifier built by NewVerifier.
+type VerifierOption func(*Verifier)
+
+// WithTolerance sets how far the timestamp may be from now in either direction; it must be
+// positive. The default is DefaultTolerance.
+func WithTolerance(d time.Duration) VerifierOption {
+	return func(v *Verifier) { v.tolerance = d }
+}
+
+// WithClock replaces time.Now, for tests and for receivers that process stored messages.
+func WithClock(now func() time.Time) VerifierOption {
+	return func(v *Verifier) { v.now = now }
+}
+
+// NewVerifier returns a Verifier for the given secrets (with or without the whsec_ prefix).
+func NewVerifier(secrets []string, opts ...VerifierOption) (*Verifier, error) {
+	keys, err := parseSecrets(secrets)
+	if err != nil {
+		return nil, err
+	}
+	v := &Verifier{keys: keys, tolerance: DefaultTolerance, now: time.Now}
+	for _, opt := range opts {
+		opt(v)
+	}
+	if v.tolerance <= 0 {
+		return nil, fmt.Errorf("webhook: tolerance %s must be positive", v.tolerance)
+	}
+	if v.now == nil {
+		return nil, errors.New("webhook: clock must not be nil")
+	}
+	return v, nil
+}
+
+// Verify checks one message given its three header values and the raw body exactly as received:
+// the signed content is "msgID.timestamp.body", so a body that was decoded and re-encoded will
+// not verify. Signatures are compared in constant time; entries of unknown versions (such as
+// v1a) are ignored, and any matching v1 entry accepts the message.
+func (v *Verifier) Verify(msgID, timestamp, signature string, body []byte) error {
+	if err := requireHeaders(msgID, timestamp, signature); err != nil {
+		return err
+	}
+	ts, err := parseTimestamp(timestamp)
+	if err != nil {
+		return err
+	}
+	sigs, err := parseSignatureHeader(signature)
+	if err != nil {
+		return err
+	}
+	if err := v.checkTolerance(ts); err != nil {
+		return err
+	}
+	if !v.matches(sigs, msgID, timestamp, body) {
+		return ErrNoMatchingSignature
+	}
+	return nil
+}
+
+// VerifyHeader is Verify reading the three headers from h. Several webhook-signature lines are
+// treated as one space-separated list, since intermediaries may split a long header.
+func (v *Verifier) VerifyHeader(h http.Header, body []byte) error {
+	signature := strings.Join(h.Values(HeaderSignature), " ")
+	return v.Verify(h.Get(HeaderID), h.Get(HeaderTimestamp), signature, body)
+}
+
+// Verify checks a message against a single secret with the default tolerance; a bad secret is
+// reported as ErrInvalidSecret. Receivers that verify many messages should keep a Verifier,
+// which decodes the secret once.
+func Verify(secret string, h http.Header, body []byte) error {
+	v, err := NewVerifier([]string{secret})
+	if err != nil {
+		return err
+	}
+	return v.VerifyHeader(h, body)
+}
+
+func requireHeaders(msgID, timestamp, signature string) error {
+	for _, h := range [...]struct{ name, value string }{
+		{HeaderID, msgID},
+		{HeaderTimestamp, timestamp},
+		{HeaderSignature, signature},
+	} {
+		if strings.TrimSpace(h.value) == "" {
+			return fmt.Errorf("%w: %s", ErrMissingHeader, h.name)
+		}
+	}
+	return nil
+}
+
+// parseTimestamp accepts only decimal digits: no sign, spaces or fractions, so exactly one
+// spelling of a timestamp exists.
+func parseTimestamp(s string) (time.Time, error) {
+	if len(s) > maxTimestampDigits || strings.TrimLeft(s, "0123456789") != "" {
+		return time.Time{}, fmt.Errorf("%w: %q is not unix seconds", ErrInvalidTimestamp, truncate(s))
+	}
+	sec, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%w: %w", ErrInvalidTimestamp, err)
+	}
+	return time.Unix(sec, 0), nil
+}
+
+func (v *Verifier) checkTolerance(ts time.Time) error {
+	now := time.Now()
+	if v.now != nil {
+		now = v.now()
+	}
+	switch {
+	case now.Sub(ts) > v.tolerance:
+		return fmt.Errorf("%w: %s is more than %s before now", ErrTimestampTooOld, ts.UTC().Format(time.RFC3339), v.tolerance)
+	case ts.Sub(now) > v.tolerance:
+		return fmt.Errorf("%w: %s is more than %s after now", ErrTimestampTooNew, ts.UTC().Format(time.RFC3339), v.tolerance)
+	}
+	return nil
+}
+
+// matches reports whether any v1 signature equals the HMAC under any key. Every pair is
+// compared with hmac.Equal so timing reveals nothing about how close a guess was.
+func (v *Verifier) matches(sigs [][]byte, msgID, timestamp string, body []byte) bool {
+	ok := false
+	for _, key := range v.keys {
+		want := mac(key, msgID, timestamp, body)
+		for _, sig := range sigs {
+			if hmac.Equal(sig, want) {
+				ok = true
+			}
+		}
+	}
+	return ok
+}
+
+// parseSignatureHeader returns the decoded v1 signatures of a webhook-signature value: entries
+// "version,base64" separated by spaces. Entries of other versions and v1 entries that are not
+// base64 are skipped, as the reference libraries do; a header without a single entry containing
+// a comma is malformed.
+func parseSignatureHeader(header string) ([][]byte, error) {
+	var sigs [][]byte
+	wellFormed := false
+	for _, entry := range strings.Fields(header) {
+		version, encoded, ok := strings.Cut(entry, ",")
+		if !ok {
+			continue
+		}
+		wellFormed = true
+		if version != signatureVersion {
+			continue
+		}
+		sig, err := base64.StdEncoding.DecodeString(encoded)
+		if err != nil {
+			continue
+		}
+		sigs = append(sigs, sig)
+	}
+	if !wellFormed {
+		return nil, fmt.Errorf("%w: %s has no version,signature entry", ErrMalformedHeader, HeaderSignature)
+	}
+	return sigs, nil
+}
+
+// truncate keeps hostile header values from flooding error messages and logs.
+func truncate(s string) string {
+	const limit = 32
+	if len(s) <= limit {
+		return s
+	}
+	return s[:limit] + "…"
+}
