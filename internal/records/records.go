@@ -4,9 +4,12 @@
 package records
 
 import (
+	"crypto/sha256"
+	"encoding/base32"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -126,3 +129,90 @@ type DeadLetter struct {
 
 // DeadLetterVersion is the format version of DeadLetter.
 const DeadLetterVersion = 1
+
+// Delivery triggers (design.md section 5).
+const (
+	TriggerInitial = "initial"
+	TriggerRetry   = "retry"
+	TriggerReplay  = "replay"
+	TriggerTest    = "test"
+)
+
+// Delivery is the value of deliveries and retry.<tier> records (key: endpoint_id): one attempt
+// to make of one event at one endpoint.
+type Delivery struct {
+	V          int    `json:"v"`
+	DeliveryID string `json:"delivery_id"`
+	EventID    string `json:"event_id"`
+	EndpointID string `json:"endpoint_id"`
+	PartnerID  string `json:"partner_id"`
+	EventType  string `json:"event_type"`
+	// AttemptNo is the number of the attempt this record asks for: 1 for the first.
+	AttemptNo int    `json:"attempt_no"`
+	Trigger   string `json:"trigger"`
+	// Body is the exact envelope bytes of the event record (R15): signed and sent as they are.
+	Body []byte `json:"body"`
+	// EventLSN is the commit LSN of the event.
+	EventLSN LSN `json:"event_lsn"`
+	// CreatedAt is when the delivery was first made (fanout time), for the retry window.
+	CreatedAt time.Time `json:"created_at"`
+	// DueAt is the earliest time the attempt may be made; zero means now.
+	DueAt time.Time `json:"due_at"`
+	// Deferrals counts hand-offs to a retry tier that made no attempt (open circuit, full queue).
+	Deferrals int `json:"deferrals,omitempty"`
+}
+
+// DeliveryVersion is the format version of Delivery.
+const DeliveryVersion = 1
+
+// DeliveryID derives the delivery id of (event, endpoint): the same pair always gets the same id,
+// so fanning out an event twice can never create a second delivery (R11).
+func DeliveryID(eventID, endpointID string) string {
+	sum := sha256.Sum256([]byte(eventID + "\x00" + endpointID))
+	return "dlv_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:16]))
+}
+
+// Error categories of attempts (design.md section 7, R19).
+const (
+	CategoryDNS                = "dns"
+	CategoryConnectionRefused  = "connection_refused"
+	CategoryTLS                = "tls"
+	CategoryTimeout            = "timeout"
+	CategoryHTTPStatus         = "http_status"
+	CategoryRedirect           = "redirect"
+	CategoryBlockedDestination = "blocked_destination"
+	CategoryTenantMismatch     = "tenant_mismatch"
+	CategoryInternal           = "internal"
+)
+
+// Attempt outcomes.
+const (
+	OutcomeDelivered = "delivered" // 2xx: the delivery succeeded
+	OutcomeRetrying  = "retrying"  // failed; another attempt is scheduled at NextAttemptAt
+	OutcomeFailed    = "failed"    // failed and final: exhausted, 410, or not retryable
+)
+
+// Attempt is the value of an attempts record (key: delivery_id): the evidence of one attempt
+// (design.md section 7, R18), which the recorder stores in PostgreSQL.
+type Attempt struct {
+	V          int       `json:"v"`
+	DeliveryID string    `json:"delivery_id"`
+	EventID    string    `json:"event_id"`
+	EndpointID string    `json:"endpoint_id"`
+	PartnerID  string    `json:"partner_id"`
+	EventType  string    `json:"event_type"`
+	AttemptNo  int       `json:"attempt_no"`
+	Trigger    string    `json:"trigger"`
+	StartedAt  time.Time `json:"started_at"`
+	// Status is the HTTP status, or 0 when no response arrived.
+	Status        int    `json:"status,omitempty"`
+	LatencyMS     int64  `json:"latency_ms"`
+	Outcome       string `json:"outcome"`
+	ErrorCategory string `json:"error_category,omitempty"`
+	// ResponseExcerpt is at most 1 KiB of the response, secrets and auth headers redacted.
+	ResponseExcerpt string     `json:"response_excerpt,omitempty"`
+	NextAttemptAt   *time.Time `json:"next_attempt_at,omitempty"`
+}
+
+// AttemptVersion is the format version of Attempt.
+const AttemptVersion = 1
