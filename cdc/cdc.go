@@ -25,13 +25,17 @@ func New(cfg Config) (*CDC, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
 	h := fnv.New64a()
 	h.Write([]byte("hookstream-cdc/" + cfg.Slot))
 	return &CDC{
 		cfg:     cfg,
 		names:   topics.For(cfg.Prefix),
 		log:     cfg.Logger.With("component", "cdc", "slot", cfg.Slot),
-		metrics: newMetrics(cfg.Registerer),
+		metrics: m,
 		lockKey: int64(h.Sum64()),
 	}, nil
 }

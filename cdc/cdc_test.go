@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/outbox"
@@ -209,5 +210,37 @@ func TestIdleHeartbeatAdvancesSlot(t *testing.T) {
 	}
 	if advances < 3 {
 		t.Fatalf("confirmed_flush_lsn advanced %d times in 30s (from %s to %s), want 3", advances, first, last)
+	}
+}
+
+// Stopping cdc releases the slot at once, so a standby can take over after a graceful stop.
+func TestStopReleasesSlot(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.config(t)
+	for i := 0; i < 5; i++ {
+		cfg.Registerer = prometheus.NewRegistry()
+		stop := startStreaming(t, e, cfg)
+		appendEvents(t, e, "p1", 1)
+		stop()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var active bool
+			if err := e.db.Pool.QueryRow(context.Background(), `SELECT active FROM pg_replication_slots WHERE slot_name = $1`, cfg.Slot).Scan(&active); err != nil {
+				t.Fatal(err)
+			}
+			if !active {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: slot still active 10s after cdc stopped", i)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	// An event appended just before a stop is published by the next session.
+	cfg.Registerer = prometheus.NewRegistry()
+	start(t, cfg)
+	if got := settle(t, e, e.names.Events, 5, 30*time.Second); len(got.records) != 5 {
+		t.Fatalf("%d events, want 5", len(got.records))
 	}
 }

@@ -1,6 +1,8 @@
 package cdc
 
 import (
+	"fmt"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hookstream/hookstream/internal/metrics"
@@ -19,7 +21,7 @@ type cdcMetrics struct {
 	partitions      *prometheus.CounterVec
 }
 
-func newMetrics(reg prometheus.Registerer) *cdcMetrics {
+func newMetrics(reg prometheus.Registerer) (*cdcMetrics, error) {
 	ns, sub := metrics.Namespace, "cdc"
 	m := &cdcMetrics{
 		active: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "active",
@@ -45,8 +47,12 @@ func newMetrics(reg prometheus.Registerer) *cdcMetrics {
 			Help: "Outbox day partitions created and dropped."}, []string{"action"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.active, m.replicationLag, m.outboxAge, m.events, m.bytes, m.endpointChanges,
-			m.transactions, m.deadLetters, m.checkpointLSN, m.partitions)
+		for _, c := range []prometheus.Collector{m.active, m.replicationLag, m.outboxAge, m.events, m.bytes,
+			m.endpointChanges, m.transactions, m.deadLetters, m.checkpointLSN, m.partitions} {
+			if err := reg.Register(c); err != nil {
+				return nil, fmt.Errorf("cdc: register metrics: %w", err)
+			}
+		}
 	}
-	return m
+	return m, nil
 }
