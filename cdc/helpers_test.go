@@ -7,8 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -199,35 +197,6 @@ func header(r *kgo.Record, key string) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binaryPath != "" {
-		os.RemoveAll(filepath.Dir(binaryPath))
-	}
+	testenv.CleanupBinary()
 	os.Exit(code)
-}
-
-var (
-	binaryOnce sync.Once
-	binaryPath string
-	binaryErr  error
-)
-
-// hookstreamBinary builds the command once per test run, for tests that kill it with SIGKILL.
-func hookstreamBinary(t *testing.T) string {
-	t.Helper()
-	binaryOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "hookstream-bin-")
-		if err != nil {
-			binaryErr = err
-			return
-		}
-		binaryPath = filepath.Join(dir, "hookstream")
-		out, err := exec.Command("go", "build", "-o", binaryPath, "../cmd/hookstream").CombinedOutput()
-		if err != nil {
-			binaryErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binaryErr != nil {
-		t.Fatal(binaryErr)
-	}
-	return binaryPath
 }

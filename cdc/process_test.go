@@ -55,7 +55,7 @@ func startChild(t *testing.T, e *env, extra ...string) *child {
 		"--metrics-addr", c.metricsAddr,
 		"--log-format", "text",
 	}, extra...)
-	c.cmd = exec.Command(hookstreamBinary(t), args...)
+	c.cmd = exec.Command(testenv.Binary(t), args...)
 	c.cmd.Env = os.Environ()
 	var logs io.Writer = io.Discard
 	if testing.Verbose() {

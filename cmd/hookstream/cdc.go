@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"io"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,12 +11,7 @@ import (
 
 // runCDC is `hookstream cdc`: tail the outbox into Kafka. Run two for failover; one waits.
 func runCDC(ctx context.Context, args []string, _ io.Writer) error {
-	fs := flag.NewFlagSet("cdc", flag.ContinueOnError)
-	load := registerFlags(fs, nil)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	s, err := load()
+	s, err := parseSettings("cdc", args)
 	if err != nil {
 		return err
 	}

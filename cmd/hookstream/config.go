@@ -36,6 +36,7 @@ type settings struct {
 	CDCSlot           string
 	OutboxRetention   time.Duration
 	MetricsAddr       string
+	InstanceID        string
 }
 
 // variable documents one setting; the README's configuration table lists the same.
@@ -60,6 +61,7 @@ var variables = []variable{
 	{"HOOKSTREAM_LOG_FORMAT", "log-format", "json", "log format: json or text"},
 	{"HOOKSTREAM_CDC_SLOT", "cdc-slot", "hookstream", "logical replication slot of cdc (one per hookstream database)"},
 	{"HOOKSTREAM_OUTBOX_RETENTION", "outbox-retention", "168h", "how long outbox rows are kept before their day partition is dropped; 0 keeps them"},
+	{"HOOKSTREAM_INSTANCE_ID", "instance-id", "", "name of this instance among several of one component (default: the host name); fanout derives its transactional id from it"},
 	{"HOOKSTREAM_METRICS_ADDR", "metrics-addr", "127.0.0.1:9464", "probe and metrics address of a component command; empty disables"},
 }
 
@@ -117,6 +119,7 @@ func registerFlags(fs *flag.FlagSet, overrides map[string]string) func() (settin
 			s.OutboxRetention = d
 		}
 		s.MetricsAddr = get("HOOKSTREAM_METRICS_ADDR")
+		s.InstanceID = get("HOOKSTREAM_INSTANCE_ID")
 		if s.LogFormat != "json" && s.LogFormat != "text" {
 			errs = append(errs, fmt.Errorf("HOOKSTREAM_LOG_FORMAT: %q is neither json nor text", s.LogFormat))
 		}

@@ -100,6 +100,8 @@ func runDev(ctx context.Context, args []string, _ io.Writer) error {
 		return err
 	}
 	g.Go(func() error { return pipeline.Run(gctx) })
+	g.Go(func() error { return runFanoutWith(gctx, s, log, reg) })
+	g.Go(func() error { return runRecorderWith(gctx, s, log, reg, pool) })
 	g.Go(func() error {
 		<-gctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

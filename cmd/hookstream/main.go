@@ -26,6 +26,8 @@ func commands() []command {
 	return []command{
 		{"dev", "run everything in one process on embedded Kafka and the local PostgreSQL", runDev},
 		{"cdc", "tail the outbox by logical replication into Kafka (one active per slot, others stand by)", runCDC},
+		{"fanout", "fan each event out to its partner's subscribed endpoints (consumer group)", runFanout},
+		{"recorder", "record every delivery attempt in PostgreSQL (consumer group)", runRecorder},
 		{"migrate", "apply the database migrations (idempotent)", runMigrate},
 		{"topics", "create or describe the Kafka topics: topics create | topics describe", runTopics},
 		{"version", "print the version", runVersion},

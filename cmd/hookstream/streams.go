@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hookstream/hookstream/admin"
+	"github.com/hookstream/hookstream/internal/topics"
+	"github.com/hookstream/hookstream/streams"
+)
+
+// runFanout is `hookstream fanout`: events → deliveries, in a consumer group.
+func runFanout(ctx context.Context, args []string, _ io.Writer) error {
+	s, err := parseSettings("fanout", args)
+	if err != nil {
+		return err
+	}
+	log := s.logger()
+	return serveComponent(ctx, log, s.MetricsAddr, func(ctx context.Context, reg *prometheus.Registry) error {
+		return runFanoutWith(ctx, s, log, reg)
+	})
+}
+
+// runFanoutWith runs an endpoint view and fanout over it until ctx ends.
+func runFanoutWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer) error {
+	view, err := streams.NewEndpointView(streams.ViewConfig{Brokers: s.KafkaBrokers, Topic: topics.For(s.TopicPrefix).Endpoints, Logger: log})
+	if err != nil {
+		return err
+	}
+	cfg := streams.DefaultFanoutConfig()
+	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
+	if s.InstanceID != "" {
+		cfg.InstanceID = s.InstanceID
+	}
+	f, err := streams.NewFanout(cfg, view)
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return view.Run(gctx) })
+	g.Go(func() error { return f.Run(gctx) })
+	return g.Wait()
+}
+
+// runRecorder is `hookstream recorder`: attempts → PostgreSQL history.
+func runRecorder(ctx context.Context, args []string, _ io.Writer) error {
+	s, err := parseSettings("recorder", args)
+	if err != nil {
+		return err
+	}
+	log := s.logger()
+	pool, err := pgxpool.New(ctx, s.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("postgres pool: %w", err)
+	}
+	defer pool.Close()
+	return serveComponent(ctx, log, s.MetricsAddr, func(ctx context.Context, reg *prometheus.Registry) error {
+		return runRecorderWith(ctx, s, log, reg, pool)
+	}, admin.Check{Name: "postgres", Ping: pool.Ping})
+}
+
+func runRecorderWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, pool *pgxpool.Pool) error {
+	cfg := streams.DefaultRecorderConfig()
+	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
+	r, err := streams.NewRecorder(cfg, pool)
+	if err != nil {
+		return err
+	}
+	return r.Run(ctx)
+}
+
+// parseSettings parses a component command's flags.
+func parseSettings(name string, args []string) (settings, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	load := registerFlags(fs, nil)
+	if err := fs.Parse(args); err != nil {
+		return settings{}, err
+	}
+	return load()
+}

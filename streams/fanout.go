@@ -1,0 +1,281 @@
+package streams
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/internal/metrics"
+	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/topics"
+	"github.com/hookstream/hookstream/outbox"
+)
+
+// FanoutConfig configures Fanout.
+type FanoutConfig struct {
+	Brokers []string
+	Prefix  string
+	// Group is the consumer group; all fanout instances of a deployment share it (R12, R38).
+	Group string
+	// InstanceID names this instance; its transactional id is derived from it, so a restarted
+	// instance fences its previous incarnation. Give every concurrent instance its own.
+	InstanceID string
+	// TransactionTimeout bounds how long an abandoned transaction blocks readers.
+	TransactionTimeout time.Duration
+	Logger             *slog.Logger
+	Registerer         prometheus.Registerer
+	KafkaOptions       []kgo.Opt
+}
+
+// DefaultFanoutConfig returns the defaults; the instance id is the host name.
+func DefaultFanoutConfig() FanoutConfig {
+	host, _ := os.Hostname()
+	return FanoutConfig{
+		Prefix:             "hookstream",
+		InstanceID:         host,
+		TransactionTimeout: 30 * time.Second,
+		Logger:             slog.Default(),
+	}
+}
+
+// Validate reports settings fanout cannot run with.
+func (c FanoutConfig) Validate() error {
+	var errs []error
+	if len(c.Brokers) == 0 {
+		errs = append(errs, errors.New("no Kafka brokers"))
+	}
+	if c.Prefix == "" {
+		errs = append(errs, errors.New("topic prefix is empty"))
+	}
+	if c.InstanceID == "" {
+		errs = append(errs, errors.New("instance id is empty"))
+	}
+	if c.TransactionTimeout < time.Second {
+		errs = append(errs, errors.New("transaction timeout must be at least a second"))
+	}
+	if c.Logger == nil {
+		errs = append(errs, errors.New("logger is nil"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("streams: fanout: %w", err)
+	}
+	return nil
+}
+
+// Fanout turns each event into one delivery record per endpoint that receives it: the event's own
+// partner's active endpoints subscribed to its type, created before it committed (R11, R13). It
+// consumes and produces in Kafka transactions, so a restart never creates a second delivery.
+type Fanout struct {
+	cfg     FanoutConfig
+	names   topics.Names
+	view    *EndpointView
+	log     *slog.Logger
+	metrics *fanoutMetrics
+}
+
+type fanoutMetrics struct {
+	events     prometheus.Counter
+	deliveries *prometheus.CounterVec
+	unmatched  prometheus.Counter
+	invalid    prometheus.Counter
+	viewSize   prometheus.GaugeFunc
+	catchUp    prometheus.Histogram
+}
+
+// NewFanout returns a Fanout reading endpoints from view (which the caller runs).
+func NewFanout(cfg FanoutConfig, view *EndpointView) (*Fanout, error) {
+	if cfg.Group == "" {
+		cfg.Group = cfg.Prefix + ".fanout"
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ns, sub := metrics.Namespace, "fanout"
+	m := &fanoutMetrics{
+		events: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "events_consumed_total",
+			Help: "Events consumed from the events topic."}),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "deliveries_produced_total",
+			Help: "Delivery records produced, by trigger."}, []string{"trigger"}),
+		unmatched: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "unmatched_events_total",
+			Help: "Events no endpoint receives."}),
+		invalid: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "invalid_events_total",
+			Help: "Event records that could not be read; sent to the dlq."}),
+		viewSize: prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "endpoint_view_size",
+			Help: "Endpoints in the fanout's endpoint view."}, func() float64 { return float64(view.Len()) }),
+		catchUp: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "endpoint_view_catch_up_seconds",
+			Help: "Time the endpoint view took to reach the endpoints topic's last stable offset before a batch (view lag).", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}),
+	}
+	if cfg.Registerer != nil {
+		for _, c := range []prometheus.Collector{m.events, m.deliveries, m.unmatched, m.invalid, m.viewSize, m.catchUp} {
+			if err := cfg.Registerer.Register(c); err != nil {
+				return nil, fmt.Errorf("streams: fanout metrics: %w", err)
+			}
+		}
+	}
+	return &Fanout{cfg: cfg, names: topics.For(cfg.Prefix), view: view, log: cfg.Logger.With("component", "fanout"), metrics: m}, nil
+}
+
+// Run consumes events until ctx ends.
+func (f *Fanout) Run(ctx context.Context) error {
+	sess, err := kgo.NewGroupTransactSession(append([]kgo.Opt{
+		kgo.SeedBrokers(f.cfg.Brokers...),
+		kgo.TransactionalID(f.cfg.Prefix + ".fanout." + f.cfg.InstanceID),
+		kgo.TransactionTimeout(f.cfg.TransactionTimeout),
+		kgo.ConsumerGroup(f.cfg.Group),
+		// Static membership: a restarted instance takes its old place at once instead of
+		// waiting out the dead member's session.
+		kgo.InstanceID(f.cfg.InstanceID),
+		kgo.ConsumeTopics(f.names.Events),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.RequireStableFetchOffsets(),
+		kgo.DefaultProduceTopic(f.names.Deliveries),
+	}, f.cfg.KafkaOptions...)...)
+	if err != nil {
+		return fmt.Errorf("streams: fanout client: %w", err)
+	}
+	defer sess.Close()
+	for {
+		fs := sess.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err := fs.Err0(); err != nil && !errors.Is(err, context.Canceled) {
+			var ferr error
+			fs.EachError(func(t string, p int32, err error) { ferr = fmt.Errorf("%s[%d]: %w", t, p, err) })
+			f.log.Warn("fetch", "err", ferr)
+		}
+		if fs.NumRecords() == 0 {
+			continue
+		}
+		// Endpoints committed before these events are in the view before they are matched.
+		began := time.Now()
+		if err := f.view.CatchUp(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		f.metrics.catchUp.Observe(time.Since(began).Seconds())
+		if err := sess.Begin(); err != nil {
+			return fmt.Errorf("streams: fanout begin: %w", err)
+		}
+		produced := map[string]int{}
+		fs.EachRecord(func(r *kgo.Record) {
+			f.metrics.events.Inc()
+			for _, d := range f.deliveries(r) {
+				produced[d.Topic]++
+				// A failed produce makes End abort; the batch is then polled again.
+				sess.Produce(ctx, d, nil)
+			}
+		})
+		committed, err := sess.End(ctx, kgo.TryCommit)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("streams: fanout commit: %w", err)
+		}
+		if !committed {
+			f.log.Info("batch aborted (rebalance or produce failure); it is polled again")
+			continue
+		}
+		f.metrics.deliveries.WithLabelValues(records.TriggerInitial).Add(float64(produced[f.names.Deliveries]))
+	}
+}
+
+// deliveries returns the records one event fans out to: delivery records, or one dead letter
+// when the event record cannot be read.
+func (f *Fanout) deliveries(r *kgo.Record) []*kgo.Record {
+	ev, err := readEvent(r)
+	if err != nil {
+		f.metrics.invalid.Inc()
+		f.log.Error("event record dead-lettered", "offset", r.Offset, "partition", r.Partition, "err", err)
+		return []*kgo.Record{deadLetter(f.names.DLQ, string(r.Key), "fanout", err.Error(), r.Value)}
+	}
+	var out []*kgo.Record
+	now := time.Now().UTC()
+	for _, e := range f.view.ForPartner(ev.partnerID) {
+		if !Receives(e, ev.partnerID, ev.eventType) || e.CreatedLSN > ev.lsn {
+			continue
+		}
+		body, err := ConvertEnvelope(r.Value, ev.schemaVersion, e.SchemaVersion)
+		if err != nil {
+			out = append(out, deadLetter(f.names.DLQ, e.ID, "fanout", fmt.Sprintf("endpoint %s: %v", e.ID, err), r.Value))
+			continue
+		}
+		d := records.Delivery{
+			V: records.DeliveryVersion, DeliveryID: records.DeliveryID(ev.eventID, e.ID),
+			EventID: ev.eventID, EndpointID: e.ID, PartnerID: ev.partnerID, EventType: ev.eventType,
+			AttemptNo: 1, Trigger: records.TriggerInitial, Body: body, EventLSN: ev.lsn, CreatedAt: now,
+		}
+		value, err := json.Marshal(d)
+		if err != nil {
+			continue // a Delivery always marshals
+		}
+		out = append(out, &kgo.Record{Topic: f.names.Deliveries, Key: []byte(e.ID), Value: value})
+	}
+	if len(out) == 0 {
+		f.metrics.unmatched.Inc()
+	}
+	return out
+}
+
+type eventMeta struct {
+	eventID, partnerID, eventType string
+	schemaVersion                 int
+	lsn                           records.LSN
+}
+
+// readEvent takes what fanout needs from an events record: its headers, checked against the
+// envelope they describe.
+func readEvent(r *kgo.Record) (eventMeta, error) {
+	var env outbox.Envelope
+	if err := json.Unmarshal(r.Value, &env); err != nil {
+		return eventMeta{}, fmt.Errorf("value is not an envelope: %w", err)
+	}
+	if err := env.Validate(); err != nil {
+		return eventMeta{}, err
+	}
+	m := eventMeta{eventID: env.EventID, partnerID: env.PartnerID, eventType: env.Type, schemaVersion: env.SchemaVersion}
+	if string(r.Key) != env.EventID {
+		return m, fmt.Errorf("key %q is not the envelope's event id %q", r.Key, env.EventID)
+	}
+	for _, h := range r.Headers {
+		switch h.Key {
+		case records.HeaderCommitLSN:
+			lsn, err := records.ParseLSN(string(h.Value))
+			if err != nil {
+				return m, fmt.Errorf("commit_lsn header: %w", err)
+			}
+			m.lsn = lsn
+		case records.HeaderPartnerID:
+			if string(h.Value) != env.PartnerID {
+				return m, fmt.Errorf("partner_id header %q differs from the envelope's %q", h.Value, env.PartnerID)
+			}
+		}
+	}
+	if m.lsn == 0 {
+		return m, errors.New("commit_lsn header missing")
+	}
+	return m, nil
+}
+
+func deadLetter(topic, key, source, reason string, original []byte) *kgo.Record {
+	dl := records.DeadLetter{V: records.DeadLetterVersion, Source: source, Reason: reason, At: time.Now().UTC()}
+	if json.Valid(original) && len(original) <= 64<<10 {
+		dl.Original = original
+	} else {
+		dl.Original, _ = json.Marshal(strconv.Quote(string(original[:min(len(original), 64<<10)])))
+	}
+	b, _ := json.Marshal(dl)
+	return &kgo.Record{Topic: topic, Key: []byte(key), Value: b}
+}

@@ -1,0 +1,178 @@
+package streams_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/streams"
+)
+
+func TestSubscribed(t *testing.T) {
+	cases := []struct {
+		subs []string
+		typ  string
+		want bool
+	}{
+		{[]string{"customer.created"}, "customer.created", true},
+		{[]string{"customer.created"}, "customer.deleted", false},
+		{[]string{"customer.*"}, "customer.deleted", true},
+		{[]string{"customer.*"}, "customer.balance.low", true},
+		{[]string{"customer.*"}, "customers.deleted", false},
+		{[]string{"customer.*"}, "customer", false},
+		{[]string{"*"}, "endpoint.disabled", true},
+		{[]string{}, "customer.created", false},
+		{nil, "customer.created", false},
+		{[]string{"api_key.*", "customer.created"}, "customer.created", true},
+	}
+	for _, c := range cases {
+		if got := streams.Subscribed(c.subs, c.typ); got != c.want {
+			t.Errorf("Subscribed(%v, %q) = %v, want %v", c.subs, c.typ, got, c.want)
+		}
+	}
+}
+
+// The schema-version seam: the pinned version of version 1 is the body itself, byte for byte;
+// a version with no conversion is refused, not silently changed (R14).
+func TestConvertEnvelope(t *testing.T) {
+	body := []byte(`{"event_id":"evt_x","data":{"a":1}}`)
+	got, err := streams.ConvertEnvelope(body, 1, 1)
+	if err != nil || &got[0] != &body[0] {
+		t.Fatalf("same version: %s %v (must be the same bytes)", got, err)
+	}
+	if _, err := streams.ConvertEnvelope(body, 2, 1); err == nil {
+		t.Fatal("conversion from an unknown version accepted")
+	}
+}
+
+// R13: every delivery record goes to an endpoint of the event's own partner; the counts are
+// exactly events × subscribed endpoints of that partner (R11).
+func TestFanoutStaysInsideThePartner(t *testing.T) {
+	e := newEnv(t)
+	startCDC(t, e)
+	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('pa'), ('pb');
+		INSERT INTO endpoint (id, partner_id, url, event_types) VALUES
+		  ('ep_a1', 'pa', 'https://a.example/1', '{customer.*}'),
+		  ('ep_a2', 'pa', 'https://a.example/2', '{*}'),
+		  ('ep_b1', 'pb', 'https://b.example/1', '{customer.*}'),
+		  ('ep_b2', 'pb', 'https://b.example/2', '{api_key.*}')`)
+	f := startFanout(t, e)
+	var eventsA, eventsB []string
+	for i := 0; i < 30; i++ {
+		eventsA = append(eventsA, appendEvent(t, e, "pa", "customer.created"))
+		eventsB = append(eventsB, appendEvent(t, e, "pb", "customer.updated"))
+	}
+	waitCounter(t, f.reg, "hookstream_fanout_events_consumed_total", 60)
+	ds := decodeDeliveries(t, consume(t, e, e.names.Deliveries, 30*2+30, 2*time.Second))
+	owner := map[string]string{"ep_a1": "pa", "ep_a2": "pa", "ep_b1": "pb", "ep_b2": "pb"}
+	partnerOf := map[string]string{}
+	for _, id := range eventsA {
+		partnerOf[id] = "pa"
+	}
+	for _, id := range eventsB {
+		partnerOf[id] = "pb"
+	}
+	for _, d := range ds {
+		if owner[d.EndpointID] != d.PartnerID || partnerOf[d.EventID] != d.PartnerID {
+			t.Fatalf("delivery %s: event of %s to endpoint %s of %s", d.DeliveryID, partnerOf[d.EventID], d.EndpointID, owner[d.EndpointID])
+		}
+		if d.DeliveryID != records.DeliveryID(d.EventID, d.EndpointID) || d.AttemptNo != 1 || d.Trigger != records.TriggerInitial || len(d.Body) == 0 {
+			t.Fatalf("delivery %+v", d)
+		}
+	}
+	want := map[string]int{}
+	for _, id := range eventsA {
+		want[pair(id, "ep_a1")], want[pair(id, "ep_a2")] = 1, 1
+	}
+	for _, id := range eventsB {
+		want[pair(id, "ep_b1")] = 1
+	}
+	if got := pairs(ds); !maps.Equal(got, want) {
+		t.Fatalf("%d (event, endpoint) pairs, want %d", len(got), len(want))
+	}
+}
+
+// Step 1 and 2 of the issue: an endpoint created before an event commits receives it, one created
+// after never does; type and status changes apply from the moment the view holds them; a
+// deleted endpoint receives nothing more.
+func TestEndpointLifecycleMidStream(t *testing.T) {
+	e := newEnv(t)
+	startCDC(t, e)
+	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1')`)
+	f := startFanout(t, e)
+	consumed := 0.0
+	event := func(typ string) string {
+		id := appendEvent(t, e, "p1", typ)
+		consumed++
+		waitCounter(t, f.reg, "hookstream_fanout_events_consumed_total", consumed)
+		return id
+	}
+	sqlExec(t, e, `INSERT INTO endpoint (id, partner_id, url, event_types) VALUES ('ep1', 'p1', 'https://x.example/1', '{customer.*}')`)
+	e1 := event("customer.created")
+	e2 := event("api_key.created")
+	sqlExec(t, e, `INSERT INTO endpoint (id, partner_id, url, event_types) VALUES ('ep2', 'p1', 'https://x.example/2', '{*}')`)
+	e3 := event("customer.updated")
+	sqlExec(t, e, `UPDATE endpoint SET event_types = '{api_key.*}' WHERE id = 'ep1'`)
+	e4 := event("customer.deleted")
+	e5 := event("api_key.revoked")
+	sqlExec(t, e, `UPDATE endpoint SET status = 'disabled', disabled_reason = 'operator' WHERE id = 'ep2'`)
+	e6 := event("api_key.created")
+	sqlExec(t, e, `DELETE FROM endpoint WHERE id = 'ep1'`)
+	event("api_key.created")
+	sqlExec(t, e, `UPDATE endpoint SET status = 'active', disabled_reason = NULL WHERE id = 'ep2'`)
+	e8 := event("customer.created")
+
+	got := pairs(decodeDeliveries(t, consume(t, e, e.names.Deliveries, 7, 2*time.Second)))
+	want := map[string]int{
+		pair(e1, "ep1"): 1, // subscribed to customer.*
+		pair(e3, "ep1"): 1, pair(e3, "ep2"): 1,
+		pair(e4, "ep2"): 1, // ep1 now api_key.* only
+		pair(e5, "ep1"): 1, pair(e5, "ep2"): 1,
+		pair(e6, "ep1"): 1, // ep2 disabled
+		pair(e8, "ep2"): 1, // ep1 deleted, ep2 enabled again
+	}
+	_ = e2 // ep1 not subscribed to api_key.* yet; ep2 created after it committed
+	if !maps.Equal(got, want) {
+		t.Fatalf("deliveries\n got %v\nwant %v", sorted(got), sorted(want))
+	}
+}
+
+func sorted(m map[string]int) []string {
+	keys := slices.Collect(maps.Keys(m))
+	slices.Sort(keys)
+	return keys
+}
+
+// An endpoint created in the same transaction as an event receives it (created at the event's
+// commit LSN); fanout waits for the endpoint view even though the endpoint record comes after
+// the event in Kafka.
+func TestEndpointCreatedWithTheEvent(t *testing.T) {
+	e := newEnv(t)
+	startCDC(t, e)
+	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1')`)
+	f := startFanout(t, e)
+	ctx := context.Background()
+	tx, err := e.db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO endpoint (id, partner_id, url, event_types) VALUES ('ep1', 'p1', 'https://x.example', '{*}')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO outbox_event (event_id, partner_id, type, subject_type, subject_id, occurred_at, payload)
+		VALUES ('evt_01JSAMETXN0000000000000000', 'p1', 'customer.created', 'customer', 'c1', now(), '{}')`); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitCounter(t, f.reg, "hookstream_fanout_events_consumed_total", 1)
+	got := pairs(decodeDeliveries(t, consume(t, e, e.names.Deliveries, 1, time.Second)))
+	if fmt.Sprint(got) != fmt.Sprint(map[string]int{pair("evt_01JSAMETXN0000000000000000", "ep1"): 1}) {
+		t.Fatalf("deliveries %v", got)
+	}
+}

@@ -1,0 +1,223 @@
+package streams_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/cdc"
+	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/topics"
+	"github.com/hookstream/hookstream/outbox"
+	"github.com/hookstream/hookstream/streams"
+)
+
+type env struct {
+	db    *testenv.Database
+	kafka *testenv.Kafka
+	names topics.Names
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	e := &env{db: testenv.NewDatabase(t), kafka: testenv.NewKafka(t)}
+	e.names = e.kafka.CreateTopics(t)
+	return e
+}
+
+func logger(t *testing.T) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil)).With("test", t.Name())
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// background runs fn until the test ends.
+func background(t *testing.T, name string, fn func(ctx context.Context) error) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- fn(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("%s: %v", name, err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Errorf("%s did not stop within 30s", name)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// startCDC runs cdc and waits until it streams, so later changes arrive through the WAL.
+func startCDC(t *testing.T, e *env) {
+	t.Helper()
+	cfg := cdc.DefaultConfig()
+	cfg.DatabaseURL, cfg.Brokers, cfg.Prefix, cfg.Slot = e.db.URL, e.kafka.Brokers, e.kafka.Prefix, e.db.Name
+	cfg.Logger = logger(t)
+	c, err := cdc.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	background(t, "cdc", c.Run)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var active bool
+		err := e.db.Pool.QueryRow(context.Background(), `SELECT active FROM pg_replication_slots WHERE slot_name = $1`, e.db.Name).Scan(&active)
+		if err == nil && active {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("cdc not streaming after a minute")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// fanout is a running fanout with its metrics.
+type fanout struct {
+	reg  *prometheus.Registry
+	stop func()
+}
+
+func startFanout(t *testing.T, e *env) *fanout {
+	t.Helper()
+	view, err := streams.NewEndpointView(streams.ViewConfig{Brokers: e.kafka.Brokers, Topic: e.names.Endpoints, Logger: logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	cfg := streams.DefaultFanoutConfig()
+	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = e.kafka.Brokers, e.kafka.Prefix, logger(t), reg
+	cfg.InstanceID = "test-" + e.db.Name
+	f, err := streams.NewFanout(cfg, view)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopView := background(t, "endpoint view", view.Run)
+	stopFanout := background(t, "fanout", f.Run)
+	return &fanout{reg: reg, stop: func() { stopFanout(); stopView() }}
+}
+
+// counter reads a counter (summed over labels) from reg.
+func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v float64
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			for _, m := range mf.GetMetric() {
+				v += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return v
+}
+
+func waitCounter(t *testing.T, reg *prometheus.Registry, name string, want float64) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for counter(t, reg, name) < want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s = %v after a minute, want %v", name, counter(t, reg, name), want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func sqlExec(t *testing.T, e *env, sql string, args ...any) {
+	t.Helper()
+	if _, err := e.db.Pool.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// appendEvent commits one event and returns its id.
+func appendEvent(t *testing.T, e *env, partner, typ string) string {
+	t.Helper()
+	ctx := context.Background()
+	var id string
+	err := pgx.BeginFunc(ctx, e.db.Pool, func(tx pgx.Tx) error {
+		var err error
+		id, err = outbox.Append(ctx, tx, outbox.Event{PartnerID: partner, Type: typ,
+			Subject: outbox.Subject{Type: "customer", ID: "cus_1"}, Data: json.RawMessage(`{"customer_id":"cus_1"}`)})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// consume reads topic from the start (committed records only) until want records arrived, then
+// keeps reading for `quiet` to catch extra ones.
+func consume(t *testing.T, e *env, topic string, want int, quiet time.Duration) []*kgo.Record {
+	t.Helper()
+	cl := e.kafka.Client(t, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	defer cl.Close()
+	var out []*kgo.Record
+	deadline := time.Now().Add(2 * time.Minute)
+	var quietUntil time.Time
+	for {
+		now := time.Now()
+		if len(out) >= want && quietUntil.IsZero() {
+			quietUntil = now.Add(quiet)
+		}
+		if !quietUntil.IsZero() && now.After(quietUntil) {
+			return out
+		}
+		if now.After(deadline) {
+			t.Fatalf("%s: %d records after 2 minutes, want %d", topic, len(out), want)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		fs.EachRecord(func(r *kgo.Record) { out = append(out, r) })
+	}
+}
+
+func decodeDeliveries(t *testing.T, recs []*kgo.Record) []records.Delivery {
+	t.Helper()
+	out := make([]records.Delivery, len(recs))
+	for i, r := range recs {
+		if err := json.Unmarshal(r.Value, &out[i]); err != nil {
+			t.Fatal(err)
+		}
+		if string(r.Key) != out[i].EndpointID {
+			t.Fatalf("delivery keyed %q for endpoint %q", r.Key, out[i].EndpointID)
+		}
+	}
+	return out
+}
+
+func pairs(ds []records.Delivery) map[string]int {
+	m := map[string]int{}
+	for _, d := range ds {
+		m[d.EventID+"→"+d.EndpointID]++
+	}
+	return m
+}
+
+func pair(event, endpoint string) string { return fmt.Sprintf("%s→%s", event, endpoint) }

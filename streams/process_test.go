@@ -1,0 +1,135 @@
+package streams_test
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/streams"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testenv.CleanupBinary()
+	os.Exit(code)
+}
+
+// startFanoutProcess runs `hookstream fanout` as a child process.
+func startFanoutProcess(t *testing.T, e *env) (kill func()) {
+	t.Helper()
+	cmd := exec.Command(testenv.Binary(t), "fanout",
+		"--kafka-brokers", strings.Join(e.kafka.Brokers, ","),
+		"--topic-prefix", e.kafka.Prefix,
+		"--instance-id", "fanout-under-test",
+		"--metrics-addr", "",
+		"--log-format", "text")
+	var logs io.Writer = io.Discard
+	if testing.Verbose() {
+		logs = os.Stderr
+	}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	var once sync.Once
+	kill = func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+		})
+	}
+	t.Cleanup(kill)
+	return kill
+}
+
+// R11: SIGKILL fanout at random moments during a stream; once it catches up, the committed
+// deliveries hold exactly one record per (event, endpoint) pair that should exist.
+func TestFanoutKillNine(t *testing.T) {
+	e := newEnv(t)
+	startCDC(t, e)
+	type ep struct {
+		id, partner string
+		types       []string
+	}
+	eps := []ep{
+		{"ep_0a", "p0", []string{"*"}}, {"ep_0b", "p0", []string{"customer.*"}},
+		{"ep_1a", "p1", []string{"api_key.*"}}, {"ep_1b", "p1", []string{"customer.created", "api_key.revoked"}},
+		{"ep_2a", "p2", []string{"*"}}, {"ep_2b", "p2", []string{"*"}}, {"ep_2c", "p2", []string{"usage.*"}},
+		{"ep_3a", "p3", []string{"customer.*"}},
+	}
+	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p0'), ('p1'), ('p2'), ('p3')`)
+	for _, x := range eps {
+		sqlExec(t, e, `INSERT INTO endpoint (id, partner_id, url, event_types) VALUES ($1, $2, 'https://x.example', $3)`, x.id, x.partner, x.types)
+	}
+	types := []string{"customer.created", "customer.deleted", "api_key.revoked", "api_key.created", "usage.recorded"}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	wrng := rand.New(rand.NewPCG(rng.Uint64(), 2))
+
+	want := map[string]int{}
+	var mu sync.Mutex
+	var written int
+	const total = 1500
+	werr := make(chan error, 1)
+	go func() {
+		for i := 0; i < total; i++ {
+			p := fmt.Sprintf("p%d", wrng.IntN(4))
+			typ := types[wrng.IntN(len(types))]
+			id := appendEvent(t, e, p, typ)
+			mu.Lock()
+			for _, x := range eps {
+				if x.partner == p && streams.Subscribed(x.types, typ) {
+					want[pair(id, x.id)] = 1
+				}
+			}
+			written++
+			mu.Unlock()
+			time.Sleep(time.Duration(wrng.IntN(3)) * time.Millisecond)
+		}
+		werr <- nil
+	}()
+
+	kill := startFanoutProcess(t, e)
+	kills, writing := 0, true
+	for writing || kills < 3 {
+		select {
+		case <-werr:
+			writing = false
+		case <-time.After(time.Duration(500+rng.IntN(1500)) * time.Millisecond):
+			kill()
+			kills++
+			kill = startFanoutProcess(t, e)
+		}
+	}
+	mu.Lock()
+	t.Logf("%d events, %d expected deliveries, fanout killed %d times", written, len(want), kills)
+	mu.Unlock()
+
+	got := pairs(decodeDeliveries(t, consume(t, e, e.names.Deliveries, len(want), 3*time.Second)))
+	dups, missing, extra := 0, 0, 0
+	for k, n := range got {
+		if n > 1 {
+			dups++
+		}
+		if want[k] == 0 {
+			extra++
+		}
+	}
+	for k := range want {
+		if got[k] == 0 {
+			missing++
+		}
+	}
+	if dups+missing+extra > 0 {
+		t.Fatalf("%d pairs delivered more than once, %d missing, %d that should not exist", dups, missing, extra)
+	}
+}

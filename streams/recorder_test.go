@@ -1,0 +1,187 @@
+package streams_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/outbox"
+	"github.com/hookstream/hookstream/streams"
+)
+
+func startRecorder(t *testing.T, e *env) *prometheus.Registry {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	cfg := streams.DefaultRecorderConfig()
+	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = e.kafka.Brokers, e.kafka.Prefix, logger(t), reg
+	r, err := streams.NewRecorder(cfg, e.db.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	background(t, "recorder", r.Run)
+	return reg
+}
+
+func attempt(event, endpoint, partner string, no int, outcome string, status int, category string) records.Attempt {
+	a := records.Attempt{
+		V: records.AttemptVersion, DeliveryID: records.DeliveryID(event, endpoint), EventID: event,
+		EndpointID: endpoint, PartnerID: partner, EventType: "customer.created", AttemptNo: no,
+		Trigger: records.TriggerInitial, StartedAt: time.Date(2026, 11, 30, 10, 0, no, 0, time.UTC),
+		Status: status, LatencyMS: int64(10 * no), Outcome: outcome, ErrorCategory: category,
+		ResponseExcerpt: strings.Repeat("é", 600), // 1200 bytes: cut to 1 KiB on a rune boundary
+	}
+	if no > 1 {
+		a.Trigger = records.TriggerRetry
+	}
+	if outcome == records.OutcomeRetrying {
+		next := a.StartedAt.Add(time.Minute)
+		a.NextAttemptAt = &next
+	}
+	return a
+}
+
+func produceAttempts(t *testing.T, e *env, as ...records.Attempt) {
+	t.Helper()
+	cl := e.kafka.Client(t)
+	var recs []*kgo.Record
+	for _, a := range as {
+		b, err := json.Marshal(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, &kgo.Record{Topic: e.names.Attempts, Key: []byte(a.DeliveryID), Value: b})
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tables renders the history tables and failing_since, to compare before and after a replay.
+func tables(t *testing.T, e *env) string {
+	t.Helper()
+	rows, err := e.db.Pool.Query(context.Background(), `
+		SELECT row(d.delivery_id, d.event_id, d.endpoint_id, d.partner_id, d.state, d.attempt_count, d.next_attempt_at,
+		           d.last_status, d.last_latency_ms, d.last_error_category, d.created_at)::text FROM delivery d
+		UNION ALL SELECT row(a.*)::text FROM delivery_attempt a
+		UNION ALL SELECT row(id, status, failing_since, disabled_reason)::text FROM endpoint
+		ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// R18: attempts become history; replaying the same attempts records changes nothing (R11).
+func TestRecorderIsIdempotent(t *testing.T) {
+	e := newEnv(t)
+	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1');
+		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example'), ('ep2', 'p1', 'https://y.example')`)
+	reg := startRecorder(t, e)
+	evt := outbox.NewEventID()
+	evt2 := outbox.NewEventID()
+	batch := []records.Attempt{
+		attempt(evt, "ep1", "p1", 1, records.OutcomeRetrying, 503, records.CategoryHTTPStatus),
+		attempt(evt, "ep1", "p1", 2, records.OutcomeRetrying, 0, records.CategoryTimeout),
+		attempt(evt, "ep1", "p1", 3, records.OutcomeDelivered, 200, ""),
+		attempt(evt2, "ep2", "p1", 1, records.OutcomeRetrying, 0, records.CategoryConnectionRefused),
+	}
+	produceAttempts(t, e, batch...)
+	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 4)
+	first := tables(t, e)
+
+	var state string
+	var count int
+	var failing *time.Time
+	if err := e.db.Pool.QueryRow(context.Background(), `SELECT state, attempt_count FROM delivery WHERE delivery_id = $1`,
+		records.DeliveryID(evt, "ep1")).Scan(&state, &count); err != nil || state != "succeeded" || count != 3 {
+		t.Fatalf("delivery: %s %d %v", state, count, err)
+	}
+	if err := e.db.Pool.QueryRow(context.Background(), `SELECT failing_since FROM endpoint WHERE id = 'ep1'`).Scan(&failing); err != nil || failing != nil {
+		t.Fatalf("ep1 failing_since %v after a success (%v)", failing, err)
+	}
+	if err := e.db.Pool.QueryRow(context.Background(), `SELECT failing_since FROM endpoint WHERE id = 'ep2'`).Scan(&failing); err != nil || failing == nil {
+		t.Fatalf("ep2 failing_since not set after a failure (%v)", err)
+	}
+	var excerpt string
+	if err := e.db.Pool.QueryRow(context.Background(), `SELECT response_excerpt FROM delivery_attempt WHERE attempt_no = 1 AND delivery_id = $1`,
+		records.DeliveryID(evt, "ep1")).Scan(&excerpt); err != nil || len(excerpt) != 1024 {
+		t.Fatalf("excerpt of %d bytes (%v), want 1024", len(excerpt), err)
+	}
+
+	// The same records again, and an older attempt arriving late: nothing changes.
+	produceAttempts(t, e, batch...)
+	produceAttempts(t, e, batch[0])
+	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 9)
+	if second := tables(t, e); second != first {
+		t.Fatalf("tables changed on replay:\n%s\n---\n%s", first, second)
+	}
+}
+
+// A final 410 disables the endpoint and announces it with an endpoint.disabled event that flows
+// like any event (R20, R23).
+func TestRecorder410DisablesEndpoint(t *testing.T) {
+	e := newEnv(t)
+	startCDC(t, e)
+	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1');
+		INSERT INTO endpoint (id, partner_id, url, event_types) VALUES ('ep_gone', 'p1', 'https://gone.example', '{customer.*}')`)
+	reg := startRecorder(t, e)
+	evt := outbox.NewEventID()
+	produceAttempts(t, e, attempt(evt, "ep_gone", "p1", 1, records.OutcomeFailed, 410, records.CategoryHTTPStatus))
+	waitCounter(t, reg, "hookstream_recorder_endpoints_disabled_total", 1)
+
+	var status, reason string
+	if err := e.db.Pool.QueryRow(context.Background(), `SELECT status, disabled_reason FROM endpoint WHERE id = 'ep_gone'`).Scan(&status, &reason); err != nil {
+		t.Fatal(err)
+	}
+	if status != "disabled" || !strings.Contains(reason, "410") {
+		t.Fatalf("endpoint %s (%s)", status, reason)
+	}
+	evs := consume(t, e, e.names.Events, 1, time.Second)
+	var env outbox.Envelope
+	if err := json.Unmarshal(evs[0].Value, &env); err != nil {
+		t.Fatal(err)
+	}
+	if env.Type != "endpoint.disabled" || env.PartnerID != "p1" || env.Subject.ID != "ep_gone" || !strings.Contains(string(env.Data), `"endpoint_id":"ep_gone"`) {
+		t.Fatalf("event %s", evs[0].Value)
+	}
+}
+
+// R13: an attempt naming another partner's endpoint is refused: no history row, a dead letter.
+func TestRecorderRefusesForeignEndpoint(t *testing.T) {
+	e := newEnv(t)
+	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('pa'), ('pb');
+		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep_b', 'pb', 'https://b.example'), ('ep_a', 'pa', 'https://a.example')`)
+	reg := startRecorder(t, e)
+	evt := outbox.NewEventID()
+	produceAttempts(t, e,
+		attempt(evt, "ep_b", "pa", 1, records.OutcomeDelivered, 200, ""),                        // forged: ep_b is pb's
+		attempt(evt, "ep_a", "pa", 1, records.OutcomeFailed, 0, records.CategoryTenantMismatch), // the sender's refusal
+		attempt(evt, "ep_missing", "pa", 1, records.OutcomeDelivered, 200, ""),
+	)
+	waitCounter(t, reg, "hookstream_recorder_attempts_refused_total", 3)
+	var n int
+	if err := e.db.Pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM delivery) + (SELECT count(*) FROM delivery_attempt)`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d history rows (%v), want none", n, err)
+	}
+	dlq := consume(t, e, e.names.DLQ, 3, time.Second)
+	if len(dlq) != 3 {
+		t.Fatalf("%d dead letters, want 3", len(dlq))
+	}
+	for _, r := range dlq {
+		var dl records.DeadLetter
+		if err := json.Unmarshal(r.Value, &dl); err != nil || dl.Source != "recorder" {
+			t.Fatalf("dead letter %s (%v)", r.Value, err)
+		}
+	}
+}
