@@ -13,7 +13,7 @@ GOTEST     ?= $(GO) test -race -count=1 -timeout 30m
 # Packages whose tests use Kafka (they call testenv.NewKafka); they run on both lanes.
 KAFKA_PKGS = $(shell grep -rl --include='*_test.go' 'testenv.NewKafka' . | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build dev test test-real test-embedded vet bench-cdc pg-up pg-down kafka-up kafka-down down clean
+.PHONY: all build dev test test-real test-embedded vet bench-cdc bench-fanout pg-up pg-down kafka-up kafka-down down clean
 
 all: build
 
@@ -37,6 +37,9 @@ test-embedded: pg-up
 # Benchmarks: Go programs on real PostgreSQL and real Kafka; figures are medians over runs.
 bench-cdc: pg-up kafka-up
 	$(GO) run ./internal/bench/cdcbench -database-url '$(PG_URL)' -brokers '$(KAFKA_REAL)' -runs 3
+
+bench-fanout: pg-up kafka-up
+	$(GO) run ./internal/bench/fanoutbench -database-url '$(PG_URL)' -brokers '$(KAFKA_REAL)' -runs 3
 
 pg-up:
 	@bash deploy/local/pg.sh up >/dev/null

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -33,7 +34,7 @@ type RecorderConfig struct {
 
 // DefaultRecorderConfig returns the defaults.
 func DefaultRecorderConfig() RecorderConfig {
-	return RecorderConfig{Prefix: "hookstream", MaxBatch: 500, Logger: slog.Default()}
+	return RecorderConfig{Prefix: "hookstream", MaxBatch: 2000, Logger: slog.Default()}
 }
 
 // Validate reports settings the recorder cannot run with.
@@ -189,15 +190,9 @@ func (r *Recorder) recordBatch(ctx context.Context, cl *kgo.Client, recs []*kgo.
 	}
 	var disabled int
 	err = pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
-		disabled = 0
-		for _, a := range accepted {
-			d, err := recordAttempt(ctx, tx, a)
-			if err != nil {
-				return fmt.Errorf("attempt %d of %s: %w", a.AttemptNo, a.DeliveryID, err)
-			}
-			disabled += d
-		}
-		return nil
+		var err error
+		disabled, err = recordAttempts(ctx, tx, accepted)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("streams: record attempts: %w", err)
@@ -290,61 +285,180 @@ var deliveryStates = map[string]string{
 	records.OutcomeFailed:    "failed",
 }
 
-// recordAttempt writes one attempt inside tx and returns 1 if it disabled the endpoint. Every
-// statement is idempotent: the same attempt recorded twice leaves the same rows.
-func recordAttempt(ctx context.Context, tx pgx.Tx, a records.Attempt) (int, error) {
-	var status *int
-	if a.Status != 0 {
-		status = &a.Status
+// recordAttempts writes a batch of attempts inside tx, set-wise, and returns how many endpoints
+// it disabled. Every statement is idempotent: the same attempts recorded twice leave the same
+// rows, and an attempt older than the delivery's newest changes only its own attempt row.
+func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) (int, error) {
+	if len(attempts) == 0 {
+		return 0, nil
 	}
-	var category *string
-	if a.ErrorCategory != "" {
-		category = &a.ErrorCategory
+	// The newest attempt of each delivery in the batch is the candidate for the delivery row.
+	newestOf := map[string]records.Attempt{}
+	for _, a := range attempts {
+		if cur, ok := newestOf[a.DeliveryID]; !ok || a.AttemptNo > cur.AttemptNo {
+			newestOf[a.DeliveryID] = a
+		}
 	}
-	// The delivery row shows its newest attempt; an older attempt arriving late, or the same one
-	// again, changes nothing, here or below.
-	tag, err := tx.Exec(ctx, `INSERT INTO delivery AS d
+	var d deliveryColumns
+	for _, a := range newestOf {
+		d.add(a)
+	}
+	rows, err := tx.Query(ctx, `INSERT INTO delivery AS d
 		(delivery_id, event_id, endpoint_id, partner_id, event_type, state, attempt_count, next_attempt_at,
 		 last_status, last_latency_ms, last_error_category, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now())
+		SELECT u.*, now() FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[],
+			$8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::timestamptz[]) AS u
 		ON CONFLICT (delivery_id) DO UPDATE SET
 			state = EXCLUDED.state, attempt_count = EXCLUDED.attempt_count, next_attempt_at = EXCLUDED.next_attempt_at,
 			last_status = EXCLUDED.last_status, last_latency_ms = EXCLUDED.last_latency_ms,
 			last_error_category = EXCLUDED.last_error_category, updated_at = now()
-		WHERE d.attempt_count < EXCLUDED.attempt_count`,
-		a.DeliveryID, a.EventID, a.EndpointID, a.PartnerID, a.EventType, deliveryStates[a.Outcome], a.AttemptNo,
-		a.NextAttemptAt, status, a.LatencyMS, category, a.StartedAt)
+		WHERE d.attempt_count < EXCLUDED.attempt_count
+		RETURNING delivery_id`,
+		d.id, d.event, d.endpoint, d.partner, d.eventType, d.state, d.attemptNo, d.next, d.status, d.latency, d.category, d.started)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("deliveries: %w", err)
 	}
-	newest := tag.RowsAffected() == 1
-	if _, err := tx.Exec(ctx, `INSERT INTO delivery_attempt
-		(delivery_id, attempt_no, trigger, started_at, status, latency_ms, error_category, response_excerpt, next_attempt_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-		ON CONFLICT (delivery_id, attempt_no) DO NOTHING`,
-		a.DeliveryID, a.AttemptNo, a.Trigger, a.StartedAt, status, a.LatencyMS, category, a.ResponseExcerpt, a.NextAttemptAt); err != nil {
-		return 0, err
-	}
-	if !newest {
-		return 0, nil
+	changed, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return 0, fmt.Errorf("deliveries: %w", err)
 	}
 
-	// failing_since: set at the first failure after a success, cleared by a success (R23).
-	// Failures the receiver did not cause (hookstream's own) do not count.
-	switch {
-	case a.Outcome == records.OutcomeDelivered:
-		if _, err := tx.Exec(ctx, `UPDATE endpoint SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`, a.EndpointID); err != nil {
-			return 0, err
-		}
-	case a.ErrorCategory != records.CategoryInternal:
-		if _, err := tx.Exec(ctx, `UPDATE endpoint SET failing_since = $2 WHERE id = $1 AND failing_since IS NULL`, a.EndpointID, a.StartedAt); err != nil {
-			return 0, err
+	var at attemptColumns
+	for _, a := range attempts {
+		at.add(a)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO delivery_attempt
+		(delivery_id, attempt_no, trigger, started_at, status, latency_ms, error_category, response_excerpt, next_attempt_at)
+		SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::text[],
+			$8::text[], $9::timestamptz[])
+		ON CONFLICT (delivery_id, attempt_no) DO NOTHING`,
+		at.id, at.attemptNo, at.trigger, at.started, at.status, at.latency, at.category, at.excerpt, at.next); err != nil {
+		return 0, fmt.Errorf("attempts: %w", err)
+	}
+
+	// Only attempts that became their delivery's newest move failing_since or disable.
+	var newest []records.Attempt
+	for _, id := range changed {
+		newest = append(newest, newestOf[id])
+	}
+	if err := updateFailingSince(ctx, tx, newest); err != nil {
+		return 0, err
+	}
+	disabled := 0
+	for _, a := range newest {
+		if a.Outcome == records.OutcomeFailed && a.Status == 410 {
+			n, err := disableEndpoint(ctx, tx, a.EndpointID, "the receiver answered 410 Gone")
+			if err != nil {
+				return 0, err
+			}
+			disabled += n
 		}
 	}
-	if a.Outcome != records.OutcomeFailed || a.Status != 410 {
-		return 0, nil
+	return disabled, nil
+}
+
+// updateFailingSince keeps endpoint.failing_since: set at the first failure after a success,
+// cleared by a success (R23). Per endpoint the batch's latest attempt decides. Failures the
+// receiver did not cause (hookstream's own, category internal) do not count.
+func updateFailingSince(ctx context.Context, tx pgx.Tx, newest []records.Attempt) error {
+	type decision struct {
+		latest time.Time
+		clear  bool
+		since  time.Time // the first failure after the batch's last success
 	}
-	return disableEndpoint(ctx, tx, a.EndpointID, "the receiver answered 410 Gone")
+	byEndpoint := map[string]*decision{}
+	slices.SortFunc(newest, func(a, b records.Attempt) int { return a.StartedAt.Compare(b.StartedAt) })
+	for _, a := range newest {
+		if a.Outcome != records.OutcomeDelivered && a.ErrorCategory == records.CategoryInternal {
+			continue
+		}
+		d := byEndpoint[a.EndpointID]
+		if d == nil {
+			d = &decision{}
+			byEndpoint[a.EndpointID] = d
+		}
+		d.latest = a.StartedAt
+		switch {
+		case a.Outcome == records.OutcomeDelivered:
+			d.clear, d.since = true, time.Time{}
+		case d.clear || d.since.IsZero():
+			d.clear, d.since = false, a.StartedAt
+		}
+	}
+	if len(byEndpoint) == 0 {
+		return nil
+	}
+	var (
+		ids   []string
+		clear []bool
+		since []time.Time
+	)
+	for id, d := range byEndpoint {
+		ids, clear, since = append(ids, id), append(clear, d.clear), append(since, d.since)
+	}
+	// Only rows that change are written: each write is an endpoint change that cdc publishes.
+	_, err := tx.Exec(ctx, `UPDATE endpoint e SET failing_since = CASE WHEN u.clear THEN NULL ELSE u.since END
+		FROM unnest($1::text[], $2::bool[], $3::timestamptz[]) AS u(id, clear, since)
+		WHERE e.id = u.id AND CASE WHEN u.clear THEN e.failing_since IS NOT NULL ELSE e.failing_since IS NULL END`,
+		ids, clear, since)
+	if err != nil {
+		return fmt.Errorf("failing_since: %w", err)
+	}
+	return nil
+}
+
+// deliveryColumns and attemptColumns hold a batch column-wise for unnest.
+type deliveryColumns struct {
+	id, event, endpoint, partner, eventType, state []string
+	attemptNo                                      []int32
+	next                                           []*time.Time
+	status                                         []*int32
+	latency                                        []int32
+	category                                       []*string
+	started                                        []time.Time
+}
+
+func (c *deliveryColumns) add(a records.Attempt) {
+	c.id, c.event, c.endpoint = append(c.id, a.DeliveryID), append(c.event, a.EventID), append(c.endpoint, a.EndpointID)
+	c.partner, c.eventType, c.state = append(c.partner, a.PartnerID), append(c.eventType, a.EventType), append(c.state, deliveryStates[a.Outcome])
+	c.attemptNo, c.next = append(c.attemptNo, int32(a.AttemptNo)), append(c.next, a.NextAttemptAt)
+	c.status, c.latency = append(c.status, nullableStatus(a.Status)), append(c.latency, clampMS(a.LatencyMS))
+	c.category, c.started = append(c.category, nullableText(a.ErrorCategory)), append(c.started, a.StartedAt)
+}
+
+type attemptColumns struct {
+	id, trigger, excerpt []string
+	attemptNo, latency   []int32
+	started              []time.Time
+	status               []*int32
+	category             []*string
+	next                 []*time.Time
+}
+
+func (c *attemptColumns) add(a records.Attempt) {
+	c.id, c.trigger, c.excerpt = append(c.id, a.DeliveryID), append(c.trigger, a.Trigger), append(c.excerpt, a.ResponseExcerpt)
+	c.attemptNo, c.latency = append(c.attemptNo, int32(a.AttemptNo)), append(c.latency, clampMS(a.LatencyMS))
+	c.started, c.status = append(c.started, a.StartedAt), append(c.status, nullableStatus(a.Status))
+	c.category, c.next = append(c.category, nullableText(a.ErrorCategory)), append(c.next, a.NextAttemptAt)
+}
+
+func nullableStatus(s int) *int32 {
+	if s == 0 {
+		return nil
+	}
+	v := int32(s)
+	return &v
+}
+
+func nullableText(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func clampMS(ms int64) int32 {
+	return int32(min(max(ms, 0), 1<<31-1))
 }
 
 // disableEndpoint disables an active endpoint and, in the same transaction, writes an
