@@ -1,0 +1,156 @@
+package retrytopics
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hookstream/hookstream/internal/metrics"
+	"github.com/hookstream/hookstream/outbox"
+)
+
+// FailureWindowConfig configures the failure window (R23).
+type FailureWindowConfig struct {
+	// WarnAfter is how long an endpoint fails with no success before endpoint.failing is sent.
+	WarnAfter time.Duration
+	// DisableAfter is how long it fails before it is disabled with endpoint.disabled.
+	DisableAfter time.Duration
+	// Interval is how often endpoints are checked.
+	Interval   time.Duration
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+}
+
+// DefaultFailureWindowConfig returns the documented window: warned after 24 hours, disabled
+// after 5 days, checked every minute.
+func DefaultFailureWindowConfig() FailureWindowConfig {
+	return FailureWindowConfig{WarnAfter: 24 * time.Hour, DisableAfter: 5 * 24 * time.Hour, Interval: time.Minute, Logger: slog.Default()}
+}
+
+// Validate reports a window that cannot work.
+func (c FailureWindowConfig) Validate() error {
+	switch {
+	case c.WarnAfter <= 0 || c.DisableAfter <= 0 || c.Interval <= 0:
+		return errors.New("retrytopics: failure window durations must be positive")
+	case c.WarnAfter >= c.DisableAfter:
+		return fmt.Errorf("retrytopics: failure window warns after %s, not before disabling after %s", c.WarnAfter, c.DisableAfter)
+	case c.Logger == nil:
+		return errors.New("retrytopics: failure window logger is nil")
+	}
+	return nil
+}
+
+// FailureWindow warns about and then disables endpoints that keep failing. The recorder keeps
+// endpoint.failing_since (set at the first failure after a success, cleared by a success); this
+// reads it. Both operational events go through the outbox in the same transaction as the change,
+// so they are ordinary events the partner's other endpoints can subscribe to.
+type FailureWindow struct {
+	cfg      FailureWindowConfig
+	pool     *pgxpool.Pool
+	log      *slog.Logger
+	warned   prometheus.Counter
+	disabled prometheus.Counter
+}
+
+// NewFailureWindow returns a FailureWindow over pool.
+func NewFailureWindow(cfg FailureWindowConfig, pool *pgxpool.Pool) (*FailureWindow, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	w := &FailureWindow{cfg: cfg, pool: pool, log: cfg.Logger.With("component", "failure-window"),
+		warned: prometheus.NewCounter(prometheus.CounterOpts{Namespace: metrics.Namespace, Subsystem: "retry", Name: "endpoints_warned_total",
+			Help: "endpoint.failing warnings sent."}),
+		disabled: prometheus.NewCounter(prometheus.CounterOpts{Namespace: metrics.Namespace, Subsystem: "retry", Name: "endpoints_disabled_total",
+			Help: "Endpoints disabled after failing for the whole failure window."}),
+	}
+	if cfg.Registerer != nil {
+		for _, c := range []prometheus.Collector{w.warned, w.disabled} {
+			if err := cfg.Registerer.Register(c); err != nil {
+				return nil, fmt.Errorf("retrytopics: failure window metrics: %w", err)
+			}
+		}
+	}
+	return w, nil
+}
+
+// Run checks endpoints every Interval until ctx ends.
+func (w *FailureWindow) Run(ctx context.Context) error {
+	t := time.NewTicker(w.cfg.Interval)
+	defer t.Stop()
+	for {
+		if err := w.Check(ctx, time.Now()); err != nil && ctx.Err() == nil {
+			w.log.Error("failure window check", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Check sends the due warnings and disables the endpoints past the window, as of now.
+func (w *FailureWindow) Check(ctx context.Context, now time.Time) error {
+	return pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+		warned, err := w.emit(ctx, tx, `UPDATE endpoint SET failing_warned_at = $1
+			WHERE status = 'active' AND failing_since <= $2
+			  AND (failing_warned_at IS NULL OR failing_warned_at < failing_since)
+			RETURNING id, partner_id, failing_since`,
+			"endpoint.failing", "", now, now.Add(-w.cfg.WarnAfter))
+		if err != nil {
+			return err
+		}
+		reason := fmt.Sprintf("failing with no success for %s", w.cfg.DisableAfter)
+		// An endpoint found past the whole window at once (the checker was down) is warned above
+		// and disabled here, in the same transaction: its owner still hears both.
+		disabled, err := w.emit(ctx, tx, `UPDATE endpoint SET status = 'disabled', disabled_reason = $3,
+				version = version + 1, updated_at = $1
+			WHERE status = 'active' AND failing_since <= $2
+			RETURNING id, partner_id, failing_since`,
+			"endpoint.disabled", reason, now, now.Add(-w.cfg.DisableAfter), reason)
+		if err != nil {
+			return err
+		}
+		w.warned.Add(float64(warned))
+		w.disabled.Add(float64(disabled))
+		return nil
+	})
+}
+
+// emit runs an UPDATE … RETURNING id, partner_id, failing_since and appends one event of type
+// typ per returned endpoint.
+func (w *FailureWindow) emit(ctx context.Context, tx pgx.Tx, sql, typ, reason string, args ...any) (int, error) {
+	rows, err := tx.Query(ctx, sql, args...)
+	if err != nil {
+		return 0, fmt.Errorf("retrytopics: %s: %w", typ, err)
+	}
+	type hit struct {
+		id, partner string
+		since       time.Time
+	}
+	var hits []hit
+	var h hit
+	if _, err := pgx.ForEachRow(rows, []any{&h.id, &h.partner, &h.since}, func() error { hits = append(hits, h); return nil }); err != nil {
+		return 0, fmt.Errorf("retrytopics: %s: %w", typ, err)
+	}
+	for _, h := range hits {
+		data := map[string]any{"endpoint_id": h.id, "failing_since": h.since.UTC()}
+		if reason != "" {
+			data["reason"] = reason
+		}
+		b, _ := json.Marshal(data)
+		if _, err := outbox.Append(ctx, tx, outbox.Event{PartnerID: h.partner, Type: typ,
+			Subject: outbox.Subject{Type: "endpoint", ID: h.id}, Data: b}); err != nil {
+			return 0, err
+		}
+		w.log.Warn(typ, "endpoint_id", h.id, "partner_id", h.partner, "failing_since", h.since)
+	}
+	return len(hits), nil
+}
