@@ -1,4 +1,28 @@
 // Package admin is hookstream's HTTP API for operators and partners (design.md section 10, R36):
 // endpoints, secrets and rotation, delivery history, replay, disablement, the cursor feed, and
 // the probes and metrics routes. Every partner-scoped route filters by the authenticated partner.
+//
+// Wiring: New(cfg, pool) builds the API; Handler serves every /v1 route (mount it at "/v1/");
+// Probes serves /healthz, /readyz and /metrics (give it Checks()); Run executes bulk replay jobs
+// until its context ends; Close releases the Kafka clients after both stopped.
+//
+// Guarantees:
+//   - Authentication is a bearer token: the operator token (any partner) or a partner API key
+//     (its own partner). Keys are shown once and stored as SHA-256 hashes. A missing or bad token
+//     answers 401; a partner key on an operator route 403, decided before any lookup; another
+//     partner's resources 404, the same answer as resources that do not exist.
+//   - Errors are {"error":{"code","message"}} with a fitting 4xx. Bodies are JSON objects of at
+//     most 1 MiB with no unknown fields. A 5xx means a fault of the service and is logged.
+//   - A signing secret appears only in the response that created it (endpoint creation or
+//     rotation) and never in a log line; it is stored sealed with the sender's AAD.
+//   - Writes go to PostgreSQL, from where cdc publishes endpoint changes; disabling an endpoint
+//     writes an endpoint.disabled event to the outbox in the same transaction.
+//   - Replays and test events are delivery records produced to <prefix>.deliveries keyed by
+//     endpoint_id. A replay keeps the event id and takes the next attempt number, never one an
+//     automatic attempt may take (see nextAttempt). Bulk replays are jobs in replay_job that
+//     survive restarts of the API.
+//   - The feed reads the partner's partition of the compacted events topic from a cursor and
+//     returns the partner's envelopes, exact bytes, in log order, with a next_cursor always.
+//
+// The OpenAPI 3.1 document of every route is openapi.json, served at GET /v1/openapi.json.
 package admin

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -160,10 +161,24 @@ func isLocalhost(name string) bool {
 	return name == "localhost" || strings.HasSuffix(name, ".localhost")
 }
 
+// joinInts lists ports for error messages, runs of consecutive ports as ranges ("8000-9999").
 func joinInts(ns []int) string {
-	s := make([]string, len(ns))
-	for i, n := range ns {
-		s[i] = strconv.Itoa(n)
+	ns = slices.Clone(ns)
+	slices.Sort(ns)
+	var s []string
+	for i := 0; i < len(ns); {
+		j := i
+		for j+1 < len(ns) && ns[j+1] == ns[j]+1 {
+			j++
+		}
+		if j > i+1 {
+			s = append(s, strconv.Itoa(ns[i])+"-"+strconv.Itoa(ns[j]))
+		} else {
+			for k := i; k <= j; k++ {
+				s = append(s, strconv.Itoa(ns[k]))
+			}
+		}
+		i = j + 1
 	}
 	return strings.Join(s, ", ")
 }

@@ -1,0 +1,160 @@
+package admin
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oklog/ulid/v2"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/internal/topics"
+	"github.com/hookstream/hookstream/sender/egress"
+)
+
+// API is the admin HTTP API. Build it with New, serve Handler, run Run for the replay jobs, and
+// Close it after both have stopped.
+type API struct {
+	cfg          Config
+	pool         *pgxpool.Pool
+	log          *slog.Logger
+	guard        *egress.Guard
+	names        topics.Names
+	kafka        *kgo.Client // produces delivery records; lists offsets
+	adm          *kadm.Client
+	events       *eventLog
+	metrics      *apiMetrics
+	operatorHash [sha256.Size]byte
+	instance     string // lease owner name of this process's replay runner
+	wake         chan struct{}
+	stop         chan struct{} // closed by Close: ends the reader janitor
+
+	closeOnce sync.Once
+
+	mux     *http.ServeMux
+	routes  []route
+	handler http.Handler
+
+	// afterBatch, when set (tests), is called after each replay-job step has been recorded.
+	afterBatch func(jobID string)
+}
+
+// New returns the API over pool (a PostgreSQL database migrated to the current schema) and the
+// Kafka cluster of cfg. It does not contact Kafka until a request or job needs it.
+func New(cfg Config, pool *pgxpool.Pool) (*API, error) {
+	if pool == nil {
+		return nil, errors.New("admin: no PostgreSQL pool")
+	}
+	if cfg.Egress == nil {
+		g, err := egress.New(egress.DefaultConfig())
+		if err != nil {
+			return nil, fmt.Errorf("admin: egress guard: %w", err)
+		}
+		cfg.Egress = g
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := kgo.NewClient(append([]kgo.Opt{
+		kgo.SeedBrokers(cfg.Brokers...),
+		// Keyed by endpoint_id with the default partitioner, like fanout: one partition holds all
+		// of an endpoint's work (design.md section 5).
+		kgo.ProducerBatchMaxBytes(1 << 20),
+	}, cfg.KafkaOptions...)...)
+	if err != nil {
+		return nil, fmt.Errorf("admin: kafka client: %w", err)
+	}
+	names := topics.For(cfg.Prefix)
+	a := &API{
+		cfg:          cfg,
+		pool:         pool,
+		log:          cfg.Logger.With("component", "admin"),
+		guard:        cfg.Egress,
+		names:        names,
+		kafka:        cl,
+		adm:          kadm.NewClient(cl),
+		metrics:      m,
+		operatorHash: sha256.Sum256([]byte(cfg.OperatorToken)),
+		instance:     "admin-" + ulid.Make().String(),
+		wake:         make(chan struct{}, 1),
+		stop:         make(chan struct{}),
+	}
+	a.events = newEventLog(a, names.Events)
+	a.buildRouter()
+	go a.janitor()
+	return a, nil
+}
+
+// Handler serves every /v1 route (design.md section 10). The probes and /metrics are served by
+// Probes; mount both on one mux:
+//
+//	mux.Handle("/v1/", api.Handler())
+//	mux.Handle("/", admin.Probes(reg, api.Checks()...))
+func (a *API) Handler() http.Handler { return a.handler }
+
+// Checks are the readiness checks of the API's dependencies, for Probes.
+func (a *API) Checks() []Check {
+	return []Check{
+		{Name: "postgres", Ping: a.pool.Ping},
+		{Name: "kafka", Ping: a.kafka.Ping},
+	}
+}
+
+// Close releases the Kafka client. Call it after the HTTP server has shut down and Run has
+// returned.
+func (a *API) Close() {
+	a.closeOnce.Do(func() {
+		close(a.stop)
+		a.events.close()
+		a.kafka.Close()
+	})
+}
+
+// janitor closes events-topic readers kept too long without a continuation.
+func (a *API) janitor() {
+	t := time.NewTicker(readerIdle / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case <-t.C:
+			a.events.sweep()
+		}
+	}
+}
+
+// fault turns an unexpected error into the client's answer: 503 when a dependency is down (the
+// client may retry), 500 otherwise. Either way it is logged: a 5xx is a fault of ours, never the
+// client's input.
+func (a *API) fault(ctx context.Context, what string, err error) *apiError {
+	if ctx.Err() != nil {
+		// The client went away; nobody reads the answer.
+		return errorf(http.StatusServiceUnavailable, CodeUnavailable, "request canceled")
+	}
+	var pgErr *pgconn.PgError
+	if errors.Is(err, errUnavailable) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) ||
+		(!errors.As(err, &pgErr) && isConnectionError(err)) {
+		a.log.Error("dependency unavailable", "op", what, "err", err)
+		return errorf(http.StatusServiceUnavailable, CodeUnavailable, "a dependency of the API is unavailable; retry later")
+	}
+	a.log.Error("internal error", "op", what, "err", err)
+	return errorf(http.StatusInternalServerError, CodeInternal, "internal error")
+}
+
+func isConnectionError(err error) bool {
+	var connErr *pgconn.ConnectError
+	return errors.As(err, &connErr) || errors.Is(err, context.DeadlineExceeded)
+}

@@ -1,0 +1,137 @@
+package admin
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// access says who may call a route.
+type access int
+
+const (
+	public     access = iota // no token (the OpenAPI document)
+	anyCaller                // any valid token (catalog, limits)
+	operator                 // the operator token only
+	partnerOwn               // the operator, or a key of the {pid} in the path
+)
+
+// caller is the authenticated principal of a request.
+type caller struct {
+	operator  bool
+	partnerID string // the key's partner; empty for the operator
+	keyID     string
+}
+
+// actor names the caller in events and job records, never with a secret.
+func (c caller) actor() string {
+	if c.operator {
+		return "operator"
+	}
+	return "partner_api_key:" + c.keyID
+}
+
+// APIKeyPrefix starts every partner API key, so leaked keys are easy to recognise and scan for.
+const APIKeyPrefix = "hsk_"
+
+// newAPIKey returns a fresh partner API key and the hash that is stored in its place (R36).
+func newAPIKey() (key string, hash []byte, err error) {
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", nil, fmt.Errorf("admin: api key: %w", err)
+	}
+	key = APIKeyPrefix + base64.RawURLEncoding.EncodeToString(raw)
+	return key, hashKey(key), nil
+}
+
+func hashKey(key string) []byte {
+	sum := sha256.Sum256([]byte(key))
+	return sum[:]
+}
+
+// keyTouchInterval bounds how often a key's last_used_at is written: once a minute is enough to
+// tell used keys from stale ones without a write per request.
+const keyTouchInterval = time.Minute
+
+// authenticate resolves the bearer token of r. The operator token is compared in constant time
+// (through its hash, so the length does not leak either); partner keys are found by their hash.
+func (a *API) authenticate(ctx context.Context, r *http.Request) (caller, *apiError) {
+	unauthorized := errorf(http.StatusUnauthorized, CodeUnauthorized, "a valid bearer token is required (Authorization: Bearer <token>)")
+	h := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return caller{}, unauthorized
+	}
+	token = strings.TrimSpace(token)
+	if token == "" || len(token) > 512 {
+		return caller{}, unauthorized
+	}
+	sum := sha256.Sum256([]byte(token))
+	if subtle.ConstantTimeCompare(sum[:], a.operatorHash[:]) == 1 {
+		return caller{operator: true}, nil
+	}
+	if !strings.HasPrefix(token, APIKeyPrefix) {
+		return caller{}, unauthorized
+	}
+	var (
+		c        caller
+		lastUsed *time.Time
+	)
+	err := a.pool.QueryRow(ctx, `SELECT id, partner_id, last_used_at FROM partner_api_key
+		WHERE key_hash = $1 AND revoked_at IS NULL`, sum[:]).Scan(&c.keyID, &c.partnerID, &lastUsed)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return caller{}, unauthorized
+	}
+	if err != nil {
+		return caller{}, a.fault(ctx, "authenticate", err)
+	}
+	if lastUsed == nil || time.Since(*lastUsed) > keyTouchInterval {
+		if _, err := a.pool.Exec(ctx, `UPDATE partner_api_key SET last_used_at = now() WHERE id = $1`, c.keyID); err != nil {
+			a.log.Warn("api key last_used_at not updated", "key_id", c.keyID, "err", err)
+		}
+	}
+	return c, nil
+}
+
+// authorize applies a route's access rule. A partner key on an operator route gets 403 before
+// anything is looked up, so the answer says nothing about the partner in the path. A partner key
+// on another partner's path gets 404, exactly as a partner that does not exist (design.md
+// section 10).
+func (a *API) authorize(ctx context.Context, c caller, rule access, pid string) *apiError {
+	switch rule {
+	case operator:
+		if !c.operator {
+			return errorf(http.StatusForbidden, CodeForbidden, "this route needs the operator token")
+		}
+	case partnerOwn:
+		if !c.operator {
+			if c.partnerID != pid {
+				return notFound("partner")
+			}
+			return nil // the key's partner exists: keys are deleted with it
+		}
+	}
+	if pid == "" {
+		return nil
+	}
+	if !partnerIDPattern.MatchString(pid) {
+		return notFound("partner")
+	}
+	var exists bool
+	if err := a.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM partner WHERE id = $1)`, pid).Scan(&exists); err != nil {
+		return a.fault(ctx, "look up partner", err)
+	}
+	if !exists {
+		return notFound("partner")
+	}
+	return nil
+}

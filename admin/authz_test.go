@@ -1,0 +1,223 @@
+package admin
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestAuthorizationMatrix calls every route as each kind of caller and checks the status: no
+// token and a bad token get 401; a partner key gets 403 on operator routes and 404 on another
+// partner's resources; the operator and the partner's own key succeed.
+func TestAuthorizationMatrix(t *testing.T) {
+	e := newEnv(t)
+	ownKey := e.partner("acme")
+	otherKey := e.partner("globex")
+	const pid = "acme"
+
+	ep := e.endpoint(pid)
+	disableEP := e.endpoint(pid)
+	evID := e.appendEvent(pid, "customer.created", `{"customer_id":"cus_1"}`)
+	dids := e.seedDeliveries(pid, ep.ID, "customer.created", "failed", 2, []string{evID}, []time.Time{time.Now()})
+	var job jobAccepted
+	e.must(202, operatorToken, "POST", "/v1/partners/acme/endpoints/"+ep.ID+"/replay",
+		map[string]string{"since": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)}).json(t, &job)
+
+	n := 0
+	fresh := func() int { n++; return n }
+	epPath := "/v1/partners/acme/endpoints/" + ep.ID
+	rows := []struct {
+		pattern string
+		want    int
+		req     func() (path string, body any)
+	}{
+		{"GET /v1/openapi.json", 200, func() (string, any) { return "/v1/openapi.json", nil }},
+		{"GET /v1/event-types", 200, func() (string, any) { return "/v1/event-types", nil }},
+		{"GET /v1/limits", 200, func() (string, any) { return "/v1/limits", nil }},
+		{"POST /v1/partners", 201, func() (string, any) {
+			return "/v1/partners", map[string]string{"id": fmt.Sprintf("new-%d", fresh())}
+		}},
+		{"GET /v1/partners", 200, func() (string, any) { return "/v1/partners", nil }},
+		{"GET /v1/partners/{pid}", 200, func() (string, any) { return "/v1/partners/acme", nil }},
+		{"POST /v1/partners/{pid}/api-keys", 201, func() (string, any) { return "/v1/partners/acme/api-keys", nil }},
+		{"GET /v1/partners/{pid}/api-keys", 200, func() (string, any) { return "/v1/partners/acme/api-keys", nil }},
+		{"DELETE /v1/partners/{pid}/api-keys/{kid}", 204, func() (string, any) {
+			var k createdAPIKey
+			e.must(201, operatorToken, "POST", "/v1/partners/acme/api-keys", nil).json(t, &k)
+			return "/v1/partners/acme/api-keys/" + k.ID, nil
+		}},
+		{"POST /v1/partners/{pid}/endpoints", 201, func() (string, any) {
+			return "/v1/partners/acme/endpoints", map[string]any{"url": "https://hooks.example.com/x", "event_types": []string{"customer.*"}}
+		}},
+		{"GET /v1/partners/{pid}/endpoints", 200, func() (string, any) { return "/v1/partners/acme/endpoints", nil }},
+		{"GET /v1/partners/{pid}/endpoints/{eid}", 200, func() (string, any) { return epPath, nil }},
+		{"PATCH /v1/partners/{pid}/endpoints/{eid}", 200, func() (string, any) {
+			return epPath, map[string]any{"description": fmt.Sprintf("change %d", fresh())}
+		}},
+		{"DELETE /v1/partners/{pid}/endpoints/{eid}", 204, func() (string, any) {
+			return "/v1/partners/acme/endpoints/" + e.endpoint(pid).ID, nil
+		}},
+		{"POST /v1/partners/{pid}/endpoints/{eid}/disable", 200, func() (string, any) {
+			return "/v1/partners/acme/endpoints/" + disableEP.ID + "/disable", map[string]string{"reason": "maintenance"}
+		}},
+		{"POST /v1/partners/{pid}/endpoints/{eid}/enable", 200, func() (string, any) {
+			return "/v1/partners/acme/endpoints/" + disableEP.ID + "/enable", nil
+		}},
+		{"POST /v1/partners/{pid}/endpoints/{eid}/secret/rotate", 200, func() (string, any) { return epPath + "/secret/rotate", nil }},
+		{"POST /v1/partners/{pid}/endpoints/{eid}/secret/end-rotation", 200, func() (string, any) { return epPath + "/secret/end-rotation", nil }},
+		{"POST /v1/partners/{pid}/endpoints/{eid}/test", 202, func() (string, any) { return epPath + "/test", nil }},
+		{"GET /v1/partners/{pid}/endpoints/{eid}/deliveries", 200, func() (string, any) { return epPath + "/deliveries?state=failed", nil }},
+		{"POST /v1/partners/{pid}/endpoints/{eid}/replay", 202, func() (string, any) {
+			return epPath + "/replay", map[string]string{"since": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339), "source": "log"}
+		}},
+		{"GET /v1/partners/{pid}/deliveries/{did}", 200, func() (string, any) { return "/v1/partners/acme/deliveries/" + dids[0], nil }},
+		{"POST /v1/partners/{pid}/deliveries/{did}/replay", 202, func() (string, any) {
+			return "/v1/partners/acme/deliveries/" + dids[0] + "/replay", nil
+		}},
+		{"GET /v1/partners/{pid}/replay-jobs/{jid}", 200, func() (string, any) { return "/v1/partners/acme/replay-jobs/" + job.JobID, nil }},
+		{"GET /v1/partners/{pid}/events", 200, func() (string, any) { return "/v1/partners/acme/events?limit=10", nil }},
+		{"GET /v1/partners/{pid}/events/{event_id}", 200, func() (string, any) { return "/v1/partners/acme/events/" + evID, nil }},
+	}
+
+	accessOf := map[string]access{}
+	for _, rt := range e.api.routes {
+		accessOf[rt.pattern()] = rt.access
+	}
+	covered := map[string]bool{}
+	callers := []struct {
+		name  string
+		token string
+	}{
+		{"no token", ""},
+		{"bad token", "hsk_not-a-key-of-anyone-0000000000000000000000"},
+		{"other partner key", otherKey},
+		{"own partner key", ownKey},
+		{"operator", operatorToken},
+	}
+	for _, row := range rows {
+		rule, ok := accessOf[row.pattern]
+		if !ok {
+			t.Errorf("matrix row %q is not a route", row.pattern)
+			continue
+		}
+		covered[row.pattern] = true
+		method, _, _ := strings.Cut(row.pattern, " ")
+		for _, c := range callers {
+			want := row.want
+			switch {
+			case rule == public:
+			case c.token == "" || strings.HasPrefix(c.name, "bad"):
+				want = http.StatusUnauthorized
+			case rule == operator && c.token != operatorToken:
+				want = http.StatusForbidden
+			case rule == partnerOwn && c.token == otherKey:
+				want = http.StatusNotFound
+			}
+			path, body := row.req()
+			r := e.do(c.token, method, path, body)
+			if r.Status != want {
+				t.Errorf("%s as %s: %s, want %d", row.pattern, c.name, r, want)
+				continue
+			}
+			if r.Status >= 400 {
+				var eb errorBody
+				r.json(t, &eb)
+				if eb.Error.Code == "" || eb.Error.Message == "" {
+					t.Errorf("%s as %s: error body %s lacks code or message", row.pattern, c.name, r.Body)
+				}
+				if r.Status == http.StatusUnauthorized && r.Header.Get("WWW-Authenticate") == "" {
+					t.Errorf("%s as %s: 401 without WWW-Authenticate", row.pattern, c.name)
+				}
+			}
+		}
+	}
+	for p := range accessOf {
+		if !covered[p] {
+			t.Errorf("route %s is missing from the authorization matrix", p)
+		}
+	}
+}
+
+// TestAuthenticationForms covers token forms the matrix does not: other schemes, revoked keys,
+// a partner that does not exist, and routes that do not exist.
+func TestAuthenticationForms(t *testing.T) {
+	e := newEnv(t)
+	key := e.partner("acme")
+	for _, h := range []string{"Basic " + operatorToken, "Bearer", "Bearer ", operatorToken, "bearer " + operatorToken + "x"} {
+		r := doHeader(e.api, h, "GET", "/v1/limits")
+		if r.Status != http.StatusUnauthorized {
+			t.Errorf("Authorization %q: %s, want 401", h, r)
+		}
+	}
+	if r := doHeader(e.api, "bearer "+operatorToken, "GET", "/v1/limits"); r.Status != 200 {
+		t.Errorf("lowercase bearer scheme: %s", r)
+	}
+
+	var keys list[apiKeyView]
+	e.must(200, operatorToken, "GET", "/v1/partners/acme/api-keys", nil).json(t, &keys)
+	if len(keys.Data) != 1 || keys.Data[0].LastUsedAt != nil {
+		t.Fatalf("keys before use: %+v", keys.Data)
+	}
+	e.must(200, key, "GET", "/v1/partners/acme", nil)
+	e.must(200, operatorToken, "GET", "/v1/partners/acme/api-keys", nil).json(t, &keys)
+	if keys.Data[0].LastUsedAt == nil {
+		t.Errorf("last_used_at not set after use")
+	}
+	if strings.Contains(string(e.must(200, operatorToken, "GET", "/v1/partners/acme/api-keys", nil).Body), key) {
+		t.Errorf("key listing shows the key")
+	}
+	e.must(204, operatorToken, "DELETE", "/v1/partners/acme/api-keys/"+keys.Data[0].ID, nil)
+	e.must(401, key, "GET", "/v1/partners/acme", nil)
+
+	// The operator gets 404 for partners that do not exist, like everyone else.
+	e.must(404, operatorToken, "GET", "/v1/partners/nobody", nil)
+	e.must(404, operatorToken, "GET", "/v1/partners/nobody/endpoints", nil)
+	e.must(404, operatorToken, "POST", "/v1/partners/nobody/api-keys", nil)
+	e.must(404, operatorToken, "GET", "/v1/partners/bad%00id", nil)
+	e.must(404, operatorToken, "GET", "/v1/partners/acme/endpoints/ep_%00", nil)
+
+	r := e.must(404, "", "GET", "/v1/nothing-here", nil)
+	var eb errorBody
+	r.json(t, &eb)
+	if eb.Error.Code != CodeNotFound {
+		t.Errorf("unknown route: %s", r)
+	}
+	r = e.must(405, operatorToken, "PUT", "/v1/partners", nil)
+	r.json(t, &eb)
+	if eb.Error.Code != CodeMethodNotAllowed || !strings.Contains(r.Header.Get("Allow"), "POST") {
+		t.Errorf("wrong method: %s %v", r, r.Header)
+	}
+
+	// Requests are counted by route pattern and status class.
+	counts := map[string]float64{}
+	mfs, err := e.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "hookstream_admin_requests_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			counts[labels["route"]+" "+labels["code"]] += m.GetCounter().GetValue()
+		}
+	}
+	if counts["GET /v1/partners/{pid} 4xx"] < 2 || counts["GET /v1/partners/{pid} 2xx"] < 1 || counts["unmatched 4xx"] < 2 {
+		t.Errorf("request metrics: %v", counts)
+	}
+}
+
+func doHeader(a *API, authorization, method, path string) response {
+	req := httptest.NewRequest(method, path, nil)
+	req.Header.Set("Authorization", authorization)
+	rec := httptest.NewRecorder()
+	a.Handler().ServeHTTP(rec, req)
+	return response{Status: rec.Code, Body: rec.Body.Bytes(), Header: rec.Header()}
+}

@@ -1,0 +1,167 @@
+package admin
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/internal/secretbox"
+	"github.com/hookstream/hookstream/sender/egress"
+)
+
+// MaxBodyBytes is the largest request body the API reads (1 MiB); larger bodies get 413.
+const MaxBodyBytes = 1 << 20
+
+// Page sizes of lists and of the cursor feed.
+const (
+	DefaultPageLimit = 100
+	MaxPageLimit     = 1000
+)
+
+// minOperatorToken is the shortest operator token accepted: a guessable token would open every
+// partner's data.
+const minOperatorToken = 16
+
+// Config configures the API. Start from DefaultConfig, set the connection settings and the
+// operator token and secret key, and adjust the rest.
+type Config struct {
+	// Brokers are the Kafka seed brokers; Prefix the topic prefix (design.md section 5).
+	Brokers []string
+	Prefix  string
+	// OperatorToken is the bearer token that may act on every partner (HOOKSTREAM_ADMIN_TOKEN),
+	// at least 16 characters.
+	OperatorToken string
+	// SecretKey seals endpoint secrets (HOOKSTREAM_SECRET_KEY), the same key the sender opens
+	// them with.
+	SecretKey secretbox.Key
+	// Egress checks endpoint URLs at registration (R26). Nil builds the production policy,
+	// egress.DefaultConfig(); `hookstream dev` passes a guard that allows loopback HTTP.
+	Egress *egress.Guard
+
+	// RotationOverlap is how long a rotated-out secret keeps signing (R17).
+	RotationOverlap time.Duration
+	// FeedRetention is the events topic's retention: how far back the cursor feed and log
+	// replays reach (R33). Keep it equal to the topics' FeedRetention.
+	FeedRetention time.Duration
+	// OutboxRetention is how long outbox rows are kept (cdc's OutboxRetention); replays read
+	// envelopes from the outbox within it, from the events topic after it.
+	OutboxRetention time.Duration
+	// HistoryRetention is how long delivery history is kept, as stated by GET /v1/limits.
+	HistoryRetention time.Duration
+	// ReplayWindow is how old an event may be and still be replayed; at most the longer of
+	// FeedRetention and OutboxRetention, where envelopes can still be found.
+	ReplayWindow time.Duration
+
+	// AutomaticAttempts is the number of attempts of the retry schedule (retrytopics'
+	// Schedule.Attempts(), 10 by default). Automatic attempts are numbered 1 to
+	// AutomaticAttempts; a replay made while automatic attempts may still be in flight is
+	// numbered above them (see replay.go).
+	AutomaticAttempts int
+
+	// ReplayBatch is how many deliveries a replay job reserves and produces per step.
+	ReplayBatch int
+	// ReplayWorkers is how many replay jobs one process runs at once.
+	ReplayWorkers int
+	// JobLease is how long a running job stays claimed without progress; a job whose process
+	// died is resumed by another process after it.
+	JobLease time.Duration
+	// JobPollInterval is how often Run looks for queued jobs it was not told about.
+	JobPollInterval time.Duration
+
+	// MaxLogReaders bounds the concurrent reads of the events topic (feed pages, event lookups).
+	MaxLogReaders int
+	// MaxFeedScan bounds the records of other partners one feed page may skip; the page then
+	// ends early with a cursor past them.
+	MaxFeedScan int
+	// EventLookupWindow is how long after its id was made an event may reach the events topic
+	// (the longest a platform transaction stays open plus cdc's lag). Lookups by event id scan
+	// the partner's partition from the id's time to this much after it.
+	EventLookupWindow time.Duration
+
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer // nil: metrics are kept but not registered
+	// KafkaOptions are extra franz-go options for every client the API makes (e.g. for tests).
+	KafkaOptions []kgo.Opt
+}
+
+// DefaultConfig returns the defaults for everything but brokers, token and key.
+func DefaultConfig() Config {
+	return Config{
+		Prefix:            "hookstream",
+		RotationOverlap:   24 * time.Hour,
+		FeedRetention:     30 * 24 * time.Hour,
+		OutboxRetention:   7 * 24 * time.Hour,
+		HistoryRetention:  30 * 24 * time.Hour,
+		ReplayWindow:      30 * 24 * time.Hour,
+		AutomaticAttempts: 10,
+		ReplayBatch:       500,
+		ReplayWorkers:     2,
+		JobLease:          30 * time.Second,
+		JobPollInterval:   time.Second,
+		MaxLogReaders:     16,
+		MaxFeedScan:       20000,
+		EventLookupWindow: time.Hour,
+		Logger:            slog.Default(),
+	}
+}
+
+// Validate reports every setting the API cannot run with.
+func (c Config) Validate() error {
+	var errs []error
+	if len(c.Brokers) == 0 {
+		errs = append(errs, errors.New("no Kafka brokers"))
+	}
+	if c.Prefix == "" {
+		errs = append(errs, errors.New("topic prefix is empty"))
+	}
+	if len(c.OperatorToken) < minOperatorToken {
+		// Never print the token, not even its length.
+		errs = append(errs, fmt.Errorf("operator token must be at least %d characters", minOperatorToken))
+	}
+	if c.SecretKey.IsZero() {
+		errs = append(errs, errors.New("secret key is not set"))
+	}
+	for _, d := range []struct {
+		name  string
+		value time.Duration
+	}{
+		{"rotation overlap", c.RotationOverlap}, {"feed retention", c.FeedRetention},
+		{"outbox retention", c.OutboxRetention}, {"history retention", c.HistoryRetention},
+		{"replay window", c.ReplayWindow}, {"job lease", c.JobLease},
+		{"job poll interval", c.JobPollInterval}, {"event lookup window", c.EventLookupWindow},
+	} {
+		if d.value <= 0 {
+			errs = append(errs, fmt.Errorf("%s %s must be positive", d.name, d.value))
+		}
+	}
+	if c.ReplayWindow > max(c.FeedRetention, c.OutboxRetention) {
+		errs = append(errs, fmt.Errorf("replay window %s is longer than both the feed retention %s and the outbox retention %s: older envelopes cannot be found",
+			c.ReplayWindow, c.FeedRetention, c.OutboxRetention))
+	}
+	if c.AutomaticAttempts < 1 {
+		errs = append(errs, fmt.Errorf("automatic attempts %d must be at least 1", c.AutomaticAttempts))
+	}
+	if c.ReplayBatch < 1 || c.ReplayBatch > 10000 {
+		errs = append(errs, fmt.Errorf("replay batch %d must be between 1 and 10000", c.ReplayBatch))
+	}
+	if c.ReplayWorkers < 1 {
+		errs = append(errs, fmt.Errorf("replay workers %d must be at least 1", c.ReplayWorkers))
+	}
+	if c.MaxLogReaders < 1 {
+		errs = append(errs, fmt.Errorf("max log readers %d must be at least 1", c.MaxLogReaders))
+	}
+	if c.MaxFeedScan < MaxPageLimit {
+		errs = append(errs, fmt.Errorf("max feed scan %d must be at least %d", c.MaxFeedScan, MaxPageLimit))
+	}
+	if c.Logger == nil {
+		errs = append(errs, errors.New("logger is nil"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("admin: config: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,706 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hookstream/hookstream/internal/secretbox"
+	"github.com/hookstream/hookstream/outbox"
+	"github.com/hookstream/hookstream/sender/egress"
+	"github.com/hookstream/hookstream/webhook"
+)
+
+// Limits of endpoint fields; the integer bounds are the endpoint table's CHECK constraints.
+const (
+	maxURLBytes         = 2048
+	maxDescriptionBytes = 1024
+	maxEventTypes       = 100
+	maxReasonBytes      = 500
+	maxRateLimitPerSec  = 10000
+	defaultMaxInFlight  = 8
+	maxMaxInFlight      = 1000
+	// maxOverlap bounds a rotation overlap asked for in the request.
+	maxOverlap = 7 * 24 * time.Hour
+)
+
+// schemaVersions are the envelope schema versions an endpoint may be pinned to (R14). A new
+// version adds its conversion in streams and its number here.
+var schemaVersions = []int{1}
+
+// endpointView is an endpoint as the API shows it: configuration and secret metadata, never a
+// secret.
+type endpointView struct {
+	ID              string       `json:"id"`
+	PartnerID       string       `json:"partner_id"`
+	URL             string       `json:"url"`
+	Description     string       `json:"description"`
+	Status          string       `json:"status"`
+	EventTypes      []string     `json:"event_types"`
+	SchemaVersion   int          `json:"schema_version"`
+	MaxInFlight     int          `json:"max_in_flight"`
+	RateLimitPerSec *float64     `json:"rate_limit_per_sec"`
+	Ordered         bool         `json:"ordered"`
+	FailingSince    *time.Time   `json:"failing_since"`
+	DisabledReason  *string      `json:"disabled_reason"`
+	Version         int64        `json:"version"`
+	CreatedAt       time.Time    `json:"created_at"`
+	UpdatedAt       time.Time    `json:"updated_at"`
+	Secrets         []secretInfo `json:"secrets"`
+}
+
+// secretInfo describes a signing secret without its value (R16).
+type secretInfo struct {
+	ID        string     `json:"id"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt *time.Time `json:"expires_at"`
+}
+
+// createdEndpoint is the creation response, the one place the first secret appears.
+type createdEndpoint struct {
+	endpointView
+	Secret string `json:"secret"`
+}
+
+const endpointColumns = `id, partner_id, url, description, status, event_types, schema_version, max_in_flight,
+	rate_limit_per_sec, ordered, failing_since, disabled_reason, version, created_at, updated_at`
+
+func scanEndpoint(row pgx.Row) (endpointView, error) {
+	var (
+		v              endpointView
+		schema, flight int32
+	)
+	err := row.Scan(&v.ID, &v.PartnerID, &v.URL, &v.Description, &v.Status, &v.EventTypes, &schema, &flight,
+		&v.RateLimitPerSec, &v.Ordered, &v.FailingSince, &v.DisabledReason, &v.Version, &v.CreatedAt, &v.UpdatedAt)
+	v.SchemaVersion, v.MaxInFlight = int(schema), int(flight)
+	if v.EventTypes == nil {
+		v.EventTypes = []string{}
+	}
+	v.Secrets = []secretInfo{}
+	return v, err
+}
+
+// querier is what reads need: the pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// loadEndpoint reads one endpoint of a partner with its secret metadata; a malformed id or
+// another partner's endpoint is not found.
+func loadEndpoint(ctx context.Context, q querier, pid, eid string, lock bool) (endpointView, error) {
+	if !validID(endpointIDPrefix, eid) {
+		return endpointView{}, notFound("endpoint")
+	}
+	sql := `SELECT ` + endpointColumns + ` FROM endpoint WHERE id = $1 AND partner_id = $2`
+	if lock {
+		sql += ` FOR UPDATE`
+	}
+	v, err := scanEndpoint(q.QueryRow(ctx, sql, eid, pid))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return v, notFound("endpoint")
+	}
+	if err != nil {
+		return v, err
+	}
+	all := []*endpointView{&v}
+	return v, attachSecrets(ctx, q, all)
+}
+
+func attachSecrets(ctx context.Context, q querier, eps []*endpointView) error {
+	if len(eps) == 0 {
+		return nil
+	}
+	byID := map[string]*endpointView{}
+	ids := make([]string, 0, len(eps))
+	for _, e := range eps {
+		byID[e.ID] = e
+		ids = append(ids, e.ID)
+	}
+	rows, err := q.Query(ctx, `SELECT endpoint_id, id, created_at, expires_at FROM endpoint_secret
+		WHERE endpoint_id = ANY($1) ORDER BY created_at, id`, ids)
+	if err != nil {
+		return err
+	}
+	var (
+		eid string
+		s   secretInfo
+	)
+	_, err = pgx.ForEachRow(rows, []any{&eid, &s.ID, &s.CreatedAt, &s.ExpiresAt}, func() error {
+		if e := byID[eid]; e != nil {
+			e.Secrets = append(e.Secrets, s)
+		}
+		return nil
+	})
+	return err
+}
+
+type createEndpointRequest struct {
+	URL             string   `json:"url"`
+	Description     string   `json:"description"`
+	EventTypes      []string `json:"event_types"`
+	SchemaVersion   *int     `json:"schema_version"`
+	MaxInFlight     *int     `json:"max_in_flight"`
+	RateLimitPerSec *float64 `json:"rate_limit_per_sec"`
+	Ordered         bool     `json:"ordered"`
+}
+
+func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) error {
+	var req createEndpointRequest
+	if e := decodeBody(r, &req, true); e != nil {
+		return e
+	}
+	var p problems
+	p.text("url", req.URL, maxURLBytes, true)
+	p.text("description", req.Description, maxDescriptionBytes, false)
+	types := p.eventTypes(req.EventTypes, true)
+	schema := p.schemaVersion(req.SchemaVersion)
+	flight := p.maxInFlight(req.MaxInFlight)
+	p.rateLimit(req.RateLimitPerSec)
+	if e := p.err(); e != nil {
+		return e
+	}
+	if e := a.checkURL(r.Context(), req.URL); e != nil {
+		return e
+	}
+
+	pid := r.PathValue("pid")
+	eid, sid := newID(endpointIDPrefix), newID(secretIDPrefix)
+	secret, sealed, err := a.newSecret(eid, sid)
+	if err != nil {
+		return err
+	}
+	var out createdEndpoint
+	err = pgx.BeginFunc(r.Context(), a.pool, func(tx pgx.Tx) error {
+		v, err := scanEndpoint(tx.QueryRow(r.Context(), `INSERT INTO endpoint
+			(id, partner_id, url, description, event_types, schema_version, max_in_flight, rate_limit_per_sec, ordered)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING `+endpointColumns,
+			eid, pid, req.URL, req.Description, types, schema, flight, req.RateLimitPerSec, req.Ordered))
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(r.Context(), `INSERT INTO endpoint_secret (endpoint_id, id, secret_ciphertext) VALUES ($1, $2, $3)`,
+			eid, sid, sealed); err != nil {
+			return err
+		}
+		out.endpointView = v
+		return attachSecrets(r.Context(), tx, []*endpointView{&out.endpointView})
+	})
+	if err != nil {
+		return err
+	}
+	out.Secret = secret
+	a.metrics.secretsOut.Inc()
+	a.log.Info("endpoint created", "partner_id", pid, "endpoint_id", eid) // never the secret
+	respond(w, http.StatusCreated, out)
+	return nil
+}
+
+// newSecret makes a whsec_ secret and seals it for the endpoint_secret row (endpointID,
+// secretID): the AAD binds the ciphertext to that row, as the sender expects when it opens it.
+func (a *API) newSecret(endpointID, secretID string) (secret string, sealed []byte, err error) {
+	secret, err = webhook.NewSecret()
+	if err != nil {
+		return "", nil, err
+	}
+	sealed, err = secretbox.Seal(a.cfg.SecretKey, []byte(secret), secretbox.AAD(endpointID, secretID))
+	if err != nil {
+		return "", nil, fmt.Errorf("admin: seal secret: %w", err)
+	}
+	return secret, sealed, nil
+}
+
+// checkURL applies the egress guard's registration policy (R26). A refusal is the client's
+// problem (422, naming the rule), never a server fault.
+func (a *API) checkURL(ctx context.Context, raw string) *apiError {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err := a.guard.CheckURL(ctx, raw)
+	if err == nil {
+		return nil
+	}
+	var pe *egress.PolicyError
+	if errors.As(err, &pe) {
+		return &apiError{Status: http.StatusUnprocessableEntity, Code: CodeURLRefused, Rule: pe.Rule,
+			Message: fmt.Sprintf("url refused by the egress policy (rule %s): %s", pe.Rule, pe.Detail)}
+	}
+	return &apiError{Status: http.StatusUnprocessableEntity, Code: CodeURLRefused, Rule: egress.RuleURL,
+		Message: "url could not be checked: " + err.Error()}
+}
+
+// eventTypePrefix is a wildcard subscription's prefix: dotted lowercase words.
+var eventTypePrefix = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$`)
+
+// eventTypes checks a subscription list: exact types, "prefix.*" wildcards or "*" (the forms
+// streams.Subscribed matches), and returns it without duplicates.
+func (p *problems) eventTypes(types []string, required bool) []string {
+	if len(types) == 0 {
+		if required {
+			p.add("event_types", `give at least one event type, a wildcard like "customer.*", or "*" for all`)
+		}
+		return []string{}
+	}
+	if len(types) > maxEventTypes {
+		p.add("event_types", "at most %d entries", maxEventTypes)
+		return nil
+	}
+	seen := map[string]bool{}
+	out := make([]string, 0, len(types))
+	for i, t := range types {
+		prefix, wildcard := strings.CutSuffix(t, ".*")
+		ok := t == "*" || outbox.ValidType(t) || (wildcard && len(prefix) <= 120 && eventTypePrefix.MatchString(prefix))
+		if !ok {
+			p.add(fmt.Sprintf("event_types[%d]", i), `must be an event type like "api_key.created", a wildcard like "api_key.*", or "*"`)
+			continue
+		}
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (p *problems) schemaVersion(v *int) int {
+	if v == nil {
+		return schemaVersions[len(schemaVersions)-1]
+	}
+	for _, s := range schemaVersions {
+		if *v == s {
+			return s
+		}
+	}
+	p.add("schema_version", "must be one of the known envelope versions %v", schemaVersions)
+	return 0
+}
+
+func (p *problems) maxInFlight(v *int) int {
+	if v == nil {
+		return defaultMaxInFlight
+	}
+	if *v < 1 || *v > maxMaxInFlight {
+		p.add("max_in_flight", "must be from 1 to %d", maxMaxInFlight)
+	}
+	return *v
+}
+
+func (p *problems) rateLimit(v *float64) {
+	if v != nil && (math.IsNaN(*v) || *v <= 0 || *v > maxRateLimitPerSec) {
+		p.add("rate_limit_per_sec", "must be null (no limit) or a number above 0 and at most %d", maxRateLimitPerSec)
+	}
+}
+
+type endpointCursor struct {
+	CreatedAt time.Time `json:"t"`
+	ID        string    `json:"id"`
+}
+
+func (a *API) listEndpoints(w http.ResponseWriter, r *http.Request, _ caller) error {
+	q := r.URL.Query()
+	limit, e := pageLimit(q)
+	if e != nil {
+		return e
+	}
+	after := endpointCursor{}
+	if s := q.Get("cursor"); s != "" {
+		if e := decodeCursor(s, "endpoints", &after); e != nil {
+			return e
+		}
+		if !validID(endpointIDPrefix, after.ID) {
+			return badCursor()
+		}
+	}
+	rows, err := a.pool.Query(r.Context(), `SELECT `+endpointColumns+` FROM endpoint
+		WHERE partner_id = $1 AND ($2 = '' OR (created_at, id) > ($3, $2))
+		ORDER BY created_at, id LIMIT $4`, r.PathValue("pid"), after.ID, after.CreatedAt, limit+1)
+	if err != nil {
+		return err
+	}
+	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (endpointView, error) { return scanEndpoint(row) })
+	if err != nil {
+		return err
+	}
+	out := list[endpointView]{Data: items}
+	if len(items) > limit {
+		out.Data, out.HasMore = items[:limit], true
+		last := items[limit-1]
+		out.NextCursor = encodeCursor("endpoints", endpointCursor{CreatedAt: last.CreatedAt, ID: last.ID})
+	}
+	ptrs := make([]*endpointView, len(out.Data))
+	for i := range out.Data {
+		ptrs[i] = &out.Data[i]
+	}
+	if err := attachSecrets(r.Context(), a.pool, ptrs); err != nil {
+		return err
+	}
+	respond(w, http.StatusOK, out)
+	return nil
+}
+
+func (a *API) getEndpoint(w http.ResponseWriter, r *http.Request, _ caller) error {
+	v, err := loadEndpoint(r.Context(), a.pool, r.PathValue("pid"), r.PathValue("eid"), false)
+	if err != nil {
+		return err
+	}
+	respond(w, http.StatusOK, v)
+	return nil
+}
+
+// nullableFloat tells an absent field (Set false) from an explicit null (Set, Valid false).
+type nullableFloat struct {
+	Set, Valid bool
+	Value      float64
+}
+
+func (n *nullableFloat) UnmarshalJSON(b []byte) error {
+	n.Set = true
+	if string(b) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(b, &n.Value); err != nil {
+		return err
+	}
+	n.Valid = true
+	return nil
+}
+
+type patchEndpointRequest struct {
+	URL             *string        `json:"url"`
+	Description     *string        `json:"description"`
+	EventTypes      *[]string      `json:"event_types"`
+	SchemaVersion   *int           `json:"schema_version"`
+	MaxInFlight     *int           `json:"max_in_flight"`
+	RateLimitPerSec *nullableFloat `json:"rate_limit_per_sec"`
+	Ordered         *bool          `json:"ordered"`
+}
+
+// patchEndpoint changes the given fields; status changes go through disable and enable.
+func (a *API) patchEndpoint(w http.ResponseWriter, r *http.Request, _ caller) error {
+	pid, eid := r.PathValue("pid"), r.PathValue("eid")
+	if !validID(endpointIDPrefix, eid) {
+		return notFound("endpoint")
+	}
+	var req patchEndpointRequest
+	if e := decodeBody(r, &req, true); e != nil {
+		return e
+	}
+	var (
+		p      problems
+		types  []string
+		schema *int
+		flight *int
+		rate   *float64
+		setRL  bool
+	)
+	if req.URL != nil {
+		p.text("url", *req.URL, maxURLBytes, true)
+	}
+	if req.Description != nil {
+		p.text("description", *req.Description, maxDescriptionBytes, false)
+	}
+	if req.EventTypes != nil {
+		types = p.eventTypes(*req.EventTypes, true)
+	}
+	if req.SchemaVersion != nil {
+		v := p.schemaVersion(req.SchemaVersion)
+		schema = &v
+	}
+	if req.MaxInFlight != nil {
+		v := p.maxInFlight(req.MaxInFlight)
+		flight = &v
+	}
+	if rl := req.RateLimitPerSec; rl != nil && rl.Set {
+		setRL = true
+		if rl.Valid {
+			v := rl.Value
+			p.rateLimit(&v)
+			rate = &v
+		}
+	}
+	if e := p.err(); e != nil {
+		return e
+	}
+	if req.URL != nil {
+		if e := a.checkURL(r.Context(), *req.URL); e != nil {
+			return e
+		}
+	}
+	changes := req.URL != nil || req.Description != nil || req.EventTypes != nil || schema != nil ||
+		flight != nil || setRL || req.Ordered != nil
+	if !changes {
+		return a.getEndpoint(w, r, caller{})
+	}
+	var out endpointView
+	err := pgx.BeginFunc(r.Context(), a.pool, func(tx pgx.Tx) error {
+		v, err := scanEndpoint(tx.QueryRow(r.Context(), `UPDATE endpoint SET
+				url = COALESCE($3, url),
+				description = COALESCE($4, description),
+				event_types = COALESCE($5, event_types),
+				schema_version = COALESCE($6, schema_version),
+				max_in_flight = COALESCE($7, max_in_flight),
+				rate_limit_per_sec = CASE WHEN $8 THEN $9 ELSE rate_limit_per_sec END,
+				ordered = COALESCE($10, ordered),
+				version = version + 1, updated_at = now()
+			WHERE id = $1 AND partner_id = $2 RETURNING `+endpointColumns,
+			eid, pid, req.URL, req.Description, types, schema, flight, setRL, rate, req.Ordered))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound("endpoint")
+		}
+		if err != nil {
+			return err
+		}
+		out = v
+		return attachSecrets(r.Context(), tx, []*endpointView{&out})
+	})
+	if err != nil {
+		return err
+	}
+	respond(w, http.StatusOK, out)
+	return nil
+}
+
+// deleteEndpoint removes the endpoint and its secrets; cdc publishes the tombstone, and the
+// delivery history stays.
+func (a *API) deleteEndpoint(w http.ResponseWriter, r *http.Request, _ caller) error {
+	eid := r.PathValue("eid")
+	if !validID(endpointIDPrefix, eid) {
+		return notFound("endpoint")
+	}
+	tag, err := a.pool.Exec(r.Context(), `DELETE FROM endpoint WHERE id = $1 AND partner_id = $2`, eid, r.PathValue("pid"))
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("endpoint")
+	}
+	a.log.Info("endpoint deleted", "partner_id", r.PathValue("pid"), "endpoint_id", eid)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+type disableRequest struct {
+	Reason string `json:"reason"`
+}
+
+// disableEndpoint stops deliveries to an endpoint and announces it with an endpoint.disabled
+// event in the same transaction (R23, R25). Disabling a disabled endpoint changes nothing and
+// emits nothing.
+func (a *API) disableEndpoint(w http.ResponseWriter, r *http.Request, c caller) error {
+	pid, eid := r.PathValue("pid"), r.PathValue("eid")
+	if !validID(endpointIDPrefix, eid) {
+		return notFound("endpoint")
+	}
+	var req disableRequest
+	if e := decodeBody(r, &req, true); e != nil {
+		return e
+	}
+	var p problems
+	p.text("reason", req.Reason, maxReasonBytes, true)
+	if e := p.err(); e != nil {
+		return e
+	}
+	var out endpointView
+	err := pgx.BeginFunc(r.Context(), a.pool, func(tx pgx.Tx) error {
+		cur, err := loadEndpoint(r.Context(), tx, pid, eid, true)
+		if err != nil {
+			return err
+		}
+		if cur.Status == "disabled" {
+			out = cur
+			return nil
+		}
+		v, err := scanEndpoint(tx.QueryRow(r.Context(), `UPDATE endpoint SET status = 'disabled', disabled_reason = $2,
+			version = version + 1, updated_at = now() WHERE id = $1 RETURNING `+endpointColumns, eid, req.Reason))
+		if err != nil {
+			return err
+		}
+		by := "partner"
+		if c.operator {
+			by = "operator"
+		}
+		data, _ := json.Marshal(map[string]string{"endpoint_id": eid, "reason": req.Reason, "disabled_by": by})
+		if _, err := outbox.Append(r.Context(), tx, outbox.Event{
+			PartnerID: pid, Type: "endpoint.disabled",
+			Subject: outbox.Subject{Type: "endpoint", ID: eid}, Data: data,
+		}); err != nil {
+			return err
+		}
+		out = v
+		return attachSecrets(r.Context(), tx, []*endpointView{&out})
+	})
+	if err != nil {
+		return err
+	}
+	a.log.Info("endpoint disabled", "partner_id", pid, "endpoint_id", eid, "by", c.actor())
+	respond(w, http.StatusOK, out)
+	return nil
+}
+
+// enableEndpoint resumes deliveries of new events. Its failure period starts afresh, so the
+// failure window does not disable it again at once; events missed meanwhile are recovered with a
+// replay from the log (R24).
+func (a *API) enableEndpoint(w http.ResponseWriter, r *http.Request, c caller) error {
+	pid, eid := r.PathValue("pid"), r.PathValue("eid")
+	if !validID(endpointIDPrefix, eid) {
+		return notFound("endpoint")
+	}
+	var req struct{}
+	if e := decodeBody(r, &req, false); e != nil {
+		return e
+	}
+	var out endpointView
+	err := pgx.BeginFunc(r.Context(), a.pool, func(tx pgx.Tx) error {
+		cur, err := loadEndpoint(r.Context(), tx, pid, eid, true)
+		if err != nil {
+			return err
+		}
+		if cur.Status == "active" {
+			out = cur
+			return nil
+		}
+		v, err := scanEndpoint(tx.QueryRow(r.Context(), `UPDATE endpoint SET status = 'active', disabled_reason = NULL,
+			failing_since = NULL, version = version + 1, updated_at = now() WHERE id = $1 RETURNING `+endpointColumns, eid))
+		if err != nil {
+			return err
+		}
+		out = v
+		return attachSecrets(r.Context(), tx, []*endpointView{&out})
+	})
+	if err != nil {
+		return err
+	}
+	a.log.Info("endpoint enabled", "partner_id", pid, "endpoint_id", eid, "by", c.actor())
+	respond(w, http.StatusOK, out)
+	return nil
+}
+
+type rotateRequest struct {
+	// OverlapSeconds overrides the configured overlap for this rotation; 0 ends the old
+	// secrets at once.
+	OverlapSeconds *int64 `json:"overlap_seconds"`
+}
+
+// rotationResponse is the rotate response, the one place the new secret appears.
+type rotationResponse struct {
+	ID                      string       `json:"id"`
+	Secret                  string       `json:"secret"`
+	CreatedAt               time.Time    `json:"created_at"`
+	PreviousSecretsExpireAt *time.Time   `json:"previous_secrets_expire_at"`
+	Endpoint                endpointView `json:"endpoint"`
+}
+
+// rotateSecret adds a new secret and gives the current ones an expiry at the end of the overlap
+// (R17): until then the sender signs with both. Secrets already past their expiry are deleted.
+func (a *API) rotateSecret(w http.ResponseWriter, r *http.Request, _ caller) error {
+	pid, eid := r.PathValue("pid"), r.PathValue("eid")
+	if !validID(endpointIDPrefix, eid) {
+		return notFound("endpoint")
+	}
+	var req rotateRequest
+	if e := decodeBody(r, &req, false); e != nil {
+		return e
+	}
+	overlap := a.cfg.RotationOverlap
+	if req.OverlapSeconds != nil {
+		if *req.OverlapSeconds < 0 || *req.OverlapSeconds > int64(maxOverlap/time.Second) {
+			var p problems
+			p.add("overlap_seconds", "must be from 0 to %d", int64(maxOverlap/time.Second))
+			return p.err()
+		}
+		overlap = time.Duration(*req.OverlapSeconds) * time.Second
+	}
+	sid := newID(secretIDPrefix)
+	secret, sealed, err := a.newSecret(eid, sid)
+	if err != nil {
+		return err
+	}
+	var out rotationResponse
+	err = pgx.BeginFunc(r.Context(), a.pool, func(tx pgx.Tx) error {
+		if _, err := loadEndpoint(r.Context(), tx, pid, eid, true); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(r.Context(), `DELETE FROM endpoint_secret WHERE endpoint_id = $1 AND expires_at <= now()`, eid); err != nil {
+			return err
+		}
+		var expire time.Time
+		if err := tx.QueryRow(r.Context(), `SELECT now() + $1 * interval '1 microsecond'`, overlap.Microseconds()).Scan(&expire); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(r.Context(), `UPDATE endpoint_secret SET expires_at = $2
+			WHERE endpoint_id = $1 AND (expires_at IS NULL OR expires_at > $2)`, eid, expire)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() > 0 {
+			out.PreviousSecretsExpireAt = &expire
+		}
+		if err := tx.QueryRow(r.Context(), `INSERT INTO endpoint_secret (endpoint_id, id, secret_ciphertext)
+			VALUES ($1, $2, $3) RETURNING created_at`, eid, sid, sealed).Scan(&out.CreatedAt); err != nil {
+			return err
+		}
+		v, err := scanEndpoint(tx.QueryRow(r.Context(), `UPDATE endpoint SET version = version + 1, updated_at = now()
+			WHERE id = $1 RETURNING `+endpointColumns, eid))
+		if err != nil {
+			return err
+		}
+		out.Endpoint = v
+		return attachSecrets(r.Context(), tx, []*endpointView{&out.Endpoint})
+	})
+	if err != nil {
+		return err
+	}
+	out.ID, out.Secret = sid, secret
+	a.metrics.secretsOut.Inc()
+	a.log.Info("endpoint secret rotated", "partner_id", pid, "endpoint_id", eid, "secret_id", sid, "overlap", overlap)
+	respond(w, http.StatusOK, out)
+	return nil
+}
+
+// endRotation ends the overlap now: every secret but the newest expires at once.
+func (a *API) endRotation(w http.ResponseWriter, r *http.Request, _ caller) error {
+	pid, eid := r.PathValue("pid"), r.PathValue("eid")
+	if !validID(endpointIDPrefix, eid) {
+		return notFound("endpoint")
+	}
+	var req struct{}
+	if e := decodeBody(r, &req, false); e != nil {
+		return e
+	}
+	var out endpointView
+	err := pgx.BeginFunc(r.Context(), a.pool, func(tx pgx.Tx) error {
+		cur, err := loadEndpoint(r.Context(), tx, pid, eid, true)
+		if err != nil {
+			return err
+		}
+		out = cur
+		tag, err := tx.Exec(r.Context(), `UPDATE endpoint_secret SET expires_at = now()
+			WHERE endpoint_id = $1 AND (expires_at IS NULL OR expires_at > now())
+			  AND id <> (SELECT id FROM endpoint_secret WHERE endpoint_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1)`, eid)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return nil
+		}
+		v, err := scanEndpoint(tx.QueryRow(r.Context(), `UPDATE endpoint SET version = version + 1, updated_at = now()
+			WHERE id = $1 RETURNING `+endpointColumns, eid))
+		if err != nil {
+			return err
+		}
+		out = v
+		return attachSecrets(r.Context(), tx, []*endpointView{&out})
+	})
+	if err != nil {
+		return err
+	}
+	respond(w, http.StatusOK, out)
+	return nil
+}

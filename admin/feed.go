@@ -1,0 +1,155 @@
+package admin
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/outbox"
+	"github.com/hookstream/hookstream/streams"
+)
+
+// feedCursor is a position in one partner's partition of the events topic. It names the
+// partition count it was computed with and a tag of the partner, so a cursor is refused by
+// another partner and after the topic was repartitioned.
+type feedCursor struct {
+	Partition  int32  `json:"p"`
+	Partitions int32  `json:"n"`
+	Offset     int64  `json:"o"`
+	Partner    string `json:"t"`
+}
+
+// maxFeedPageBytes ends a page early when its envelopes reach this size, so a page of large
+// events stays a reasonable response.
+const maxFeedPageBytes = 8 << 20
+
+func partnerTag(pid string) string {
+	sum := sha256.Sum256([]byte("hookstream feed cursor\x00" + pid))
+	return hex.EncodeToString(sum[:6])
+}
+
+type feedPage struct {
+	Data       []json.RawMessage `json:"data"`
+	NextCursor string            `json:"next_cursor"`
+	HasMore    bool              `json:"has_more"`
+}
+
+// listEvents is the cursor feed (R32): the partner's events after the cursor, in log order, read
+// from the partner's partition of the compacted events topic; other partners' records in the
+// same partition are skipped. next_cursor is always returned, also on an empty page, and is the
+// position after everything this page examined. A page ends at limit events, at the end of the
+// committed log, or after MaxFeedScan records of other partners.
+func (a *API) listEvents(w http.ResponseWriter, r *http.Request, _ caller) error {
+	pid := r.PathValue("pid")
+	q := r.URL.Query()
+	limit, e := pageLimit(q)
+	if e != nil {
+		return e
+	}
+	var types []string
+	if raw := q.Get("types"); raw != "" {
+		var p problems
+		types = p.eventTypes(strings.Split(raw, ","), false)
+		if len(p) > 0 {
+			return invalid("types: a comma-separated list of event types like \"api_key.created\" or wildcards like \"api_key.*\"")
+		}
+	}
+	var cur *feedCursor
+	if s := q.Get("after"); s != "" {
+		cur = &feedCursor{}
+		if e := decodeCursor(s, "events", cur); e != nil {
+			return e
+		}
+		if cur.Partner != partnerTag(pid) {
+			return badCursor()
+		}
+	}
+	ctx := r.Context()
+	release, err := a.events.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	p, n, err := a.events.partitionOf(ctx, pid)
+	if err != nil {
+		return err
+	}
+	start, end, err := a.events.bounds(ctx, p)
+	if err != nil {
+		return err
+	}
+	from := start
+	if cur != nil {
+		switch {
+		case cur.Partitions != n || cur.Partition != p:
+			return errorf(http.StatusGone, CodeGone, "the events topic was repartitioned since this cursor was issued; start again without a cursor and reconcile through the platform's state APIs")
+		case cur.Offset < start:
+			return expiredCursor(a)
+		case cur.Offset > end:
+			return badCursor()
+		}
+		from = cur.Offset
+	}
+	page := feedPage{Data: []json.RawMessage{}}
+	scanned, size := 0, 0
+	next, err := a.events.scan(ctx, p, from, end, func(rec *kgo.Record) bool {
+		scanned++
+		ev, ok := eventFromRecord(rec)
+		if ok && ev.PartnerID == pid && (len(types) == 0 || streams.Subscribed(types, ev.Type)) {
+			if !bodyAgrees(ev) {
+				a.log.Error("events record whose envelope disagrees with its key or headers left out of the feed",
+					"partition", rec.Partition, "offset", rec.Offset)
+				return true
+			}
+			page.Data = append(page.Data, json.RawMessage(rec.Value))
+			size += len(rec.Value)
+		}
+		return len(page.Data) < limit && scanned < a.cfg.MaxFeedScan && size < maxFeedPageBytes
+	})
+	if errors.Is(err, errOffsetExpired) {
+		return expiredCursor(a)
+	}
+	if err != nil {
+		return err
+	}
+	page.NextCursor = encodeCursor("events", feedCursor{Partition: p, Partitions: n, Offset: next, Partner: partnerTag(pid)})
+	page.HasMore = next < end
+	a.metrics.feedReads.Inc()
+	respond(w, http.StatusOK, page)
+	return nil
+}
+
+func expiredCursor(a *API) *apiError {
+	return errorf(http.StatusGone, CodeGone,
+		"the cursor points before the oldest retained event (feed retention %s); start again without a cursor and reconcile through the platform's state APIs",
+		a.cfg.FeedRetention)
+}
+
+// getEvent returns one event's envelope: from the outbox while it holds the event, else from the
+// partner's partition of the events topic.
+func (a *API) getEvent(w http.ResponseWriter, r *http.Request, _ caller) error {
+	pid, id := r.PathValue("pid"), r.PathValue("event_id")
+	if !outbox.ValidEventID(id) {
+		return notFound("event")
+	}
+	found, err := a.envelopes(r.Context(), pid, []string{id})
+	if err != nil {
+		return err
+	}
+	ev, ok := found[id]
+	if !ok {
+		return errorf(http.StatusNotFound, CodeNotFound, "event not found (events older than the feed retention of %s are gone)", a.cfg.FeedRetention)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(ev.Body)
+	return nil
+}

@@ -1,0 +1,143 @@
+package admin
+
+import (
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/hookstream/hookstream/outbox"
+)
+
+// TestDeliveryHistory pages through an endpoint's history with filters and opaque cursors.
+func TestDeliveryHistory(t *testing.T) {
+	e := newEnv(t)
+	key := e.partner("acme")
+	otherKey := e.partner("globex")
+	ep := e.endpoint("acme")
+	other := e.endpoint("acme")
+	base := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
+	seed := func(typ, state string, n int, offset time.Duration, eid string) []string {
+		ids := make([]string, n)
+		created := make([]time.Time, n)
+		for i := range ids {
+			ids[i] = outbox.NewEventID()
+			created[i] = base.Add(offset + time.Duration(i)*time.Second)
+		}
+		return e.seedDeliveries("acme", eid, typ, state, 2, ids, created)
+	}
+	failed := seed("customer.created", "failed", 150, 0, ep.ID)
+	seed("api_key.created", "succeeded", 60, 10*time.Minute, ep.ID)
+	seed("customer.created", "failed", 30, 0, other.ID)
+
+	history := func(token, query string) list[deliveryView] {
+		var l list[deliveryView]
+		e.must(200, token, "GET", "/v1/partners/acme/endpoints/"+ep.ID+"/deliveries?"+query, nil).json(t, &l)
+		return l
+	}
+	var got []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		q := url.Values{"state": {"failed"}, "limit": {"70"}}
+		if cursor != "" {
+			q.Set("cursor", cursor)
+		}
+		l := history(key, q.Encode())
+		for _, d := range l.Data {
+			if d.State != "failed" || d.EndpointID != ep.ID {
+				t.Fatalf("filtered page holds %+v", d)
+			}
+			got = append(got, d.DeliveryID)
+		}
+		if !l.HasMore {
+			if l.NextCursor != "" {
+				t.Errorf("last page has a cursor")
+			}
+			break
+		}
+		cursor = l.NextCursor
+		if pages > 5 {
+			t.Fatal("history does not end")
+		}
+	}
+	if len(got) != len(failed) {
+		t.Fatalf("%d failed deliveries listed, want %d", len(got), len(failed))
+	}
+	for i := range got { // newest first
+		if got[i] != failed[len(failed)-1-i] {
+			t.Fatalf("delivery %d is %s, want %s", i, got[i], failed[len(failed)-1-i])
+		}
+	}
+	if l := history(key, "type=api_key.*&limit=1000"); len(l.Data) != 60 {
+		t.Errorf("type wildcard: %d deliveries, want 60", len(l.Data))
+	}
+	if l := history(key, "type=customer.created,api_key.created&limit=1000"); len(l.Data) != 210 {
+		t.Errorf("two types: %d deliveries, want 210", len(l.Data))
+	}
+	window := url.Values{"since": {base.Add(10 * time.Second).Format(time.RFC3339Nano)}, "until": {base.Add(20 * time.Second).Format(time.RFC3339Nano)}}
+	if l := history(key, window.Encode()); len(l.Data) != 10 {
+		t.Errorf("time window: %d deliveries, want 10", len(l.Data))
+	}
+	for _, bad := range []string{"state=lost", "since=yesterday", "limit=0", "limit=1001", "cursor=xyz", "type=Not.A.Type"} {
+		e.must(400, key, "GET", "/v1/partners/acme/endpoints/"+ep.ID+"/deliveries?"+bad, nil)
+	}
+	e.must(404, otherKey, "GET", "/v1/partners/acme/endpoints/"+ep.ID+"/deliveries", nil)
+	e.must(404, otherKey, "GET", "/v1/partners/acme/deliveries/"+failed[0], nil)
+	e.must(404, key, "GET", "/v1/partners/acme/deliveries/dlv_nope", nil)
+
+	var detail deliveryDetail
+	e.must(200, key, "GET", "/v1/partners/acme/deliveries/"+failed[0], nil).json(t, &detail)
+	if len(detail.Attempts) != 2 || detail.Attempts[0].AttemptNo != 1 || detail.Attempts[0].Trigger != "initial" || detail.Attempts[1].Trigger != "retry" {
+		t.Errorf("delivery detail: %+v", detail)
+	}
+
+	// Endpoint lists page the same way.
+	for i := 0; i < 5; i++ {
+		e.endpoint("acme")
+	}
+	var eps list[endpointView]
+	e.must(200, key, "GET", "/v1/partners/acme/endpoints?limit=4", nil).json(t, &eps)
+	if len(eps.Data) != 4 || !eps.HasMore {
+		t.Fatalf("endpoint page: %d, more %v", len(eps.Data), eps.HasMore)
+	}
+	var rest list[endpointView]
+	e.must(200, key, "GET", "/v1/partners/acme/endpoints?limit=10&cursor="+url.QueryEscape(eps.NextCursor), nil).json(t, &rest)
+	if len(rest.Data) != 3 || rest.HasMore || rest.Data[0].ID == eps.Data[3].ID {
+		t.Fatalf("second endpoint page: %d, more %v", len(rest.Data), rest.HasMore)
+	}
+	var others list[endpointView]
+	e.must(200, otherKey, "GET", "/v1/partners/globex/endpoints", nil).json(t, &others)
+	if len(others.Data) != 0 {
+		t.Errorf("globex sees %d endpoints", len(others.Data))
+	}
+}
+
+// TestReplayJobStopsWhenEndpointDisabled disables the endpoint in the middle of a bulk replay:
+// the job fails with a reason instead of producing replays the sender would refuse.
+func TestReplayJobStopsWhenEndpointDisabled(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.ReplayBatch = 100 })
+	key := e.partner("acme")
+	ep := e.endpoint("acme")
+	events := e.seedOutbox("acme", "customer.created", 300)
+	created := make([]time.Time, len(events))
+	base := time.Now().Add(-time.Hour)
+	for i := range created {
+		created[i] = base.Add(time.Duration(i) * time.Millisecond)
+	}
+	e.seedDeliveries("acme", ep.ID, "customer.created", "failed", 1, events, created)
+	calls := 0
+	e.api.afterBatch = func(string) {
+		if calls++; calls == 2 { // runs on the runner's goroutine: no Fatal here
+			if r := e.do(key, "POST", "/v1/partners/acme/endpoints/"+ep.ID+"/disable", map[string]string{"reason": "stop"}); r.Status != 200 {
+				t.Errorf("disable: %s", r)
+			}
+		}
+	}
+	run(t, e.api)
+	var job jobAccepted
+	e.must(202, key, "POST", "/v1/partners/acme/endpoints/"+ep.ID+"/replay",
+		map[string]string{"since": base.Add(-time.Second).UTC().Format(time.RFC3339Nano)}).json(t, &job)
+	v := e.waitJob("acme", job.JobID, time.Minute, nil)
+	if v.State != jobFailed || v.Done != 100 || v.Total != 300 || v.Error == "" || v.FinishedAt == nil {
+		t.Fatalf("job after the endpoint was disabled: %+v", v)
+	}
+}

@@ -1,0 +1,58 @@
+package admin
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hookstream/hookstream/internal/metrics"
+)
+
+type apiMetrics struct {
+	requests   *prometheus.CounterVec   // route, code class
+	latency    *prometheus.HistogramVec // route
+	jobs       *prometheus.GaugeVec     // open jobs by state (queued, running), from PostgreSQL
+	jobsDone   *prometheus.CounterVec   // jobs this process finished, by state
+	replayed   *prometheus.CounterVec   // delivery records produced, by trigger
+	feedReads  prometheus.Counter
+	feedRecs   prometheus.Counter
+	secretsOut prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) (*apiMetrics, error) {
+	ns, sub := metrics.Namespace, "admin"
+	m := &apiMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "requests_total",
+			Help: "API requests by route pattern and status class (2xx, 4xx, 5xx)."}, []string{"route", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "request_seconds",
+			Help: "API request latency by route pattern.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}, []string{"route"}),
+		jobs: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "replay_jobs",
+			Help: "Replay jobs not finished yet, by state (queued, running), as last read from PostgreSQL."}, []string{"state"}),
+		jobsDone: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "replay_jobs_finished_total",
+			Help: "Replay jobs finished by this process, by final state (succeeded, failed)."}, []string{"state"}),
+		replayed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "deliveries_produced_total",
+			Help: "Delivery records the API produced to the deliveries topic, by trigger (replay, test)."}, []string{"trigger"}),
+		feedReads: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "feed_pages_total",
+			Help: "Pages of the event feed served."}),
+		feedRecs: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "feed_records_scanned_total",
+			Help: "Events-topic records read to serve feed pages and lookups (other partners' included)."}),
+		secretsOut: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "secrets_issued_total",
+			Help: "Endpoint signing secrets generated (creations and rotations)."}),
+	}
+	for _, s := range []string{"queued", "running"} {
+		m.jobs.WithLabelValues(s)
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.requests, m.latency, m.jobs, m.jobsDone, m.replayed, m.feedReads, m.feedRecs, m.secretsOut} {
+			if err := reg.Register(c); err != nil {
+				return nil, fmt.Errorf("admin: metrics: %w", err)
+			}
+		}
+	}
+	return m, nil
+}
+
+func codeClass(status int) string {
+	return strconv.Itoa(status/100) + "xx"
+}

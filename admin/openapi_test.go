@@ -1,0 +1,302 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hookstream/hookstream/internal/secretbox"
+	"github.com/hookstream/hookstream/sender/egress"
+)
+
+// unitAPI is an API whose PostgreSQL and Kafka are never reached (lazy connections), for
+// tests of routing and request handling that stop before any query.
+func unitAPI(t *testing.T) *API {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), "postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	raw, _ := secretbox.GenerateKey()
+	key, _ := secretbox.ParseKey(raw)
+	ecfg := egress.DefaultConfig()
+	ecfg.Resolver = testResolver()
+	guard, err := egress.New(ecfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Brokers, cfg.OperatorToken, cfg.SecretKey, cfg.Egress = []string{"127.0.0.1:1"}, operatorToken, key, guard
+	cfg.Registerer = prometheus.NewRegistry()
+	a, err := New(cfg, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	return a
+}
+
+type openAPIDoc struct {
+	OpenAPI string                                 `json:"openapi"`
+	Paths   map[string]map[string]openAPIOperation `json:"paths"`
+}
+
+type openAPIOperation struct {
+	OperationID string                     `json:"operationId"`
+	Security    []map[string][]string      `json:"security"`
+	Responses   map[string]json.RawMessage `json:"responses"`
+	Parameters  []struct {
+		Ref  string `json:"$ref"`
+		Name string `json:"name"`
+		In   string `json:"in"`
+	} `json:"parameters"`
+	Access string `json:"x-hookstream-access"`
+}
+
+var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
+
+// TestOpenAPIMatchesRouter checks openapi.json against the real router in both directions:
+// every registered route is documented with its access rule, and every documented operation
+// is routed by the mux to exactly that pattern. It also checks the probe routes of Probes.
+func TestOpenAPIMatchesRouter(t *testing.T) {
+	a := unitAPI(t)
+	var doc openAPIDoc
+	if err := json.Unmarshal(openAPIDocument, &doc); err != nil {
+		t.Fatalf("openapi.json: %v", err)
+	}
+	if doc.OpenAPI != "3.1.0" {
+		t.Errorf("openapi version %q, want 3.1.0", doc.OpenAPI)
+	}
+	accessNames := map[access]string{public: "public", anyCaller: "any", operator: "operator", partnerOwn: "partner"}
+
+	routed := map[string]bool{}
+	for _, rt := range a.routes {
+		routed[rt.pattern()] = true
+		op, ok := doc.Paths[rt.path][strings.ToLower(rt.method)]
+		if !ok {
+			t.Errorf("route %s is not in openapi.json", rt.pattern())
+			continue
+		}
+		if op.Access != accessNames[rt.access] {
+			t.Errorf("%s: documented access %q, router has %q", rt.pattern(), op.Access, accessNames[rt.access])
+		}
+		if (rt.access == public) != (len(op.Security) == 0) {
+			t.Errorf("%s: security %v does not match access %q", rt.pattern(), op.Security, accessNames[rt.access])
+		}
+		if rt.access != public && op.Responses["401"] == nil {
+			t.Errorf("%s: 401 is not documented", rt.pattern())
+		}
+		if rt.access == operator && op.Responses["403"] == nil {
+			t.Errorf("%s: 403 is not documented", rt.pattern())
+		}
+	}
+
+	probes := Probes(prometheus.NewRegistry()).(*http.ServeMux)
+	probePaths := []string{"GET /healthz", "GET /readyz", "GET /metrics"}
+	for path, ops := range doc.Paths {
+		for method, op := range ops {
+			pattern := strings.ToUpper(method) + " " + path
+			if !routed[pattern] {
+				t.Errorf("documented %s is not a route", pattern)
+			}
+			// The mux itself must send a request for this path to this pattern.
+			concrete := pathParam.ReplaceAllStringFunc(path, func(p string) string { return samplePathValue(p) })
+			req := httptest.NewRequest(strings.ToUpper(method), concrete, nil)
+			if _, got := a.mux.Handler(req); got != pattern {
+				t.Errorf("the mux routes %s %s to %q, documented as %q", req.Method, concrete, got, pattern)
+			}
+			// Every path parameter is declared.
+			declared := map[string]bool{}
+			for _, p := range op.Parameters {
+				name := p.Name
+				if p.Ref != "" {
+					name = p.Ref[strings.LastIndex(p.Ref, "/")+1:]
+				}
+				declared[name] = true
+			}
+			for _, m := range pathParam.FindAllStringSubmatch(path, -1) {
+				if !declared[m[1]] {
+					t.Errorf("%s: path parameter %s is not declared", pattern, m[1])
+				}
+			}
+			if op.OperationID == "" {
+				t.Errorf("%s has no operationId", pattern)
+			}
+		}
+	}
+	for _, p := range probePaths {
+		method, path, _ := strings.Cut(p, " ")
+		if _, got := probes.Handler(httptest.NewRequest(method, path, nil)); got != p {
+			t.Errorf("Probes does not route %s (got %q)", p, got)
+		}
+	}
+
+	// Every $ref resolves.
+	var raw any
+	_ = json.Unmarshal(openAPIDocument, &raw)
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if ref, ok := x["$ref"].(string); ok && !resolves(raw, ref) {
+				t.Errorf("unresolved $ref %s", ref)
+			}
+			for _, c := range x {
+				walk(c)
+			}
+		case []any:
+			for _, c := range x {
+				walk(c)
+			}
+		}
+	}
+	walk(raw)
+
+	r := call(a, "", "GET", "/v1/openapi.json", nil)
+	if r.Status != 200 || string(r.Body) != string(openAPIDocument) || r.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("GET /v1/openapi.json: %d %s", r.Status, r.Header)
+	}
+}
+
+func samplePathValue(param string) string {
+	switch param {
+	case "{pid}":
+		return "acme"
+	case "{eid}":
+		return "ep_01J9Z8Q4W6T1V2X3Y4Z5A6B7C8"
+	case "{did}":
+		return "dlv_abcdefghijklmnopqrstuvwxyz"
+	case "{jid}":
+		return "rpl_01J9Z8Q4W6T1V2X3Y4Z5A6B7C8"
+	case "{kid}":
+		return "key_01J9Z8Q4W6T1V2X3Y4Z5A6B7C8"
+	case "{event_id}":
+		return "evt_01J9Z8Q4W6T1V2X3Y4Z5A6B7C8"
+	}
+	return "x"
+}
+
+func resolves(doc any, ref string) bool {
+	path, ok := strings.CutPrefix(ref, "#/")
+	if !ok {
+		return false
+	}
+	cur := doc
+	for _, part := range strings.Split(path, "/") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return false
+		}
+		if cur, ok = m[part]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// TestRequestHandlingWithoutDependencies covers answers decided before any query: body limits,
+// media types, malformed JSON and unknown fields, and the 401 for every non-public route.
+func TestRequestHandlingWithoutDependencies(t *testing.T) {
+	a := unitAPI(t)
+	for _, rt := range a.routes {
+		if rt.access == public {
+			continue
+		}
+		path := pathParam.ReplaceAllStringFunc(rt.path, samplePathValue)
+		if r := call(a, "", rt.method, path, nil); r.Status != 401 {
+			t.Errorf("%s without a token: %s", rt.pattern(), r)
+		}
+	}
+	for _, tt := range []struct {
+		body string
+		want int
+		msg  string
+	}{
+		{`{"id":"acme","colour":"red"}`, 400, `unknown field "colour"`},
+		{`{"id":1}`, 400, "field id must be a string"},
+		{`{"id":"acme"} {}`, 400, "exactly one JSON object"},
+		{`[1]`, 400, "must be a JSON object"},
+		{`{"id":`, 400, "not valid JSON"},
+		{``, 400, "body is required"},
+		{`{"id":"` + strings.Repeat("x", MaxBodyBytes) + `"}`, 413, "larger than"},
+		{`{"id":"has space"}`, 422, "id: must be 1 to 64 characters"},
+		{`{"id":"ok","name":"\u0000"}`, 422, "name: must be text without NUL"},
+	} {
+		r := call(a, operatorToken, "POST", "/v1/partners", tt.body)
+		var eb errorBody
+		_ = json.Unmarshal(r.Body, &eb)
+		if r.Status != tt.want || !strings.Contains(eb.Error.Message, tt.msg) {
+			t.Errorf("POST /v1/partners %.40q: %d %s, want %d with %q", tt.body, r.Status, eb.Error.Message, tt.want, tt.msg)
+		}
+	}
+	req := httptest.NewRequest("POST", "/v1/partners", strings.NewReader(`{"id":"acme"}`))
+	req.Header.Set("Authorization", "Bearer "+operatorToken)
+	req.Header.Set("Content-Type", "text/plain")
+	rec := httptest.NewRecorder()
+	a.Handler().ServeHTTP(rec, req)
+	if rec.Code != 415 {
+		t.Errorf("text/plain body: %d", rec.Code)
+	}
+}
+
+func TestCursors(t *testing.T) {
+	c := encodeCursor("deliveries", deliveryCursor{ID: "dlv_x"})
+	var d deliveryCursor
+	if e := decodeCursor(c, "deliveries", &d); e != nil || d.ID != "dlv_x" {
+		t.Fatalf("round trip: %v %+v", e, d)
+	}
+	for _, bad := range []string{"", "!!", c[:len(c)-2], "eyJrIjoiZXZlbnRzIn0", strings.Repeat("A", 600)} {
+		if e := decodeCursor(bad, "deliveries", &d); e == nil || e.Code != CodeInvalidCursor {
+			t.Errorf("cursor %q accepted", bad)
+		}
+	}
+	if e := decodeCursor(c, "endpoints", &d); e == nil {
+		t.Error("a deliveries cursor was accepted by another list")
+	}
+	if partnerTag("a") == partnerTag("b") {
+		t.Error("partner tags collide")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	raw, _ := secretbox.GenerateKey()
+	key, _ := secretbox.ParseKey(raw)
+	good := DefaultConfig()
+	good.Brokers, good.OperatorToken, good.SecretKey = []string{"b:9092"}, operatorToken, key
+	if err := good.Validate(); err != nil {
+		t.Fatalf("valid config: %v", err)
+	}
+	for name, change := range map[string]func(*Config){
+		"no brokers":     func(c *Config) { c.Brokers = nil },
+		"short token":    func(c *Config) { c.OperatorToken = "short" },
+		"no key":         func(c *Config) { c.SecretKey = secretbox.Key{} },
+		"window":         func(c *Config) { c.ReplayWindow = 90 * 24 * 60 * 60 * 1e9 },
+		"zero overlap":   func(c *Config) { c.RotationOverlap = 0 },
+		"attempts":       func(c *Config) { c.AutomaticAttempts = 0 },
+		"nil logger":     func(c *Config) { c.Logger = nil },
+		"tiny feed scan": func(c *Config) { c.MaxFeedScan = 10 },
+	} {
+		c := good
+		change(&c)
+		err := c.Validate()
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+			continue
+		}
+		if strings.Contains(err.Error(), operatorToken) || strings.Contains(err.Error(), "short") && name == "short token" {
+			t.Errorf("%s: the error shows the token: %v", name, err)
+		}
+	}
+	if !slices.Contains(schemaVersions, 1) {
+		t.Error("schema version 1 is not accepted")
+	}
+}

@@ -1,0 +1,194 @@
+package admin
+
+import (
+	"errors"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// partnerIDPattern is the partner table's CHECK constraint, checked here first for a clear 422.
+var partnerIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+type partnerView struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+type createPartnerRequest struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+func (a *API) createPartner(w http.ResponseWriter, r *http.Request, _ caller) error {
+	var req createPartnerRequest
+	if e := decodeBody(r, &req, true); e != nil {
+		return e
+	}
+	var p problems
+	if !partnerIDPattern.MatchString(req.ID) {
+		p.add("id", "must be 1 to 64 characters of A-Z, a-z, 0-9, '_' and '-'")
+	}
+	p.text("name", req.Name, 200, false)
+	if e := p.err(); e != nil {
+		return e
+	}
+	out := partnerView{ID: req.ID, Name: req.Name}
+	err := a.pool.QueryRow(r.Context(), `INSERT INTO partner (id, name) VALUES ($1, $2)
+		ON CONFLICT (id) DO NOTHING RETURNING created_at`, req.ID, req.Name).Scan(&out.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return conflict("partner %s already exists", req.ID)
+	}
+	if err != nil {
+		return err
+	}
+	respond(w, http.StatusCreated, out)
+	return nil
+}
+
+type partnerCursor struct {
+	ID string `json:"id"`
+}
+
+func (a *API) listPartners(w http.ResponseWriter, r *http.Request, _ caller) error {
+	q := r.URL.Query()
+	limit, e := pageLimit(q)
+	if e != nil {
+		return e
+	}
+	var after partnerCursor
+	if s := q.Get("cursor"); s != "" {
+		if e := decodeCursor(s, "partners", &after); e != nil {
+			return e
+		}
+		if !partnerIDPattern.MatchString(after.ID) {
+			return badCursor()
+		}
+	}
+	rows, err := a.pool.Query(r.Context(), `SELECT id, name, created_at FROM partner WHERE id > $1 ORDER BY id LIMIT $2`, after.ID, limit+1)
+	if err != nil {
+		return err
+	}
+	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (partnerView, error) {
+		var v partnerView
+		err := row.Scan(&v.ID, &v.Name, &v.CreatedAt)
+		return v, err
+	})
+	if err != nil {
+		return err
+	}
+	out := list[partnerView]{Data: items}
+	if len(items) > limit {
+		out.Data, out.HasMore = items[:limit], true
+		out.NextCursor = encodeCursor("partners", partnerCursor{ID: items[limit-1].ID})
+	}
+	respond(w, http.StatusOK, out)
+	return nil
+}
+
+func (a *API) getPartner(w http.ResponseWriter, r *http.Request, _ caller) error {
+	var v partnerView
+	err := a.pool.QueryRow(r.Context(), `SELECT id, name, created_at FROM partner WHERE id = $1`, r.PathValue("pid")).
+		Scan(&v.ID, &v.Name, &v.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return notFound("partner")
+	}
+	if err != nil {
+		return err
+	}
+	respond(w, http.StatusOK, v)
+	return nil
+}
+
+type apiKeyView struct {
+	ID         string     `json:"id"`
+	PartnerID  string     `json:"partner_id"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+	RevokedAt  *time.Time `json:"revoked_at"`
+}
+
+// createdAPIKey is the only response that ever holds a key.
+type createdAPIKey struct {
+	ID        string    `json:"id"`
+	Key       string    `json:"key"`
+	PartnerID string    `json:"partner_id"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func (a *API) createAPIKey(w http.ResponseWriter, r *http.Request, _ caller) error {
+	var req struct{}
+	if e := decodeBody(r, &req, false); e != nil {
+		return e
+	}
+	key, hash, err := newAPIKey()
+	if err != nil {
+		return err
+	}
+	out := createdAPIKey{ID: newID(apiKeyIDPrefix), Key: key, PartnerID: r.PathValue("pid")}
+	if err := a.pool.QueryRow(r.Context(), `INSERT INTO partner_api_key (id, partner_id, key_hash) VALUES ($1, $2, $3) RETURNING created_at`,
+		out.ID, out.PartnerID, hash).Scan(&out.CreatedAt); err != nil {
+		return err
+	}
+	a.log.Info("partner api key created", "partner_id", out.PartnerID, "key_id", out.ID)
+	respond(w, http.StatusCreated, out)
+	return nil
+}
+
+func (a *API) listAPIKeys(w http.ResponseWriter, r *http.Request, _ caller) error {
+	q := r.URL.Query()
+	limit, e := pageLimit(q)
+	if e != nil {
+		return e
+	}
+	var after partnerCursor
+	if s := q.Get("cursor"); s != "" {
+		if e := decodeCursor(s, "api-keys", &after); e != nil {
+			return e
+		}
+		if !validID(apiKeyIDPrefix, after.ID) {
+			return badCursor()
+		}
+	}
+	rows, err := a.pool.Query(r.Context(), `SELECT id, partner_id, created_at, last_used_at, revoked_at FROM partner_api_key
+		WHERE partner_id = $1 AND id > $2 ORDER BY id LIMIT $3`, r.PathValue("pid"), after.ID, limit+1)
+	if err != nil {
+		return err
+	}
+	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (apiKeyView, error) {
+		var v apiKeyView
+		err := row.Scan(&v.ID, &v.PartnerID, &v.CreatedAt, &v.LastUsedAt, &v.RevokedAt)
+		return v, err
+	})
+	if err != nil {
+		return err
+	}
+	out := list[apiKeyView]{Data: items}
+	if len(items) > limit {
+		out.Data, out.HasMore = items[:limit], true
+		out.NextCursor = encodeCursor("api-keys", partnerCursor{ID: items[limit-1].ID})
+	}
+	respond(w, http.StatusOK, out)
+	return nil
+}
+
+// revokeAPIKey revokes a key at once; revoking a revoked key succeeds and changes nothing.
+func (a *API) revokeAPIKey(w http.ResponseWriter, r *http.Request, _ caller) error {
+	if !validID(apiKeyIDPrefix, r.PathValue("kid")) {
+		return notFound("api key")
+	}
+	tag, err := a.pool.Exec(r.Context(), `UPDATE partner_api_key SET revoked_at = COALESCE(revoked_at, now())
+		WHERE id = $1 AND partner_id = $2`, r.PathValue("kid"), r.PathValue("pid"))
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("api key")
+	}
+	a.log.Info("partner api key revoked", "partner_id", r.PathValue("pid"), "key_id", r.PathValue("kid"))
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

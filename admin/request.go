@@ -1,0 +1,164 @@
+package admin
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+var errTrailingData = errors.New("trailing data after the JSON object")
+
+// decodeBody reads the request body as one JSON object into v, refusing unknown fields. An
+// empty body is refused when required and leaves v as it is otherwise (routes whose body is
+// optional, like rotate or enable).
+func decodeBody(r *http.Request, v any, required bool) *apiError {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return errorf(http.StatusUnsupportedMediaType, CodeUnsupportedMedia, "request body must be application/json")
+		}
+	}
+	body, err := io.ReadAll(r.Body) // bounded by the MaxBytesReader every request gets
+	if err != nil {
+		return decodeError(err)
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		if required {
+			return invalid("request body is required: a JSON object")
+		}
+		return nil
+	}
+	if trimmed[0] != '{' {
+		return invalid("request body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return decodeError(errTrailingData)
+	}
+	return nil
+}
+
+// problems collects validation failures so a client learns of all of them at once.
+type problems []string
+
+func (p *problems) add(field, format string, args ...any) {
+	*p = append(*p, field+": "+fmt.Sprintf(format, args...))
+}
+
+func (p problems) err() *apiError {
+	if len(p) == 0 {
+		return nil
+	}
+	return errorf(http.StatusUnprocessableEntity, CodeValidation, "%s", strings.Join(p, "; "))
+}
+
+// text checks a free-text field: valid UTF-8 (encoding/json already replaced invalid bytes),
+// no NUL (PostgreSQL text cannot hold it) and at most maxBytes.
+func (p *problems) text(field, value string, maxBytes int, required bool) {
+	switch {
+	case required && strings.TrimSpace(value) == "":
+		p.add(field, "is required")
+	case len(value) > maxBytes:
+		p.add(field, "is longer than %d bytes", maxBytes)
+	case !utf8.ValidString(value) || strings.IndexByte(value, 0) >= 0:
+		p.add(field, "must be text without NUL characters")
+	}
+}
+
+// Cursors are opaque to clients: base64url of a small JSON document naming the list it belongs
+// to, so a cursor of one list is refused by another.
+type cursorDoc struct {
+	Kind string          `json:"k"`
+	V    json.RawMessage `json:"v"`
+}
+
+const maxCursorLength = 512
+
+func encodeCursor(kind string, v any) string {
+	inner, _ := json.Marshal(v) // cursor values are plain structs
+	doc, _ := json.Marshal(cursorDoc{Kind: kind, V: inner})
+	return base64.RawURLEncoding.EncodeToString(doc)
+}
+
+func badCursor() *apiError {
+	return errorf(http.StatusBadRequest, CodeInvalidCursor, "cursor is not a cursor of this list; pass next_cursor back as it was returned")
+}
+
+func decodeCursor(s, kind string, v any) *apiError {
+	bad := badCursor()
+	if len(s) > maxCursorLength {
+		return bad
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return bad
+	}
+	var doc cursorDoc
+	if json.Unmarshal(raw, &doc) != nil || doc.Kind != kind {
+		return bad
+	}
+	if json.Unmarshal(doc.V, v) != nil {
+		return bad
+	}
+	return nil
+}
+
+// pageLimit reads ?limit= (default DefaultPageLimit, at most MaxPageLimit).
+func pageLimit(q url.Values) (int, *apiError) {
+	s := q.Get("limit")
+	if s == "" {
+		return DefaultPageLimit, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > MaxPageLimit {
+		return 0, invalid("limit must be an integer from 1 to %d", MaxPageLimit)
+	}
+	return n, nil
+}
+
+// queryTime reads an RFC 3339 time parameter; absent gives the zero time.
+func queryTime(q url.Values, name string) (time.Time, *apiError) {
+	s := q.Get(name)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := parseTime(s)
+	if err != nil {
+		return time.Time{}, invalid("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z", name)
+	}
+	return t, nil
+}
+
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if t.Year() < 1970 || t.Year() > 9999 {
+		return time.Time{}, errors.New("out of range")
+	}
+	return t.UTC(), nil
+}
+
+// list is the shape of every paged list: {"data":[…],"next_cursor":"…"}. next_cursor is empty
+// when there is no further page (the event feed always returns one).
+type list[T any] struct {
+	Data       []T    `json:"data"`
+	NextCursor string `json:"next_cursor"`
+	HasMore    bool   `json:"has_more"`
+}

@@ -1,0 +1,65 @@
+package admin
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/outbox"
+)
+
+// testEventType is the type of test events (R25).
+const testEventType = "webhook.test"
+
+type testAccepted struct {
+	EventID    string `json:"event_id"`
+	DeliveryID string `json:"delivery_id"`
+	EndpointID string `json:"endpoint_id"`
+	AttemptNo  int    `json:"attempt_no"`
+	Trigger    string `json:"trigger"`
+}
+
+// sendTestEvent delivers a fresh webhook.test event to this endpoint only (R25). The event is
+// not written to the outbox, where fanout would offer it to every endpoint subscribed to
+// webhook.test: its delivery record goes straight to the deliveries topic, keyed by the
+// endpoint, with trigger test (which the sender delivers whatever the subscription). The
+// attempt appears in the endpoint's history like any other.
+func (a *API) sendTestEvent(w http.ResponseWriter, r *http.Request, _ caller) error {
+	pid := r.PathValue("pid")
+	var req struct{}
+	if e := decodeBody(r, &req, false); e != nil {
+		return e
+	}
+	ep, err := loadEndpoint(r.Context(), a.pool, pid, r.PathValue("eid"), false)
+	if err != nil {
+		return err
+	}
+	if ep.Status != "active" {
+		return conflict("endpoint is disabled; enable it before sending a test event")
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	data, _ := json.Marshal(map[string]string{
+		"endpoint_id": ep.ID,
+		"message":     "This is a test event from hookstream. It needs no action.",
+	})
+	env := outbox.Envelope{
+		EventID: outbox.NewEventID(), Type: testEventType, OccurredAt: now, PartnerID: pid,
+		Subject: outbox.Subject{Type: "endpoint", ID: ep.ID}, SchemaVersion: 1, Data: data,
+	}
+	body, err := marshalEnvelope(env)
+	if err != nil {
+		return err
+	}
+	d := records.Delivery{
+		V: records.DeliveryVersion, DeliveryID: records.DeliveryID(env.EventID, ep.ID),
+		EventID: env.EventID, EndpointID: ep.ID, PartnerID: pid, EventType: testEventType,
+		AttemptNo: 1, Trigger: records.TriggerTest, Body: body, CreatedAt: now,
+	}
+	if err := a.produce(r.Context(), records.TriggerTest, []records.Delivery{d}); err != nil {
+		return err
+	}
+	respond(w, http.StatusAccepted, testAccepted{EventID: d.EventID, DeliveryID: d.DeliveryID, EndpointID: ep.ID,
+		AttemptNo: 1, Trigger: records.TriggerTest})
+	return nil
+}

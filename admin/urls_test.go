@@ -1,0 +1,99 @@
+package admin
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/hookstream/hookstream/sender/egress"
+)
+
+// TestEndpointURLsRefused registers the sender issue's hostile URL table as endpoint URLs, on
+// creation and on change: every one is refused with 422 naming the egress rule, and nothing is
+// written.
+func TestEndpointURLsRefused(t *testing.T) {
+	e := newEnv(t)
+	key := e.partner("acme")
+	ep := e.endpoint("acme")
+	tests := []struct {
+		url  string
+		rule string
+	}{
+		{"http://hooks.example.com/", egress.RuleScheme},
+		{"ftp://hooks.example.com/", egress.RuleScheme},
+		{"file:///etc/passwd", egress.RuleScheme},
+		{"hooks.example.com/in", egress.RuleURL},
+		{"https://hooks.example.com/#frag", egress.RuleURL},
+		{"https://hooks.example.com:22/", egress.RulePort},
+		{"https://hooks.example.com:6379/", egress.RulePort},
+		{"https://hooks.example.com:80/", egress.RulePort},
+		{"https://user:pass@hooks.example.com/", egress.RuleUserinfo},
+		{"https://user@hooks.example.com/", egress.RuleUserinfo},
+		{"https://localhost/", egress.RuleHost},
+		{"https://api.localhost/", egress.RuleHost},
+		{"https://2130706433/", egress.RuleHost},
+		{"https://0x7f000001/", egress.RuleHost},
+		{"https://0177.0.0.1/", egress.RuleHost},
+		{"https://127.1/", egress.RuleHost},
+		{"https://127.0.0.1/", egress.RuleBlockedAddress},
+		{"https://10.0.0.1/", egress.RuleBlockedAddress},
+		{"https://172.16.0.1/", egress.RuleBlockedAddress},
+		{"https://192.168.1.1/", egress.RuleBlockedAddress},
+		{"https://100.64.0.1/", egress.RuleBlockedAddress},
+		{"https://169.254.1.1/", egress.RuleBlockedAddress},
+		{"https://0.0.0.0/", egress.RuleBlockedAddress},
+		{"https://224.0.0.1/", egress.RuleBlockedAddress},
+		{"https://[::1]/", egress.RuleBlockedAddress},
+		{"https://[fe80::1]/", egress.RuleBlockedAddress},
+		{"https://[fd12:3456::1]/", egress.RuleBlockedAddress},
+		{"https://[::ffff:127.0.0.1]/", egress.RuleBlockedAddress},
+		{"https://[::ffff:10.0.0.1]/", egress.RuleBlockedAddress},
+		{"https://[64:ff9b::a00:1]/", egress.RuleBlockedAddress},
+		{"https://[64:ff9b::7f00:1]/", egress.RuleBlockedAddress},
+		{"https://[2002:a00:1::1]/", egress.RuleBlockedAddress},
+		{"https://[2002:7f00:1::]/", egress.RuleBlockedAddress},
+		{"https://private.example.com/", egress.RuleBlockedAddress},
+		{"https://mixed.example.com/", egress.RuleBlockedAddress},
+		{"https://mapped-loopback.example.com/", egress.RuleBlockedAddress},
+		{"https://169.254.169.254/latest/meta-data/", egress.RuleMetadata},
+		{"https://[::ffff:169.254.169.254]/", egress.RuleMetadata},
+		{"https://[fd00:ec2::254]/", egress.RuleMetadata},
+		{"https://metadata.google.internal/computeMetadata/v1/", egress.RuleMetadata},
+		{"https://imds.example.com/", egress.RuleMetadata},
+		{"https://nat64.example.com/", egress.RuleMetadata},
+		{"https://nowhere.example.com/", egress.RuleResolve},
+	}
+	count := func() int {
+		var n int
+		if err := e.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM endpoint`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := count()
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			for _, req := range []struct{ method, path string }{
+				{"POST", "/v1/partners/acme/endpoints"},
+				{"PATCH", "/v1/partners/acme/endpoints/" + ep.ID},
+			} {
+				r := e.do(key, req.method, req.path, map[string]any{"url": tt.url, "event_types": []string{"*"}})
+				var eb errorBody
+				r.json(t, &eb)
+				if r.Status != 422 || eb.Error.Code != CodeURLRefused || eb.Error.Rule != tt.rule ||
+					!strings.Contains(eb.Error.Message, "rule "+tt.rule) {
+					t.Errorf("%s %s: %s, want 422 url_refused naming rule %s", req.method, tt.url, r, tt.rule)
+				}
+			}
+		})
+	}
+	if after := count(); after != before {
+		t.Errorf("%d endpoints written by refused requests", after-before)
+	}
+	var got endpointView
+	e.must(200, key, "GET", "/v1/partners/acme/endpoints/"+ep.ID, nil).json(t, &got)
+	if got.URL != ep.URL || got.Version != ep.Version {
+		t.Errorf("refused changes altered the endpoint: %+v", got)
+	}
+	e.must(201, key, "POST", "/v1/partners/acme/endpoints", map[string]any{"url": "https://hooks.example.com:8443/in?x=1", "event_types": []string{"*"}})
+}
