@@ -1,5 +1,60 @@
 // Package sender delivers delivery records over HTTP as Standard Webhooks requests: signed over
-// the exact bytes sent (R15), through the egress guard (R26, R27), with per-endpoint concurrency,
-// rate limits and circuit breakers so one bad receiver never slows the others (R21). Every
-// attempt is reported to the attempts topic; the sender never connects to PostgreSQL (R28).
+// the exact bytes sent (R15), through the egress guard (R26, R27), with per-endpoint
+// concurrency, rate limits and circuit breakers so one bad receiver never slows the others
+// (R21). Every attempt is reported to the attempts topic; the sender never connects to
+// PostgreSQL (R28).
+//
+// # Flow
+//
+// A [Sender] consumes <prefix>.deliveries in the consumer group <prefix>.sender. Each record is
+// decoded and checked (a record that can never be delivered goes to <prefix>.dlq with the
+// reason); a record not yet due is handed back through [Retrier.Defer]; the rest go to the
+// lane of their endpoint. Before each request the endpoint is checked again against the
+// endpoint view (R13): a record naming another partner's endpoint or carrying another
+// partner's event is never sent and is recorded as category tenant_mismatch; a disabled
+// endpoint, or one no longer subscribed to the type, is not sent and is recorded as a failed
+// attempt of category internal with the reason in the excerpt, and is not retried (the schema
+// allows no other category; re-enabling does not resurrect refused deliveries, a replay does).
+// Test deliveries skip only the subscription check. The request carries one signature per
+// active secret (R17), opened with [secretbox] under the row's AAD. The outcome is classified
+// by [Classify]; a retryable failure is handed to [Retrier.Schedule]; then one attempt record
+// (key delivery_id) carries the evidence. At least once: a crash after the request and before
+// the attempt record delivers the event again with the same webhook-id.
+//
+// # Isolation
+//
+// Records of one partition are processed concurrently across endpoints. Each endpoint has a
+// lane: a bounded FIFO queue (Config.QueueSize records waiting for a worker) served by at most
+// max_in_flight workers (default 8), each waiting on the endpoint's rate limit when it has one.
+// A worker holds a slot only for the request; reporting to Kafka runs beside it. Work that
+// does not fit the queue is deferred to a retry tier without counting an attempt. A circuit
+// breaker opens after Config.BreakerFailures consecutive failed attempts; while open, new work
+// is deferred the same way; after Config.BreakerCooldown one probe goes out, and its success
+// closes the circuit. Records taken from Kafka and not finished are capped in number and bytes
+// across all lanes: at the cap fetching pauses, at half of it fetching resumes.
+//
+// # Offsets
+//
+// Offsets are committed by hand, per partition, up to the lowest unfinished record, every
+// Config.CommitInterval, on revocation and at shutdown. A record is finished when its outcome
+// is durably in Kafka: the attempt record (and the retry hand-off) acknowledged, the deferral
+// or dead letter written. On revocation the partition stops taking work, its queued records
+// are dropped, running requests get Config.ShutdownGrace to finish, and the commit never
+// passes what is still unfinished, so the next owner delivers it again. Shutdown does the
+// same for every partition, then leaves the group.
+//
+// # Ordered endpoints
+//
+// An endpoint with ordered=true gets one request at a time, in offset order (its records share
+// a partition, keyed by endpoint id). A failing record stays at the head and is retried in
+// process, each attempt reported as retrying with its next attempt time, with a backoff from
+// Config.OrderedBackoff doubling up to Config.OrderedMaxBackoff (or the receiver's Retry-After
+// if longer), while the endpoint's later records wait behind it. Its offset stays unfinished,
+// so a crash or rebalance delivers it again, first. Limits, by design: after
+// Config.OrderedMaxHold the head is handed to the retry tiers like any failure and the next
+// record proceeds, so a longer outage breaks the order rather than stall the partition's
+// commits for days; while a head is held, a restart redelivers what other endpoints of the
+// partition finished meanwhile (duplicates, which the contract allows); records beyond the
+// endpoint's queue are deferred and can come back out of order; ordered endpoints have no
+// circuit breaker (the single held request is one already).
 package sender

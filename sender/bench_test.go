@@ -1,0 +1,289 @@
+package sender_test
+
+import (
+	"bytes"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/sender"
+	"github.com/hookstream/hookstream/webhook"
+)
+
+// BenchmarkIsolation measures what R21 promises: the delivery latency of healthy endpoints
+// (from producing the delivery record to the receiver getting the request) with and without
+// a dead endpoint, one that hangs past the request timeout, on the same partition. Every
+// record goes to one partition, paced at about 1000 records/s; in the second run every fifth
+// record is for the dead endpoint. Run with a fixed count, e.g. -benchtime=3000x.
+func BenchmarkIsolation(b *testing.B) {
+	for _, dead := range []bool{false, true} {
+		name := "healthy_only"
+		if dead {
+			name = "with_hanging_endpoint"
+		}
+		b.Run(name, func(b *testing.B) { benchIsolation(b, dead) })
+	}
+}
+
+func benchIsolation(b *testing.B, dead bool) {
+	e := newEnv(b)
+	var (
+		mu       sync.Mutex
+		produced = map[string]time.Time{}
+		latency  []time.Duration
+	)
+	var healthy []string
+	for i := 0; i < 20; i++ {
+		id := fmt.Sprintf("ep_ok%02d", i)
+		healthy = append(healthy, id)
+		e.endpoint(id, "p_a")
+		e.rcv.handle(id, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+			at := time.Now()
+			mu.Lock()
+			if t0, ok := produced[r.Header.Get("webhook-id")]; ok {
+				latency = append(latency, at.Sub(t0))
+				delete(produced, r.Header.Get("webhook-id"))
+			}
+			mu.Unlock()
+		})
+	}
+	e.endpoint("ep_dead", "p_a")
+	e.rcv.handle("ep_dead", func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		select { // hangs past the request timeout
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
+	})
+	cfg := e.config()
+	cfg.Egress.RequestTimeout = 2 * time.Second
+	cfg.ShutdownGrace = 3 * time.Second
+	e.start(cfg)
+
+	// Warm up: one delivery per endpoint opens the connections.
+	var warm []records.Delivery
+	for _, id := range healthy {
+		warm = append(warm, delivery("p_a", id, "customer.created"))
+	}
+	e.deliver(0, warm...)
+	waitFor(b, 30*time.Second, "warm-up", func() bool { return e.rcv.total() == len(healthy) })
+	mu.Lock()
+	latency = nil
+	mu.Unlock()
+
+	const batch, every = 10, 10 * time.Millisecond
+	b.ResetTimer()
+	start := time.Now()
+	next := start
+	for sent := 0; sent < b.N; {
+		var ds []records.Delivery
+		for i := 0; i < batch && sent < b.N; i++ {
+			if dead && sent%5 == 4 {
+				ds = append(ds, delivery("p_a", "ep_dead", "customer.created"))
+			} else {
+				ds = append(ds, delivery("p_a", healthy[sent%len(healthy)], "customer.created"))
+			}
+			sent++
+		}
+		mu.Lock()
+		now := time.Now()
+		for _, d := range ds {
+			if d.EndpointID != "ep_dead" {
+				produced[d.EventID] = now
+			}
+		}
+		mu.Unlock()
+		e.deliver(0, ds...)
+		next = next.Add(every)
+		time.Sleep(time.Until(next))
+	}
+	want := b.N
+	if dead {
+		want = b.N - b.N/5
+	}
+	waitFor(b, 5*time.Minute, "every healthy delivery", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(latency) >= want
+	})
+	elapsed := time.Since(start)
+	b.StopTimer()
+
+	mu.Lock()
+	defer mu.Unlock()
+	slices.Sort(latency)
+	pct := func(p float64) float64 {
+		return float64(latency[int(p*float64(len(latency)-1))].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(float64(len(latency))/elapsed.Seconds(), "healthy-deliveries/s")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkThroughput compares the sender's delivery rate with a bare net/http loop making the
+// same signed POSTs with the same concurrency, to a local HTTP and a local HTTPS receiver
+// (issue 5's bench-sender; the aim is at least 80 % of the bare rate). Rates run from the
+// first request to the last; the sender's includes consuming the deliveries topic and waiting
+// for every attempt record, with b.N records produced before it starts. Eight endpoints, each
+// its own receiver, with max_in_flight 8; the bare loop runs 64 workers over the same eight.
+// Run with a fixed count, e.g. -benchtime=5000x.
+func BenchmarkThroughput(b *testing.B) {
+	for _, scheme := range []string{"http", "https"} {
+		b.Run(scheme+"/sender", func(b *testing.B) { benchSender(b, scheme == "https") })
+		b.Run(scheme+"/bare_loop", func(b *testing.B) { benchBare(b, scheme == "https") })
+	}
+}
+
+const (
+	benchEndpoints   = 8
+	benchMaxInFlight = 8
+)
+
+// countingServers starts one receiver per endpoint (each its own host:port, as real endpoints
+// are, so connection pools work per endpoint) answering 204 and counting requests, and the
+// timestamps of the first and the last request.
+type counting struct {
+	srvs  []*httptest.Server
+	n     atomic.Int64
+	mu    sync.Mutex
+	first time.Time
+	last  time.Time
+}
+
+func countingServers(b *testing.B, tlsOn bool) *counting {
+	c := &counting{}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		c.n.Add(1)
+		now := time.Now()
+		c.mu.Lock()
+		if c.first.IsZero() {
+			c.first = now
+		}
+		c.last = now
+		c.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	for i := 0; i < benchEndpoints; i++ {
+		srv := httptest.NewUnstartedServer(h)
+		if tlsOn {
+			srv.EnableHTTP2 = true
+			srv.StartTLS()
+		} else {
+			srv.Start()
+		}
+		b.Cleanup(srv.Close)
+		c.srvs = append(c.srvs, srv)
+	}
+	return c
+}
+
+// rate is the delivery rate from the first request to the last one.
+func (c *counting) rate(n int) float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return float64(n) / c.last.Sub(c.first).Seconds()
+}
+
+func benchSender(b *testing.B, tlsOn bool) {
+	e := newEnv(b)
+	c := countingServers(b, tlsOn)
+	var ds []records.Delivery
+	ports := []int{e.rcv.port}
+	for i := 0; i < benchEndpoints; i++ {
+		id := fmt.Sprintf("ep_%d", i)
+		e.endpoint(id, "p_a", func(ep *records.Endpoint) {
+			ep.URL = c.srvs[i].URL + "/" + id
+			ep.MaxInFlight = benchMaxInFlight
+		})
+		ports = append(ports, portOf(b, c.srvs[i].URL))
+	}
+	for i := 0; i < b.N; i++ {
+		ds = append(ds, delivery("p_a", fmt.Sprintf("ep_%d", i%benchEndpoints), "customer.created"))
+	}
+	for i := 0; i < len(ds); i += 500 {
+		e.deliver(int32(i/500%3), ds[i:min(i+500, len(ds))]...)
+	}
+	cfg := e.config()
+	cfg.QueueSize = b.N // a backlog, not a slow endpoint: nothing should be deferred
+	cfg.MaxBuffered = max(b.N, cfg.MaxBuffered)
+	cfg.Egress.AllowedPorts = ports
+	if tlsOn {
+		cfg.Egress.RootCAs = x509.NewCertPool()
+		cfg.Egress.RootCAs.AddCert(c.srvs[0].Certificate())
+	}
+	b.ResetTimer()
+	e.start(cfg)
+	waitFor(b, 5*time.Minute, "every delivery", func() bool {
+		return e.attempts.deliveredCount() >= b.N
+	})
+	b.StopTimer()
+	if c.n.Load() < int64(b.N) {
+		b.Fatalf("receivers got %d of %d", c.n.Load(), b.N)
+	}
+	b.ReportMetric(c.rate(b.N), "deliveries/s")
+	b.ReportMetric(0, "ns/op")
+}
+
+func benchBare(b *testing.B, tlsOn bool) {
+	c := countingServers(b, tlsOn)
+	tr := c.srvs[0].Client().Transport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = benchMaxInFlight
+	client := &http.Client{Transport: tr}
+	secret, _ := webhook.NewSecret()
+	signer, _ := webhook.NewSigner(secret)
+	body := delivery("p_a", "ep_0", "customer.created").Body
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for w := 0; w < benchEndpoints*benchMaxInFlight; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				target := fmt.Sprintf("%s/ep_%d", c.srvs[i%benchEndpoints].URL, i%benchEndpoints)
+				req, _ := http.NewRequest(http.MethodPost, target, bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("User-Agent", sender.DefaultUserAgent)
+				signer.SetHeaders(req.Header, "evt_"+strconv.Itoa(i), time.Now(), body)
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Error(err)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+				resp.Body.Close()
+			}
+		}()
+	}
+	for i := 0; i < b.N; i++ {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	b.StopTimer()
+	if c.n.Load() != int64(b.N) {
+		b.Fatalf("receivers got %d of %d", c.n.Load(), b.N)
+	}
+	b.ReportMetric(c.rate(b.N), "deliveries/s")
+	b.ReportMetric(0, "ns/op")
+}
+
+func portOf(b *testing.B, rawURL string) int {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, _ := strconv.Atoi(u.Port())
+	return p
+}

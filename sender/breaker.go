@@ -1,0 +1,114 @@
+package sender
+
+import "time"
+
+type circuitState int
+
+const (
+	circuitClosed circuitState = iota
+	circuitOpen
+	circuitHalfOpen
+)
+
+// breaker is an endpoint's circuit (R21): a run of `threshold` consecutive failed attempts
+// opens it; while open, new work is deferred without counting an attempt; after `cooldown` it
+// half-opens and lets a single probe through, whose success closes it and whose failure opens
+// it for another cooldown. Results of requests begun before the circuit opened are ignored,
+// so a burst of in-flight failures opens it once. The caller serialises access (lane.mu).
+type breaker struct {
+	threshold int
+	cooldown  time.Duration
+
+	state     circuitState
+	failures  int
+	openUntil time.Time
+	probing   bool
+	// onChange reports transitions into and out of the closed state (the open-circuits gauge).
+	onChange func(open bool)
+}
+
+// rejects reports whether new work should be deferred at intake: the circuit is open and its
+// cooldown has not ended. A half-open circuit takes work; acquire then picks the probe.
+func (b *breaker) rejects(now time.Time) bool {
+	return b.state == circuitOpen && now.Before(b.openUntil)
+}
+
+// acquire asks to make a request now. probe is true for the single request of a half-open
+// circuit; its result must be reported with probe set (or released with release).
+func (b *breaker) acquire(now time.Time) (ok, probe bool) {
+	switch b.state {
+	case circuitClosed:
+		return true, false
+	case circuitOpen:
+		if now.Before(b.openUntil) {
+			return false, false
+		}
+		b.state = circuitHalfOpen
+	}
+	if b.probing {
+		return false, false
+	}
+	b.probing = true
+	return true, true
+}
+
+// release gives back a probe that made no request (its work was abandoned or refused).
+func (b *breaker) release(probe bool) {
+	if probe {
+		b.probing = false
+	}
+}
+
+// record reports the result of a request.
+func (b *breaker) record(success, probe bool, now time.Time) {
+	if probe {
+		b.probing = false
+		if success {
+			b.close()
+		} else {
+			b.open(now)
+		}
+		return
+	}
+	if b.state != circuitClosed {
+		return
+	}
+	if success {
+		b.failures = 0
+		return
+	}
+	b.failures++
+	if b.failures >= b.threshold {
+		b.open(now)
+	}
+}
+
+func (b *breaker) open(now time.Time) {
+	wasClosed := b.state == circuitClosed
+	b.state, b.openUntil = circuitOpen, now.Add(b.cooldown)
+	if wasClosed && b.onChange != nil {
+		b.onChange(true)
+	}
+}
+
+func (b *breaker) close() {
+	wasClosed := b.state == circuitClosed
+	b.state, b.failures = circuitClosed, 0
+	if !wasClosed && b.onChange != nil {
+		b.onChange(false)
+	}
+}
+
+// remaining is how long the circuit stays open, at least a second: the delay for deferred work.
+func (b *breaker) remaining(now time.Time) time.Duration {
+	d := b.openUntil.Sub(now)
+	if d < time.Second {
+		d = time.Second
+	}
+	return d
+}
+
+// quiet reports a closed circuit with no failures in its current run: nothing worth keeping.
+func (b *breaker) quiet() bool {
+	return b.state == circuitClosed && b.failures == 0 && !b.probing
+}

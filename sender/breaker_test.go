@@ -1,0 +1,187 @@
+package sender
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func TestBreaker(t *testing.T) {
+	open := 0
+	b := breaker{threshold: 3, cooldown: 10 * time.Second, onChange: func(o bool) {
+		if o {
+			open++
+		} else {
+			open--
+		}
+	}}
+	t0 := now
+	mustAcquire := func(at time.Time, wantOK, wantProbe bool) {
+		t.Helper()
+		ok, probe := b.acquire(at)
+		if ok != wantOK || probe != wantProbe {
+			t.Fatalf("acquire at +%s = %v, %v; want %v, %v", at.Sub(t0), ok, probe, wantOK, wantProbe)
+		}
+	}
+	// A success in the run resets it.
+	b.record(false, false, t0)
+	b.record(false, false, t0)
+	b.record(true, false, t0)
+	b.record(false, false, t0)
+	b.record(false, false, t0)
+	if b.rejects(t0) || open != 0 {
+		t.Fatal("opened without a run of 3 failures")
+	}
+	b.record(false, false, t0)
+	if !b.rejects(t0) || open != 1 {
+		t.Fatal("not open after 3 consecutive failures")
+	}
+	mustAcquire(t0.Add(time.Second), false, false)
+	// Results of requests begun before it opened change nothing.
+	b.record(false, false, t0.Add(time.Second))
+	b.record(true, false, t0.Add(time.Second))
+	if !b.rejects(t0.Add(2*time.Second)) || b.remaining(t0.Add(2*time.Second)) != 8*time.Second {
+		t.Fatalf("open state disturbed; remaining %s", b.remaining(t0.Add(2*time.Second)))
+	}
+	// After the cooldown: one probe, the rest wait.
+	after := t0.Add(11 * time.Second)
+	if b.rejects(after) {
+		t.Fatal("intake still rejected after the cooldown")
+	}
+	mustAcquire(after, true, true)
+	mustAcquire(after, false, false)
+	// A failed probe opens it again for a full cooldown.
+	b.record(false, true, after)
+	if !b.rejects(after.Add(9*time.Second)) || open != 1 {
+		t.Fatal("failed probe did not reopen the circuit")
+	}
+	later := after.Add(11 * time.Second)
+	mustAcquire(later, true, true)
+	// A probe that made no request gives its slot back.
+	b.release(true)
+	mustAcquire(later, true, true)
+	b.record(true, true, later)
+	if b.rejects(later) || open != 0 || !b.quiet() {
+		t.Fatal("successful probe did not close the circuit")
+	}
+	mustAcquire(later, true, false)
+}
+
+func TestPartitionMark(t *testing.T) {
+	p := newPartition(t.Context(), "d", 0)
+	if _, ok := p.mark(); ok {
+		t.Fatal("mark before any record")
+	}
+	for o := int64(10); o < 15; o++ {
+		if !p.add(&kgo.Record{Offset: o, LeaderEpoch: 3}) || !p.begin() {
+			t.Fatal("add/begin refused")
+		}
+	}
+	expect := func(want int64) {
+		t.Helper()
+		eo, _ := p.mark()
+		if eo.Offset != want {
+			t.Fatalf("mark %d, want %d", eo.Offset, want)
+		}
+	}
+	expect(10)
+	p.finish(12)
+	p.finish(11)
+	expect(10) // 10 is unfinished: nothing past it
+	p.finish(10)
+	expect(13)
+	p.abandon() // 13 abandoned stays unfinished
+	p.finish(14)
+	expect(13)
+	if eo, ok := p.mark(); !ok || eo.Epoch != 3 {
+		t.Fatalf("mark %+v %v", eo, ok)
+	}
+	p.committedAt(13)
+	if _, ok := p.mark(); ok {
+		t.Fatal("mark reported again after being committed")
+	}
+	if !p.waitIdle(time.Now()) {
+		t.Fatal("not idle with nothing active")
+	}
+	p.stop()
+	if p.add(&kgo.Record{Offset: 15}) || p.begin() {
+		t.Fatal("stopped partition took work")
+	}
+	if p.stopCtx.Err() == nil || p.ctx.Err() != nil {
+		t.Fatal("stop must end waits but not running work")
+	}
+}
+
+// offsetSet against a plain map, under random adds (increasing, with gaps) and removes.
+func TestOffsetSet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var s offsetSet
+	model := map[int64]bool{}
+	next := int64(rng.IntN(1000))
+	for step := 0; step < 50000; step++ {
+		if rng.IntN(2) == 0 || len(model) == 0 {
+			next += 1 + int64(rng.IntN(3)) // gaps, as transaction markers leave
+			s.add(next)
+			model[next] = true
+		} else {
+			var o int64
+			if rng.IntN(2) == 0 {
+				o, _ = s.min() // mostly in order, as a healthy partition finishes
+			} else {
+				for k := range model {
+					o = k
+					break
+				}
+			}
+			s.remove(o)
+			delete(model, o)
+			s.remove(o) // removing twice is harmless
+		}
+		got, ok := s.min()
+		want, wantOK := int64(-1), false
+		for k := range model {
+			if !wantOK || k < want {
+				want, wantOK = k, true
+			}
+		}
+		if ok != wantOK || (ok && got != want) || s.count != len(model) {
+			t.Fatalf("step %d: min %d %v, want %d %v; count %d, want %d", step, got, ok, want, wantOK, s.count, len(model))
+		}
+	}
+	if len(s.words) > 1+int(next-mustMin(&s))/64+1 {
+		t.Fatalf("%d words kept for a span of %d offsets", len(s.words), next-mustMin(&s))
+	}
+}
+
+func mustMin(s *offsetSet) int64 {
+	m, ok := s.min()
+	if !ok {
+		return 0
+	}
+	return m
+}
+
+func TestPartitionMarkEpochs(t *testing.T) {
+	p := newPartition(t.Context(), "d", 0)
+	for _, r := range []kgo.Record{{Offset: 0, LeaderEpoch: 1}, {Offset: 1, LeaderEpoch: 1}, {Offset: 2, LeaderEpoch: 2}, {Offset: 3, LeaderEpoch: 2}, {Offset: 4, LeaderEpoch: 5}} {
+		p.add(&r)
+		p.begin()
+	}
+	for _, c := range []struct {
+		finish int64
+		mark   kgo.EpochOffset
+	}{
+		{1, kgo.EpochOffset{Epoch: 1, Offset: 0}},
+		{0, kgo.EpochOffset{Epoch: 2, Offset: 2}},
+		{2, kgo.EpochOffset{Epoch: 2, Offset: 3}},
+		{3, kgo.EpochOffset{Epoch: 5, Offset: 4}},
+		{4, kgo.EpochOffset{Epoch: 5, Offset: 5}},
+	} {
+		p.finish(c.finish)
+		if got, _ := p.mark(); got != c.mark {
+			t.Fatalf("after finishing %d: mark %+v, want %+v", c.finish, got, c.mark)
+		}
+	}
+}

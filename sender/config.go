@@ -1,0 +1,193 @@
+package sender
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/internal/secretbox"
+	"github.com/hookstream/hookstream/sender/egress"
+)
+
+// DefaultUserAgent names hookstream in every request; cmd replaces "dev" with the build version.
+const DefaultUserAgent = "hookstream/dev"
+
+// Config configures a Sender. Start from DefaultConfig, set the connection settings and the
+// secret key, and adjust; New validates.
+type Config struct {
+	// Brokers are the Kafka seed brokers.
+	Brokers []string
+	// Prefix is the topic prefix (design.md section 5).
+	Prefix string
+	// Group is the consumer group of the deliveries topic; empty means Prefix + ".sender".
+	Group string
+
+	// Egress is the SSRF policy every request goes through, with the connect, TLS and total
+	// timeouts and the response size limit (design.md sections 7 and 9).
+	Egress egress.Config
+	// SecretKey opens the endpoint secrets (HOOKSTREAM_SECRET_KEY, see secretbox.ParseKey).
+	SecretKey secretbox.Key
+	// UserAgent is sent with every request: "hookstream/<version>".
+	UserAgent string
+	// MaxBodyBytes is the largest body sent (R28); larger delivery records go to the dlq topic.
+	MaxBodyBytes int
+
+	// DefaultMaxInFlight is the concurrency cap of an endpoint whose max_in_flight is not set.
+	DefaultMaxInFlight int
+	// QueueSize is how many records may wait for one endpoint; more are deferred to a retry
+	// tier without counting an attempt (R21).
+	QueueSize int
+	// MaxBuffered caps the records taken from Kafka and not yet finished, across all
+	// endpoints and partitions; fetching pauses at the cap and resumes at half of it.
+	MaxBuffered int
+	// MaxBufferedBytes caps the bytes of those records the same way.
+	MaxBufferedBytes int64
+	// DeferDelay is the delay asked for work deferred because its endpoint's queue is full. It
+	// doubles with each earlier deferral of the same record, up to MaxDeferDelay.
+	DeferDelay    time.Duration
+	MaxDeferDelay time.Duration
+	// DueTolerance: a record due at most this far in the future is sent now rather than
+	// deferred, which absorbs clock skew between hosts.
+	DueTolerance time.Duration
+
+	// BreakerFailures is the run of consecutive failed attempts that opens an endpoint's
+	// circuit; BreakerCooldown is how long it stays open before a single probe request.
+	BreakerFailures int
+	BreakerCooldown time.Duration
+
+	// RetryClientErrors retries 4xx answers other than 408, 410, 425 and 429 by the normal
+	// schedule (the published policy); false makes them final.
+	RetryClientErrors bool
+	// MaxRetryAfter caps a receiver's Retry-After.
+	MaxRetryAfter time.Duration
+
+	// Ordered endpoints retry a failing head in process, with a backoff from OrderedBackoff
+	// doubling up to OrderedMaxBackoff, for at most OrderedMaxHold; then the head goes to the
+	// retry tiers like any other failure and the next record proceeds.
+	OrderedBackoff    time.Duration
+	OrderedMaxBackoff time.Duration
+	OrderedMaxHold    time.Duration
+
+	// CommitInterval is how often finished offsets are committed.
+	CommitInterval time.Duration
+	// ShutdownGrace bounds how long requests in flight may finish at shutdown or when a
+	// partition is revoked; what is still running then is abandoned uncommitted and delivered
+	// again by the next owner. Keep it above Egress.RequestTimeout.
+	ShutdownGrace time.Duration
+
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer // nil: metrics are kept but not registered
+	// KafkaOptions are extra franz-go options for both clients (e.g. for tests).
+	KafkaOptions []kgo.Opt
+}
+
+// DefaultConfig returns the defaults of design.md section 7 for everything but the brokers and
+// the secret key.
+func DefaultConfig() Config {
+	return Config{
+		Prefix:             "hookstream",
+		Egress:             egress.DefaultConfig(),
+		UserAgent:          DefaultUserAgent,
+		MaxBodyBytes:       1 << 20,
+		DefaultMaxInFlight: 8,
+		QueueSize:          256,
+		MaxBuffered:        10000,
+		MaxBufferedBytes:   128 << 20,
+		DeferDelay:         5 * time.Second,
+		MaxDeferDelay:      10 * time.Minute,
+		DueTolerance:       time.Second,
+		BreakerFailures:    5,
+		BreakerCooldown:    30 * time.Second,
+		RetryClientErrors:  true,
+		MaxRetryAfter:      time.Hour,
+		OrderedBackoff:     time.Second,
+		OrderedMaxBackoff:  time.Minute,
+		OrderedMaxHold:     15 * time.Minute,
+		CommitInterval:     time.Second,
+		ShutdownGrace:      20 * time.Second,
+		Logger:             slog.Default(),
+	}
+}
+
+// group returns the consumer group in force.
+func (c Config) group() string {
+	if c.Group != "" {
+		return c.Group
+	}
+	return c.Prefix + ".sender"
+}
+
+// Validate reports every setting the sender cannot run with.
+func (c Config) Validate() error {
+	var errs []error
+	if len(c.Brokers) == 0 {
+		errs = append(errs, errors.New("no Kafka brokers"))
+	}
+	if c.Prefix == "" {
+		errs = append(errs, errors.New("topic prefix is empty"))
+	}
+	if c.SecretKey.IsZero() {
+		errs = append(errs, errors.New("secret key is not set (HOOKSTREAM_SECRET_KEY)"))
+	}
+	if err := c.Egress.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.UserAgent == "" {
+		errs = append(errs, errors.New("user agent is empty"))
+	}
+	for _, v := range []struct {
+		name  string
+		value int
+	}{
+		{"max body bytes", c.MaxBodyBytes},
+		{"default max in flight", c.DefaultMaxInFlight},
+		{"queue size", c.QueueSize},
+		{"max buffered", c.MaxBuffered},
+		{"breaker failures", c.BreakerFailures},
+	} {
+		if v.value < 1 {
+			errs = append(errs, fmt.Errorf("%s must be at least 1, got %d", v.name, v.value))
+		}
+	}
+	for _, d := range []struct {
+		name  string
+		value time.Duration
+	}{
+		{"defer delay", c.DeferDelay},
+		{"max defer delay", c.MaxDeferDelay},
+		{"breaker cooldown", c.BreakerCooldown},
+		{"max retry after", c.MaxRetryAfter},
+		{"ordered backoff", c.OrderedBackoff},
+		{"ordered max backoff", c.OrderedMaxBackoff},
+		{"ordered max hold", c.OrderedMaxHold},
+		{"commit interval", c.CommitInterval},
+		{"shutdown grace", c.ShutdownGrace},
+	} {
+		if d.value <= 0 {
+			errs = append(errs, fmt.Errorf("%s %s must be positive", d.name, d.value))
+		}
+	}
+	if c.MaxBufferedBytes < 1 {
+		errs = append(errs, fmt.Errorf("max buffered bytes must be at least 1, got %d", c.MaxBufferedBytes))
+	}
+	if c.DueTolerance < 0 {
+		errs = append(errs, fmt.Errorf("due tolerance %s must not be negative", c.DueTolerance))
+	}
+	if c.MaxDeferDelay < c.DeferDelay {
+		errs = append(errs, fmt.Errorf("max defer delay %s is below defer delay %s", c.MaxDeferDelay, c.DeferDelay))
+	}
+	if c.OrderedMaxBackoff < c.OrderedBackoff {
+		errs = append(errs, fmt.Errorf("ordered max backoff %s is below ordered backoff %s", c.OrderedMaxBackoff, c.OrderedBackoff))
+	}
+	if c.Logger == nil {
+		errs = append(errs, errors.New("logger is nil"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sender: config: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package sender_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookstream/hookstream/internal/secretbox"
+	"github.com/hookstream/hookstream/sender"
+)
+
+func TestConfigValidate(t *testing.T) {
+	key, err := secretbox.ParseKey("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid := func() sender.Config {
+		c := sender.DefaultConfig()
+		c.Brokers = []string{"127.0.0.1:9092"}
+		c.SecretKey = key
+		return c
+	}
+	tests := []struct {
+		name   string
+		change func(*sender.Config)
+		want   string // substring of the error; empty means valid
+	}{
+		{"defaults with brokers and key", func(*sender.Config) {}, ""},
+		{"no brokers", func(c *sender.Config) { c.Brokers = nil }, "no Kafka brokers"},
+		{"no key", func(c *sender.Config) { c.SecretKey = secretbox.Key{} }, "HOOKSTREAM_SECRET_KEY"},
+		{"no prefix", func(c *sender.Config) { c.Prefix = "" }, "prefix"},
+		{"bad egress", func(c *sender.Config) { c.Egress.RequestTimeout = 0 }, "request timeout"},
+		{"queue size", func(c *sender.Config) { c.QueueSize = 0 }, "queue size"},
+		{"breaker failures", func(c *sender.Config) { c.BreakerFailures = 0 }, "breaker failures"},
+		{"cooldown", func(c *sender.Config) { c.BreakerCooldown = -time.Second }, "breaker cooldown"},
+		{"defer delays", func(c *sender.Config) { c.MaxDeferDelay = time.Second }, "max defer delay"},
+		{"ordered backoff", func(c *sender.Config) { c.OrderedMaxBackoff = time.Millisecond }, "ordered max backoff"},
+		{"no user agent", func(c *sender.Config) { c.UserAgent = "" }, "user agent"},
+		{"no logger", func(c *sender.Config) { c.Logger = nil }, "logger"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := valid()
+			tt.change(&c)
+			err := c.Validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Validate = %v, want an error about %q", err, tt.want)
+			}
+		})
+	}
+	// Every problem is reported at once.
+	err = sender.Config{}.Validate()
+	for _, want := range []string{"brokers", "prefix", "secret key", "queue size", "logger"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("zero Config: %v lacks %q", err, want)
+		}
+	}
+	if _, err := sender.New(valid(), nil, nil); err == nil {
+		t.Fatal("New accepted a nil view")
+	}
+}

@@ -1,0 +1,65 @@
+package sender
+
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxExcerptBytes bounds the response excerpt kept as evidence (design.md section 7, R18).
+const MaxExcerptBytes = 1024
+
+// redactWindow is how much of a body is redacted before the excerpt is cut: enough that a
+// secret running past the cut is still recognised by its start.
+const redactWindow = 4 * MaxExcerptBytes
+
+const redacted = "[REDACTED]"
+
+// redactions strip anything in a receiver's answer that looks like a credential, so the
+// history shown to partners and operators cannot leak one: hookstream's own secrets and
+// signatures (a receiver may echo our request), authorization headers and bearer tokens, API
+// keys and JWTs, and key=value or "key": "value" pairs whose key names a secret.
+var redactions = []struct {
+	re   *regexp.Regexp
+	repl string
+}{
+	{regexp.MustCompile(`whsec_[A-Za-z0-9+/=_-]*`), "whsec_" + redacted},
+	{regexp.MustCompile(`\bv1,[A-Za-z0-9+/]{20,}={0,2}`), "v1," + redacted},
+	{regexp.MustCompile(`(?i)((?:proxy-)?authorization|x-api-key|api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|id[_-]?token|auth[_-]?token|client[_-]?secret|secret|password|passwd|token|cookie|set-cookie|webhook-signature|signature)("?'?\s*[:=]\s*"?'?)(?:(?:bearer|basic|token)\s+)?[^"'\s,;&}<]+`), "${1}${2}" + redacted},
+	{regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9\-._~+/]+=*`), "${1} " + redacted},
+	{regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`), redacted},
+	{regexp.MustCompile(`\b(?:sk|pk|rk)[-_](?:live_|test_|proj-|ant-)?[A-Za-z0-9_-]{16,}`), redacted},
+}
+
+// Redact removes credentials from s (see redactions).
+func Redact(s string) string {
+	for _, r := range redactions {
+		s = r.re.ReplaceAllString(s, r.repl)
+	}
+	return s
+}
+
+// excerpt turns raw response bytes into evidence: valid UTF-8 without NUL bytes (PostgreSQL
+// text holds neither), redacted, and at most MaxExcerptBytes long.
+func excerpt(b []byte) string {
+	if len(b) > redactWindow {
+		b = b[:redactWindow]
+	}
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	s = strings.ReplaceAll(s, "\x00", "")
+	s = Redact(s)
+	return truncateUTF8(s, MaxExcerptBytes)
+}
+
+// truncateUTF8 cuts s to at most n bytes on a rune boundary, marking the cut with "…".
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "…"
+	cut := n - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
+}

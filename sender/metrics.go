@@ -1,0 +1,82 @@
+package sender
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hookstream/hookstream/internal/metrics"
+)
+
+type senderMetrics struct {
+	attempts     *prometheus.CounterVec
+	latency      prometheus.Histogram
+	inFlight     prometheus.Gauge
+	circuitsOpen prometheus.Gauge
+	deferrals    *prometheus.CounterVec
+	badRecords   prometheus.Counter
+	buffered     prometheus.Gauge
+	paused       prometheus.Gauge
+	commitErrors prometheus.Counter
+	partitions   prometheus.Gauge
+}
+
+func newMetrics(reg prometheus.Registerer) *senderMetrics {
+	ns, sub := metrics.Namespace, "sender"
+	m := &senderMetrics{
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "attempts_total",
+			Help: "Attempts reported to the attempts topic, by outcome and error category (none when delivered)."},
+			[]string{"outcome", "category"}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "request_duration_seconds",
+			Help:    "Time from sending a request to the end of its response (body read up to the limit), or to its failure.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 15, 30}}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "requests_in_flight",
+			Help: "HTTP requests in flight."}),
+		circuitsOpen: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "circuits_open",
+			Help: "Endpoints whose circuit breaker is open or half-open."}),
+		deferrals: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "deferrals_total",
+			Help: "Deliveries handed to a retry tier without an attempt, by reason (circuit_open, queue_full, not_due)."},
+			[]string{"reason"}),
+		badRecords: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "bad_records_total",
+			Help: "Delivery records that could not be understood and went to the dlq topic."}),
+		buffered: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "buffered_records",
+			Help: "Delivery records taken from Kafka and not finished."}),
+		paused: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "fetch_paused",
+			Help: "1 while fetching is paused because the buffered-record cap is reached."}),
+		commitErrors: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "commit_errors_total",
+			Help: "Offset commits that failed (retried at the next interval)."}),
+		partitions: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "partitions_assigned",
+			Help: "Deliveries partitions this sender owns."}),
+	}
+	if reg != nil {
+		register(reg, &m.attempts)
+		register(reg, &m.latency)
+		register(reg, &m.inFlight)
+		register(reg, &m.circuitsOpen)
+		register(reg, &m.deferrals)
+		register(reg, &m.badRecords)
+		register(reg, &m.buffered)
+		register(reg, &m.paused)
+		register(reg, &m.commitErrors)
+		register(reg, &m.partitions)
+	}
+	return m
+}
+
+// register registers *c, or adopts the collector already registered under its name, so a
+// sender built again in the same process (a restart inside `hookstream dev`, a test) keeps
+// counting in the same series. Any other registration error is a bug.
+func register[C prometheus.Collector](reg prometheus.Registerer, c *C) {
+	err := reg.Register(*c)
+	if err == nil {
+		return
+	}
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if existing, ok := are.ExistingCollector.(C); ok {
+			*c = existing
+			return
+		}
+	}
+	panic(err)
+}

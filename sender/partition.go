@@ -1,0 +1,216 @@
+package sender
+
+import (
+	"context"
+	"math/bits"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// partition follows the records of one assigned deliveries partition from intake to finish, so
+// the committed offset never passes an unfinished record: records finish out of order across
+// endpoints, and the commit mark is the lowest unfinished offset (R21). Unfinished offsets are
+// kept as one bit per offset from the lowest unfinished one to the newest, so a record stuck
+// while a million later ones finish costs 125 KB, and finishing a record is O(1).
+type partition struct {
+	topic string
+	id    int32
+
+	// stopCtx ends when the partition stops taking work (revoke, loss, shutdown): waits for a
+	// rate limit or an ordered backoff end at once. ctx ends when what is still running is
+	// abandoned: requests and produces are cancelled.
+	stopCtx  context.Context
+	stopWork context.CancelFunc
+	ctx      context.Context
+	cancel   context.CancelFunc
+
+	mu         sync.Mutex
+	stopped    bool
+	unfinished offsetSet         // intaken and not finished
+	epochs     []kgo.EpochOffset // leader epoch changes: the epoch in force from each offset on
+	next       kgo.EpochOffset   // one past the last intaken record; Offset < 0 before the first
+	committed  int64             // the last offset this owner committed; -1 before the first
+	active     int               // records being handled now (not merely queued)
+	idle       []chan struct{}   // closed when active drops to zero
+}
+
+func newPartition(parent context.Context, topic string, id int32) *partition {
+	p := &partition{topic: topic, id: id, next: kgo.EpochOffset{Epoch: -1, Offset: -1}, committed: -1}
+	p.ctx, p.cancel = context.WithCancel(parent)
+	p.stopCtx, p.stopWork = context.WithCancel(p.ctx)
+	return p
+}
+
+// add registers an intaken record; false once the partition has stopped.
+func (p *partition) add(r *kgo.Record) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped || r.Offset < p.next.Offset {
+		return false // stopped, or a record seen before (never expected from one assignment)
+	}
+	p.unfinished.add(r.Offset)
+	if n := len(p.epochs); n == 0 || p.epochs[n-1].Epoch != r.LeaderEpoch {
+		p.epochs = append(p.epochs, kgo.EpochOffset{Epoch: r.LeaderEpoch, Offset: r.Offset})
+	}
+	p.next = kgo.EpochOffset{Epoch: r.LeaderEpoch, Offset: r.Offset + 1}
+	return true
+}
+
+// begin marks a record as being handled; false once the partition has stopped, in which case
+// the record must be left alone (its next owner handles it).
+func (p *partition) begin() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return false
+	}
+	p.active++
+	return true
+}
+
+// finish marks the handled record at offset as done: its outcome is durably in Kafka.
+func (p *partition) finish(offset int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.unfinished.remove(offset)
+	p.endActive()
+}
+
+// abandon ends the handling of a record without finishing it: it stays unfinished, so the
+// commit mark never passes it.
+func (p *partition) abandon() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.endActive()
+}
+
+func (p *partition) endActive() {
+	p.active--
+	if p.active == 0 {
+		for _, ch := range p.idle {
+			close(ch)
+		}
+		p.idle = nil
+	}
+}
+
+// mark returns the offset to commit: the lowest unfinished record, or one past the last
+// intaken record when all are finished. ok is false before the first record, and when the
+// mark is not past what this owner committed already.
+func (p *partition) mark() (eo kgo.EpochOffset, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.next.Offset < 0 {
+		return eo, false
+	}
+	eo = p.next
+	if low, ok := p.unfinished.min(); ok {
+		eo = kgo.EpochOffset{Epoch: p.epochAt(low), Offset: low}
+	}
+	return eo, eo.Offset > p.committed
+}
+
+// committedAt records a successful commit of offset.
+func (p *partition) committedAt(offset int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if offset > p.committed {
+		p.committed = offset
+	}
+}
+
+// stop ends intake for the partition; records queued but not begun are then left alone.
+func (p *partition) stop() {
+	p.mu.Lock()
+	p.stopped = true
+	p.mu.Unlock()
+	p.stopWork()
+}
+
+func (p *partition) isStopped() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stopped
+}
+
+// waitIdle waits until no record is being handled, or until the deadline; it reports whether
+// the partition went idle.
+func (p *partition) waitIdle(deadline time.Time) bool {
+	p.mu.Lock()
+	if p.active == 0 {
+		p.mu.Unlock()
+		return true
+	}
+	ch := make(chan struct{})
+	p.idle = append(p.idle, ch)
+	p.mu.Unlock()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// epochAt returns the leader epoch of the record at offset, and forgets the epoch changes
+// before it, which no mark can need again (marks only move forward). The caller holds mu.
+func (p *partition) epochAt(offset int64) int32 {
+	i := 0
+	for i+1 < len(p.epochs) && p.epochs[i+1].Offset <= offset {
+		i++
+	}
+	p.epochs = p.epochs[i:]
+	return p.epochs[0].Epoch
+}
+
+// offsetSet is a set of offsets added in increasing order and removed in any order, as one
+// bit per offset from the lowest member's 64-aligned word on.
+type offsetSet struct {
+	origin int64    // the offset of bit 0 of words[0]
+	words  []uint64 // bit i of words[j] set: origin + 64j + i is a member
+	count  int
+}
+
+// add inserts o, which is above every offset added before.
+func (s *offsetSet) add(o int64) {
+	if s.count == 0 {
+		s.origin, s.words = o&^63, s.words[:0]
+	}
+	i := o - s.origin
+	for int64(len(s.words)) <= i/64 {
+		s.words = append(s.words, 0)
+	}
+	s.words[i/64] |= 1 << (i % 64)
+	s.count++
+}
+
+// remove deletes o if it is a member.
+func (s *offsetSet) remove(o int64) {
+	i := o - s.origin
+	if i < 0 || i/64 >= int64(len(s.words)) || s.words[i/64]&(1<<(i%64)) == 0 {
+		return
+	}
+	s.words[i/64] &^= 1 << (i % 64)
+	s.count--
+	// Drop leading empty words, so min stays cheap and memory follows the lowest member.
+	n := 0
+	for n < len(s.words) && s.words[n] == 0 {
+		n++
+	}
+	if n > 0 {
+		s.words = s.words[n:]
+		s.origin += 64 * int64(n)
+	}
+}
+
+// min returns the lowest member.
+func (s *offsetSet) min() (int64, bool) {
+	if s.count == 0 {
+		return 0, false
+	}
+	return s.origin + int64(bits.TrailingZeros64(s.words[0])), true
+}

@@ -1,0 +1,90 @@
+package sender
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/webhook"
+)
+
+// poster makes one signed request and classifies its outcome. It knows nothing of Kafka, so
+// the classification rules can be tested against real local servers on their own.
+type poster struct {
+	client      *http.Client
+	userAgent   string
+	policy      Policy
+	maxResponse int64
+	now         func() time.Time
+}
+
+// result is the evidence of one request (design.md section 7).
+type result struct {
+	started time.Time
+	latency time.Duration
+	status  int
+	failure *Failure // nil: delivered
+	excerpt string
+	// abandoned: ctx ended (shutdown or revoke) before the outcome was known. The attempt is
+	// not reported and its record not committed; the next owner makes it again.
+	abandoned bool
+}
+
+// post sends body to target, signed with signer for message msgID at the attempt time (R15).
+// The body is sent as given, byte for byte: the signature covers exactly these bytes.
+func (p *poster) post(ctx context.Context, target string, signer *webhook.Signer, msgID string, body []byte) result {
+	started := p.now()
+	res := result{started: started}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		// A URL that does not even parse: the endpoint is misconfigured, not the network.
+		res.failure = &Failure{Category: records.CategoryInternal, Retryable: true, Err: errors.New("endpoint URL does not parse")}
+		res.excerpt = "not sent: endpoint URL does not parse"
+		return res
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", p.userAgent)
+	signer.SetHeaders(req.Header, msgID, started, body)
+
+	resp, err := p.client.Do(req)
+	if err != nil {
+		res.latency = time.Since(started)
+		if ctx.Err() != nil {
+			res.abandoned = true
+			return res
+		}
+		res.failure = Classify(nil, err, p.now(), p.policy)
+		res.excerpt = excerpt([]byte(transportMessage(err)))
+		return res
+	}
+	// Read up to the limit so the connection can be reused; a longer body is cut and the
+	// connection closed. A 2xx stays delivered even if reading its body fails: the status line
+	// is the receiver's answer (design.md section 1).
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, p.maxResponse))
+	_ = resp.Body.Close()
+	res.latency = time.Since(started)
+	res.status = resp.StatusCode
+	res.failure = Classify(resp, nil, p.now(), p.policy)
+	if res.failure != nil && res.failure.Category == records.CategoryRedirect {
+		if loc := resp.Header.Get("Location"); loc != "" {
+			data = append([]byte("location: "+loc+"\n"), data...)
+		}
+	}
+	res.excerpt = excerpt(data)
+	return res
+}
+
+// transportMessage is the error without the *url.Error wrapper, whose message repeats the
+// endpoint URL (and any token in its query) and adds nothing to the evidence.
+func transportMessage(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return err.Error()
+}

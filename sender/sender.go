@@ -1,0 +1,971 @@
+package sender
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/topics"
+	"github.com/hookstream/hookstream/sender/egress"
+	"github.com/hookstream/hookstream/streams"
+)
+
+// Deferral reasons, the label of the deferrals metric.
+const (
+	deferCircuitOpen = "circuit_open"
+	deferQueueFull   = "queue_full"
+	deferNotDue      = "not_due"
+)
+
+const (
+	// maxPollRecords bounds one poll, so intake interleaves with pausing at the cap.
+	maxPollRecords = 500
+	// laneIdleTTL: a lane with nothing queued or running and a quiet circuit is forgotten
+	// after this long, so memory follows the endpoints in use, not all endpoints ever seen.
+	laneIdleTTL = 10 * time.Minute
+	// catchUpTimeout bounds one wait for the endpoint view before refusing a delivery.
+	catchUpTimeout = 10 * time.Second
+	// finalCommitTimeout bounds the commit at shutdown.
+	finalCommitTimeout = 10 * time.Second
+)
+
+// endpointSource is what the sender needs of the endpoint view.
+type endpointSource interface {
+	Get(id string) (*records.Endpoint, bool)
+	CatchUp(ctx context.Context) error
+}
+
+// Sender delivers the records of the deliveries topic. Build it with New and call Run once.
+type Sender struct {
+	cfg     Config
+	view    endpointSource
+	retrier Retrier
+	poster  *poster
+	m       *senderMetrics
+	log     *slog.Logger
+	names   topics.Names
+	now     func() time.Time
+	started atomic.Bool
+
+	consumer *kgo.Client
+	producer *kgo.Client
+	// workCtx is the parent of every partition's context; it outlives Run's ctx so that work
+	// in flight can finish during the shutdown grace.
+	workCtx    context.Context
+	cancelWork context.CancelFunc
+	wg         sync.WaitGroup // every goroutine that handles work
+
+	partsMu sync.Mutex
+	parts   map[int32]*partition
+
+	lanesMu sync.Mutex
+	lanes   map[string]*lane
+
+	buffered      atomic.Int64
+	bufferedBytes atomic.Int64
+	pauseMu       sync.Mutex
+	paused        bool
+
+	commitMu sync.Mutex
+}
+
+// New checks cfg and returns a Sender that reads endpoints from view (which the caller runs) and
+// hands retries and deferrals to retrier. It connects to nothing until Run.
+func New(cfg Config, view *streams.EndpointView, retrier Retrier) (*Sender, error) {
+	if view == nil {
+		return nil, errors.New("sender: endpoint view is nil")
+	}
+	return newSender(cfg, view, retrier)
+}
+
+func newSender(cfg Config, view endpointSource, retrier Retrier) (*Sender, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if retrier == nil {
+		return nil, errors.New("sender: retrier is nil")
+	}
+	guard, err := egress.New(cfg.Egress)
+	if err != nil {
+		return nil, fmt.Errorf("sender: %w", err)
+	}
+	s := &Sender{
+		cfg:     cfg,
+		view:    view,
+		retrier: retrier,
+		m:       newMetrics(cfg.Registerer),
+		log:     cfg.Logger.With("component", "sender"),
+		names:   topics.For(cfg.Prefix),
+		now:     time.Now,
+		parts:   map[int32]*partition{},
+		lanes:   map[string]*lane{},
+	}
+	s.poster = &poster{
+		client:      guard.Client(),
+		userAgent:   cfg.UserAgent,
+		policy:      Policy{RetryClientErrors: cfg.RetryClientErrors, MaxRetryAfter: cfg.MaxRetryAfter},
+		maxResponse: cfg.Egress.MaxResponseBytes,
+		now:         s.now,
+	}
+	return s, nil
+}
+
+// Run delivers until ctx ends, then shuts down in order: it stops taking records, lets the
+// requests in flight finish (up to Config.ShutdownGrace; the rest are abandoned and delivered
+// again after a restart), commits the offsets of finished work, leaves the group and closes.
+// It waits for the endpoint view to catch up before consuming, so the caller must be running
+// the view. Run returns nil after a clean shutdown.
+func (s *Sender) Run(ctx context.Context) error {
+	if !s.started.CompareAndSwap(false, true) {
+		return errors.New("sender: Run called twice")
+	}
+	if err := s.view.CatchUp(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("sender: endpoint view: %w", err)
+	}
+	s.workCtx, s.cancelWork = context.WithCancel(context.WithoutCancel(ctx))
+	defer s.cancelWork()
+
+	var err error
+	s.producer, err = kgo.NewClient(append([]kgo.Opt{
+		kgo.SeedBrokers(s.cfg.Brokers...),
+		kgo.ProducerLinger(0), // each attempt waits for its record: do not wait to batch
+	}, s.cfg.KafkaOptions...)...)
+	if err != nil {
+		return fmt.Errorf("sender: kafka producer: %w", err)
+	}
+	defer s.producer.Close()
+	s.consumer, err = kgo.NewClient(append([]kgo.Opt{
+		kgo.SeedBrokers(s.cfg.Brokers...),
+		kgo.ConsumerGroup(s.cfg.group()),
+		kgo.ConsumeTopics(s.names.Deliveries),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		// Fanout writes deliveries in transactions; aborted ones must never be sent.
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.DisableAutoCommit(),
+		kgo.OnPartitionsAssigned(s.onAssigned),
+		kgo.OnPartitionsRevoked(s.onRevoked),
+		kgo.OnPartitionsLost(s.onLost),
+		// Resuming after a pause waits for the in-flight fetch; keep that wait short.
+		kgo.FetchMaxWait(time.Second),
+	}, s.cfg.KafkaOptions...)...)
+	if err != nil {
+		return fmt.Errorf("sender: kafka consumer: %w", err)
+	}
+
+	commitCtx, stopCommits := context.WithCancel(context.Background())
+	committed := make(chan struct{})
+	go func() {
+		defer close(committed)
+		s.commitLoop(commitCtx)
+	}()
+
+	s.log.Info("sender started", "group", s.cfg.group(), "topic", s.names.Deliveries)
+	s.poll(ctx)
+
+	// Ordered shutdown: stop intake, finish or abandon work, commit, close.
+	parts := s.detachAll()
+	s.retire(parts, time.Now().Add(s.cfg.ShutdownGrace))
+	s.cancelWork()
+	s.wg.Wait()
+	stopCommits()
+	<-committed
+	commitCtx, cancel := context.WithTimeout(context.Background(), finalCommitTimeout)
+	s.commit(commitCtx, s.consumer, parts)
+	cancel()
+	s.consumer.Close() // leaves the group; nothing is assigned any more
+	s.poster.client.CloseIdleConnections()
+	s.log.Info("sender stopped")
+	return nil
+}
+
+// poll takes records until ctx ends.
+func (s *Sender) poll(ctx context.Context) {
+	lastSweep := s.now()
+	for {
+		n := s.cfg.MaxBuffered - int(s.buffered.Load())
+		n = max(1, min(n, maxPollRecords))
+		fs := s.consumer.PollRecords(ctx, n)
+		if ctx.Err() != nil || fs.IsClientClosed() {
+			return
+		}
+		var failed bool
+		fs.EachError(func(topic string, p int32, err error) {
+			if errors.Is(err, context.Canceled) {
+				return
+			}
+			failed = true
+			s.log.Warn("fetch failed", "topic", topic, "partition", p, "err", err)
+		})
+		fs.EachRecord(s.intake)
+		s.checkPause()
+		if now := s.now(); now.Sub(lastSweep) > time.Minute {
+			s.sweepLanes(now)
+			lastSweep = now
+		}
+		if failed && fs.NumRecords() == 0 {
+			select { // an injected error returns at once: do not spin on it
+			case <-ctx.Done():
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// intake routes one record. It never blocks on the network: everything that waits runs in
+// the endpoint's lane or in a goroutine of its own, bounded by Config.MaxBuffered and
+// MaxBufferedBytes.
+func (s *Sender) intake(r *kgo.Record) {
+	part := s.partitionOf(r.Partition)
+	if part == nil || !part.add(r) {
+		// Revoked meanwhile: the next owner reads it.
+		s.log.Debug("record of a partition no longer assigned left alone", "partition", r.Partition, "offset", r.Offset)
+		return
+	}
+	d, head, reason := decodeDelivery(r.Value, s.cfg.MaxBodyBytes)
+	w := &work{part: part, offset: r.Offset, d: d, head: head, size: int64(len(r.Value))}
+	s.hold(w)
+	if reason != "" {
+		// A malformed record cannot be delivered; it must not block the partition either.
+		s.m.badRecords.Inc()
+		s.log.Error("delivery record not understood; sent to the dlq topic",
+			"partition", r.Partition, "offset", r.Offset, "reason", reason)
+		key, value := r.Key, r.Value
+		s.goHandle(w, func(w *work) bool { return s.deadLetter(w, key, value, reason) })
+		return
+	}
+	now := s.now()
+	if d.DueAt.After(now.Add(s.cfg.DueTolerance)) {
+		after := d.DueAt.Sub(now)
+		s.goHandle(w, func(w *work) bool { return s.deferWork(w, deferNotDue, after) })
+		return
+	}
+	s.offer(s.laneFor(d.EndpointID), w)
+}
+
+// offer queues w on its endpoint's lane, or defers it when the endpoint's circuit is open or
+// its queue is full (R21): a bad endpoint's backlog goes to the retry tiers, not into memory.
+func (s *Sender) offer(l *lane, w *work) {
+	ep, _ := s.view.Get(w.d.EndpointID)
+	now := s.now()
+	l.mu.Lock()
+	l.configure(ep, s.cfg.DefaultMaxInFlight)
+	l.lastUsed = now
+	if !l.ordered && l.breaker.rejects(now) {
+		after := l.breaker.remaining(now)
+		l.mu.Unlock()
+		s.goHandle(w, func(w *work) bool { return s.deferWork(w, deferCircuitOpen, after) })
+		return
+	}
+	// The queue bound counts what waits for a worker: records taken by a worker are not
+	// waiting, nor are records a just-started worker has yet to take.
+	if len(l.queue)+l.busy >= s.cfg.QueueSize+l.limit() {
+		l.mu.Unlock()
+		after := s.deferDelay(w.d)
+		s.goHandle(w, func(w *work) bool { return s.deferWork(w, deferQueueFull, after) })
+		return
+	}
+	l.queue = append(l.queue, w)
+	start := l.running < l.limit()
+	if start {
+		l.running++
+		s.wg.Add(1)
+	}
+	l.mu.Unlock()
+	if start {
+		go s.runLane(l)
+	}
+}
+
+// deferDelay is the delay for work deferred from a full queue: DeferDelay doubled for each
+// earlier deferral of the record, up to MaxDeferDelay.
+func (s *Sender) deferDelay(d records.Delivery) time.Duration {
+	delay := s.cfg.DeferDelay
+	for i := 0; i < d.Deferrals && delay < s.cfg.MaxDeferDelay; i++ {
+		delay *= 2
+	}
+	return min(delay, s.cfg.MaxDeferDelay)
+}
+
+// goHandle runs fn for w in a goroutine of its own. fn reports whether w finished.
+func (s *Sender) goHandle(w *work, fn func(*work) bool) {
+	if !w.part.begin() {
+		s.release(w)
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.end(w, fn(w))
+	}()
+}
+
+// end closes the handling of w: finished records may be committed past; abandoned ones not.
+func (s *Sender) end(w *work, finished bool) {
+	if finished {
+		w.part.finish(w.offset)
+	} else {
+		w.part.abandon()
+	}
+	s.release(w)
+}
+
+// hold counts an intaken record against the buffer caps.
+func (s *Sender) hold(w *work) {
+	s.m.buffered.Set(float64(s.buffered.Add(1)))
+	s.bufferedBytes.Add(w.size)
+}
+
+// release forgets a buffered record and resumes fetching once both the records and their
+// bytes are down to half their caps.
+func (s *Sender) release(w *work) {
+	n := s.buffered.Add(-1)
+	b := s.bufferedBytes.Add(-w.size)
+	s.m.buffered.Set(float64(n))
+	if n > int64(s.cfg.MaxBuffered/2) || b > s.cfg.MaxBufferedBytes/2 {
+		return
+	}
+	s.pauseMu.Lock()
+	defer s.pauseMu.Unlock()
+	if s.paused {
+		s.paused = false
+		s.m.paused.Set(0)
+		s.consumer.ResumeFetchTopics(s.names.Deliveries)
+		s.log.Debug("fetching resumed", "buffered", n, "bytes", b)
+	}
+}
+
+// checkPause pauses fetching when the buffered records or their bytes reach a cap, so memory
+// stays bounded however large the backlog. Records the client has already fetched for the
+// paused topic are dropped by it and fetched again after resuming.
+func (s *Sender) checkPause() {
+	full := func() bool {
+		return s.buffered.Load() >= int64(s.cfg.MaxBuffered) || s.bufferedBytes.Load() >= s.cfg.MaxBufferedBytes
+	}
+	if !full() {
+		return
+	}
+	s.pauseMu.Lock()
+	defer s.pauseMu.Unlock()
+	if !s.paused && full() {
+		s.paused = true
+		s.m.paused.Set(1)
+		s.consumer.PauseFetchTopics(s.names.Deliveries)
+		s.log.Debug("fetching paused at the buffer cap", "buffered", s.buffered.Load(), "bytes", s.bufferedBytes.Load())
+	}
+}
+
+func (s *Sender) laneFor(endpointID string) *lane {
+	s.lanesMu.Lock()
+	defer s.lanesMu.Unlock()
+	l := s.lanes[endpointID]
+	if l == nil {
+		l = &lane{id: endpointID, breaker: breaker{
+			threshold: s.cfg.BreakerFailures,
+			cooldown:  s.cfg.BreakerCooldown,
+			onChange: func(open bool) {
+				if open {
+					s.m.circuitsOpen.Inc()
+				} else {
+					s.m.circuitsOpen.Dec()
+				}
+			},
+		}}
+		s.lanes[endpointID] = l
+	}
+	return l
+}
+
+// sweepLanes forgets idle lanes. It runs on the poll loop, the only creator of lanes, so a lane
+// is never forgotten while the poll loop is about to offer it work.
+func (s *Sender) sweepLanes(now time.Time) {
+	s.lanesMu.Lock()
+	defer s.lanesMu.Unlock()
+	for id, l := range s.lanes {
+		l.mu.Lock()
+		idle := len(l.queue) == 0 && l.running == 0 && l.breaker.quiet() && now.Sub(l.lastUsed) > laneIdleTTL
+		l.mu.Unlock()
+		if idle {
+			delete(s.lanes, id)
+		}
+	}
+}
+
+// dropQueued removes queued work of stopped partitions from every lane. It stays unfinished,
+// so no commit passes it, and the partition's next owner delivers it.
+func (s *Sender) dropQueued() {
+	var dropped []*work
+	s.lanesMu.Lock()
+	for _, l := range s.lanes {
+		l.mu.Lock()
+		kept := l.queue[:0]
+		for _, w := range l.queue {
+			if w.part.isStopped() {
+				dropped = append(dropped, w)
+				continue
+			}
+			kept = append(kept, w)
+		}
+		clear(l.queue[len(kept):])
+		l.queue = kept
+		l.mu.Unlock()
+	}
+	s.lanesMu.Unlock()
+	for _, w := range dropped {
+		s.release(w)
+	}
+}
+
+// runLane is a lane worker: it takes work in FIFO order until the queue is empty.
+func (s *Sender) runLane(l *lane) {
+	defer s.wg.Done()
+	for held := false; ; held = true {
+		w, ordered, probe, deferFor := s.next(l, held)
+		switch {
+		case w == nil:
+			return
+		case deferFor > 0:
+			s.end(w, s.deferWork(w, deferCircuitOpen, deferFor))
+		case ordered:
+			s.end(w, s.deliverOrdered(l, w))
+		default:
+			report := s.deliver(l, w, probe)
+			if report == nil {
+				s.end(w, false)
+				continue
+			}
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				s.end(w, report())
+			}()
+		}
+	}
+}
+
+// next ends the worker's previous item (held) and pops the next one, begun. deferFor > 0 says
+// the circuit refuses it. A nil item means the worker should exit: the queue is empty or the
+// lane has more workers than its (possibly lowered) limit.
+func (s *Sender) next(l *lane, held bool) (w *work, ordered, probe bool, deferFor time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if held {
+		l.busy--
+	}
+	for {
+		if len(l.queue) == 0 || l.running > l.limit() {
+			l.running--
+			l.lastUsed = s.now()
+			return nil, false, false, 0
+		}
+		w = l.queue[0]
+		l.queue[0] = nil
+		l.queue = l.queue[1:]
+		if len(l.queue) == 0 {
+			l.queue = nil // let the backing array go
+		}
+		if !w.part.begin() {
+			s.release(w)
+			continue
+		}
+		l.busy++
+		if l.ordered {
+			// The in-process hold is an ordered endpoint's breaker: deferring would let later
+			// records overtake.
+			return w, true, false, 0
+		}
+		now := s.now()
+		ok, probe := l.breaker.acquire(now)
+		if !ok {
+			return w, false, false, l.breaker.remaining(now)
+		}
+		return w, false, probe, 0
+	}
+}
+
+// refusal is a delivery the sender will not send, recorded as a failed attempt (R13).
+type refusal struct {
+	category string
+	reason   string
+	// catchUp: the refusal may come from a view that lags behind the endpoints topic, so it
+	// is checked again after catching up. A wrong owner or a foreign body is final at once.
+	catchUp bool
+}
+
+// admit re-checks tenancy, status and subscription at the sender's boundary (R13), against
+// the current endpoint record. ok is false when the work was abandoned meanwhile.
+//
+// A delivery for another partner's endpoint (or an unknown one), or whose body is another
+// partner's event, is refused with category tenant_mismatch and never sent. A disabled or
+// paused endpoint, or one no longer subscribed to the type, is refused with category internal
+// and the reason in the excerpt: the history shows why nothing was sent, and it is not
+// retried (re-enabling an endpoint does not resurrect deliveries refused meanwhile; replay
+// does). Test deliveries skip only the subscription check (R25).
+func (s *Sender) admit(w *work) (ep *records.Endpoint, ref *refusal, ok bool) {
+	check := func(ep *records.Endpoint) *refusal {
+		d := w.d
+		if streams.Receives(ep, d.PartnerID, d.EventType) && w.head.PartnerID == d.PartnerID {
+			return nil
+		}
+		switch { // why not
+		case ep == nil || ep.PartnerID != d.PartnerID:
+			return &refusal{records.CategoryTenantMismatch,
+				fmt.Sprintf("not sent: endpoint %s is not an endpoint of partner %s", d.EndpointID, d.PartnerID), ep == nil}
+		case w.head.PartnerID != d.PartnerID:
+			return &refusal{records.CategoryTenantMismatch, "not sent: the event body belongs to another partner", false}
+		case ep.Status != "active":
+			reason := "not sent: endpoint is " + ep.Status
+			if ep.DisabledReason != "" {
+				reason += " (" + ep.DisabledReason + ")"
+			}
+			return &refusal{records.CategoryInternal, reason, true}
+		case !streams.Subscribed(ep.EventTypes, d.EventType):
+			if d.Trigger == records.TriggerTest {
+				return nil // a test event goes to the endpoint it is for (R25)
+			}
+			return &refusal{records.CategoryInternal, "not sent: endpoint is not subscribed to " + d.EventType, true}
+		}
+		return &refusal{records.CategoryInternal, "not sent: refused by the tenancy rule", true}
+	}
+	ep, _ = s.view.Get(w.d.EndpointID)
+	ref = check(ep)
+	if ref == nil || !ref.catchUp {
+		return ep, ref, true
+	}
+	if !s.persist(w.part.ctx, "catch up with the endpoints topic", func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, catchUpTimeout)
+		defer cancel()
+		return s.view.CatchUp(ctx)
+	}) {
+		return nil, nil, false
+	}
+	ep, _ = s.view.Get(w.d.EndpointID)
+	return ep, check(ep), true
+}
+
+// deliver makes one attempt of w. It returns the rest of the work, reporting the outcome to
+// Kafka, which runs without holding one of the endpoint's max_in_flight slots: the slots bound
+// requests, not acknowledgements. It returns nil when w was abandoned.
+func (s *Sender) deliver(l *lane, w *work, probe bool) (report func() bool) {
+	releaseProbe := func() {
+		l.mu.Lock()
+		l.breaker.release(probe)
+		l.mu.Unlock()
+	}
+	ep, ref, ok := s.admit(w)
+	if !ok {
+		releaseProbe()
+		return nil
+	}
+	if ref != nil {
+		releaseProbe()
+		return func() bool { return s.refuse(w, ref) }
+	}
+	res, sent, ok := s.attemptOnce(l, w.part, ep, w.d)
+	if !ok {
+		releaseProbe()
+		return nil
+	}
+	if !sent {
+		releaseProbe()
+	} else {
+		l.mu.Lock()
+		l.breaker.record(res.failure == nil, probe, s.now())
+		l.mu.Unlock()
+	}
+	return func() bool { return s.conclude(w, w.d, res) }
+}
+
+// attemptOnce signs and sends d to ep after waiting for the rate limit. sent is false when no
+// request was made (the secrets could not be opened); ok is false when the work was abandoned.
+func (s *Sender) attemptOnce(l *lane, part *partition, ep *records.Endpoint, d records.Delivery) (res result, sent, ok bool) {
+	now := s.now()
+	signer, err := l.signerFor(ep, s.cfg.SecretKey, now)
+	if err != nil {
+		s.log.Error("cannot sign for endpoint", "endpoint_id", ep.ID, "err", err)
+		return result{started: now, failure: &Failure{Category: records.CategoryInternal, Retryable: true, Err: err},
+			excerpt: excerpt([]byte("not sent: " + err.Error()))}, false, true
+	}
+	l.mu.Lock()
+	limiter := l.limiter
+	l.mu.Unlock()
+	if limiter != nil && limiter.Wait(part.stopCtx) != nil {
+		return res, false, false
+	}
+	s.m.inFlight.Inc()
+	res = s.poster.post(part.ctx, ep.URL, signer, d.EventID, d.Body)
+	s.m.inFlight.Dec()
+	if res.abandoned {
+		return res, false, false
+	}
+	s.m.latency.Observe(res.latency.Seconds())
+	return res, true, true
+}
+
+// deliverOrdered delivers w to an ordered endpoint: one request at a time, in offset order
+// (the lane has a single worker), and a failing record holds back the endpoint's later ones
+// instead of being overtaken (design.md section 7). The failing head is retried in process,
+// each attempt reported as retrying with its next attempt time, with a backoff doubling from
+// OrderedBackoff up to OrderedMaxBackoff (or the receiver's Retry-After if longer). Its offset
+// stays unfinished meanwhile, so a crash or a rebalance redelivers it first.
+//
+// Limits: the hold lasts at most OrderedMaxHold; after that the head is handed to the retry
+// tiers like any failure and the next record proceeds, so an outage longer than that breaks
+// the order. While a head is held, the partition's committed offset cannot pass it, so a
+// restart redelivers what other endpoints of the partition finished meanwhile (duplicates,
+// which the contract allows). Records beyond the endpoint's queue are deferred to a retry
+// tier and can come back out of order; size QueueSize for the bursts of ordered endpoints.
+// A held head abandoned by a rebalance is delivered again by the next owner with its
+// original attempt number.
+func (s *Sender) deliverOrdered(l *lane, w *work) bool {
+	d := w.d
+	heldSince := s.now()
+	backoff := s.cfg.OrderedBackoff
+	for {
+		ep, ref, ok := s.admit(w)
+		if !ok {
+			return false
+		}
+		if ref != nil {
+			return s.refuse(w, ref)
+		}
+		res, _, ok := s.attemptOnce(l, w.part, ep, d)
+		if !ok {
+			return false
+		}
+		if res.failure == nil || !res.failure.Retryable {
+			return s.conclude(w, d, res)
+		}
+		wait := jitter(backoff)
+		if ra := res.failure.RetryAfter; ra > wait {
+			wait = ra
+		}
+		if s.now().Add(wait).Sub(heldSince) > s.cfg.OrderedMaxHold {
+			return s.conclude(w, d, res) // to the retry tiers; the order gives way
+		}
+		a := attemptOf(d, res)
+		next := s.now().Add(wait).UTC()
+		a.Outcome, a.NextAttemptAt = records.OutcomeRetrying, &next
+		if !s.produceAttempt(w.part.ctx, a) {
+			return false
+		}
+		if !sleep(w.part.stopCtx, wait) {
+			return false
+		}
+		d.AttemptNo++
+		d.Trigger = records.TriggerRetry
+		backoff = min(backoff*2, s.cfg.OrderedMaxBackoff)
+	}
+}
+
+// conclude reports a finished attempt: a retryable failure is first handed to the retrier (the
+// attempt it sees has outcome failed and no next attempt time), whose answer decides between
+// retrying (with the next attempt time) and failed (exhausted).
+func (s *Sender) conclude(w *work, d records.Delivery, res result) bool {
+	a := attemptOf(d, res)
+	if f := res.failure; f != nil && f.Retryable {
+		var (
+			next  time.Time
+			final bool
+		)
+		if !s.persist(w.part.ctx, "schedule a retry", func(ctx context.Context) error {
+			var err error
+			next, final, err = s.retrier.Schedule(ctx, d, a, f.RetryAfter)
+			return err
+		}) {
+			return false
+		}
+		if final {
+			a.Outcome = records.OutcomeFailed
+		} else {
+			next = next.UTC()
+			a.Outcome, a.NextAttemptAt = records.OutcomeRetrying, &next
+		}
+	}
+	return s.produceAttempt(w.part.ctx, a)
+}
+
+// refuse records a delivery that is not sent.
+func (s *Sender) refuse(w *work, ref *refusal) bool {
+	s.log.Warn("delivery refused", "delivery_id", w.d.DeliveryID, "endpoint_id", w.d.EndpointID,
+		"partner_id", w.d.PartnerID, "category", ref.category, "reason", ref.reason)
+	a := attemptOf(w.d, result{started: s.now(), failure: &Failure{Category: ref.category}, excerpt: ref.reason})
+	return s.produceAttempt(w.part.ctx, a)
+}
+
+// attemptOf builds the evidence of an attempt (design.md section 7); the outcome is delivered
+// or failed until conclude says otherwise.
+func attemptOf(d records.Delivery, res result) records.Attempt {
+	a := records.Attempt{
+		V:               records.AttemptVersion,
+		DeliveryID:      d.DeliveryID,
+		EventID:         d.EventID,
+		EndpointID:      d.EndpointID,
+		PartnerID:       d.PartnerID,
+		EventType:       d.EventType,
+		AttemptNo:       d.AttemptNo,
+		Trigger:         d.Trigger,
+		StartedAt:       res.started.UTC(),
+		Status:          res.status,
+		LatencyMS:       res.latency.Milliseconds(),
+		Outcome:         records.OutcomeDelivered,
+		ResponseExcerpt: res.excerpt,
+	}
+	if res.failure != nil {
+		a.Outcome = records.OutcomeFailed
+		a.ErrorCategory = res.failure.Category
+	}
+	return a
+}
+
+// produceAttempt writes a to the attempts topic (key delivery_id) and waits for the ack.
+func (s *Sender) produceAttempt(ctx context.Context, a records.Attempt) bool {
+	value, err := jsonMarshal(a)
+	if err != nil {
+		s.log.Error("attempt record", "err", err)
+		return false
+	}
+	r := &kgo.Record{Topic: s.names.Attempts, Key: []byte(a.DeliveryID), Value: value}
+	if !s.persist(ctx, "produce an attempt record", func(ctx context.Context) error {
+		return s.producer.ProduceSync(ctx, r).FirstErr()
+	}) {
+		return false
+	}
+	category := a.ErrorCategory
+	if category == "" {
+		category = "none"
+	}
+	s.m.attempts.WithLabelValues(a.Outcome, category).Inc()
+	return true
+}
+
+// deferWork hands w to the retrier without an attempt.
+func (s *Sender) deferWork(w *work, reason string, after time.Duration) bool {
+	if !s.persist(w.part.ctx, "defer a delivery", func(ctx context.Context) error {
+		return s.retrier.Defer(ctx, w.d, after)
+	}) {
+		return false
+	}
+	s.m.deferrals.WithLabelValues(reason).Inc()
+	return true
+}
+
+// deadLetter writes an undeliverable record to the dlq topic with the reason.
+func (s *Sender) deadLetter(w *work, key, value []byte, reason string) bool {
+	v, err := deadLetterValue(value, w.d, reason, s.now())
+	if err != nil {
+		s.log.Error("dead letter", "err", err)
+		return false
+	}
+	r := &kgo.Record{Topic: s.names.DLQ, Key: key, Value: v}
+	return s.persist(w.part.ctx, "produce a dead letter", func(ctx context.Context) error {
+		return s.producer.ProduceSync(ctx, r).FirstErr()
+	})
+}
+
+// persist runs fn until it succeeds, backing off between failures, or until ctx ends (false).
+// A Kafka write that keeps failing holds its record unfinished rather than losing it.
+func (s *Sender) persist(ctx context.Context, what string, fn func(context.Context) error) bool {
+	backoff := 100 * time.Millisecond
+	for {
+		err := fn(ctx)
+		if err == nil {
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		s.log.Warn("cannot "+what+"; retrying", "err", err, "in", backoff)
+		if !sleep(ctx, backoff) {
+			return false
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+// --- partitions and commits ---
+
+func (s *Sender) partitionOf(id int32) *partition {
+	s.partsMu.Lock()
+	defer s.partsMu.Unlock()
+	return s.parts[id]
+}
+
+func (s *Sender) onAssigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
+	s.partsMu.Lock()
+	defer s.partsMu.Unlock()
+	for _, id := range assigned[s.names.Deliveries] {
+		if old := s.parts[id]; old != nil {
+			old.stop()
+			old.cancel()
+		}
+		s.parts[id] = newPartition(s.workCtx, s.names.Deliveries, id)
+	}
+	s.m.partitions.Set(float64(len(s.parts)))
+	s.log.Info("partitions assigned", "partitions", assigned[s.names.Deliveries])
+}
+
+// onRevoked stops the revoked partitions, lets their requests in flight finish (up to
+// ShutdownGrace), and commits each up to its lowest unfinished record before the rebalance
+// goes on: nothing unfinished is committed, so the next owner delivers it (at least once).
+func (s *Sender) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
+	parts := s.detach(revoked[s.names.Deliveries])
+	if len(parts) == 0 {
+		return
+	}
+	s.log.Info("partitions revoked", "partitions", revoked[s.names.Deliveries])
+	s.retire(parts, time.Now().Add(s.cfg.ShutdownGrace))
+	s.commit(ctx, cl, parts)
+	for _, p := range parts {
+		p.cancel()
+	}
+}
+
+// onLost drops lost partitions at once: another member owns them and a commit would fail.
+func (s *Sender) onLost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+	parts := s.detach(lost[s.names.Deliveries])
+	for _, p := range parts {
+		p.stop()
+		p.cancel()
+	}
+	s.dropQueued()
+	if len(parts) > 0 {
+		s.log.Warn("partitions lost", "partitions", lost[s.names.Deliveries])
+	}
+}
+
+// detach removes the given partitions from the assignment and returns them. franz-go calls
+// the revoke callback with no partitions at the end of a cooperative session: that detaches
+// nothing.
+func (s *Sender) detach(ids []int32) []*partition {
+	s.partsMu.Lock()
+	defer s.partsMu.Unlock()
+	var out []*partition
+	for _, id := range ids {
+		if p := s.parts[id]; p != nil {
+			out = append(out, p)
+			delete(s.parts, id)
+		}
+	}
+	s.m.partitions.Set(float64(len(s.parts)))
+	return out
+}
+
+// detachAll removes every partition from the assignment and returns them (shutdown).
+func (s *Sender) detachAll() []*partition {
+	s.partsMu.Lock()
+	defer s.partsMu.Unlock()
+	out := make([]*partition, 0, len(s.parts))
+	for id, p := range s.parts {
+		out = append(out, p)
+		delete(s.parts, id)
+	}
+	s.m.partitions.Set(0)
+	return out
+}
+
+// retire stops parts, drops their queued work and waits until their running work finishes or
+// the deadline passes; then what still runs is cancelled and stays unfinished.
+func (s *Sender) retire(parts []*partition, deadline time.Time) {
+	for _, p := range parts {
+		p.stop()
+	}
+	s.dropQueued()
+	for _, p := range parts {
+		if !p.waitIdle(deadline) {
+			s.log.Warn("work still running after the grace period is abandoned uncommitted", "partition", p.id)
+			p.cancel()
+		}
+	}
+}
+
+// commitLoop commits the marks of the assigned partitions every CommitInterval.
+func (s *Sender) commitLoop(ctx context.Context) {
+	t := time.NewTicker(s.cfg.CommitInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.partsMu.Lock()
+		parts := make([]*partition, 0, len(s.parts))
+		for _, p := range s.parts {
+			parts = append(parts, p)
+		}
+		s.partsMu.Unlock()
+		s.commit(ctx, s.consumer, parts)
+	}
+}
+
+// commit commits each partition up to its mark, the lowest unfinished record.
+func (s *Sender) commit(ctx context.Context, cl *kgo.Client, parts []*partition) {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	offsets := map[int32]kgo.EpochOffset{}
+	byID := map[int32]*partition{}
+	for _, p := range parts {
+		if eo, ok := p.mark(); ok {
+			offsets[p.id] = eo
+			byID[p.id] = p
+		}
+	}
+	if len(offsets) == 0 {
+		return
+	}
+	cl.CommitOffsetsSync(ctx, map[string]map[int32]kgo.EpochOffset{s.names.Deliveries: offsets},
+		func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+			if err != nil {
+				if ctx.Err() == nil {
+					s.m.commitErrors.Inc()
+					s.log.Warn("offset commit failed", "err", err)
+				}
+				return
+			}
+			for _, t := range resp.Topics {
+				for _, rp := range t.Partitions {
+					if rp.ErrorCode != 0 {
+						s.m.commitErrors.Inc()
+						s.log.Warn("offset commit refused", "partition", rp.Partition, "code", rp.ErrorCode)
+						continue
+					}
+					if p := byID[rp.Partition]; p != nil {
+						p.committedAt(offsets[rp.Partition].Offset)
+					}
+				}
+			}
+		})
+}
+
+// sleep waits for d or until ctx ends; it reports whether the whole wait passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// jitter spreads d by ±20 %, as the retry schedule does (design.md section 8).
+func jitter(d time.Duration) time.Duration {
+	return d + time.Duration((rand.Float64()*0.4-0.2)*float64(d))
+}
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
