@@ -37,6 +37,10 @@ type settings struct {
 	OutboxRetention   time.Duration
 	MetricsAddr       string
 	InstanceID        string
+	EgressAllowPorts  []int
+	RetrySchedule     []time.Duration
+	FailingWarnAfter  time.Duration
+	FailingDisable    time.Duration
 }
 
 // variable documents one setting; the README's configuration table lists the same.
@@ -62,6 +66,10 @@ var variables = []variable{
 	{"HOOKSTREAM_CDC_SLOT", "cdc-slot", "hookstream", "logical replication slot of cdc (one per hookstream database)"},
 	{"HOOKSTREAM_OUTBOX_RETENTION", "outbox-retention", "168h", "how long outbox rows are kept before their day partition is dropped; 0 keeps them"},
 	{"HOOKSTREAM_INSTANCE_ID", "instance-id", "", "name of this instance among several of one component (default: the host name); fanout derives its transactional id from it"},
+	{"HOOKSTREAM_EGRESS_ALLOW_PORTS", "egress-allow-ports", "", "webhook destination ports, e.g. 443,8443,9000-9100; empty: 443 and 8443 (and 80 with plain HTTP)"},
+	{"HOOKSTREAM_RETRY_SCHEDULE", "retry-schedule", "5s,1m,10m,1h,3h,6h,12h,24h,24h", "delays after each failed attempt; attempts = delays + 1"},
+	{"HOOKSTREAM_FAILING_WARN_AFTER", "failing-warn-after", "24h", "an endpoint failing this long with no success gets an endpoint.failing event"},
+	{"HOOKSTREAM_FAILING_DISABLE_AFTER", "failing-disable-after", "120h", "an endpoint failing this long with no success is disabled (endpoint.disabled)"},
 	{"HOOKSTREAM_METRICS_ADDR", "metrics-addr", "127.0.0.1:9464", "probe and metrics address of a component command; empty disables"},
 }
 
@@ -120,6 +128,26 @@ func registerFlags(fs *flag.FlagSet, overrides map[string]string) func() (settin
 		}
 		s.MetricsAddr = get("HOOKSTREAM_METRICS_ADDR")
 		s.InstanceID = get("HOOKSTREAM_INSTANCE_ID")
+		ports, err := parsePorts(get("HOOKSTREAM_EGRESS_ALLOW_PORTS"))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("HOOKSTREAM_EGRESS_ALLOW_PORTS: %w", err))
+		}
+		s.EgressAllowPorts = ports
+		for _, d := range splitList(get("HOOKSTREAM_RETRY_SCHEDULE")) {
+			v, err := time.ParseDuration(d)
+			if err != nil || v <= 0 {
+				errs = append(errs, fmt.Errorf("HOOKSTREAM_RETRY_SCHEDULE: %q is not a positive duration", d))
+				continue
+			}
+			s.RetrySchedule = append(s.RetrySchedule, v)
+		}
+		for name, dst := range map[string]*time.Duration{"HOOKSTREAM_FAILING_WARN_AFTER": &s.FailingWarnAfter, "HOOKSTREAM_FAILING_DISABLE_AFTER": &s.FailingDisable} {
+			v, err := time.ParseDuration(get(name))
+			if err != nil || v <= 0 {
+				errs = append(errs, fmt.Errorf("%s: %q is not a positive duration", name, get(name)))
+			}
+			*dst = v
+		}
 		if s.LogFormat != "json" && s.LogFormat != "text" {
 			errs = append(errs, fmt.Errorf("HOOKSTREAM_LOG_FORMAT: %q is neither json nor text", s.LogFormat))
 		}
@@ -165,4 +193,25 @@ func splitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// parsePorts reads "443,8443,9000-9100".
+func parsePorts(v string) ([]int, error) {
+	var out []int
+	for _, part := range splitList(v) {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(lo)
+		b := a
+		var err2 error
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || a < 1 || b > 65535 || a > b {
+			return nil, fmt.Errorf("%q is not a port or a range like 9000-9100", part)
+		}
+		for p := a; p <= b; p++ {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }

@@ -2,24 +2,22 @@ package main
 
 import (
 	"context"
-	"errors"
+	"crypto/rand"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"golang.org/x/sync/errgroup"
 
-	"github.com/hookstream/hookstream/admin"
 	"github.com/hookstream/hookstream/cdc"
 	"github.com/hookstream/hookstream/internal/embeddedkafka"
 	"github.com/hookstream/hookstream/internal/metrics"
+	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/internal/topics"
 )
 
@@ -28,7 +26,13 @@ import (
 // routes on 127.0.0.1:8080.
 func runDev(ctx context.Context, args []string, _ io.Writer) error {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
-	load := registerFlags(fs, map[string]string{"HOOKSTREAM_LOG_FORMAT": "text", "HOOKSTREAM_ALLOW_HTTP": "true"})
+	load := registerFlags(fs, map[string]string{
+		"HOOKSTREAM_LOG_FORMAT": "text",
+		// Local receivers: plain HTTP to loopback on any unprivileged port.
+		"HOOKSTREAM_ALLOW_HTTP":         "true",
+		"HOOKSTREAM_EGRESS_ALLOW_CIDRS": "127.0.0.0/8,::1/128",
+		"HOOKSTREAM_EGRESS_ALLOW_PORTS": "80,443,1024-65535",
+	})
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -37,6 +41,11 @@ func runDev(ctx context.Context, args []string, _ io.Writer) error {
 		return err
 	}
 	log := s.logger()
+	if s.SecretKey == "" {
+		if s.SecretKey, err = devSecret(s.DataDir, "dev-secret-key", secretbox.GenerateKey); err != nil {
+			return fmt.Errorf("development secret key: %w", err)
+		}
+	}
 
 	kafka, err := embeddedkafka.Start(embeddedkafka.Config{
 		Port:       s.DevKafkaPort,
@@ -73,45 +82,38 @@ func runDev(ctx context.Context, args []string, _ io.Writer) error {
 	}
 	log.Info("topics ready", "prefix", s.TopicPrefix)
 	if s.AllowHTTP {
-		log.Warn("development mode: plain-HTTP webhook URLs are allowed")
+		log.Warn("development mode: plain-HTTP webhook URLs are allowed", "allowed_cidrs", s.EgressAllowCIDRs)
+	}
+
+	if s.AdminToken == "" {
+		path := filepath.Join(s.DataDir, "dev-admin-token")
+		if s.AdminToken, err = devSecret(s.DataDir, "dev-admin-token", randomToken); err != nil {
+			return fmt.Errorf("development admin token: %w", err)
+		}
+		log.Info("operator token: see the file (Authorization: Bearer <token>)", "file", path)
 	}
 
 	reg := metrics.NewRegistry()
-	handler := admin.Probes(reg,
-		admin.Check{Name: "postgres", Ping: pool.Ping},
-		admin.Check{Name: "kafka", Ping: cl.Ping},
-	)
-	ln, err := net.Listen("tcp", s.AdminAddr)
-	if err != nil {
-		return fmt.Errorf("admin listen %s: %w", s.AdminAddr, err)
-	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	log.Info("admin API listening", "addr", "http://"+ln.Addr().String())
-
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	})
 	pipeline, err := cdc.New(s.cdcConfig(log, reg))
 	if err != nil {
 		return err
 	}
-	g.Go(func() error { return pipeline.Run(gctx) })
-	g.Go(func() error { return runFanoutWith(gctx, s, log, reg) })
-	g.Go(func() error { return runRecorderWith(gctx, s, log, reg, pool) })
-	g.Go(func() error {
-		<-gctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		return srv.Shutdown(sctx)
+	err = serveAdmin(ctx, s, log, reg, pool, map[string]func(context.Context) error{
+		"cdc":      pipeline.Run,
+		"fanout":   func(ctx context.Context) error { return runFanoutWith(ctx, s, log, reg) },
+		"recorder": func(ctx context.Context) error { return runRecorderWith(ctx, s, log, reg, pool) },
+		"sender":   func(ctx context.Context) error { return runSenderWith(ctx, s, log, reg) },
+		"retry":    func(ctx context.Context) error { return runRetryWith(ctx, s, log, reg, pool) },
 	})
-	err = g.Wait()
 	log.Info("stopped")
-	if errors.Is(err, context.Canceled) {
-		return nil
-	}
 	return err
+}
+
+// randomToken makes a development operator token.
+func randomToken() (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return "hst_dev_" + hex.EncodeToString(b), nil
 }

@@ -114,7 +114,7 @@ func fanoutRate(brokers []string, events, fanout int) (float64, error) {
 		b, _ := json.Marshal(env)
 		recs = append(recs, &kgo.Record{Topic: names.Events, Key: []byte(env.EventID), Value: b,
 			Partition: records.EventPartition(p, 6),
-			Headers: []kgo.RecordHeader{{Key: records.HeaderPartnerID, Value: []byte(p)}, {Key: records.HeaderCommitLSN, Value: []byte("0/10")}}})
+			Headers:   []kgo.RecordHeader{{Key: records.HeaderPartnerID, Value: []byte(p)}, {Key: records.HeaderCommitLSN, Value: []byte("0/10")}}})
 	}
 	if err := produce(ctx, brokers, recs); err != nil {
 		return 0, err

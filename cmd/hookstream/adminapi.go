@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hookstream/hookstream/admin"
+	"github.com/hookstream/hookstream/internal/metrics"
+	"github.com/hookstream/hookstream/internal/secretbox"
+	"github.com/hookstream/hookstream/sender/egress"
+)
+
+// runAdmin is `hookstream admin`: the HTTP API on HOOKSTREAM_ADMIN_ADDR, with the probes and
+// metrics on the same address.
+func runAdmin(ctx context.Context, args []string, _ io.Writer) error {
+	s, err := parseSettings("admin", args)
+	if err != nil {
+		return err
+	}
+	log := s.logger()
+	pool, err := pgxpool.New(ctx, s.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("postgres pool: %w", err)
+	}
+	defer pool.Close()
+	return serveAdmin(ctx, s, log, metrics.NewRegistry(), pool, nil)
+}
+
+// serveAdmin serves the admin API and the probes on s.AdminAddr, runs the replay-job runner,
+// and runs the extra components alongside until ctx ends or one fails.
+func serveAdmin(ctx context.Context, s settings, log *slog.Logger, reg *prometheus.Registry, pool *pgxpool.Pool,
+	components map[string]func(context.Context) error) error {
+	key, err := secretbox.ParseKey(s.SecretKey)
+	if err != nil {
+		return fmt.Errorf("HOOKSTREAM_SECRET_KEY: %w", err)
+	}
+	eg, err := s.egressConfig()
+	if err != nil {
+		return err
+	}
+	guard, err := egress.New(eg)
+	if err != nil {
+		return err
+	}
+	cfg := admin.DefaultConfig()
+	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
+	cfg.OperatorToken, cfg.SecretKey, cfg.Egress = s.AdminToken, key, guard
+	cfg.FeedRetention, cfg.OutboxRetention = s.FeedRetention, s.OutboxRetention
+	cfg.AutomaticAttempts = len(s.RetrySchedule) + 1
+	api, err := admin.New(cfg, pool)
+	if err != nil {
+		return err
+	}
+	defer api.Close()
+
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", api.Handler())
+	mux.Handle("/", admin.Probes(reg, api.Checks()...))
+	ln, err := net.Listen("tcp", s.AdminAddr)
+	if err != nil {
+		return fmt.Errorf("admin listen %s: %w", s.AdminAddr, err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	log.Info("admin API listening", "addr", "http://"+ln.Addr().String())
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return srv.Shutdown(sctx)
+	})
+	g.Go(func() error { return api.Run(gctx) })
+	for name, run := range components {
+		g.Go(func() error {
+			if err := run(gctx); err != nil && gctx.Err() == nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			return nil
+		})
+	}
+	err = g.Wait()
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hookstream/hookstream/admin"
+	"github.com/hookstream/hookstream/internal/secretbox"
+	"github.com/hookstream/hookstream/internal/topics"
+	"github.com/hookstream/hookstream/retrytopics"
+	"github.com/hookstream/hookstream/sender"
+	"github.com/hookstream/hookstream/sender/egress"
+	"github.com/hookstream/hookstream/streams"
+)
+
+// runSender is `hookstream sender`: deliveries → signed HTTP requests → attempts. It needs no
+// PostgreSQL (R28).
+func runSender(ctx context.Context, args []string, _ io.Writer) error {
+	s, err := parseSettings("sender", args)
+	if err != nil {
+		return err
+	}
+	log := s.logger()
+	return serveComponent(ctx, log, s.MetricsAddr, func(ctx context.Context, reg *prometheus.Registry) error {
+		return runSenderWith(ctx, s, log, reg)
+	})
+}
+
+func (s settings) egressConfig() (egress.Config, error) {
+	cfg := egress.DefaultConfig()
+	cfg.AllowHTTP = s.AllowHTTP
+	cfg.AllowedPorts = s.EgressAllowPorts
+	for _, c := range s.EgressAllowCIDRs {
+		p, err := netip.ParsePrefix(c)
+		if err != nil {
+			return cfg, fmt.Errorf("HOOKSTREAM_EGRESS_ALLOW_CIDRS: %q is not a CIDR like 10.1.0.0/16", c)
+		}
+		cfg.AllowCIDRs = append(cfg.AllowCIDRs, p.Masked())
+	}
+	return cfg, cfg.Validate()
+}
+
+func (s settings) retryConfig(log *slog.Logger, reg prometheus.Registerer) retrytopics.Config {
+	cfg := retrytopics.DefaultConfig()
+	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
+	cfg.Schedule.Delays = s.RetrySchedule
+	cfg.InstanceID = s.InstanceID
+	return cfg
+}
+
+func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer) error {
+	key, err := secretbox.ParseKey(s.SecretKey)
+	if err != nil {
+		return fmt.Errorf("HOOKSTREAM_SECRET_KEY: %w", err)
+	}
+	eg, err := s.egressConfig()
+	if err != nil {
+		return err
+	}
+	view, err := streams.NewEndpointView(streams.ViewConfig{Brokers: s.KafkaBrokers, Topic: topics.For(s.TopicPrefix).Endpoints, Logger: log})
+	if err != nil {
+		return err
+	}
+	sched, err := retrytopics.NewScheduler(s.retryConfig(log, nil))
+	if err != nil {
+		return err
+	}
+	defer sched.Close()
+	cfg := sender.DefaultConfig()
+	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
+	cfg.Egress, cfg.SecretKey = eg, key
+	cfg.UserAgent = "hookstream/" + version
+	snd, err := sender.New(cfg, view, sched)
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return view.Run(gctx) })
+	g.Go(func() error { return snd.Run(gctx) })
+	return g.Wait()
+}
+
+// runRetry is `hookstream retry`: the retry tier consumers and the failure window.
+func runRetry(ctx context.Context, args []string, _ io.Writer) error {
+	s, err := parseSettings("retry", args)
+	if err != nil {
+		return err
+	}
+	log := s.logger()
+	pool, err := pgxpool.New(ctx, s.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("postgres pool: %w", err)
+	}
+	defer pool.Close()
+	return serveComponent(ctx, log, s.MetricsAddr, func(ctx context.Context, reg *prometheus.Registry) error {
+		return runRetryWith(ctx, s, log, reg, pool)
+	}, admin.Check{Name: "postgres", Ping: pool.Ping})
+}
+
+func runRetryWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, pool *pgxpool.Pool) error {
+	tiers, err := retrytopics.NewTiers(s.retryConfig(log, reg))
+	if err != nil {
+		return err
+	}
+	wcfg := retrytopics.DefaultFailureWindowConfig()
+	wcfg.WarnAfter, wcfg.DisableAfter, wcfg.Logger, wcfg.Registerer = s.FailingWarnAfter, s.FailingDisable, log, reg
+	window, err := retrytopics.NewFailureWindow(wcfg, pool)
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return tiers.Run(gctx) })
+	g.Go(func() error { return window.Run(gctx) })
+	return g.Wait()
+}
+
+// devSecret returns the value of a development secret kept in a file under the data directory,
+// creating it with make on first use, so restarts of `hookstream dev` keep their endpoints'
+// secrets readable and their operator token.
+func devSecret(dir, name string, make func() (string, error)) (string, error) {
+	path := filepath.Join(dir, name)
+	if b, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(b)), nil
+	}
+	v, err := make()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(path, []byte(v+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	return v, nil
+}

@@ -1,0 +1,104 @@
+package retrytopics
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hookstream/hookstream/internal/metrics"
+)
+
+// Metrics (R35), all prefixed hookstream_retry_:
+//
+//	held_records{tier}                records waiting in the tier: in memory plus not yet read
+//	buffered_records{tier}            records in the tier's look-ahead buffer (memory)
+//	buffered_bytes{tier}              their bytes
+//	release_lateness_seconds{tier}    release time minus due_at
+//	released_total{tier}              records released to the deliveries topic
+//	scheduled_total{tier}             retries written to the tier (an attempt failed)
+//	deferred_total{tier}              deferrals written to the tier (no attempt made)
+//	dead_letters_total{reason}        records written to the dlq: exhausted, unreadable, refused
+//	aborted_releases_total{tier}      release transactions aborted (rebalance, error); re-read
+//	session_restarts_total{tier}      Kafka sessions of a tier consumer restarted after an error
+//
+// Retry saturation, the fraction of deliveries currently waiting for a retry, is computed in the
+// dashboard: sum(hookstream_retry_held_records) over that plus the sender's in-flight and queued
+// deliveries. This package cannot see the sender's side of the ratio.
+type retryMetrics struct {
+	held          *prometheus.GaugeVec
+	buffered      *prometheus.GaugeVec
+	bufferedBytes *prometheus.GaugeVec
+	lateness      *prometheus.HistogramVec
+	released      *prometheus.CounterVec
+	scheduled     *prometheus.CounterVec
+	deferred      *prometheus.CounterVec
+	deadLetters   *prometheus.CounterVec
+	aborted       *prometheus.CounterVec
+	restarts      *prometheus.CounterVec
+}
+
+// Dead-letter reasons (label values of dead_letters_total).
+const (
+	reasonExhausted  = "exhausted"
+	reasonUnreadable = "unreadable"
+	reasonRefused    = "refused"
+)
+
+// newMetrics creates the metrics and registers them with reg. A Scheduler and the tier consumers
+// of one process share one registry (`hookstream dev`), so a collector registered already is
+// reused rather than refused.
+func newMetrics(reg prometheus.Registerer) *retryMetrics {
+	ns, sub := metrics.Namespace, "retry"
+	tier := []string{"tier"}
+	m := &retryMetrics{
+		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "held_records",
+			Help: "Records waiting in a retry tier for their due time: in the look-ahead buffer plus not yet read."}, tier),
+		buffered: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "buffered_records",
+			Help: "Records of a retry tier held in memory, sorted by due time."}, tier),
+		bufferedBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "buffered_bytes",
+			Help: "Bytes of the records of a retry tier held in memory."}, tier),
+		lateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "release_lateness_seconds",
+			Help:    "Release time minus due time of records released from a retry tier.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600}}, tier),
+		released: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "released_total",
+			Help: "Records released from a retry tier to the deliveries topic."}, tier),
+		scheduled: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "scheduled_total",
+			Help: "Retries written to a retry tier after a failed attempt."}, tier),
+		deferred: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "deferred_total",
+			Help: "Deliveries deferred to a retry tier without an attempt (open circuit, full queue)."}, tier),
+		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "dead_letters_total",
+			Help: "Records written to the dlq topic: exhausted deliveries, and tier records that could not be read or released."}, []string{"reason"}),
+		aborted: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "aborted_releases_total",
+			Help: "Release transactions aborted (rebalance or error); their records are read again."}, tier),
+		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "session_restarts_total",
+			Help: "Kafka sessions of a tier consumer restarted after an error."}, tier),
+	}
+	if reg == nil {
+		return m
+	}
+	m.held = register(reg, m.held)
+	m.buffered = register(reg, m.buffered)
+	m.bufferedBytes = register(reg, m.bufferedBytes)
+	m.lateness = register(reg, m.lateness)
+	m.released = register(reg, m.released)
+	m.scheduled = register(reg, m.scheduled)
+	m.deferred = register(reg, m.deferred)
+	m.deadLetters = register(reg, m.deadLetters)
+	m.aborted = register(reg, m.aborted)
+	m.restarts = register(reg, m.restarts)
+	return m
+}
+
+// register registers c, or returns the equal collector registered before.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+		panic(err) // a name clash with a different metric: a bug
+	}
+	return c
+}
