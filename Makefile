@@ -13,7 +13,7 @@ GOTEST     ?= $(GO) test -race -count=1 -timeout 30m
 # Packages whose tests use Kafka (they call testenv.NewKafka); they run on both lanes.
 KAFKA_PKGS = $(shell grep -rl --include='*_test.go' 'testenv.NewKafka' . | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build dev test test-real test-embedded vet bench-cdc bench-fanout pg-up pg-down kafka-up kafka-down down clean
+.PHONY: all build dev test test-real test-embedded test-fuzz vet bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down down clean
 
 all: build
 
@@ -26,10 +26,14 @@ dev: pg-up
 vet:
 	$(GO) vet ./...
 
-test: pg-up kafka-up vet test-real test-embedded
+test: pg-up kafka-up vet test-real test-embedded test-fuzz
 
 test-real: pg-up kafka-up
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA='$(KAFKA_REAL)' $(GOTEST) ./...
+
+# A short fuzzing run of the egress URL policy in every CI run (R26); longer runs by hand.
+test-fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzCheckURL$$' -fuzztime 15s ./sender/egress/
 
 test-embedded: pg-up
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA=embedded $(GOTEST) $(KAFKA_PKGS)
@@ -40,6 +44,12 @@ bench-cdc: pg-up kafka-up
 
 bench-fanout: pg-up kafka-up
 	$(GO) run ./internal/bench/fanoutbench -database-url '$(PG_URL)' -brokers '$(KAFKA_REAL)' -runs 3
+
+bench-sender: kafka-up
+	HOOKSTREAM_TEST_KAFKA='$(KAFKA_REAL)' $(GO) test -run '^$$' -bench 'Throughput|Isolation' -benchtime 20000x -count 3 ./sender/
+
+bench-retry: kafka-up
+	$(GO) run ./internal/bench/retrybench -brokers '$(KAFKA_REAL)'
 
 pg-up:
 	@bash deploy/local/pg.sh up >/dev/null

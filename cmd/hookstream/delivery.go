@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -71,7 +72,7 @@ func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 	if err != nil {
 		return err
 	}
-	sched, err := retrytopics.NewScheduler(s.retryConfig(log, nil))
+	sched, err := retrytopics.NewScheduler(s.retryConfig(log, reg))
 	if err != nil {
 		return err
 	}
@@ -114,6 +115,9 @@ func runRetryWith(ctx context.Context, s settings, log *slog.Logger, reg prometh
 	}
 	wcfg := retrytopics.DefaultFailureWindowConfig()
 	wcfg.WarnAfter, wcfg.DisableAfter, wcfg.Logger, wcfg.Registerer = s.FailingWarnAfter, s.FailingDisable, log, reg
+	// Check often enough for the window's own scale: every minute, or a quarter of the warning
+	// delay when that is shorter (compressed windows in tests and demos).
+	wcfg.Interval = min(time.Minute, max(s.FailingWarnAfter/4, 100*time.Millisecond))
 	window, err := retrytopics.NewFailureWindow(wcfg, pool)
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/outbox"
@@ -212,9 +213,17 @@ func TestDevDeliversEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// R15: the official Standard Webhooks library verifies the real deliveries too.
+	official, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i, m := range msgs {
 		if err := v.VerifyHeader(m.header, m.body); err != nil {
 			t.Fatalf("request %d does not verify: %v", i+1, err)
+		}
+		if err := official.Verify(m.body, m.header); err != nil {
+			t.Fatalf("request %d: the official Standard Webhooks library refuses it: %v", i+1, err)
 		}
 		if m.header.Get("webhook-id") != eventID {
 			t.Fatalf("request %d webhook-id %q, want %s", i+1, m.header.Get("webhook-id"), eventID)
@@ -242,5 +251,56 @@ func TestDevDeliversEndToEnd(t *testing.T) {
 			t.Fatalf("history: state %q, %d attempts (%v); want succeeded after 2", state, attempts, err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// R23: with a compressed failure window, a dead endpoint gets endpoint.failing and then is
+// disabled with endpoint.disabled, and the partner's other endpoint, subscribed to endpoint.*,
+// receives both as ordinary signed webhooks.
+func TestDevFailureWindow(t *testing.T) {
+	db := testenv.NewEmptyDatabase(t)
+	dev := startDev(t, db, "--retry-schedule", "1s,1s,1s,1s,1s,1s,1s,1s",
+		"--failing-warn-after", "2s", "--failing-disable-after", "5s")
+
+	var dead received
+	deadSrv := httptest.NewServer(dead.handler(func(int) int { return http.StatusInternalServerError }))
+	defer deadSrv.Close()
+	var ops received
+	opsSrv := httptest.NewServer(ops.handler(func(int) int { return http.StatusOK }))
+	defer opsSrv.Close()
+
+	deadID, _ := dev.createEndpoint(t, "pa", deadSrv.URL+"/hooks", "customer.*")
+	_, opsSecret := dev.createEndpoint(t, "pa", opsSrv.URL+"/ops", "endpoint.*")
+	time.Sleep(500 * time.Millisecond)
+	appendEvent(t, db, "pa", "customer.created")
+
+	v, err := webhook.NewVerifier([]string{opsSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		var types []string
+		for _, m := range ops.all() {
+			if err := v.VerifyHeader(m.header, m.body); err != nil {
+				t.Fatalf("ops request does not verify: %v", err)
+			}
+			var env outbox.Envelope
+			if err := json.Unmarshal(m.body, &env); err != nil || env.Subject.ID != deadID {
+				t.Fatalf("ops request %s (%v)", m.body, err)
+			}
+			types = append(types, env.Type)
+		}
+		if strings.Join(types, ",") == "endpoint.failing,endpoint.disabled" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ops endpoint received %v, want endpoint.failing then endpoint.disabled", types)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var status string
+	if err := db.Pool.QueryRow(context.Background(), `SELECT status FROM endpoint WHERE id = $1`, deadID).Scan(&status); err != nil || status != "disabled" {
+		t.Fatalf("dead endpoint %s (%v)", status, err)
 	}
 }

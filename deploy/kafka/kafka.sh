@@ -78,6 +78,8 @@ offsets.topic.num.partitions=10
 transaction.state.log.num.partitions=10
 
 group.initial.rebalance.delay.ms=0
+# Tests delete their topics; free the files (and their descriptors) soon after.
+log.segment.delete.delay.ms=1000
 num.partitions=1
 # Topics are created explicitly by hookstream; typos should fail loudly.
 auto.create.topics.enable=false

@@ -238,8 +238,40 @@ func NewKafka(t testing.TB) *Kafka {
 				k.Brokers = append(k.Brokers, b)
 			}
 		}
+		// A shared broker must not keep every test's topics: each partition holds file
+		// descriptors, and a full run would exhaust the broker's limit.
+		t.Cleanup(func() { k.deleteTopics(t) })
 	}
 	return k
+}
+
+// deleteTopics deletes every topic under the test's prefix.
+func (k *Kafka) deleteTopics(t testing.TB) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(k.Brokers...))
+	if err != nil {
+		return
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	listed, err := adm.ListTopics(ctx)
+	if err != nil {
+		t.Logf("testenv: list topics for cleanup: %v", err)
+		return
+	}
+	var mine []string
+	for name := range listed {
+		if strings.HasPrefix(name, k.Prefix+".") {
+			mine = append(mine, name)
+		}
+	}
+	if len(mine) == 0 {
+		return
+	}
+	if _, err := adm.DeleteTopics(ctx, mine...); err != nil {
+		t.Logf("testenv: delete topics %s.*: %v", k.Prefix, err)
+	}
 }
 
 // NewRestartableKafka returns a cluster of the test's own that Restart can stop and start again

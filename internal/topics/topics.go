@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -163,9 +164,22 @@ func Describe(ctx context.Context, adm *kadm.Client, c Config) ([]Description, e
 	for i, s := range specs {
 		names[i] = s.Name
 	}
-	details, err := adm.ListTopics(ctx, names...)
-	if err != nil {
-		return nil, fmt.Errorf("topics: list: %w", err)
+	// Metadata of a topic created a moment ago can take a little while to reach every broker.
+	var details kadm.TopicDetails
+	for attempt := 0; ; attempt++ {
+		var err error
+		if details, err = adm.ListTopics(ctx, names...); err != nil {
+			return nil, fmt.Errorf("topics: list: %w", err)
+		}
+		missing := slices.ContainsFunc(names, func(n string) bool { d, ok := details[n]; return !ok || d.Err != nil })
+		if !missing || attempt == 10 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 	configs, err := adm.DescribeTopicConfigs(ctx, names...)
 	if err != nil {
