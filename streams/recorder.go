@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/records"
@@ -26,7 +29,8 @@ type RecorderConfig struct {
 	Brokers      []string
 	Prefix       string
 	Group        string // default <prefix>.recorder
-	MaxBatch     int    // attempts written per PostgreSQL transaction
+	MaxBatch     int    // attempts taken from Kafka per batch
+	WriteShards  int    // concurrent PostgreSQL transactions per batch, split by endpoint
 	Logger       *slog.Logger
 	Registerer   prometheus.Registerer
 	KafkaOptions []kgo.Opt
@@ -34,7 +38,7 @@ type RecorderConfig struct {
 
 // DefaultRecorderConfig returns the defaults.
 func DefaultRecorderConfig() RecorderConfig {
-	return RecorderConfig{Prefix: "hookstream", MaxBatch: 2000, Logger: slog.Default()}
+	return RecorderConfig{Prefix: "hookstream", MaxBatch: 2000, WriteShards: 2, Logger: slog.Default()}
 }
 
 // Validate reports settings the recorder cannot run with.
@@ -48,6 +52,9 @@ func (c RecorderConfig) Validate() error {
 	}
 	if c.MaxBatch < 1 {
 		errs = append(errs, errors.New("max batch must be at least 1"))
+	}
+	if c.WriteShards < 1 || c.WriteShards > 16 {
+		errs = append(errs, errors.New("write shards must be between 1 and 16"))
 	}
 	if c.Logger == nil {
 		errs = append(errs, errors.New("logger is nil"))
@@ -188,13 +195,35 @@ func (r *Recorder) recordBatch(ctx context.Context, cl *kgo.Client, recs []*kgo.
 			accepted = append(accepted, a)
 		}
 	}
-	var disabled int
-	err = pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
-		var err error
-		disabled, err = recordAttempts(ctx, tx, accepted)
-		return err
-	})
-	if err != nil {
+	// Shards by endpoint are written in concurrent transactions: no two of them touch the
+	// same endpoint or delivery row, so they cannot deadlock, and PostgreSQL uses more than
+	// one core. Offsets are committed only after every shard has committed.
+	shards := make([][]records.Attempt, r.cfg.WriteShards)
+	for _, a := range accepted {
+		h := fnv.New32a()
+		h.Write([]byte(a.EndpointID))
+		i := h.Sum32() % uint32(len(shards))
+		shards[i] = append(shards[i], a)
+	}
+	var (
+		disabled atomic.Int64
+		g        errgroup.Group
+	)
+	for _, shard := range shards {
+		if len(shard) == 0 {
+			continue
+		}
+		g.Go(func() error {
+			return pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+				n, err := recordAttempts(ctx, tx, shard)
+				if err == nil {
+					disabled.Add(int64(n))
+				}
+				return err
+			})
+		})
+	}
+	if err := g.Wait(); err != nil {
 		return fmt.Errorf("streams: record attempts: %w", err)
 	}
 	if len(refused) > 0 {
@@ -203,7 +232,7 @@ func (r *Recorder) recordBatch(ctx context.Context, cl *kgo.Client, recs []*kgo.
 		}
 	}
 	r.metrics.recorded.Add(float64(len(accepted)))
-	r.metrics.disabled.Add(float64(disabled))
+	r.metrics.disabled.Add(float64(disabled.Load()))
 	r.metrics.batchSize.Observe(float64(len(recs)))
 	r.metrics.latency.Observe(time.Since(began).Seconds())
 	return nil
