@@ -121,7 +121,7 @@ func FuzzSignVerify(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, id string, unix int64, body []byte) {
 		if strings.TrimSpace(id) == "" || unix < 0 {
-			t.Skip("Standard Webhooks has no empty ids or pre-1970 timestamps")
+			return // outside the domain: Standard Webhooks has no empty ids or pre-1970 timestamps
 		}
 		ts := time.Unix(unix, 0)
 		sig := signer.Sign(id, ts, body)
