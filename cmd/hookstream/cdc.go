@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"io"
+	"log/slog"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hookstream/hookstream/cdc"
@@ -11,12 +13,7 @@ import (
 
 // runCDC is `hookstream cdc`: tail the outbox into Kafka. Run two for failover; one waits.
 func runCDC(ctx context.Context, args []string, _ io.Writer) error {
-	s, err := parseSettings("cdc", args)
-	if err != nil {
-		return err
-	}
-	log := s.logger()
-	return serveComponent(ctx, log, s.MetricsAddr, func(ctx context.Context, reg *prometheus.Registry) error {
+	return runComponent(ctx, "cdc", args, false, func(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, _ *pgxpool.Pool) error {
 		c, err := cdc.New(s.cdcConfig(log, reg))
 		if err != nil {
 			return err

@@ -3,18 +3,48 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hookstream/hookstream/admin"
 	"github.com/hookstream/hookstream/internal/metrics"
 )
+
+// componentRun runs one component with its settings; pool is nil for components without
+// PostgreSQL.
+type componentRun func(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, pool *pgxpool.Pool) error
+
+// runComponent is the body of a component command: parse its flags, open PostgreSQL when it
+// needs it, and serve its loop with probes and metrics.
+func runComponent(ctx context.Context, name string, args []string, withDB bool, run componentRun) error {
+	s, err := parseSettings(name, args)
+	if err != nil {
+		return err
+	}
+	log := s.logger()
+	var (
+		pool   *pgxpool.Pool
+		checks []admin.Check
+	)
+	if withDB {
+		if pool, err = pgxpool.New(ctx, s.DatabaseURL); err != nil {
+			return fmt.Errorf("postgres pool: %w", err)
+		}
+		defer pool.Close()
+		checks = append(checks, admin.Check{Name: "postgres", Ping: pool.Ping})
+	}
+	return serveComponent(ctx, log, s.MetricsAddr, func(ctx context.Context, reg *prometheus.Registry) error {
+		return run(ctx, s, log, reg, pool)
+	}, checks...)
+}
 
 // serveComponent runs one component's loop and, unless addr is empty, its probe and metrics
 // routes. It returns when ctx ends or the component fails.
@@ -53,4 +83,14 @@ func serveComponent(ctx context.Context, log *slog.Logger, addr string, run func
 		return nil
 	}
 	return err
+}
+
+// parseSettings parses a component command's flags.
+func parseSettings(name string, args []string) (settings, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	load := registerFlags(fs, nil)
+	if err := fs.Parse(args); err != nil {
+		return settings{}, err
+	}
+	return load()
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/hookstream/hookstream/admin"
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/retrytopics"
@@ -27,12 +26,7 @@ import (
 // runSender is `hookstream sender`: deliveries → signed HTTP requests → attempts. It needs no
 // PostgreSQL (R28).
 func runSender(ctx context.Context, args []string, _ io.Writer) error {
-	s, err := parseSettings("sender", args)
-	if err != nil {
-		return err
-	}
-	log := s.logger()
-	return serveComponent(ctx, log, s.MetricsAddr, func(ctx context.Context, reg *prometheus.Registry) error {
+	return runComponent(ctx, "sender", args, false, func(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, _ *pgxpool.Pool) error {
 		return runSenderWith(ctx, s, log, reg)
 	})
 }
@@ -93,19 +87,7 @@ func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 
 // runRetry is `hookstream retry`: the retry tier consumers and the failure window.
 func runRetry(ctx context.Context, args []string, _ io.Writer) error {
-	s, err := parseSettings("retry", args)
-	if err != nil {
-		return err
-	}
-	log := s.logger()
-	pool, err := pgxpool.New(ctx, s.DatabaseURL)
-	if err != nil {
-		return fmt.Errorf("postgres pool: %w", err)
-	}
-	defer pool.Close()
-	return serveComponent(ctx, log, s.MetricsAddr, func(ctx context.Context, reg *prometheus.Registry) error {
-		return runRetryWith(ctx, s, log, reg, pool)
-	}, admin.Check{Name: "postgres", Ping: pool.Ping})
+	return runComponent(ctx, "retry", args, true, runRetryWith)
 }
 
 func runRetryWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, pool *pgxpool.Pool) error {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"io"
 	"log/slog"
 
@@ -11,19 +9,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/hookstream/hookstream/admin"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/streams"
 )
 
 // runFanout is `hookstream fanout`: events → deliveries, in a consumer group.
 func runFanout(ctx context.Context, args []string, _ io.Writer) error {
-	s, err := parseSettings("fanout", args)
-	if err != nil {
-		return err
-	}
-	log := s.logger()
-	return serveComponent(ctx, log, s.MetricsAddr, func(ctx context.Context, reg *prometheus.Registry) error {
+	return runComponent(ctx, "fanout", args, false, func(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, _ *pgxpool.Pool) error {
 		return runFanoutWith(ctx, s, log, reg)
 	})
 }
@@ -51,19 +43,7 @@ func runFanoutWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 
 // runRecorder is `hookstream recorder`: attempts → PostgreSQL history.
 func runRecorder(ctx context.Context, args []string, _ io.Writer) error {
-	s, err := parseSettings("recorder", args)
-	if err != nil {
-		return err
-	}
-	log := s.logger()
-	pool, err := pgxpool.New(ctx, s.DatabaseURL)
-	if err != nil {
-		return fmt.Errorf("postgres pool: %w", err)
-	}
-	defer pool.Close()
-	return serveComponent(ctx, log, s.MetricsAddr, func(ctx context.Context, reg *prometheus.Registry) error {
-		return runRecorderWith(ctx, s, log, reg, pool)
-	}, admin.Check{Name: "postgres", Ping: pool.Ping})
+	return runComponent(ctx, "recorder", args, true, runRecorderWith)
 }
 
 func runRecorderWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, pool *pgxpool.Pool) error {
@@ -74,14 +54,4 @@ func runRecorderWith(ctx context.Context, s settings, log *slog.Logger, reg prom
 		return err
 	}
 	return r.Run(ctx)
-}
-
-// parseSettings parses a component command's flags.
-func parseSettings(name string, args []string) (settings, error) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	load := registerFlags(fs, nil)
-	if err := fs.Parse(args); err != nil {
-		return settings{}, err
-	}
-	return load()
 }
