@@ -144,9 +144,21 @@ func (c *consumed) keys() []string {
 	return out
 }
 
-// consume reads topic from the start until want records arrived (or, with want < 0, until the
-// topic is quiet for quiet), failing after timeout.
+// consume reads topic from the start until want records arrived (or, with want < 0, for the
+// whole timeout), failing after timeout.
 func consume(t *testing.T, e *env, topic string, want int, timeout time.Duration) *consumed {
+	t.Helper()
+	return consumeFor(t, e, topic, want, timeout, 0)
+}
+
+// settle reads the topic until the expected count is reached and then 3 s longer with the same
+// reader, to catch duplicates arriving late.
+func settle(t *testing.T, e *env, topic string, want int, timeout time.Duration) *consumed {
+	t.Helper()
+	return consumeFor(t, e, topic, want, timeout, 3*time.Second)
+}
+
+func consumeFor(t *testing.T, e *env, topic string, want int, timeout, extra time.Duration) *consumed {
 	t.Helper()
 	cl := e.kafka.Client(t,
 		kgo.ConsumeTopics(topic),
@@ -156,27 +168,30 @@ func consume(t *testing.T, e *env, topic string, want int, timeout time.Duration
 	defer cl.Close()
 	out := &consumed{}
 	deadline := time.Now().Add(timeout)
-	for len(out.records) < want || want < 0 {
-		if time.Now().After(deadline) {
+	var extraUntil time.Time
+	for {
+		now := time.Now()
+		if want >= 0 && len(out.records) >= want && extraUntil.IsZero() {
+			extraUntil = now.Add(extra)
+		}
+		if !extraUntil.IsZero() && !now.Before(extraUntil) {
+			return out
+		}
+		if now.After(deadline) && extraUntil.IsZero() {
 			if want < 0 {
 				return out
 			}
 			t.Fatalf("%s: %d records after %s, want %d", topic, len(out.records), timeout, want)
 		}
-		ctx, cancel := context.WithDeadline(context.Background(), minTime(deadline, time.Now().Add(2*time.Second)))
+		end := deadline
+		if !extraUntil.IsZero() {
+			end = extraUntil
+		}
+		ctx, cancel := context.WithDeadline(context.Background(), minTime(end, now.Add(2*time.Second)))
 		fs := cl.PollFetches(ctx)
 		cancel()
 		fs.EachRecord(func(r *kgo.Record) { out.records = append(out.records, r) })
 	}
-	return out
-}
-
-// settle reads the topic until the expected count is reached and then a little longer, to catch
-// duplicates arriving late.
-func settle(t *testing.T, e *env, topic string, want int, timeout time.Duration) *consumed {
-	t.Helper()
-	consume(t, e, topic, want, timeout)
-	return consume(t, e, topic, -1, 3*time.Second)
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -172,7 +172,7 @@ func Describe(ctx context.Context, adm *kadm.Client, c Config) ([]Description, e
 			return nil, fmt.Errorf("topics: list: %w", err)
 		}
 		missing := slices.ContainsFunc(names, func(n string) bool { d, ok := details[n]; return !ok || d.Err != nil })
-		if !missing || attempt == 10 {
+		if !missing || attempt == 75 { // about 15 s: a fresh, busy broker can be slow
 			break
 		}
 		select {
