@@ -10,8 +10,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
@@ -30,7 +28,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/cdc"
-	"github.com/hookstream/hookstream/internal/migrations"
+	"github.com/hookstream/hookstream/internal/bench/benchenv"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/outbox"
@@ -61,7 +59,7 @@ func main() {
 		p50s, p99s = append(p50s, r.p50), append(p99s, r.p99)
 	}
 	fmt.Printf("median over %d runs: (a) %.0f events/s  (b) %.0f events/s  b/a %.2f  (c) p50 %.1f ms  p99 %.1f ms\n",
-		*runs, median(as), median(bs), median(ratios), median(p50s)*1000, median(p99s)*1000)
+		*runs, benchenv.Median(as), benchenv.Median(bs), benchenv.Median(ratios), benchenv.Median(p50s)*1000, benchenv.Median(p99s)*1000)
 }
 
 type result struct {
@@ -71,8 +69,8 @@ type result struct {
 func run(server string, brokers []string, events, txnSize, writers, rate int, steady time.Duration) (result, error) {
 	ctx := context.Background()
 	var res result
-	name := "hstbench_" + randomHex(6)
-	dbURL, cleanup, err := createDatabase(ctx, server, name)
+	name := "hstbench_" + benchenv.RandomHex(6)
+	dbURL, cleanup, err := benchenv.Database(ctx, server, name)
 	if err != nil {
 		return res, err
 	}
@@ -83,7 +81,7 @@ func run(server string, brokers []string, events, txnSize, writers, rate int, st
 	}
 	defer pool.Close()
 
-	prefix := "bench" + randomHex(4)
+	prefix := "bench" + benchenv.RandomHex(4)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
 		return res, err
@@ -304,54 +302,10 @@ func steadyLatency(ctx context.Context, pool *pgxpool.Pool, brokers []string, to
 	return lat[len(lat)/2], lat[len(lat)*99/100], nil
 }
 
-func createDatabase(ctx context.Context, server, name string) (string, func(), error) {
-	admin, err := pgx.Connect(ctx, server)
-	if err != nil {
-		return "", nil, err
-	}
-	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", nil, err
-	}
-	cfg, _ := pgx.ParseConfig(server)
-	url := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		return "", nil, err
-	}
-	_, err = migrations.Apply(ctx, conn)
-	conn.Close(ctx)
-	if err != nil {
-		return "", nil, err
-	}
-	cleanup := func() {
-		c, err := pgx.Connect(context.Background(), server)
-		if err != nil {
-			return
-		}
-		defer c.Close(context.Background())
-		_, _ = c.Exec(context.Background(), `SELECT pg_drop_replication_slot($1)`, name)
-		_, _ = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-	}
-	return url, cleanup, nil
-}
-
 func specNames(c topics.Config) []string {
 	var out []string
 	for _, s := range c.Specs() {
 		out = append(out, s.Name)
 	}
 	return out
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

@@ -6,26 +6,22 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/hookstream/hookstream/internal/migrations"
+	"github.com/hookstream/hookstream/internal/bench/benchenv"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/outbox"
@@ -54,7 +50,7 @@ func main() {
 		f1, f10, rec = append(f1, a), append(f10, b), append(rec, c)
 	}
 	fmt.Printf("median over %d runs: fanout 1 %.0f deliveries/s, fanout 10 %.0f deliveries/s, recorder %.0f attempts/s\n",
-		*runs, median(f1), median(f10), median(rec))
+		*runs, benchenv.Median(f1), benchenv.Median(f10), benchenv.Median(rec))
 }
 
 func check(err error) {
@@ -68,7 +64,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // setup creates the topics under a fresh prefix.
 func setup(ctx context.Context, brokers []string) (topics.Names, func(), error) {
-	prefix := "bench" + randomHex(4)
+	prefix := "bench" + benchenv.RandomHex(4)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
 		return topics.Names{}, nil, err
@@ -151,7 +147,7 @@ func fanoutRate(brokers []string, events, fanout int) (float64, error) {
 
 // produce writes recs in one transaction, as cdc would (the readers read committed).
 func produce(ctx context.Context, brokers []string, recs []*kgo.Record) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.TransactionalID("bench-"+randomHex(4)),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.TransactionalID("bench-"+benchenv.RandomHex(4)),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(5*time.Millisecond))
 	if err != nil {
 		return err
@@ -185,11 +181,16 @@ func recorderRate(server string, brokers []string, attempts int) (float64, error
 		return 0, err
 	}
 	defer cleanup()
-	pool, dropDB, err := createDatabase(ctx, server)
+	url, dropDB, err := benchenv.Database(ctx, server, "hstbench_"+benchenv.RandomHex(6))
 	if err != nil {
 		return 0, err
 	}
 	defer dropDB()
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return 0, err
+	}
+	defer pool.Close()
 	if _, err := pool.Exec(ctx, `INSERT INTO partner (id) VALUES ('p1');
 		INSERT INTO endpoint (id, partner_id, url) SELECT 'ep_' || i, 'p1', 'https://x.example' FROM generate_series(0, 99) i`); err != nil {
 		return 0, err
@@ -227,40 +228,6 @@ func recorderRate(server string, brokers []string, attempts int) (float64, error
 	return float64(attempts) / time.Since(began).Seconds(), nil
 }
 
-func createDatabase(ctx context.Context, server string) (*pgxpool.Pool, func(), error) {
-	name := "hstbench_" + randomHex(6)
-	admin, err := pgx.Connect(ctx, server)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return nil, nil, err
-	}
-	cfg, _ := pgx.ParseConfig(server)
-	url := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		return nil, nil, err
-	}
-	_, err = migrations.Apply(ctx, conn)
-	conn.Close(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	pool, err := pgxpool.New(ctx, url)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pool, func() {
-		pool.Close()
-		if c, err := pgx.Connect(context.Background(), server); err == nil {
-			_, _ = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-			c.Close(context.Background())
-		}
-	}, nil
-}
-
 func counter(reg *prometheus.Registry, name string) float64 {
 	mfs, _ := reg.Gather()
 	var v float64
@@ -272,16 +239,4 @@ func counter(reg *prometheus.Registry, name string) float64 {
 		}
 	}
 	return v
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
