@@ -507,20 +507,9 @@ func (a *API) disableEndpoint(w http.ResponseWriter, r *http.Request, c caller) 
 	if e := p.err(); e != nil {
 		return e
 	}
-	var out endpointView
-	err := pgx.BeginFunc(r.Context(), a.pool, func(tx pgx.Tx) error {
-		cur, err := loadEndpoint(r.Context(), tx, pid, eid, true)
-		if err != nil {
-			return err
-		}
+	out, err := a.changeEndpoint(r.Context(), pid, eid, func(tx pgx.Tx, cur endpointView) (string, []any, bool, error) {
 		if cur.Status == "disabled" {
-			out = cur
-			return nil
-		}
-		v, err := scanEndpoint(tx.QueryRow(r.Context(), `UPDATE endpoint SET status = 'disabled', disabled_reason = $2,
-			version = version + 1, updated_at = now() WHERE id = $1 RETURNING `+endpointColumns, eid, req.Reason))
-		if err != nil {
-			return err
+			return "", nil, false, nil
 		}
 		by := "partner"
 		if c.operator {
@@ -531,10 +520,9 @@ func (a *API) disableEndpoint(w http.ResponseWriter, r *http.Request, c caller) 
 			PartnerID: pid, Type: "endpoint.disabled",
 			Subject: outbox.Subject{Type: "endpoint", ID: eid}, Data: data,
 		}); err != nil {
-			return err
+			return "", nil, false, err
 		}
-		out = v
-		return attachSecrets(r.Context(), tx, []*endpointView{&out})
+		return "status = 'disabled', disabled_reason = $2", []any{req.Reason}, true, nil
 	})
 	if err != nil {
 		return err
@@ -556,23 +544,11 @@ func (a *API) enableEndpoint(w http.ResponseWriter, r *http.Request, c caller) e
 	if e := decodeBody(r, &req, false); e != nil {
 		return e
 	}
-	var out endpointView
-	err := pgx.BeginFunc(r.Context(), a.pool, func(tx pgx.Tx) error {
-		cur, err := loadEndpoint(r.Context(), tx, pid, eid, true)
-		if err != nil {
-			return err
-		}
+	out, err := a.changeEndpoint(r.Context(), pid, eid, func(_ pgx.Tx, cur endpointView) (string, []any, bool, error) {
 		if cur.Status == "active" {
-			out = cur
-			return nil
+			return "", nil, false, nil
 		}
-		v, err := scanEndpoint(tx.QueryRow(r.Context(), `UPDATE endpoint SET status = 'active', disabled_reason = NULL,
-			failing_since = NULL, version = version + 1, updated_at = now() WHERE id = $1 RETURNING `+endpointColumns, eid))
-		if err != nil {
-			return err
-		}
-		out = v
-		return attachSecrets(r.Context(), tx, []*endpointView{&out})
+		return "status = 'active', disabled_reason = NULL, failing_since = NULL", nil, true, nil
 	})
 	if err != nil {
 		return err
@@ -674,33 +650,47 @@ func (a *API) endRotation(w http.ResponseWriter, r *http.Request, _ caller) erro
 	if e := decodeBody(r, &req, false); e != nil {
 		return e
 	}
-	var out endpointView
-	err := pgx.BeginFunc(r.Context(), a.pool, func(tx pgx.Tx) error {
-		cur, err := loadEndpoint(r.Context(), tx, pid, eid, true)
-		if err != nil {
-			return err
-		}
-		out = cur
+	out, err := a.changeEndpoint(r.Context(), pid, eid, func(tx pgx.Tx, _ endpointView) (string, []any, bool, error) {
 		tag, err := tx.Exec(r.Context(), `UPDATE endpoint_secret SET expires_at = now()
 			WHERE endpoint_id = $1 AND (expires_at IS NULL OR expires_at > now())
 			  AND id <> (SELECT id FROM endpoint_secret WHERE endpoint_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1)`, eid)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return nil
-		}
-		v, err := scanEndpoint(tx.QueryRow(r.Context(), `UPDATE endpoint SET version = version + 1, updated_at = now()
-			WHERE id = $1 RETURNING `+endpointColumns, eid))
-		if err != nil {
-			return err
-		}
-		out = v
-		return attachSecrets(r.Context(), tx, []*endpointView{&out})
+		// Only the version and updated_at move: the secrets changed.
+		return "", nil, err == nil && tag.RowsAffected() > 0, err
 	})
 	if err != nil {
 		return err
 	}
 	respond(w, http.StatusOK, out)
 	return nil
+}
+
+// changeEndpoint runs change on the partner's endpoint, locked, in one transaction. change does
+// whatever else the action needs in tx and says whether the endpoint changed, with the extra SET
+// clause of its update (arguments from $2; "" for none). A change always moves version and
+// updated_at; the endpoint is returned as it then is, secrets' metadata included.
+func (a *API) changeEndpoint(ctx context.Context, pid, eid string,
+	change func(tx pgx.Tx, cur endpointView) (set string, args []any, changed bool, err error)) (endpointView, error) {
+	var out endpointView
+	err := pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) error {
+		cur, err := loadEndpoint(ctx, tx, pid, eid, true)
+		if err != nil {
+			return err
+		}
+		out = cur
+		set, args, changed, err := change(tx, cur)
+		if err != nil || !changed {
+			return err
+		}
+		if set != "" {
+			set += ", "
+		}
+		v, err := scanEndpoint(tx.QueryRow(ctx, `UPDATE endpoint SET `+set+`version = version + 1, updated_at = now()
+			WHERE id = $1 RETURNING `+endpointColumns, append([]any{eid}, args...)...))
+		if err != nil {
+			return err
+		}
+		out = v
+		return attachSecrets(ctx, tx, []*endpointView{&out})
+	})
+	return out, err
 }
