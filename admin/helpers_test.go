@@ -148,25 +148,7 @@ func (e *env) newAPI() *API {
 
 // run runs the replay-job runner of a until the returned stop is called or the test ends.
 func run(t testing.TB, a *API) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("Run: %v", err)
-				}
-			case <-time.After(30 * time.Second):
-				t.Errorf("Run did not stop within 30s")
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
+	return testenv.Go(t, "Run", a.Run)
 }
 
 type response struct {

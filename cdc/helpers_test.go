@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -61,25 +60,7 @@ func start(t *testing.T, cfg cdc.Config) (stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("cdc.Run: %v", err)
-				}
-			case <-time.After(30 * time.Second):
-				t.Errorf("cdc did not stop within 30s")
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
+	return testenv.Go(t, "cdc.Run", c.Run)
 }
 
 // startStreaming starts cdc and waits until it streams from its slot, so changes made after it

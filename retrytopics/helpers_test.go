@@ -95,24 +95,7 @@ func runTiers(t *testing.T, cfg retrytopics.Config) *running {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ts.Run(ctx) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("Tiers.Run: %v", err)
-				}
-			case <-time.After(30 * time.Second):
-				t.Errorf("tiers did not stop within 30s")
-			}
-		})
-	}
-	t.Cleanup(stop)
+	stop := testenv.Go(t, "Tiers.Run", ts.Run)
 	return &running{tiers: ts, stop: stop}
 }
 

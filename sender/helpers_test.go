@@ -103,25 +103,7 @@ func (e *env) start(cfg sender.Config) (stop func()) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					e.t.Errorf("sender.Run: %v", err)
-				}
-			case <-time.After(60 * time.Second):
-				e.t.Errorf("sender did not stop within 60s")
-			}
-		})
-	}
-	e.t.Cleanup(stop)
-	return stop
+	return testenv.Go(e.t, "sender.Run", s.Run)
 }
 
 // endpoint publishes an active endpoint of partner, subscribed to customer.*, with one fresh

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -45,26 +44,7 @@ func logger(t *testing.T) *slog.Logger {
 
 // background runs fn until the test ends.
 func background(t *testing.T, name string, fn func(ctx context.Context) error) (stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- fn(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("%s: %v", name, err)
-				}
-			case <-time.After(30 * time.Second):
-				t.Errorf("%s did not stop within 30s", name)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
+	return testenv.Go(t, name, fn)
 }
 
 // startCDC runs cdc and waits until it streams, so later changes arrive through the WAL.
