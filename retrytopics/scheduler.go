@@ -136,10 +136,7 @@ func (s *Scheduler) write(ctx context.Context, d records.Delivery, now time.Time
 		d.V = records.DeliveryVersion
 	}
 	route := routeFor(s.routes, d.DueAt.Sub(now))
-	value, err := json.Marshal(d)
-	if err != nil {
-		return route, err
-	}
+	value := d.AppendJSON(nil)
 	r := &kgo.Record{
 		Topic:   route.topic,
 		Key:     []byte(d.EndpointID),

@@ -217,11 +217,7 @@ func (f *Fanout) deliveries(r *kgo.Record) []*kgo.Record {
 			EventID: ev.eventID, EndpointID: e.ID, PartnerID: ev.partnerID, EventType: ev.eventType,
 			AttemptNo: 1, Trigger: records.TriggerInitial, Body: body, EventLSN: ev.lsn, CreatedAt: now,
 		}
-		value, err := json.Marshal(d)
-		if err != nil {
-			continue // a Delivery always marshals
-		}
-		out = append(out, &kgo.Record{Topic: f.names.Deliveries, Key: []byte(e.ID), Value: value})
+		out = append(out, &kgo.Record{Topic: f.names.Deliveries, Key: []byte(e.ID), Value: d.AppendJSON(nil)})
 	}
 	if len(out) == 0 {
 		f.metrics.unmatched.Inc()

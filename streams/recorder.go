@@ -272,8 +272,8 @@ var validCategories = map[string]bool{"": true,
 	records.CategoryTenantMismatch: true, records.CategoryInternal: true}
 
 func decodeAttempt(value []byte) (records.Attempt, error) {
-	var a records.Attempt
-	if err := json.Unmarshal(value, &a); err != nil {
+	a, err := records.UnmarshalAttempt(value)
+	if err != nil {
 		return a, fmt.Errorf("not an attempt record: %w", err)
 	}
 	switch {
