@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -119,19 +120,24 @@ func (g *Guard) Transport() *http.Transport {
 
 // Client returns a new client over a new Transport that re-checks each request's URL (scheme,
 // userinfo, port, host name) before sending, never follows redirects (the 3xx response is
-// returned as is, R27) and gives up after Config.RequestTimeout.
+// returned as is, R27) and gives up after Config.RequestTimeout, body included.
+//
+// The timeout is the transport's, not http.Client.Timeout: the client enforces its own timeout
+// on a RoundTripper it does not know with a goroutine and a timer per request, a cost the
+// sender's hot path does not need. A timed-out request fails with context.DeadlineExceeded.
 func (g *Guard) Client() *http.Client {
 	return &http.Client{
-		Transport:     &checkedTransport{guard: g, next: g.Transport()},
+		Transport:     &checkedTransport{guard: g, next: g.Transport(), timeout: g.cfg.RequestTimeout},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		Timeout:       g.cfg.RequestTimeout,
 	}
 }
 
-// checkedTransport applies the DNS-free part of the URL policy to every request.
+// checkedTransport applies the DNS-free part of the URL policy to every request and bounds the
+// whole exchange, from sending the request to closing the response body, by timeout.
 type checkedTransport struct {
-	guard *Guard
-	next  *http.Transport
+	guard   *Guard
+	next    *http.Transport
+	timeout time.Duration
 }
 
 func (t *checkedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -141,7 +147,29 @@ func (t *checkedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 		return nil, err
 	}
-	return t.next.RoundTrip(req)
+	if t.timeout <= 0 {
+		return t.next.RoundTrip(req)
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), t.timeout)
+	resp, err := t.next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose ends the request's deadline context when the caller is done with the body.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // CloseIdleConnections lets http.Client.CloseIdleConnections reach the pool.
