@@ -20,7 +20,8 @@ type envelopeHead struct {
 // decodeDelivery reads a deliveries record. A non-empty reason says why the record cannot be
 // delivered at all; it then goes to the dlq topic.
 func decodeDelivery(value []byte, maxBody int) (d records.Delivery, head envelopeHead, reason string) {
-	if err := json.Unmarshal(value, &d); err != nil {
+	d, err := records.UnmarshalDelivery(value)
+	if err != nil {
 		return d, head, fmt.Sprintf("not a delivery record: %v", err)
 	}
 	if d.V != records.DeliveryVersion {

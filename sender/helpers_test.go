@@ -47,6 +47,15 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	e := newQuietEnv(t)
+	e.attempts = readAttempts(t, e)
+	return e
+}
+
+// newQuietEnv is newEnv without the reader of the attempts topic, for benchmarks that must not
+// share the CPU with it while they measure; they call readAttempts afterwards.
+func newQuietEnv(t testing.TB) *env {
+	t.Helper()
 	e := &env{t: t, kafka: testenv.NewKafka(t), retrier: &fakeRetrier{delay: time.Minute}}
 	e.names = e.kafka.CreateTopics(t)
 	raw, err := secretbox.GenerateKey()
@@ -67,7 +76,6 @@ func newEnv(t testing.TB) *env {
 	go func() { defer close(done); _ = e.view.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	e.rcv = newReceiver(t)
-	e.attempts = readAttempts(t, e)
 	return e
 }
 

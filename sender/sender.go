@@ -2,7 +2,6 @@ package sender
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,6 +34,10 @@ const (
 	laneIdleTTL = 10 * time.Minute
 	// catchUpTimeout bounds one wait for the endpoint view before refusing a delivery.
 	catchUpTimeout = 10 * time.Second
+	// attemptLinger batches attempt records. Waiting for a record's ack holds no request slot,
+	// only the offset commit, and bigger batches cost the brokers far fewer requests (a real
+	// broker on the sender's machine used about a third less CPU than with no linger).
+	attemptLinger = 5 * time.Millisecond
 	// finalCommitTimeout bounds the commit at shutdown.
 	finalCommitTimeout = 10 * time.Second
 )
@@ -141,7 +144,7 @@ func (s *Sender) Run(ctx context.Context) error {
 	var err error
 	s.producer, err = kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(s.cfg.Brokers...),
-		kgo.ProducerLinger(0), // each attempt waits for its record: do not wait to batch
+		kgo.ProducerLinger(attemptLinger),
 	}, s.cfg.KafkaOptions...)...)
 	if err != nil {
 		return fmt.Errorf("sender: kafka producer: %w", err)
@@ -442,16 +445,7 @@ func (s *Sender) runLane(l *lane) {
 		case ordered:
 			s.end(w, s.deliverOrdered(l, w))
 		default:
-			report := s.deliver(l, w, probe)
-			if report == nil {
-				s.end(w, false)
-				continue
-			}
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				s.end(w, report())
-			}()
+			s.deliver(l, w, probe)
 		}
 	}
 }
@@ -556,10 +550,9 @@ func (s *Sender) admit(w *work) (ep *records.Endpoint, ref *refusal, ok bool) {
 	return ep, check(ep), true
 }
 
-// deliver makes one attempt of w. It returns the rest of the work, reporting the outcome to
-// Kafka, which runs without holding one of the endpoint's max_in_flight slots: the slots bound
-// requests, not acknowledgements. It returns nil when w was abandoned.
-func (s *Sender) deliver(l *lane, w *work, probe bool) (report func() bool) {
+// deliver makes one attempt of w and hands the outcome to report, which does not hold one of
+// the endpoint's max_in_flight slots: the slots bound requests, not acknowledgements.
+func (s *Sender) deliver(l *lane, w *work, probe bool) {
 	releaseProbe := func() {
 		l.mu.Lock()
 		l.breaker.release(probe)
@@ -568,16 +561,19 @@ func (s *Sender) deliver(l *lane, w *work, probe bool) (report func() bool) {
 	ep, ref, ok := s.admit(w)
 	if !ok {
 		releaseProbe()
-		return nil
+		s.end(w, false)
+		return
 	}
 	if ref != nil {
 		releaseProbe()
-		return func() bool { return s.refuse(w, ref) }
+		s.produceAttemptAsync(w, s.refusalAttempt(w.d, ref))
+		return
 	}
 	res, sent, ok := s.attemptOnce(l, w.part, ep, w.d)
 	if !ok {
 		releaseProbe()
-		return nil
+		s.end(w, false)
+		return
 	}
 	if !sent {
 		releaseProbe()
@@ -586,7 +582,22 @@ func (s *Sender) deliver(l *lane, w *work, probe bool) (report func() bool) {
 		l.breaker.record(res.failure == nil, probe, s.now())
 		l.mu.Unlock()
 	}
-	return func() bool { return s.conclude(w, w.d, res) }
+	s.report(w, res)
+}
+
+// report ends w with the outcome of its attempt. A retryable failure goes to the retrier first,
+// which may wait on Kafka, in a goroutine of its own; any other outcome only needs its attempt
+// record, produced asynchronously.
+func (s *Sender) report(w *work, res result) {
+	if f := res.failure; f != nil && f.Retryable {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.end(w, s.conclude(w, w.d, res))
+		}()
+		return
+	}
+	s.produceAttemptAsync(w, attemptOf(w.d, res))
 }
 
 // attemptOnce signs and sends d to ep after waiting for the rate limit. sent is false when no
@@ -640,7 +651,7 @@ func (s *Sender) deliverOrdered(l *lane, w *work) bool {
 			return false
 		}
 		if ref != nil {
-			return s.refuse(w, ref)
+			return s.produceAttempt(w.part.ctx, s.refusalAttempt(d, ref))
 		}
 		res, _, ok := s.attemptOnce(l, w.part, ep, d)
 		if !ok {
@@ -698,12 +709,11 @@ func (s *Sender) conclude(w *work, d records.Delivery, res result) bool {
 	return s.produceAttempt(w.part.ctx, a)
 }
 
-// refuse records a delivery that is not sent.
-func (s *Sender) refuse(w *work, ref *refusal) bool {
-	s.log.Warn("delivery refused", "delivery_id", w.d.DeliveryID, "endpoint_id", w.d.EndpointID,
-		"partner_id", w.d.PartnerID, "category", ref.category, "reason", ref.reason)
-	a := attemptOf(w.d, result{started: s.now(), failure: &Failure{Category: ref.category}, excerpt: ref.reason})
-	return s.produceAttempt(w.part.ctx, a)
+// refusalAttempt logs a delivery that is not sent and returns the attempt record that says why.
+func (s *Sender) refusalAttempt(d records.Delivery, ref *refusal) records.Attempt {
+	s.log.Warn("delivery refused", "delivery_id", d.DeliveryID, "endpoint_id", d.EndpointID,
+		"partner_id", d.PartnerID, "category", ref.category, "reason", ref.reason)
+	return attemptOf(d, result{started: s.now(), failure: &Failure{Category: ref.category}, excerpt: ref.reason})
 }
 
 // attemptOf builds the evidence of an attempt (design.md section 7); the outcome is delivered
@@ -733,23 +743,45 @@ func attemptOf(d records.Delivery, res result) records.Attempt {
 
 // produceAttempt writes a to the attempts topic (key delivery_id) and waits for the ack.
 func (s *Sender) produceAttempt(ctx context.Context, a records.Attempt) bool {
-	value, err := jsonMarshal(a)
-	if err != nil {
-		s.log.Error("attempt record", "err", err)
-		return false
-	}
-	r := &kgo.Record{Topic: s.names.Attempts, Key: []byte(a.DeliveryID), Value: value}
+	r := s.attemptRecord(a)
 	if !s.persist(ctx, "produce an attempt record", func(ctx context.Context) error {
 		return s.producer.ProduceSync(ctx, r).FirstErr()
 	}) {
 		return false
 	}
+	s.countAttempt(a)
+	return true
+}
+
+// produceAttemptAsync ends w once a is in the attempts topic. The common case costs no goroutine:
+// the producer's callback ends w. A failed produce falls back to produceAttempt's retries.
+func (s *Sender) produceAttemptAsync(w *work, a records.Attempt) {
+	r := s.attemptRecord(a)
+	s.wg.Add(1)
+	s.producer.Produce(w.part.ctx, r, func(_ *kgo.Record, err error) {
+		if err == nil {
+			s.countAttempt(a)
+			s.end(w, true)
+			s.wg.Done()
+			return
+		}
+		go func() {
+			defer s.wg.Done()
+			s.end(w, s.produceAttempt(w.part.ctx, a))
+		}()
+	})
+}
+
+func (s *Sender) attemptRecord(a records.Attempt) *kgo.Record {
+	return &kgo.Record{Topic: s.names.Attempts, Key: []byte(a.DeliveryID), Value: a.AppendJSON(nil)}
+}
+
+func (s *Sender) countAttempt(a records.Attempt) {
 	category := a.ErrorCategory
 	if category == "" {
 		category = "none"
 	}
 	s.m.attempts.WithLabelValues(a.Outcome, category).Inc()
-	return true
 }
 
 // deferWork hands w to the retrier without an attempt.
@@ -968,4 +1000,3 @@ func jitter(d time.Duration) time.Duration {
 	return d + time.Duration((rand.Float64()*0.4-0.2)*float64(d))
 }
 
-func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
