@@ -999,4 +999,3 @@ func sleep(ctx context.Context, d time.Duration) bool {
 func jitter(d time.Duration) time.Duration {
 	return d + time.Duration((rand.Float64()*0.4-0.2)*float64(d))
 }
-
