@@ -34,6 +34,9 @@ test-real: pg-up kafka-up
 # A short fuzzing run of the egress URL policy in every CI run (R26); longer runs by hand.
 test-fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckURL$$' -fuzztime 15s ./sender/egress/
+	$(GO) test -run '^$$' -fuzz '^FuzzReadHead$$' -fuzztime 10s ./sender/
+	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalDelivery$$' -fuzztime 10s ./internal/records/
+	$(GO) test -run '^$$' -fuzz '^FuzzAttemptAppendJSON$$' -fuzztime 10s ./internal/records/
 
 test-embedded: pg-up
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA=embedded $(GOTEST) $(KAFKA_PKGS)

@@ -215,8 +215,7 @@ func benchSender(b *testing.B, tlsOn bool) {
 		e.deliver(int32(i/500%3), ds[i:min(i+500, len(ds))]...)
 	}
 	cfg := e.config()
-	cfg.QueueSize = b.N // a backlog, not a slow endpoint: nothing should be deferred
-	cfg.MaxBuffered = max(b.N, cfg.MaxBuffered)
+	cfg.QueueSize = cfg.MaxBuffered // a backlog, not a slow endpoint: nothing should be deferred
 	cfg.Egress.AllowedPorts = ports
 	if tlsOn {
 		cfg.Egress.RootCAs = x509.NewCertPool()

@@ -42,6 +42,9 @@ func Redact(s string) string {
 // excerpt turns raw response bytes into evidence: valid UTF-8 without NUL bytes (PostgreSQL
 // text holds neither), redacted, and at most MaxExcerptBytes long.
 func excerpt(b []byte) string {
+	if len(b) == 0 {
+		return "" // the usual 2xx answer: nothing to redact
+	}
 	if len(b) > redactWindow {
 		b = b[:redactWindow]
 	}
