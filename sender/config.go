@@ -42,7 +42,8 @@ type Config struct {
 	// tier without counting an attempt (R21).
 	QueueSize int
 	// MaxBuffered caps the records taken from Kafka and not yet finished, across all
-	// endpoints and partitions; fetching pauses at the cap and resumes at half of it.
+	// endpoints and partitions; intake waits at the cap and goes on at half of it. The Kafka
+	// client holds at most one more fetch per broker meanwhile (fetchMaxBytes).
 	MaxBuffered int
 	// MaxBufferedBytes caps the bytes of those records the same way.
 	MaxBufferedBytes int64

@@ -42,7 +42,7 @@ func newMetrics(reg prometheus.Registerer) *senderMetrics {
 		buffered: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "buffered_records",
 			Help: "Delivery records taken from Kafka and not finished."}),
 		paused: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "fetch_paused",
-			Help: "1 while fetching is paused because the buffered-record cap is reached."}),
+			Help: "1 while intake waits because the buffered records or bytes reached their cap."}),
 		commitErrors: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "commit_errors_total",
 			Help: "Offset commits that failed (retried at the next interval)."}),
 		partitions: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "partitions_assigned",

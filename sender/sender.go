@@ -1,6 +1,7 @@
 package sender
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -38,6 +39,8 @@ const (
 	// only the offset commit, and bigger batches cost the brokers far fewer requests (a real
 	// broker on the sender's machine used about a third less CPU than with no linger).
 	attemptLinger = 5 * time.Millisecond
+	// fetchMaxBytes bounds one fetch, which the Kafka client may hold beside the buffered records.
+	fetchMaxBytes = 16 << 20
 	// finalCommitTimeout bounds the commit at shutdown.
 	finalCommitTimeout = 10 * time.Second
 )
@@ -77,7 +80,7 @@ type Sender struct {
 	buffered      atomic.Int64
 	bufferedBytes atomic.Int64
 	pauseMu       sync.Mutex
-	paused        bool
+	paused        chan struct{} // non-nil while intake waits at the buffer caps; closed to resume
 
 	commitMu sync.Mutex
 }
@@ -163,6 +166,8 @@ func (s *Sender) Run(ctx context.Context) error {
 		kgo.OnPartitionsLost(s.onLost),
 		// Resuming after a pause waits for the in-flight fetch; keep that wait short.
 		kgo.FetchMaxWait(time.Second),
+		kgo.FetchMaxBytes(fetchMaxBytes),
+		kgo.WithPools(&fetchPool{}),
 	}, s.cfg.KafkaOptions...)...)
 	if err != nil {
 		return fmt.Errorf("sender: kafka consumer: %w", err)
@@ -198,6 +203,9 @@ func (s *Sender) Run(ctx context.Context) error {
 func (s *Sender) poll(ctx context.Context) {
 	lastSweep := s.now()
 	for {
+		if !s.waitForRoom(ctx) {
+			return
+		}
 		n := s.cfg.MaxBuffered - int(s.buffered.Load())
 		n = max(1, min(n, maxPollRecords))
 		fs := s.consumer.PollRecords(ctx, n)
@@ -212,8 +220,10 @@ func (s *Sender) poll(ctx context.Context) {
 			failed = true
 			s.log.Warn("fetch failed", "topic", topic, "partition", p, "err", err)
 		})
-		fs.EachRecord(s.intake)
-		s.checkPause()
+		fs.EachRecord(func(r *kgo.Record) {
+			s.intake(r)
+			r.Recycle() // intake keeps copies only
+		})
 		if now := s.now(); now.Sub(lastSweep) > time.Minute {
 			s.sweepLanes(now)
 			lastSweep = now
@@ -246,7 +256,7 @@ func (s *Sender) intake(r *kgo.Record) {
 		s.m.badRecords.Inc()
 		s.log.Error("delivery record not understood; sent to the dlq topic",
 			"partition", r.Partition, "offset", r.Offset, "reason", reason)
-		key, value := r.Key, r.Value
+		key, value := bytes.Clone(r.Key), bytes.Clone(r.Value) // the record is recycled on return
 		s.goHandle(w, func(w *work) bool { return s.deadLetter(w, key, value, reason) })
 		return
 	}
@@ -332,7 +342,7 @@ func (s *Sender) hold(w *work) {
 	s.bufferedBytes.Add(w.size)
 }
 
-// release forgets a buffered record and resumes fetching once both the records and their
+// release forgets a buffered record and lets intake go on once both the records and their
 // bytes are down to half their caps.
 func (s *Sender) release(w *work) {
 	n := s.buffered.Add(-1)
@@ -343,31 +353,36 @@ func (s *Sender) release(w *work) {
 	}
 	s.pauseMu.Lock()
 	defer s.pauseMu.Unlock()
-	if s.paused {
-		s.paused = false
+	if s.paused != nil {
+		close(s.paused)
+		s.paused = nil
 		s.m.paused.Set(0)
-		s.consumer.ResumeFetchTopics(s.names.Deliveries)
-		s.log.Debug("fetching resumed", "buffered", n, "bytes", b)
+		s.log.Debug("intake resumed", "buffered", n, "bytes", b)
 	}
 }
 
-// checkPause pauses fetching when the buffered records or their bytes reach a cap, so memory
-// stays bounded however large the backlog. Records the client has already fetched for the
-// paused topic are dropped by it and fetched again after resuming.
-func (s *Sender) checkPause() {
-	full := func() bool {
-		return s.buffered.Load() >= int64(s.cfg.MaxBuffered) || s.bufferedBytes.Load() >= s.cfg.MaxBufferedBytes
-	}
-	if !full() {
-		return
-	}
+// waitForRoom holds intake while the buffered records or their bytes are at a cap, until
+// release has brought both down to half, so memory stays bounded however large the backlog;
+// false when ctx ends first. Holding intake is simply not polling: the client then keeps the
+// one fetch it has buffered and fetches nothing more until that is consumed. (Pausing the
+// topic instead would make the client drop what it has fetched, to fetch and decompress it
+// all again after resuming.)
+func (s *Sender) waitForRoom(ctx context.Context) bool {
 	s.pauseMu.Lock()
-	defer s.pauseMu.Unlock()
-	if !s.paused && full() {
-		s.paused = true
-		s.m.paused.Set(1)
-		s.consumer.PauseFetchTopics(s.names.Deliveries)
-		s.log.Debug("fetching paused at the buffer cap", "buffered", s.buffered.Load(), "bytes", s.bufferedBytes.Load())
+	if s.buffered.Load() < int64(s.cfg.MaxBuffered) && s.bufferedBytes.Load() < s.cfg.MaxBufferedBytes {
+		s.pauseMu.Unlock()
+		return true
+	}
+	resume := make(chan struct{})
+	s.paused = resume
+	s.m.paused.Set(1)
+	s.pauseMu.Unlock()
+	s.log.Debug("intake held at the buffer cap", "buffered", s.buffered.Load(), "bytes", s.bufferedBytes.Load())
+	select {
+	case <-ctx.Done():
+		return false
+	case <-resume:
+		return true
 	}
 }
 
