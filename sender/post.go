@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/hookstream/hookstream/internal/records"
@@ -20,8 +21,15 @@ type poster struct {
 	userAgent   string
 	policy      Policy
 	maxResponse int64
-	now         func() time.Time
+	// timeout bounds a whole request, body included. The egress client bounds it too; a
+	// deadline set here first spares it a second one, and the copy of the request it needs.
+	timeout time.Duration
+	now     func() time.Time
 }
+
+// evidenceBuffers hold the start of a response, which the excerpt is cut from (redactWindow
+// bytes); the rest, up to maxResponse, is read and dropped so that the connection is reused.
+var evidenceBuffers = sync.Pool{New: func() any { b := make([]byte, redactWindow); return &b }}
 
 // result is the evidence of one request (design.md section 7).
 type result struct {
@@ -40,7 +48,13 @@ type result struct {
 func (p *poster) post(ctx context.Context, target string, signer *webhook.Signer, msgID string, body []byte) result {
 	started := p.now()
 	res := result{started: started}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	reqCtx := ctx // ctx is the caller's: its end abandons the request; a timeout does not
+	if p.timeout > 0 {
+		var cancel context.CancelFunc
+		reqCtx, cancel = context.WithTimeout(ctx, p.timeout)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		// A URL that does not even parse: the endpoint is misconfigured, not the network.
 		res.failure = &Failure{Category: records.CategoryInternal, Retryable: true, Err: errors.New("endpoint URL does not parse")}
@@ -65,8 +79,12 @@ func (p *poster) post(ctx context.Context, target string, signer *webhook.Signer
 	// Read up to the limit so the connection can be reused; a longer body is cut and the
 	// connection closed. A 2xx stays delivered even if reading its body fails: the status line
 	// is the receiver's answer (design.md section 1).
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, p.maxResponse))
+	buf := evidenceBuffers.Get().(*[]byte)
+	defer evidenceBuffers.Put(buf)
+	n, _ := io.ReadFull(resp.Body, (*buf)[:min(int64(len(*buf)), p.maxResponse)])
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, p.maxResponse-int64(n)))
 	_ = resp.Body.Close()
+	data := (*buf)[:n]
 	res.latency = time.Since(started)
 	res.status = resp.StatusCode
 	res.failure = Classify(resp, nil, p.now(), p.policy)

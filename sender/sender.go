@@ -121,6 +121,7 @@ func newSender(cfg Config, view endpointSource, retrier Retrier) (*Sender, error
 		userAgent:   cfg.UserAgent,
 		policy:      Policy{RetryClientErrors: cfg.RetryClientErrors, MaxRetryAfter: cfg.MaxRetryAfter},
 		maxResponse: cfg.Egress.MaxResponseBytes,
+		timeout:     cfg.Egress.RequestTimeout,
 		now:         s.now,
 	}
 	return s, nil

@@ -126,8 +126,12 @@ func (g *Guard) Transport() *http.Transport {
 // on a RoundTripper it does not know with a goroutine and a timer per request, a cost the
 // sender's hot path does not need. A timed-out request fails with context.DeadlineExceeded.
 func (g *Guard) Client() *http.Client {
+	tr := g.Transport()
+	// The deadline below covers the wait for the response headers too; the transport's own
+	// header timer would only cost a timer per request.
+	tr.ResponseHeaderTimeout = 0
 	return &http.Client{
-		Transport:     &checkedTransport{guard: g, next: g.Transport(), timeout: g.cfg.RequestTimeout},
+		Transport:     &checkedTransport{guard: g, next: tr, timeout: g.cfg.RequestTimeout},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
@@ -149,6 +153,9 @@ func (t *checkedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	if t.timeout <= 0 {
 		return t.next.RoundTrip(req)
+	}
+	if deadline, ok := req.Context().Deadline(); ok && time.Until(deadline) <= t.timeout {
+		return t.next.RoundTrip(req) // the caller's deadline comes first: it bounds the request
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), t.timeout)
 	resp, err := t.next.RoundTrip(req.WithContext(ctx))
