@@ -28,7 +28,7 @@ const (
 )
 
 const (
-	// maxPollRecords bounds one poll, so intake interleaves with pausing at the cap.
+	// maxPollRecords bounds one poll, so intake checks the buffer caps often.
 	maxPollRecords = 500
 	// laneIdleTTL: a lane with nothing queued or running and a quiet circuit is forgotten
 	// after this long, so memory follows the endpoints in use, not all endpoints ever seen.
@@ -165,7 +165,7 @@ func (s *Sender) Run(ctx context.Context) error {
 		kgo.OnPartitionsAssigned(s.onAssigned),
 		kgo.OnPartitionsRevoked(s.onRevoked),
 		kgo.OnPartitionsLost(s.onLost),
-		// Resuming after a pause waits for the in-flight fetch; keep that wait short.
+		// An empty fetch waits at most this long on the broker; a revoke waits for it.
 		kgo.FetchMaxWait(time.Second),
 		kgo.FetchMaxBytes(fetchMaxBytes),
 		kgo.WithPools(&fetchPool{}),
