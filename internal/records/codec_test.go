@@ -543,48 +543,33 @@ func BenchmarkUnmarshalAttempt(b *testing.B) {
 
 func BenchmarkAttemptAppendJSON(b *testing.B) {
 	a := sampleAttempt()
-	b.Run("fast", func(b *testing.B) {
-		b.ReportAllocs()
-		var buf []byte
-		for b.Loop() {
-			buf = a.AppendJSON(buf[:0])
-		}
-	})
-	b.Run("fast-new-buffer", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			_ = a.AppendJSON(nil)
-		}
-	})
-	b.Run("std", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := json.Marshal(a); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchAppendJSON(b, a.AppendJSON, a)
 }
 
 func BenchmarkDeliveryAppendJSON(b *testing.B) {
 	d := sampleDelivery()
+	benchAppendJSON(b, d.AppendJSON, d)
+}
+
+// benchAppendJSON compares an AppendJSON, into a reused and into a new buffer, with json.Marshal of v.
+func benchAppendJSON(b *testing.B, appendJSON func([]byte) []byte, v any) {
 	b.Run("fast", func(b *testing.B) {
 		b.ReportAllocs()
 		var buf []byte
 		for b.Loop() {
-			buf = d.AppendJSON(buf[:0])
+			buf = appendJSON(buf[:0])
 		}
 	})
 	b.Run("fast-new-buffer", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_ = d.AppendJSON(nil)
+			_ = appendJSON(nil)
 		}
 	})
 	b.Run("std", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := json.Marshal(d); err != nil {
+			if _, err := json.Marshal(v); err != nil {
 				b.Fatal(err)
 			}
 		}

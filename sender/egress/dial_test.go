@@ -269,9 +269,13 @@ type closeRecorder struct {
 
 func (c *closeRecorder) Close() error { c.closed.Store(true); return nil }
 
-func TestRequestTimeout(t *testing.T) {
+// slowReceiver starts a loopback receiver that runs answer and then hangs until the test
+// ends, and returns its URL (under a host name resolving to it) and a guard with the given
+// request timeout that allows it.
+func slowReceiver(t *testing.T, timeout time.Duration, answer func(http.ResponseWriter)) (string, *Guard) {
 	release := make(chan struct{})
 	rcv := newReceiver(t, false, func(w http.ResponseWriter, r *http.Request) {
+		answer(w)
 		select {
 		case <-r.Context().Done():
 		case <-release:
@@ -285,10 +289,15 @@ func TestRequestTimeout(t *testing.T) {
 		c.AllowHTTP = true
 		c.AllowedPorts = []int{port}
 		c.AllowCIDRs = []netip.Prefix{loopbackV4}
-		c.RequestTimeout = 100 * time.Millisecond
+		c.RequestTimeout = timeout
 	}))
+	return fmt.Sprintf("http://slow.test:%d/", port), g
+}
+
+func TestRequestTimeout(t *testing.T) {
+	target, g := slowReceiver(t, 100*time.Millisecond, func(http.ResponseWriter) {})
 	start := time.Now()
-	_, err := post(t, g.Client(), fmt.Sprintf("http://slow.test:%d/", port))
+	_, err := post(t, g.Client(), target)
 	var netErr net.Error
 	if !errors.As(err, &netErr) || !netErr.Timeout() {
 		t.Fatalf("error = %v, want a timeout", err)
@@ -301,28 +310,13 @@ func TestRequestTimeout(t *testing.T) {
 // The timeout covers the whole exchange: a receiver that answers at once and then trickles its
 // body forever is cut off too (the response-header timeout alone would not).
 func TestRequestTimeoutCoversBody(t *testing.T) {
-	release := make(chan struct{})
-	rcv := newReceiver(t, false, func(w http.ResponseWriter, r *http.Request) {
+	target, g := slowReceiver(t, 200*time.Millisecond, func(w http.ResponseWriter) {
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte("partial"))
 		w.(http.Flusher).Flush()
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
 	})
-	t.Cleanup(func() { close(release) })
-	port := serverPort(t, rcv.Server)
-	res := newFakeResolver()
-	res.set("trickle.test", "127.0.0.1")
-	g := mustGuard(t, testConfig(res, func(c *Config) {
-		c.AllowHTTP = true
-		c.AllowedPorts = []int{port}
-		c.AllowCIDRs = []netip.Prefix{loopbackV4}
-		c.RequestTimeout = 200 * time.Millisecond
-	}))
 	start := time.Now()
-	resp, err := post(t, g.Client(), fmt.Sprintf("http://trickle.test:%d/", port))
+	resp, err := post(t, g.Client(), target)
 	if err != nil {
 		t.Fatalf("the headers came at once, yet: %v", err)
 	}
