@@ -234,7 +234,7 @@ func (a *API) getLimits(w http.ResponseWriter, _ *http.Request, _ caller) error 
 	}
 	v.Notes.Feed = "GET /v1/partners/{pid}/events reaches back feed_retention; a cursor older than that answers 410 and the partner reconciles from the platform's state APIs."
 	v.Notes.History = "Delivery history and attempts are kept for history_retention; the feed stays available after delivery records expire."
-	v.Notes.Replay = "Replays read the event from the outbox (outbox_retention) or the events topic (feed_retention); events older than replay_window cannot be replayed (410)."
+	v.Notes.Replay = "Replays read the event from the outbox (outbox_retention; 0: rows are never dropped) or the events topic (feed_retention); events older than replay_window cannot be replayed (410)."
 	respond(w, http.StatusOK, v)
 	return nil
 }

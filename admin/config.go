@@ -47,10 +47,11 @@ type Config struct {
 	// FeedRetention is the events topic's retention: how far back the cursor feed and log
 	// replays reach (R33). Keep it equal to the topics' FeedRetention.
 	FeedRetention time.Duration
-	// OutboxRetention is how long outbox rows are kept (cdc's OutboxRetention); replays read
-	// envelopes from the outbox within it, from the events topic after it.
+	// OutboxRetention is how long outbox rows are kept (cdc's OutboxRetention; 0: never
+	// dropped); replays read envelopes from the outbox within it, from the events topic after it.
 	OutboxRetention time.Duration
-	// HistoryRetention is how long delivery history is kept, as stated by GET /v1/limits.
+	// HistoryRetention is how long delivery history is kept (the recorder's HistoryRetention),
+	// as stated by GET /v1/limits.
 	HistoryRetention time.Duration
 	// ReplayWindow is how old an event may be and still be replayed; at most the longer of
 	// FeedRetention and OutboxRetention, where envelopes can still be found.
@@ -130,7 +131,7 @@ func (c Config) Validate() error {
 		value time.Duration
 	}{
 		{"rotation overlap", c.RotationOverlap}, {"feed retention", c.FeedRetention},
-		{"outbox retention", c.OutboxRetention}, {"history retention", c.HistoryRetention},
+		{"history retention", c.HistoryRetention},
 		{"replay window", c.ReplayWindow}, {"job lease", c.JobLease},
 		{"job poll interval", c.JobPollInterval}, {"event lookup window", c.EventLookupWindow},
 	} {
@@ -138,7 +139,10 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s %s must be positive", d.name, d.value))
 		}
 	}
-	if c.ReplayWindow > max(c.FeedRetention, c.OutboxRetention) {
+	if c.OutboxRetention < 0 {
+		errs = append(errs, fmt.Errorf("outbox retention %s is negative", c.OutboxRetention))
+	}
+	if c.OutboxRetention > 0 && c.ReplayWindow > max(c.FeedRetention, c.OutboxRetention) {
 		errs = append(errs, fmt.Errorf("replay window %s is longer than both the feed retention %s and the outbox retention %s: older envelopes cannot be found",
 			c.ReplayWindow, c.FeedRetention, c.OutboxRetention))
 	}

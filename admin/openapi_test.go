@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -276,14 +277,16 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatalf("valid config: %v", err)
 	}
 	for name, change := range map[string]func(*Config){
-		"no brokers":     func(c *Config) { c.Brokers = nil },
-		"short token":    func(c *Config) { c.OperatorToken = "short" },
-		"no key":         func(c *Config) { c.SecretKey = secretbox.Key{} },
-		"window":         func(c *Config) { c.ReplayWindow = 90 * 24 * 60 * 60 * 1e9 },
-		"zero overlap":   func(c *Config) { c.RotationOverlap = 0 },
-		"attempts":       func(c *Config) { c.AutomaticAttempts = 0 },
-		"nil logger":     func(c *Config) { c.Logger = nil },
-		"tiny feed scan": func(c *Config) { c.MaxFeedScan = 10 },
+		"no brokers":      func(c *Config) { c.Brokers = nil },
+		"short token":     func(c *Config) { c.OperatorToken = "short" },
+		"no key":          func(c *Config) { c.SecretKey = secretbox.Key{} },
+		"window":          func(c *Config) { c.ReplayWindow = 90 * 24 * 60 * 60 * 1e9 },
+		"zero overlap":    func(c *Config) { c.RotationOverlap = 0 },
+		"attempts":        func(c *Config) { c.AutomaticAttempts = 0 },
+		"nil logger":      func(c *Config) { c.Logger = nil },
+		"tiny feed scan":  func(c *Config) { c.MaxFeedScan = 10 },
+		"negative outbox": func(c *Config) { c.OutboxRetention = -1 },
+		"no history":      func(c *Config) { c.HistoryRetention = 0 },
 	} {
 		c := good
 		change(&c)
@@ -295,6 +298,11 @@ func TestConfigValidate(t *testing.T) {
 		if strings.Contains(err.Error(), operatorToken) || strings.Contains(err.Error(), "short") && name == "short token" {
 			t.Errorf("%s: the error shows the token: %v", name, err)
 		}
+	}
+	kept := good
+	kept.OutboxRetention, kept.ReplayWindow = 0, 90*24*time.Hour // outbox rows never dropped
+	if err := kept.Validate(); err != nil {
+		t.Errorf("outbox retention 0 (rows kept) refused: %v", err)
 	}
 	if !slices.Contains(schemaVersions, 1) {
 		t.Error("schema version 1 is not accepted")

@@ -26,19 +26,24 @@ import (
 
 // RecorderConfig configures the Recorder.
 type RecorderConfig struct {
-	Brokers      []string
-	Prefix       string
-	Group        string // default <prefix>.recorder
-	MaxBatch     int    // attempts taken from Kafka per batch
-	WriteShards  int    // concurrent PostgreSQL transactions per batch, split by endpoint
-	Logger       *slog.Logger
-	Registerer   prometheus.Registerer
-	KafkaOptions []kgo.Opt
+	Brokers     []string
+	Prefix      string
+	Group       string // default <prefix>.recorder
+	MaxBatch    int    // attempts taken from Kafka per batch
+	WriteShards int    // concurrent PostgreSQL transactions per batch, split by endpoint
+	// HistoryRetention is how long finished deliveries and their attempts are kept (R33); 0
+	// keeps them forever. HistorySweepInterval is how often expired ones are deleted.
+	HistoryRetention     time.Duration
+	HistorySweepInterval time.Duration
+	Logger               *slog.Logger
+	Registerer           prometheus.Registerer
+	KafkaOptions         []kgo.Opt
 }
 
 // DefaultRecorderConfig returns the defaults.
 func DefaultRecorderConfig() RecorderConfig {
-	return RecorderConfig{Prefix: "hookstream", MaxBatch: 2000, WriteShards: 2, Logger: slog.Default()}
+	return RecorderConfig{Prefix: "hookstream", MaxBatch: 2000, WriteShards: 2, Logger: slog.Default(),
+		HistoryRetention: 30 * 24 * time.Hour, HistorySweepInterval: time.Hour}
 }
 
 // Validate reports settings the recorder cannot run with.
@@ -58,6 +63,12 @@ func (c RecorderConfig) Validate() error {
 	}
 	if c.Logger == nil {
 		errs = append(errs, errors.New("logger is nil"))
+	}
+	if c.HistoryRetention < 0 {
+		errs = append(errs, errors.New("history retention is negative"))
+	}
+	if c.HistoryRetention > 0 && c.HistorySweepInterval <= 0 {
+		errs = append(errs, errors.New("history sweep interval must be positive"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("streams: recorder: %w", err)
@@ -81,6 +92,7 @@ type recorderMetrics struct {
 	recorded  prometheus.Counter
 	refused   *prometheus.CounterVec
 	disabled  prometheus.Counter
+	expired   prometheus.Counter
 	batchSize prometheus.Histogram
 	latency   prometheus.Histogram
 }
@@ -101,13 +113,15 @@ func NewRecorder(cfg RecorderConfig, pool *pgxpool.Pool) (*Recorder, error) {
 			Help: "Attempt records refused and sent to the dlq, by reason."}, []string{"reason"}),
 		disabled: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "endpoints_disabled_total",
 			Help: "Endpoints disabled because the receiver answered 410 Gone."}),
+		expired: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "deliveries_expired_total",
+			Help: "Finished deliveries deleted, with their attempts, after the history retention."}),
 		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "batch_size",
 			Help: "Attempts per PostgreSQL transaction.", Buckets: prometheus.ExponentialBuckets(1, 4, 6)}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "batch_seconds",
 			Help: "Time to write one batch to PostgreSQL.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}),
 	}
 	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{m.recorded, m.refused, m.disabled, m.batchSize, m.latency} {
+		for _, c := range []prometheus.Collector{m.recorded, m.refused, m.disabled, m.expired, m.batchSize, m.latency} {
 			if err := cfg.Registerer.Register(c); err != nil {
 				return nil, fmt.Errorf("streams: recorder metrics: %w", err)
 			}
@@ -117,8 +131,18 @@ func NewRecorder(cfg RecorderConfig, pool *pgxpool.Pool) (*Recorder, error) {
 }
 
 // Run records attempts until ctx ends. Offsets are committed after the PostgreSQL transaction:
-// at least once, and idempotent.
+// at least once, and idempotent. Beside it, finished deliveries older than the history retention
+// are deleted every sweep interval.
 func (r *Recorder) Run(ctx context.Context) error {
+	if r.cfg.HistoryRetention > 0 {
+		sweepCtx, stopSweeping := context.WithCancel(ctx)
+		swept := make(chan struct{})
+		go func() {
+			defer close(swept)
+			r.sweepHistory(sweepCtx)
+		}()
+		defer func() { stopSweeping(); <-swept }()
+	}
 	cl, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(r.cfg.Brokers...),
 		kgo.ConsumerGroup(r.cfg.Group),

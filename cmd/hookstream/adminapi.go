@@ -55,7 +55,7 @@ func serveAdmin(ctx context.Context, s settings, log *slog.Logger, reg *promethe
 	cfg := admin.DefaultConfig()
 	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
 	cfg.OperatorToken, cfg.SecretKey, cfg.Egress = s.AdminToken, key, guard
-	cfg.FeedRetention, cfg.OutboxRetention = s.FeedRetention, s.OutboxRetention
+	cfg.FeedRetention, cfg.OutboxRetention, cfg.HistoryRetention = s.FeedRetention, s.OutboxRetention, s.HistoryRetention
 	cfg.AutomaticAttempts = len(s.RetrySchedule) + 1
 	api, err := admin.New(cfg, pool)
 	if err != nil {

@@ -35,6 +35,7 @@ type settings struct {
 	LogFormat         string
 	CDCSlot           string
 	OutboxRetention   time.Duration
+	HistoryRetention  time.Duration
 	MetricsAddr       string
 	InstanceID        string
 	EgressAllowPorts  []int
@@ -65,6 +66,7 @@ var variables = []variable{
 	{"HOOKSTREAM_LOG_FORMAT", "log-format", "json", "log format: json or text"},
 	{"HOOKSTREAM_CDC_SLOT", "cdc-slot", "hookstream", "logical replication slot of cdc (one per hookstream database)"},
 	{"HOOKSTREAM_OUTBOX_RETENTION", "outbox-retention", "168h", "how long outbox rows are kept before their day partition is dropped; 0 keeps them"},
+	{"HOOKSTREAM_HISTORY_RETENTION", "history-retention", "720h", "how long finished deliveries and their attempts are kept before the recorder deletes them"},
 	{"HOOKSTREAM_INSTANCE_ID", "instance-id", "", "name of this instance among several of one component (default: the host name); fanout derives its transactional id from it"},
 	{"HOOKSTREAM_EGRESS_ALLOW_PORTS", "egress-allow-ports", "", "webhook destination ports, e.g. 443,8443,9000-9100; empty: 443 and 8443 (and 80 with plain HTTP)"},
 	{"HOOKSTREAM_RETRY_SCHEDULE", "retry-schedule", "5s,1m,10m,1h,3h,6h,12h,24h,24h", "delays after each failed attempt; attempts = delays + 1"},
@@ -141,7 +143,8 @@ func registerFlags(fs *flag.FlagSet, overrides map[string]string) func() (settin
 			}
 			s.RetrySchedule = append(s.RetrySchedule, v)
 		}
-		for name, dst := range map[string]*time.Duration{"HOOKSTREAM_FAILING_WARN_AFTER": &s.FailingWarnAfter, "HOOKSTREAM_FAILING_DISABLE_AFTER": &s.FailingDisable} {
+		for name, dst := range map[string]*time.Duration{"HOOKSTREAM_FAILING_WARN_AFTER": &s.FailingWarnAfter,
+			"HOOKSTREAM_FAILING_DISABLE_AFTER": &s.FailingDisable, "HOOKSTREAM_HISTORY_RETENTION": &s.HistoryRetention} {
 			v, err := time.ParseDuration(get(name))
 			if err != nil || v <= 0 {
 				errs = append(errs, fmt.Errorf("%s: %q is not a positive duration", name, get(name)))

@@ -49,6 +49,7 @@ func runRecorder(ctx context.Context, args []string, _ io.Writer) error {
 func runRecorderWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, pool *pgxpool.Pool) error {
 	cfg := streams.DefaultRecorderConfig()
 	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
+	cfg.HistoryRetention = s.HistoryRetention
 	r, err := streams.NewRecorder(cfg, pool)
 	if err != nil {
 		return err

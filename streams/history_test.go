@@ -1,0 +1,94 @@
+package streams_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/streams"
+)
+
+// insertHistory adds n deliveries of endpoint ep1 in state, last changed at updated, each with
+// two attempts, under ids prefix-1 … prefix-n.
+func insertHistory(t *testing.T, db *testenv.Database, prefix, state string, updated time.Time, n int) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := db.Pool.Exec(ctx, `
+		INSERT INTO delivery (delivery_id, event_id, endpoint_id, partner_id, state, attempt_count, created_at, updated_at)
+		SELECT $1 || i, 'evt_' || $1 || i, 'ep1', 'p1', $2, 2, $3, $3 FROM generate_series(1, $4) i`,
+		prefix+"-", state, updated, n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `
+		INSERT INTO delivery_attempt (delivery_id, attempt_no, trigger, started_at)
+		SELECT d.delivery_id, a, 'initial', $2 FROM delivery d, generate_series(1, 2) a WHERE d.delivery_id LIKE $1 || '%'`,
+		prefix+"-", updated); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func countRows(t *testing.T, db *testenv.Database, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := db.Pool.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// R33: finished deliveries older than the retention go, with their attempts, in batches; live
+// deliveries and recent history stay.
+func TestExpireHistory(t *testing.T) {
+	db := testenv.NewDatabase(t)
+	now := time.Now()
+	old, recent := now.Add(-40*24*time.Hour), now.Add(-time.Hour)
+	insertHistory(t, db, "old-ok", "succeeded", old, 12000) // more than one batch
+	insertHistory(t, db, "old-failed", "failed", old, 3)
+	insertHistory(t, db, "old-skipped", "skipped", old, 3)
+	insertHistory(t, db, "old-retrying", "retrying", old, 5)
+	insertHistory(t, db, "old-pending", "pending", old, 5)
+	insertHistory(t, db, "new-ok", "succeeded", recent, 7)
+
+	n, err := streams.ExpireHistory(context.Background(), db.Pool, now.Add(-30*24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 12006 {
+		t.Fatalf("expired %d deliveries, want 12006", n)
+	}
+	for prefix, want := range map[string]int{"old-ok": 0, "old-failed": 0, "old-skipped": 0, "old-retrying": 5, "old-pending": 5, "new-ok": 7} {
+		if got := countRows(t, db, `SELECT count(*) FROM delivery WHERE delivery_id LIKE $1 || '-%'`, prefix); got != want {
+			t.Errorf("%s: %d deliveries left, want %d", prefix, got, want)
+		}
+		if got := countRows(t, db, `SELECT count(*) FROM delivery_attempt WHERE delivery_id LIKE $1 || '-%'`, prefix); got != 2*want {
+			t.Errorf("%s: %d attempts left, want %d", prefix, got, 2*want)
+		}
+	}
+	if n, err := streams.ExpireHistory(context.Background(), db.Pool, now.Add(-30*24*time.Hour)); err != nil || n != 0 {
+		t.Fatalf("a second sweep expired %d (%v), want 0", n, err)
+	}
+}
+
+// The recorder sweeps by itself: history older than its retention disappears while it runs.
+func TestRecorderExpiresHistory(t *testing.T) {
+	e := newEnv(t)
+	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1'); INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example')`)
+	insertHistory(t, e.db, "old", "succeeded", time.Now().Add(-2*time.Hour), 10)
+	insertHistory(t, e.db, "new", "succeeded", time.Now(), 10)
+	reg := prometheus.NewRegistry()
+	cfg := streams.DefaultRecorderConfig()
+	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = e.kafka.Brokers, e.kafka.Prefix, logger(t), reg
+	cfg.HistoryRetention, cfg.HistorySweepInterval = time.Hour, 50*time.Millisecond
+	r, err := streams.NewRecorder(cfg, e.db.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	background(t, "recorder", r.Run)
+	waitCounter(t, reg, "hookstream_recorder_deliveries_expired_total", 10)
+	if n := countRows(t, e.db, `SELECT count(*) FROM delivery`); n != 10 {
+		t.Fatalf("%d deliveries left, want the 10 recent ones", n)
+	}
+}
