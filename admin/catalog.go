@@ -3,204 +3,22 @@ package admin
 import (
 	"encoding/json"
 	"net/http"
-	"slices"
 	"time"
+
+	"github.com/hookstream/hookstream/eventcatalog"
 )
-
-// The event catalog of the reference platform, an AI API reseller (R4, R31): what partners can
-// subscribe to, each type with the JSON Schema (draft 2020-12) of its data and an example.
-// Payloads carry identifiers and minimal state, never API key material, credentials, prompts or
-// abuse evidence (R6); money is a decimal string with an ISO 4217 currency (R7). Schemas are
-// open to additional properties: a new optional field is a compatible change within a schema
-// version (R31).
-//
-// It is a table in Go for now; the platform's outbox catalog (outbox.Catalog) can be built
-// from the same table.
-
-// EventType is one entry of the catalog.
-type EventType struct {
-	Type          string          `json:"type"`
-	Category      string          `json:"category"` // "business" or "operational"
-	Description   string          `json:"description"`
-	SchemaVersion int             `json:"schema_version"`
-	Schema        json.RawMessage `json:"schema"`
-	Example       json.RawMessage `json:"example"`
-}
-
-type schema = map[string]any
-
-func object(required []string, props schema) schema {
-	return schema{"type": "object", "required": required, "properties": props}
-}
-
-func idOf(prefix, description string) schema {
-	return schema{"type": "string", "pattern": "^" + prefix + "_[A-Za-z0-9]+$", "description": description}
-}
-
-var (
-	timestamp = schema{"type": "string", "format": "date-time"}
-	// money is R7: a decimal string, never a float, with its currency. Amounts keep the
-	// currency's minor units or more (up to 6 decimals for per-token prices); no rounding is
-	// applied by hookstream.
-	money = object([]string{"value", "currency"}, schema{
-		"value":    schema{"type": "string", "pattern": `^-?[0-9]+(\.[0-9]{1,6})?$`, "description": "decimal amount as a string"},
-		"currency": schema{"type": "string", "pattern": "^[A-Z]{3}$", "description": "ISO 4217 code"},
-	})
-	customerID = idOf("cus", "the customer")
-	apiKeyID   = idOf("key", "the API key (its identifier, never the key)")
-	endpointID = schema{"type": "string", "pattern": "^ep_[0-9A-Z]{26}$"}
-)
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // the catalog is a literal; a failure here is a programming error
-	}
-	return b
-}
-
-func eventType(typ, category, description string, s schema, example string) EventType {
-	return EventType{Type: typ, Category: category, Description: description, SchemaVersion: 1,
-		Schema: mustJSON(s), Example: json.RawMessage(example)}
-}
-
-// catalog is the list of event types, in the order GET /v1/event-types shows them.
-var catalog = []EventType{
-	eventType("customer.created", "business", "A customer account was created.",
-		object([]string{"customer_id", "status", "created_at"}, schema{
-			"customer_id": customerID,
-			"status":      schema{"type": "string", "enum": []string{"active", "suspended"}},
-			"created_at":  timestamp,
-		}),
-		`{"customer_id":"cus_8f2k1","status":"active","created_at":"2026-03-01T09:30:00Z"}`),
-	eventType("customer.updated", "business", "A customer's account changed; changed lists the fields, fetch the customer for their values.",
-		object([]string{"customer_id", "changed", "version"}, schema{
-			"customer_id": customerID,
-			"changed":     schema{"type": "array", "items": schema{"type": "string"}, "minItems": 1},
-			"version":     schema{"type": "integer", "minimum": 1, "description": "the customer's resource version; compare before applying (R30)"},
-		}),
-		`{"customer_id":"cus_8f2k1","changed":["status"],"version":7}`),
-	eventType("customer.deleted", "business", "A customer account was deleted.",
-		object([]string{"customer_id"}, schema{"customer_id": customerID}),
-		`{"customer_id":"cus_8f2k1"}`),
-	eventType("api_key.created", "business", "An API key was issued to a customer. The key itself is never sent.",
-		object([]string{"api_key_id", "customer_id", "status"}, schema{
-			"api_key_id":  apiKeyID,
-			"customer_id": customerID,
-			"name":        schema{"type": "string", "maxLength": 200},
-			"key_hint":    schema{"type": "string", "pattern": "^[A-Za-z0-9]{4}$", "description": "the last 4 characters, for display"},
-			"status":      schema{"type": "string", "enum": []string{"active"}},
-		}),
-		`{"api_key_id":"key_3n9q","customer_id":"cus_8f2k1","name":"production","key_hint":"x7Qa","status":"active"}`),
-	eventType("api_key.status_changed", "business", "An API key was suspended, reactivated or revoked.",
-		object([]string{"api_key_id", "customer_id", "previous_status", "status", "version"}, schema{
-			"api_key_id":      apiKeyID,
-			"customer_id":     customerID,
-			"previous_status": schema{"type": "string", "enum": []string{"active", "suspended", "revoked"}},
-			"status":          schema{"type": "string", "enum": []string{"active", "suspended", "revoked"}},
-			"reason":          schema{"type": "string", "enum": []string{"customer_request", "budget_exhausted", "balance_depleted", "policy", "other"}},
-			"version":         schema{"type": "integer", "minimum": 1},
-		}),
-		`{"api_key_id":"key_3n9q","customer_id":"cus_8f2k1","previous_status":"active","status":"suspended","reason":"budget_exhausted","version":4}`),
-	eventType("balance.credited", "business", "Credit was added to a customer's prepaid balance.",
-		object([]string{"customer_id", "credit_id", "amount", "balance"}, schema{
-			"customer_id": customerID,
-			"credit_id":   idOf("crd", "the ledger entry"),
-			"amount":      money,
-			"balance":     money,
-			"source":      schema{"type": "string", "enum": []string{"purchase", "promotion", "refund"}},
-		}),
-		`{"customer_id":"cus_8f2k1","credit_id":"crd_51x","amount":{"value":"50.00","currency":"USD"},"balance":{"value":"62.40","currency":"USD"},"source":"purchase"}`),
-	eventType("balance.adjusted", "business", "A ledger adjustment changed a customer's balance (a correction after usage was finalized).",
-		object([]string{"customer_id", "adjustment_id", "amount", "balance", "reason"}, schema{
-			"customer_id":   customerID,
-			"adjustment_id": idOf("adj", "the ledger adjustment"),
-			"amount":        money,
-			"balance":       money,
-			"reason":        schema{"type": "string", "enum": []string{"usage_correction", "goodwill", "chargeback", "other"}},
-		}),
-		`{"customer_id":"cus_8f2k1","adjustment_id":"adj_77","amount":{"value":"-1.250000","currency":"USD"},"balance":{"value":"61.15","currency":"USD"},"reason":"usage_correction"}`),
-	eventType("balance.low", "business", "A customer's balance fell below its low-balance threshold. Emitted when the balance crosses from at or above the threshold to below it; re-armed when the balance rises back to or above it.",
-		object([]string{"customer_id", "balance", "threshold"}, schema{
-			"customer_id": customerID,
-			"balance":     money,
-			"threshold":   money,
-		}),
-		`{"customer_id":"cus_8f2k1","balance":{"value":"4.90","currency":"USD"},"threshold":{"value":"5.00","currency":"USD"}}`),
-	eventType("budget.threshold_crossed", "business", "Spending crossed a budget threshold (R5): emitted when the prior share of the limit was below the threshold and the new one is at or above it; a reversal below re-arms it, and an adjustment may cross it anew.",
-		object([]string{"budget_id", "customer_id", "threshold_percent", "previous_percent", "current_percent", "spent", "limit", "period_start", "period_end"}, schema{
-			"budget_id":         idOf("bud", "the budget"),
-			"customer_id":       customerID,
-			"api_key_id":        apiKeyID,
-			"threshold_percent": schema{"type": "integer", "enum": []int{50, 80, 90, 100}},
-			"previous_percent":  schema{"type": "string", "pattern": `^[0-9]+(\.[0-9]{1,2})?$`},
-			"current_percent":   schema{"type": "string", "pattern": `^[0-9]+(\.[0-9]{1,2})?$`},
-			"spent":             money,
-			"limit":             money,
-			"period_start":      timestamp,
-			"period_end":        timestamp,
-		}),
-		`{"budget_id":"bud_12","customer_id":"cus_8f2k1","threshold_percent":80,"previous_percent":"78.10","current_percent":"81.35","spent":{"value":"81.35","currency":"USD"},"limit":{"value":"100.00","currency":"USD"},"period_start":"2026-03-01T00:00:00Z","period_end":"2026-04-01T00:00:00Z"}`),
-	eventType("usage.finalized", "business", "Usage of a period was finalized for billing; later corrections arrive as balance.adjusted.",
-		object([]string{"usage_id", "customer_id", "period_start", "period_end", "requests", "input_tokens", "output_tokens", "cost"}, schema{
-			"usage_id":      idOf("use", "the finalized usage record"),
-			"customer_id":   customerID,
-			"api_key_id":    apiKeyID,
-			"period_start":  timestamp,
-			"period_end":    timestamp,
-			"requests":      schema{"type": "integer", "minimum": 0},
-			"input_tokens":  schema{"type": "integer", "minimum": 0},
-			"output_tokens": schema{"type": "integer", "minimum": 0},
-			"cost":          money,
-		}),
-		`{"usage_id":"use_9a","customer_id":"cus_8f2k1","api_key_id":"key_3n9q","period_start":"2026-03-01T00:00:00Z","period_end":"2026-03-02T00:00:00Z","requests":1204,"input_tokens":880231,"output_tokens":120977,"cost":{"value":"3.418200","currency":"USD"}}`),
-	eventType("endpoint.failing", "operational", "One of the partner's endpoints has failed with no success since failing_since; it will be disabled if it keeps failing (R23).",
-		object([]string{"endpoint_id", "failing_since"}, schema{
-			"endpoint_id":   endpointID,
-			"failing_since": timestamp,
-		}),
-		`{"endpoint_id":"ep_01J9Z8Q4W6T1V2X3Y4Z5A6B7C8","failing_since":"2026-03-01T09:30:00Z"}`),
-	eventType("endpoint.disabled", "operational", "One of the partner's endpoints was disabled: by the failure window, by a 410 Gone answer, or through the admin API. Events are not delivered to it until it is enabled; a replay from the log recovers them.",
-		object([]string{"endpoint_id", "reason"}, schema{
-			"endpoint_id":   endpointID,
-			"reason":        schema{"type": "string", "maxLength": 500},
-			"failing_since": timestamp,
-			"disabled_by":   schema{"type": "string", "enum": []string{"operator", "partner"}},
-		}),
-		`{"endpoint_id":"ep_01J9Z8Q4W6T1V2X3Y4Z5A6B7C8","reason":"maintenance of the receiver","disabled_by":"partner"}`),
-	eventType(testEventType, "operational", "A test event sent through POST …/endpoints/{eid}/test to one endpoint only. It needs no action.",
-		object([]string{"endpoint_id", "message"}, schema{
-			"endpoint_id": endpointID,
-			"message":     schema{"type": "string"},
-		}),
-		`{"endpoint_id":"ep_01J9Z8Q4W6T1V2X3Y4Z5A6B7C8","message":"This is a test event from hookstream. It needs no action."}`),
-}
-
-// EventTypes returns the catalog, in the order GET /v1/event-types shows it.
-func EventTypes() []EventType { return slices.Clone(catalog) }
-
-// envelopeSchema is the schema of the envelope every event arrives in (R8).
-var envelopeSchema = mustJSON(object(
-	[]string{"event_id", "type", "occurred_at", "partner_id", "subject", "schema_version", "data"}, schema{
-		"event_id":       schema{"type": "string", "pattern": "^evt_[0-9A-HJKMNP-TV-Z]{26}$", "description": "stable across retries and replays; the webhook-id header"},
-		"type":           schema{"type": "string"},
-		"occurred_at":    timestamp,
-		"partner_id":     schema{"type": "string"},
-		"subject":        object([]string{"type", "id"}, schema{"type": schema{"type": "string"}, "id": schema{"type": "string"}}),
-		"schema_version": schema{"type": "integer", "minimum": 1},
-		"correlation_id": schema{"type": "string"},
-		"data":           schema{"type": "object", "description": "the schema of the event's type"},
-	}))
 
 type catalogPage struct {
-	Data       []EventType     `json:"data"`
-	NextCursor string          `json:"next_cursor"`
-	HasMore    bool            `json:"has_more"`
-	Envelope   json.RawMessage `json:"envelope_schema"`
+	Data       []eventcatalog.EventType `json:"data"`
+	NextCursor string                   `json:"next_cursor"`
+	HasMore    bool                     `json:"has_more"`
+	Envelope   json.RawMessage          `json:"envelope_schema"`
 }
 
+// listEventTypes publishes the catalog with its JSON Schemas and examples (R4, R31). The page
+// shape is the list shape of the other routes; the catalog is small, so it is one page.
 func (a *API) listEventTypes(w http.ResponseWriter, _ *http.Request, _ caller) error {
-	respond(w, http.StatusOK, catalogPage{Data: catalog, Envelope: envelopeSchema})
+	respond(w, http.StatusOK, catalogPage{Data: eventcatalog.Types(), Envelope: eventcatalog.EnvelopeSchema()})
 	return nil
 }
 

@@ -11,6 +11,10 @@
 // ErrPayloadTooLarge), writing nothing. Each event gets an immutable id, "evt_" followed by a ULID,
 // which stays the same across every retry and replay (R1) and becomes the webhook-id header.
 //
+// A Writer with a Catalog also checks each event against the published schema of its type
+// before writing (R4, R31); package eventcatalog provides that Catalog, so a platform writes
+// with outbox.Writer{Catalog: c} where c comes from eventcatalog.New.
+//
 // The Envelope type is the JSON shape partners receive (R8); cdc builds it from the outbox row and
 // serialises it exactly once.
 package outbox

@@ -30,7 +30,9 @@ func ExampleAppend() {
 			PartnerID: "partner_a",
 			Type:      "api_key.status_changed",
 			Subject:   outbox.Subject{Type: "api_key", ID: "key_123"},
-			Data:      json.RawMessage(`{"api_key_id":"key_123","status":"revoked"}`),
+			// The data of the published api_key.status_changed schema (package eventcatalog).
+			Data: json.RawMessage(`{"api_key_id":"key_123","customer_id":"cus_8f2k1",
+				"previous_status":"active","status":"revoked","reason":"customer_request","version":5}`),
 		})
 		fmt.Println("recorded", id)
 		return err

@@ -1,0 +1,132 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/eventcatalog"
+	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/outbox"
+	"github.com/hookstream/hookstream/retrytopics"
+	"github.com/hookstream/hookstream/streams"
+)
+
+// hookstream's own emitters write their events without the catalog (their tests use short
+// endpoint ids), so this test holds them to it: given endpoints with the ids the admin API
+// issues, every operational event they build fits its published schema (R4, R23, R25). A field
+// renamed or retyped on one side only fails here.
+//
+// Emitters covered: admin's disable route (partner and operator) and test event, the failure
+// window's endpoint.failing and endpoint.disabled, and the recorder's endpoint.disabled on 410.
+func TestEmittersFitCatalog(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	cat, err := eventcatalog.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := e.partner("acme")
+	byPartner, byOperator, tested, warned, expired, gone :=
+		e.endpoint("acme"), e.endpoint("acme"), e.endpoint("acme"), e.endpoint("acme"), e.endpoint("acme"), e.endpoint("acme")
+
+	// admin: disabling through the API, by the partner and by the operator.
+	e.must(200, key, "POST", "/v1/partners/acme/endpoints/"+byPartner.ID+"/disable", map[string]string{"reason": "receiver migration"})
+	e.must(200, operatorToken, "POST", "/v1/partners/acme/endpoints/"+byOperator.ID+"/disable", map[string]string{"reason": strings.Repeat("r", maxReasonBytes)})
+
+	// admin: the test event goes straight to the deliveries topic, not through the outbox.
+	e.must(202, key, "POST", "/v1/partners/acme/endpoints/"+tested.ID+"/test", nil)
+	for _, d := range e.deliveries(1, 30*time.Second) {
+		var env outbox.Envelope
+		if err := json.Unmarshal(d.Body, &env); err != nil {
+			t.Fatal(err)
+		}
+		if err := cat.CheckEvent(eventFromEnvelope(env)); err != nil {
+			t.Errorf("admin's %s event: %v\n%s", env.Type, err, env.Data)
+		}
+	}
+
+	// retrytopics: the failure window warns one endpoint and disables another.
+	now := time.Now().UTC()
+	if _, err := e.db.Pool.Exec(ctx, `UPDATE endpoint SET failing_since = CASE id WHEN $1 THEN $3::timestamptz - interval '25 hours'
+		ELSE $3::timestamptz - interval '6 days' END WHERE id IN ($1, $2)`, warned.ID, expired.ID, now); err != nil {
+		t.Fatal(err)
+	}
+	fcfg := retrytopics.DefaultFailureWindowConfig()
+	fcfg.Logger = slog.New(slog.DiscardHandler)
+	window, err := retrytopics.NewFailureWindow(fcfg, e.db.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := window.Check(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+
+	// streams: the recorder disables an endpoint that answered 410 Gone.
+	rcfg := streams.DefaultRecorderConfig()
+	rcfg.Brokers, rcfg.Prefix, rcfg.Registerer = e.kafka.Brokers, e.kafka.Prefix, prometheus.NewRegistry()
+	rcfg.Logger = slog.New(slog.DiscardHandler)
+	recorder, err := streams.NewRecorder(rcfg, e.db.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Go(t, "recorder", recorder.Run)
+	evt := outbox.NewEventID()
+	a, _ := json.Marshal(records.Attempt{V: records.AttemptVersion, DeliveryID: records.DeliveryID(evt, gone.ID), EventID: evt,
+		EndpointID: gone.ID, PartnerID: "acme", EventType: "customer.created", AttemptNo: 1, Trigger: records.TriggerInitial,
+		StartedAt: now, Status: 410, LatencyMS: 12, Outcome: records.OutcomeFailed, ErrorCategory: records.CategoryHTTPStatus})
+	cl := e.kafka.Client(t)
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: e.names.Attempts, Key: []byte(records.DeliveryID(evt, gone.ID)), Value: a}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	want := []string{
+		"endpoint.disabled " + byPartner.ID, "endpoint.disabled " + byOperator.ID,
+		"endpoint.failing " + warned.ID, "endpoint.failing " + expired.ID, "endpoint.disabled " + expired.ID,
+		"endpoint.disabled " + gone.ID,
+	}
+	slices.Sort(want)
+	var got []string
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		got = got[:0]
+		rows, err := e.db.Pool.Query(ctx, `SELECT partner_id, type, subject_type, subject_id, occurred_at, schema_version, payload FROM outbox_event`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var evs []outbox.Event
+		var ev outbox.Event
+		if _, err := pgx.ForEachRow(rows, []any{&ev.PartnerID, &ev.Type, &ev.Subject.Type, &ev.Subject.ID, &ev.OccurredAt, &ev.SchemaVersion, &ev.Data},
+			func() error { evs = append(evs, ev); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			got = append(got, ev.Type+" "+ev.Subject.ID)
+		}
+		slices.Sort(got)
+		if slices.Equal(got, want) {
+			for _, ev := range evs {
+				if err := cat.CheckEvent(ev); err != nil {
+					t.Errorf("%s of %s: %v\n%s", ev.Type, ev.Subject.ID, err, ev.Data)
+				}
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("outbox holds %q after a minute, want %q", got, want)
+		}
+	}
+}
+
+func eventFromEnvelope(env outbox.Envelope) outbox.Event {
+	return outbox.Event{PartnerID: env.PartnerID, Type: env.Type, Subject: env.Subject, Data: env.Data,
+		OccurredAt: env.OccurredAt, SchemaVersion: env.SchemaVersion, CorrelationID: env.CorrelationID}
+}
