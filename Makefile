@@ -31,9 +31,11 @@ test: pg-up kafka-up vet test-real test-embedded test-fuzz
 test-real: pg-up kafka-up
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA='$(KAFKA_REAL)' $(GOTEST) ./...
 
-# A short fuzzing run of the egress URL policy in every CI run (R26); longer runs by hand.
-test-fuzz:
+# Short fuzzing runs in every CI run: the egress URL policy (R26), the receiver inbox's handler,
+# the envelope-head reader and the record codec; longer runs by hand.
+test-fuzz: pg-up
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckURL$$' -fuzztime 15s ./sender/egress/
+	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' $(GO) test -run '^$$' -fuzz '^FuzzHandler$$' -fuzztime 10s ./webhook/inbox/
 	$(GO) test -run '^$$' -fuzz '^FuzzReadHead$$' -fuzztime 10s ./sender/
 	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalDelivery$$' -fuzztime 10s ./internal/records/
 	$(GO) test -run '^$$' -fuzz '^FuzzAttemptAppendJSON$$' -fuzztime 10s ./internal/records/

@@ -9,5 +9,6 @@
 // tell apart with errors.Is.
 //
 // Secrets are "whsec_" followed by the standard base64 encoding of 24 to 64 random bytes;
-// [NewSecret] makes 32. A receiver inbox that stores each event id once will join this package.
+// [NewSecret] makes 32. Package webhook/inbox builds a receiver on the Verifier that stores each
+// event id once and hands it to the application's processor.
 package webhook
