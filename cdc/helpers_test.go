@@ -162,7 +162,7 @@ func consumeFor(t *testing.T, e *env, topic string, want int, timeout, extra tim
 			if want < 0 {
 				return out
 			}
-			t.Fatalf("%s: %d records after %s, want %d", topic, len(out.records), timeout, want)
+			t.Fatalf("%s: %d records after %s, want %d (%s)", topic, len(out.records), timeout, want, uncommitted(t, e, topic))
 		}
 		end := deadline
 		if !extraUntil.IsZero() {
@@ -173,6 +173,20 @@ func consumeFor(t *testing.T, e *env, topic string, want int, timeout, extra tim
 		cancel()
 		fs.EachRecord(func(r *kgo.Record) { out.records = append(out.records, r) })
 	}
+}
+
+// uncommitted says what a read-uncommitted reader sees of topic, for a failure message: records
+// there that a read-committed reader misses belong to a transaction that has not ended.
+func uncommitted(t *testing.T, e *env, topic string) string {
+	cl := e.kafka.Client(t, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	n := 0
+	for ctx.Err() == nil {
+		n += cl.PollFetches(ctx).NumRecords()
+	}
+	return fmt.Sprintf("a read-uncommitted reader sees %d", n)
 }
 
 func minTime(a, b time.Time) time.Time {
