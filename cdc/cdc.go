@@ -53,6 +53,7 @@ func (c *CDC) Run(ctx context.Context) error {
 		if errors.Is(err, errConfig) {
 			return err
 		}
+		c.metrics.sessionFailures.Inc()
 		c.log.Error("session ended; restarting from the last checkpoint", "err", err)
 		select {
 		case <-ctx.Done():

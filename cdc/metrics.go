@@ -10,6 +10,7 @@ import (
 
 type cdcMetrics struct {
 	active          prometheus.Gauge
+	sessionFailures prometheus.Counter
 	replicationLag  prometheus.Gauge
 	outboxAge       prometheus.Histogram
 	events          prometheus.Counter
@@ -26,6 +27,8 @@ func newMetrics(reg prometheus.Registerer) (*cdcMetrics, error) {
 	m := &cdcMetrics{
 		active: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "active",
 			Help: "1 while this process is the active slot reader, 0 while it waits."}),
+		sessionFailures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "session_failures_total",
+			Help: "Sessions that ended in an error and restarted from the last checkpoint (lost connection, broker restart, fenced producer)."}),
 		replicationLag: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "replication_lag_bytes",
 			Help: "Server WAL end minus the position confirmed to the slot."}),
 		outboxAge: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "outbox_age_seconds",
@@ -47,7 +50,7 @@ func newMetrics(reg prometheus.Registerer) (*cdcMetrics, error) {
 			Help: "Outbox day partitions created and dropped."}, []string{"action"}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.active, m.replicationLag, m.outboxAge, m.events, m.bytes,
+		for _, c := range []prometheus.Collector{m.active, m.sessionFailures, m.replicationLag, m.outboxAge, m.events, m.bytes,
 			m.endpointChanges, m.transactions, m.deadLetters, m.checkpointLSN, m.partitions} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("cdc: register metrics: %w", err)

@@ -45,6 +45,7 @@ func (r *Recorder) sweepHistory(ctx context.Context) {
 		case ctx.Err() != nil:
 			return
 		case err != nil:
+			r.metrics.expiryErr.Inc()
 			r.log.Warn("history expiry failed; trying again at the next sweep", "err", err)
 		case n > 0:
 			r.metrics.expired.Add(float64(n))

@@ -93,6 +93,7 @@ type recorderMetrics struct {
 	refused   *prometheus.CounterVec
 	disabled  prometheus.Counter
 	expired   prometheus.Counter
+	expiryErr prometheus.Counter
 	batchSize prometheus.Histogram
 	latency   prometheus.Histogram
 }
@@ -115,13 +116,15 @@ func NewRecorder(cfg RecorderConfig, pool *pgxpool.Pool) (*Recorder, error) {
 			Help: "Endpoints disabled because the receiver answered 410 Gone."}),
 		expired: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "deliveries_expired_total",
 			Help: "Finished deliveries deleted, with their attempts, after the history retention."}),
+		expiryErr: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "history_expiry_failures_total",
+			Help: "History sweeps that failed; each is tried again at the next sweep interval."}),
 		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "batch_size",
 			Help: "Attempts per PostgreSQL transaction.", Buckets: prometheus.ExponentialBuckets(1, 4, 6)}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "batch_seconds",
 			Help: "Time to write one batch to PostgreSQL.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}),
 	}
 	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{m.recorded, m.refused, m.disabled, m.expired, m.batchSize, m.latency} {
+		for _, c := range []prometheus.Collector{m.recorded, m.refused, m.disabled, m.expired, m.expiryErr, m.batchSize, m.latency} {
 			if err := cfg.Registerer.Register(c); err != nil {
 				return nil, fmt.Errorf("streams: recorder metrics: %w", err)
 			}
