@@ -32,8 +32,7 @@
 // is deferred the same way; after Config.BreakerCooldown one probe goes out, and its success
 // closes the circuit. Records taken from Kafka and not finished are capped in number and bytes
 // across all lanes: at the cap intake stops polling (the Kafka client keeps the one fetch it
-// holds and fetches no more), at half of it intake goes on. Fetched batches are decompressed
-// into pooled buffers that intake recycles as soon as it has copied a record out.
+// holds and fetches no more), at half of it intake goes on.
 //
 // # Offsets
 //

@@ -21,10 +21,7 @@ type poster struct {
 	userAgent   string
 	policy      Policy
 	maxResponse int64
-	// timeout bounds a whole request, body included. The egress client bounds it too; a
-	// deadline set here first spares it a second one, and the copy of the request it needs.
-	timeout time.Duration
-	now     func() time.Time
+	now         func() time.Time
 }
 
 // evidenceBuffers hold the start of a response, which the excerpt is cut from (redactWindow
@@ -48,13 +45,7 @@ type result struct {
 func (p *poster) post(ctx context.Context, target string, signer *webhook.Signer, msgID string, body []byte) result {
 	started := p.now()
 	res := result{started: started}
-	reqCtx := ctx // ctx is the caller's: its end abandons the request; a timeout does not
-	if p.timeout > 0 {
-		var cancel context.CancelFunc
-		reqCtx, cancel = context.WithTimeout(ctx, p.timeout)
-		defer cancel()
-	}
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, target, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		// A URL that does not even parse: the endpoint is misconfigured, not the network.
 		res.failure = &Failure{Category: records.CategoryInternal, Retryable: true, Err: errors.New("endpoint URL does not parse")}

@@ -128,7 +128,7 @@ func TestPostClassifiesRealOutcomes(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &poster{client: guard.Client(), userAgent: DefaultUserAgent, policy: Policy{RetryClientErrors: true, MaxRetryAfter: time.Hour},
-		maxResponse: cfg.MaxResponseBytes, timeout: cfg.RequestTimeout, now: time.Now}
+		maxResponse: cfg.MaxResponseBytes, now: time.Now}
 	signer, err := webhook.NewSigner("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
 	if err != nil {
 		t.Fatal(err)

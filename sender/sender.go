@@ -1,7 +1,6 @@
 package sender
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -121,7 +120,6 @@ func newSender(cfg Config, view endpointSource, retrier Retrier) (*Sender, error
 		userAgent:   cfg.UserAgent,
 		policy:      Policy{RetryClientErrors: cfg.RetryClientErrors, MaxRetryAfter: cfg.MaxRetryAfter},
 		maxResponse: cfg.Egress.MaxResponseBytes,
-		timeout:     cfg.Egress.RequestTimeout,
 		now:         s.now,
 	}
 	return s, nil
@@ -168,7 +166,6 @@ func (s *Sender) Run(ctx context.Context) error {
 		// An empty fetch waits at most this long on the broker; a revoke waits for it.
 		kgo.FetchMaxWait(time.Second),
 		kgo.FetchMaxBytes(fetchMaxBytes),
-		kgo.WithPools(&fetchPool{}),
 	}, s.cfg.KafkaOptions...)...)
 	if err != nil {
 		return fmt.Errorf("sender: kafka consumer: %w", err)
@@ -221,10 +218,7 @@ func (s *Sender) poll(ctx context.Context) {
 			failed = true
 			s.log.Warn("fetch failed", "topic", topic, "partition", p, "err", err)
 		})
-		fs.EachRecord(func(r *kgo.Record) {
-			s.intake(r)
-			r.Recycle() // intake keeps copies only
-		})
+		fs.EachRecord(s.intake)
 		if now := s.now(); now.Sub(lastSweep) > time.Minute {
 			s.sweepLanes(now)
 			lastSweep = now
@@ -257,7 +251,7 @@ func (s *Sender) intake(r *kgo.Record) {
 		s.m.badRecords.Inc()
 		s.log.Error("delivery record not understood; sent to the dlq topic",
 			"partition", r.Partition, "offset", r.Offset, "reason", reason)
-		key, value := bytes.Clone(r.Key), bytes.Clone(r.Value) // the record is recycled on return
+		key, value := r.Key, r.Value
 		s.goHandle(w, func(w *work) bool { return s.deadLetter(w, key, value, reason) })
 		return
 	}

@@ -154,9 +154,6 @@ func (t *checkedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if t.timeout <= 0 {
 		return t.next.RoundTrip(req)
 	}
-	if deadline, ok := req.Context().Deadline(); ok && time.Until(deadline) <= t.timeout {
-		return t.next.RoundTrip(req) // the caller's deadline comes first: it bounds the request
-	}
 	ctx, cancel := context.WithTimeout(req.Context(), t.timeout)
 	resp, err := t.next.RoundTrip(req.WithContext(ctx))
 	if err != nil {
