@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/outbox"
 )
 
@@ -244,5 +245,42 @@ func TestStopReleasesSlot(t *testing.T) {
 	start(t, cfg)
 	if got := settle(t, e, e.names.Events, 5, 30*time.Second); len(got.records) != 5 {
 		t.Fatalf("%d events, want 5", len(got.records))
+	}
+}
+
+// A new slot reaches its consistent point only when the transactions running anywhere in the
+// cluster have ended; until then it already shows as active. What is committed in that window
+// is in the slot's snapshot, not in the stream, so a writer (and a test) must wait for the
+// consistent point: this test holds a transaction open elsewhere while cdc starts, and the
+// endpoint written once the slot streams is published.
+func TestSlotStreamsOnlyAfterItsConsistentPoint(t *testing.T) {
+	e := newEnv(t)
+	other := testenv.NewDatabase(t) // another database of the same cluster
+	ctx := context.Background()
+	tx, err := other.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT txid_current()`); err != nil { // holds an xid
+		t.Fatal(err)
+	}
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		time.Sleep(2 * time.Second)
+		_ = tx.Commit(ctx)
+	}()
+	startStreaming(t, e, e.config(t))
+	select {
+	case <-released:
+	default:
+		t.Fatal("the slot was reported streaming while a transaction in the cluster was still open")
+	}
+	if _, err := e.db.Pool.Exec(ctx, `INSERT INTO partner (id, name) VALUES ('p1', 'P');
+		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep_1', 'p1', 'https://example.com/hook')`); err != nil {
+		t.Fatal(err)
+	}
+	if got := consume(t, e, e.names.Endpoints, 1, 30*time.Second); string(got.records[0].Key) != "ep_1" {
+		t.Fatalf("endpoint record %q", got.records[0].Key)
 	}
 }

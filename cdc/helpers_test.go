@@ -74,16 +74,7 @@ func startStreaming(t *testing.T, e *env, cfg cdc.Config) (stop func()) {
 
 func waitSlotActive(t *testing.T, e *env, slot string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		var active bool
-		err := e.db.Pool.QueryRow(context.Background(), `SELECT active FROM pg_replication_slots WHERE slot_name = $1`, slot).Scan(&active)
-		if err == nil && active {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("slot %s not active after 60s", slot)
+	testenv.WaitSlotStreaming(t, e.db.Pool, slot, 60*time.Second)
 }
 
 // appendEvents commits one transaction of n events for partner and returns their ids.

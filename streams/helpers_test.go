@@ -58,18 +58,7 @@ func startCDC(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	background(t, "cdc", c.Run)
-	deadline := time.Now().Add(time.Minute)
-	for {
-		var active bool
-		err := e.db.Pool.QueryRow(context.Background(), `SELECT active FROM pg_replication_slots WHERE slot_name = $1`, e.db.Name).Scan(&active)
-		if err == nil && active {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("cdc not streaming after a minute")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.WaitSlotStreaming(t, e.db.Pool, e.db.Name, time.Minute)
 }
 
 // fanout is a running fanout with its metrics.

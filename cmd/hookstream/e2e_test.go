@@ -107,20 +107,12 @@ func startDev(t *testing.T, db *testenv.Database, extra ...string) *devInstance 
 		time.Sleep(100 * time.Millisecond)
 	}
 	// Wait until cdc streams, so what the test writes next flows through the WAL.
-	for {
-		var active bool
-		if err := db.Pool.QueryRow(context.Background(), `SELECT active FROM pg_replication_slots WHERE slot_name = $1`, db.Name).Scan(&active); err == nil && active {
-			token, err := os.ReadFile(filepath.Join(dataDir, "dev-admin-token"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return &devInstance{dataDir: dataDir, adminURL: "http://" + adminAddr, token: strings.TrimSpace(string(token))}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("cdc not streaming after 60s")
-		}
-		time.Sleep(50 * time.Millisecond)
+	testenv.WaitSlotStreaming(t, db.Pool, db.Name, time.Until(deadline))
+	token, err := os.ReadFile(filepath.Join(dataDir, "dev-admin-token"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	return &devInstance{dataDir: dataDir, adminURL: "http://" + adminAddr, token: strings.TrimSpace(string(token))}
 }
 
 // call makes an admin API request as the operator and decodes the JSON answer into out.

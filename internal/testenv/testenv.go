@@ -402,3 +402,25 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b) // documented never to fail since Go 1.24
 	return hex.EncodeToString(b)
 }
+
+// WaitSlotStreaming waits until the logical replication slot is held by a reader and has
+// reached its consistent point, so that every transaction committed afterwards is streamed.
+// A slot being created shows as active while it still waits for the transactions running in
+// the whole cluster to end (confirmed_flush_lsn is NULL until then); a commit in that window is
+// part of the slot's initial snapshot, not of the stream.
+func WaitSlotStreaming(t testing.TB, pool *pgxpool.Pool, slot string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var ready bool
+		err := pool.QueryRow(context.Background(), `SELECT active AND confirmed_flush_lsn IS NOT NULL
+			FROM pg_replication_slots WHERE slot_name = $1`, slot).Scan(&ready)
+		if err == nil && ready {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("testenv: slot %s not streaming after %s (last error: %v)", slot, timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
