@@ -26,7 +26,7 @@ const (
 	maxEventTypes       = 100
 	maxReasonBytes      = 500
 	maxRateLimitPerSec  = 10000
-	defaultMaxInFlight  = 8
+	defaultMaxInFlight  = 64 // the ceiling of the sender's adaptive concurrency (design.md section 7)
 	maxMaxInFlight      = 1000
 	// maxOverlap bounds a rotation overlap asked for in the request.
 	maxOverlap = 7 * 24 * time.Hour

@@ -131,7 +131,7 @@ func TestEndpointChangesArePublished(t *testing.T) {
 	}
 	first := vals[0]
 	if first == nil || first.PartnerID != "p1" || first.URL != "https://example.com/hook" || first.Status != "active" ||
-		fmt.Sprint(first.EventTypes) != "[customer.* api_key.created]" || first.MaxInFlight != 8 ||
+		fmt.Sprint(first.EventTypes) != "[customer.* api_key.created]" || first.MaxInFlight != 64 ||
 		first.RateLimitPerSec == nil || *first.RateLimitPerSec != 2.5 || len(first.Secrets) != 1 ||
 		string(first.Secrets[0].Ciphertext) != "\x01\x02\xff" || first.CreatedLSN == 0 || first.CreatedLSN != first.LSN {
 		t.Fatalf("first record (one per transaction, secret included): %+v", first)

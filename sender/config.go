@@ -36,11 +36,21 @@ type Config struct {
 	// MaxBodyBytes is the largest body sent (R28); larger delivery records go to the dlq topic.
 	MaxBodyBytes int
 
-	// DefaultMaxInFlight is the concurrency cap of an endpoint whose max_in_flight is not set.
-	DefaultMaxInFlight int
-	// QueueSize is how many records may wait for one endpoint; more are deferred to a retry
-	// tier without counting an attempt (R21).
+	// InitialInFlight is where an endpoint's adaptive concurrency starts (lower if its
+	// max_in_flight is lower); from there it rises while the endpoint answers fast and work
+	// waits, and falls when it slows or fails, never above max_in_flight.
+	InitialInFlight int
+	// QueueSize is how many records may wait for one endpoint. When it is full, intake waits
+	// for room if the endpoint keeps up, and otherwise defers the record to a retry tier
+	// without counting an attempt (R21).
 	QueueSize int
+	// MaxSlotWait: an endpoint whose requests end at least this often (the smoothed request
+	// time over its concurrency, or its rate limit's interval) is fed at its pace: a full queue
+	// makes intake wait for room instead of deferring. A slower one has its overflow deferred.
+	MaxSlotWait time.Duration
+	// MaxIntakeWait bounds one wait of intake for room in a lane. When no room comes in time,
+	// the record is deferred, and so is the lane's overflow until its queue drains to half.
+	MaxIntakeWait time.Duration
 	// MaxBuffered caps the records taken from Kafka and not yet finished, across all
 	// endpoints and partitions; intake waits at the cap and goes on at half of it. The Kafka
 	// client holds at most one more fetch per broker meanwhile (fetchMaxBytes).
@@ -90,27 +100,29 @@ type Config struct {
 // the secret key.
 func DefaultConfig() Config {
 	return Config{
-		Prefix:             "hookstream",
-		Egress:             egress.DefaultConfig(),
-		UserAgent:          DefaultUserAgent,
-		MaxBodyBytes:       1 << 20,
-		DefaultMaxInFlight: 8,
-		QueueSize:          256,
-		MaxBuffered:        10000,
-		MaxBufferedBytes:   128 << 20,
-		DeferDelay:         5 * time.Second,
-		MaxDeferDelay:      10 * time.Minute,
-		DueTolerance:       time.Second,
-		BreakerFailures:    5,
-		BreakerCooldown:    30 * time.Second,
-		RetryClientErrors:  true,
-		MaxRetryAfter:      time.Hour,
-		OrderedBackoff:     time.Second,
-		OrderedMaxBackoff:  time.Minute,
-		OrderedMaxHold:     15 * time.Minute,
-		CommitInterval:     time.Second,
-		ShutdownGrace:      20 * time.Second,
-		Logger:             slog.Default(),
+		Prefix:            "hookstream",
+		Egress:            egress.DefaultConfig(),
+		UserAgent:         DefaultUserAgent,
+		MaxBodyBytes:      1 << 20,
+		InitialInFlight:   8,
+		QueueSize:         256,
+		MaxSlotWait:       20 * time.Millisecond,
+		MaxIntakeWait:     250 * time.Millisecond,
+		MaxBuffered:       10000,
+		MaxBufferedBytes:  128 << 20,
+		DeferDelay:        5 * time.Second,
+		MaxDeferDelay:     10 * time.Minute,
+		DueTolerance:      time.Second,
+		BreakerFailures:   5,
+		BreakerCooldown:   30 * time.Second,
+		RetryClientErrors: true,
+		MaxRetryAfter:     time.Hour,
+		OrderedBackoff:    time.Second,
+		OrderedMaxBackoff: time.Minute,
+		OrderedMaxHold:    15 * time.Minute,
+		CommitInterval:    time.Second,
+		ShutdownGrace:     20 * time.Second,
+		Logger:            slog.Default(),
 	}
 }
 
@@ -145,7 +157,7 @@ func (c Config) Validate() error {
 		value int
 	}{
 		{"max body bytes", c.MaxBodyBytes},
-		{"default max in flight", c.DefaultMaxInFlight},
+		{"initial in flight", c.InitialInFlight},
 		{"queue size", c.QueueSize},
 		{"max buffered", c.MaxBuffered},
 		{"breaker failures", c.BreakerFailures},
@@ -158,6 +170,8 @@ func (c Config) Validate() error {
 		name  string
 		value time.Duration
 	}{
+		{"max slot wait", c.MaxSlotWait},
+		{"max intake wait", c.MaxIntakeWait},
 		{"defer delay", c.DeferDelay},
 		{"max defer delay", c.MaxDeferDelay},
 		{"breaker cooldown", c.BreakerCooldown},

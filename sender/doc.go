@@ -21,18 +21,36 @@
 // (key delivery_id) carries the evidence. At least once: a crash after the request and before
 // the attempt record delivers the event again with the same webhook-id.
 //
-// # Isolation
+// # Isolation and flow control
 //
 // Records of one partition are processed concurrently across endpoints. Each endpoint has a
-// lane: a bounded FIFO queue (Config.QueueSize records waiting for a worker) served by at most
-// max_in_flight workers (default 8), each waiting on the endpoint's rate limit when it has one.
-// A worker holds a slot only for the request; reporting to Kafka runs beside it. Work that
-// does not fit the queue is deferred to a retry tier without counting an attempt. A circuit
-// breaker opens after Config.BreakerFailures consecutive failed attempts; while open, new work
-// is deferred the same way; after Config.BreakerCooldown one probe goes out, and its success
-// closes the circuit. Records taken from Kafka and not finished are capped in number and bytes
-// across all lanes: at the cap intake stops polling (the Kafka client keeps the one fetch it
-// holds and fetches no more), at half of it intake goes on.
+// lane: a bounded FIFO queue (Config.QueueSize records waiting for a worker) served by an
+// adaptive number of workers, each waiting on the endpoint's rate limit when it has one. A
+// worker holds a slot only for the request; reporting to Kafka runs beside it.
+//
+// Concurrency adapts per endpoint (AIMD): it starts at Config.InitialInFlight (8), rises by one
+// per round of as many requests while work waits and the round's mean latency stays within
+// twice the endpoint's baseline (its lowest latency in the last 30 s) plus 2 ms, is cut by 10 %
+// after a round that slowed down and halved (once per round) on a failure, and never leaves
+// [1, max_in_flight]; max_in_flight (default 64) is the ceiling, not the target.
+//
+// The flow control tells a busy endpoint from a bad one. When a lane's queue is full:
+//   - an endpoint that keeps up (a slot frees at least every Config.MaxSlotWait, 20 ms: its
+//     smoothed request time over its concurrency, and its rate limit's interval) is fed at its
+//     pace: intake waits for room, which is backpressure on the whole intake (no new records
+//     are polled meanwhile; nothing fetched is dropped or fetched again), so a burst flows at
+//     the rate the endpoint accepts and is never deferred;
+//   - a slower endpoint, or one for which no room comes within Config.MaxIntakeWait (250 ms, a
+//     hanging receiver), has the record deferred to a retry tier without counting an attempt,
+//     and the rest of its overflow too until its queue has drained to half: one endpoint's
+//     backlog never holds the others of the partition back for longer than one such wait.
+//
+// A circuit breaker opens after Config.BreakerFailures consecutive failed attempts; while open,
+// new work is deferred the same way; after Config.BreakerCooldown one probe goes out, and its
+// success closes the circuit. Records taken from Kafka and not finished are capped in number
+// and bytes across all lanes (Config.MaxBuffered, Config.MaxBufferedBytes): at the cap intake
+// stops polling (the Kafka client keeps the one fetch it holds and fetches no more), at half of
+// it intake goes on; so memory stays bounded with any backlog.
 //
 // # Offsets
 //

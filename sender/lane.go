@@ -24,34 +24,40 @@ type work struct {
 	size   int64 // bytes of the record value, against Config.MaxBufferedBytes
 }
 
-// lane is one endpoint's share of the sender (R21): a bounded FIFO queue, at most max_in_flight
-// workers (one for an ordered endpoint), an optional rate limit and a circuit breaker. Workers
-// start when work arrives and exit when the queue is empty, so an idle endpoint costs no
-// goroutine. Lanes are created and removed only by the poll loop, so an endpoint never has two.
+// lane is one endpoint's share of the sender (R21): a bounded FIFO queue, an adaptive number of
+// workers never above max_in_flight (one for an ordered endpoint), an optional rate limit and a
+// circuit breaker. Workers start when work arrives and exit when the queue is empty, so an idle
+// endpoint costs no goroutine. Lanes are created and removed only by the poll loop, so an
+// endpoint never has two.
 type lane struct {
 	id string
 
-	mu          sync.Mutex
-	queue       []*work
-	running     int // workers
-	busy        int // workers holding an item
-	maxInFlight int
-	ordered     bool
-	limiter     *rate.Limiter // nil: no rate limit
-	ratePerSec  float64
-	configured  *records.Endpoint // the view's value the settings were taken from
-	breaker     breaker
-	signerKey   string
-	signer      *webhook.Signer
-	lastUsed    time.Time
+	mu         sync.Mutex
+	queue      []*work
+	running    int // workers
+	busy       int // workers holding an item
+	conc       concurrency
+	ordered    bool
+	limiter    *rate.Limiter // nil: no rate limit
+	ratePerSec float64
+	configured *records.Endpoint // the view's value the settings were taken from
+	breaker    breaker
+	signerKey  string
+	signer     *webhook.Signer
+	lastUsed   time.Time
+
+	ewma      time.Duration // smoothed request time
+	deferring bool          // overflow is deferred at once until the queue drains to half
+	room      chan struct{} // closed when a queued item is taken; intake may wait on it
 }
 
 // configure takes the endpoint's limits from its current record; nil (not in the view) keeps
-// the previous settings, or the defaults for a new lane.
-func (l *lane) configure(ep *records.Endpoint, defaultMaxInFlight int) {
+// the previous settings, or the defaults for a new lane. The concurrency starts at initial
+// (or max_in_flight if lower) and adapts below max_in_flight.
+func (l *lane) configure(ep *records.Endpoint, initial int) {
 	if ep == nil {
-		if l.maxInFlight == 0 {
-			l.maxInFlight = defaultMaxInFlight
+		if l.conc.ceiling == 0 {
+			l.conc.reset(initial, initial)
 		}
 		return
 	}
@@ -59,9 +65,14 @@ func (l *lane) configure(ep *records.Endpoint, defaultMaxInFlight int) {
 		return
 	}
 	l.configured = ep
-	l.maxInFlight = ep.MaxInFlight
-	if l.maxInFlight <= 0 {
-		l.maxInFlight = defaultMaxInFlight
+	ceiling := ep.MaxInFlight
+	if ceiling <= 0 {
+		ceiling = initial
+	}
+	if l.conc.ceiling == 0 {
+		l.conc.reset(initial, ceiling)
+	} else {
+		l.conc.setCeiling(ceiling)
 	}
 	l.ordered = ep.Ordered
 	switch r := ep.RateLimitPerSec; {
@@ -76,12 +87,59 @@ func (l *lane) configure(ep *records.Endpoint, defaultMaxInFlight int) {
 	}
 }
 
-// limit is the number of workers the lane may run.
+// limit is the number of workers the lane may run now.
 func (l *lane) limit() int {
 	if l.ordered {
 		return 1
 	}
-	return l.maxInFlight
+	return l.conc.current()
+}
+
+// full reports whether the lane's queue holds queueSize records waiting for a worker. Records
+// taken by a worker are not waiting, nor are records a just-started worker has yet to take.
+func (l *lane) full(queueSize int) bool {
+	return len(l.queue)+l.busy >= queueSize+l.limit()
+}
+
+// observe takes the outcome of a request that was sent: it feeds the smoothed request time,
+// the adaptive concurrency and the lane's progress.
+func (l *lane) observe(latency time.Duration, failed bool, now time.Time) {
+	if l.ewma == 0 {
+		l.ewma = latency
+	} else {
+		l.ewma += time.Duration(ewmaWeight * float64(latency-l.ewma))
+	}
+	l.conc.observe(latency, failed, len(l.queue) > 0, now)
+}
+
+// slow reports whether waiting for room in the lane's full queue would hold intake back: the
+// lane is deferring its overflow already (a wait for room timed out and its queue has not
+// drained to half since), or a slot frees less often than every maxSlotWait (requests slow for
+// the lane's concurrency, or a rate limit).
+func (l *lane) slow(maxSlotWait time.Duration) bool {
+	if l.deferring {
+		return true
+	}
+	if l.ewma/time.Duration(l.limit()) > maxSlotWait {
+		return true
+	}
+	return l.limiter != nil && time.Duration(float64(time.Second)/l.ratePerSec) > maxSlotWait
+}
+
+// roomSignal returns a channel closed when a worker next takes a queued item.
+func (l *lane) roomSignal() <-chan struct{} {
+	if l.room == nil {
+		l.room = make(chan struct{})
+	}
+	return l.room
+}
+
+// signalRoom wakes intake waiting for room.
+func (l *lane) signalRoom() {
+	if l.room != nil {
+		close(l.room)
+		l.room = nil
+	}
 }
 
 // signerFor returns a signer for the endpoint's active secrets (expires_at unset or in the

@@ -42,6 +42,8 @@ const (
 	fetchMaxBytes = 16 << 20
 	// finalCommitTimeout bounds the commit at shutdown.
 	finalCommitTimeout = 10 * time.Second
+	// intakeRecheck: intake waiting for room in a lane judges the lane again this often.
+	intakeRecheck = 10 * time.Millisecond
 )
 
 // endpointSource is what the sender needs of the endpoint view.
@@ -218,7 +220,7 @@ func (s *Sender) poll(ctx context.Context) {
 			failed = true
 			s.log.Warn("fetch failed", "topic", topic, "partition", p, "err", err)
 		})
-		fs.EachRecord(s.intake)
+		fs.EachRecord(func(r *kgo.Record) { s.intake(ctx, r) })
 		if now := s.now(); now.Sub(lastSweep) > time.Minute {
 			s.sweepLanes(now)
 			lastSweep = now
@@ -235,8 +237,9 @@ func (s *Sender) poll(ctx context.Context) {
 
 // intake routes one record. It never blocks on the network: everything that waits runs in
 // the endpoint's lane or in a goroutine of its own, bounded by Config.MaxBuffered and
-// MaxBufferedBytes.
-func (s *Sender) intake(r *kgo.Record) {
+// MaxBufferedBytes. It waits only for room in a fast endpoint's lane (offer): that wait is the
+// backpressure that paces intake to the endpoints' rate.
+func (s *Sender) intake(ctx context.Context, r *kgo.Record) {
 	part := s.partitionOf(r.Partition)
 	if part == nil || !part.add(r) {
 		// Revoked meanwhile: the next owner reads it.
@@ -261,31 +264,77 @@ func (s *Sender) intake(r *kgo.Record) {
 		s.goHandle(w, func(w *work) bool { return s.deferWork(w, deferNotDue, after) })
 		return
 	}
-	s.offer(s.laneFor(d.EndpointID), w)
+	s.offer(ctx, s.laneFor(d.EndpointID), w)
 }
 
-// offer queues w on its endpoint's lane, or defers it when the endpoint's circuit is open or
-// its queue is full (R21): a bad endpoint's backlog goes to the retry tiers, not into memory.
-func (s *Sender) offer(l *lane, w *work) {
+// offer queues w on its endpoint's lane (R21). The flow control tells a busy endpoint from a
+// bad one: while the lane's circuit is open, w is deferred to a retry tier; when its queue is
+// full and the endpoint keeps up (a slot frees at least every Config.MaxSlotWait), intake waits
+// for room, so a burst flows at the rate the endpoint accepts; when the endpoint is slow, or no
+// room comes within Config.MaxIntakeWait, w is deferred, and so is the lane's overflow after it
+// until its queue has drained to half, so one endpoint's backlog never holds the others of the
+// partition back. offer returns once w is queued, handed off, or (ctx or the
+// partition ended) left unfinished for the next owner.
+func (s *Sender) offer(ctx context.Context, l *lane, w *work) {
 	ep, _ := s.view.Get(w.d.EndpointID)
-	now := s.now()
-	l.mu.Lock()
-	l.configure(ep, s.cfg.DefaultMaxInFlight)
-	l.lastUsed = now
-	if !l.ordered && l.breaker.rejects(now) {
-		after := l.breaker.remaining(now)
+	var (
+		waitStart time.Time
+		timer     *time.Timer
+	)
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		now := s.now()
+		l.mu.Lock()
+		l.configure(ep, s.cfg.InitialInFlight)
+		l.lastUsed = now
+		if !l.ordered && l.breaker.rejects(now) {
+			after := l.breaker.remaining(now)
+			l.mu.Unlock()
+			s.goHandle(w, func(w *work) bool { return s.deferWork(w, deferCircuitOpen, after) })
+			return
+		}
+		if !l.full(s.cfg.QueueSize) {
+			s.enqueue(l, w) // unlocks
+			return
+		}
+		if waitStart.IsZero() {
+			waitStart = now
+		}
+		if timedOut := now.Sub(waitStart) >= s.cfg.MaxIntakeWait; timedOut || l.slow(s.cfg.MaxSlotWait) {
+			l.deferring = l.deferring || timedOut
+			l.mu.Unlock()
+			after := s.deferDelay(w.d)
+			s.goHandle(w, func(w *work) bool { return s.deferWork(w, deferQueueFull, after) })
+			return
+		}
+		room := l.roomSignal()
 		l.mu.Unlock()
-		s.goHandle(w, func(w *work) bool { return s.deferWork(w, deferCircuitOpen, after) })
-		return
+		// Wake on room, or soon anyway: a lane that stops making progress is judged again.
+		if timer == nil {
+			timer = time.NewTimer(intakeRecheck)
+		} else {
+			timer.Reset(intakeRecheck)
+		}
+		select {
+		case <-room:
+		case <-timer.C:
+		case <-w.part.stopCtx.Done():
+			s.release(w) // unfinished: the partition's next owner delivers it
+			return
+		case <-ctx.Done():
+			s.release(w)
+			return
+		}
 	}
-	// The queue bound counts what waits for a worker: records taken by a worker are not
-	// waiting, nor are records a just-started worker has yet to take.
-	if len(l.queue)+l.busy >= s.cfg.QueueSize+l.limit() {
-		l.mu.Unlock()
-		after := s.deferDelay(w.d)
-		s.goHandle(w, func(w *work) bool { return s.deferWork(w, deferQueueFull, after) })
-		return
-	}
+}
+
+// enqueue appends w to l's queue and starts a worker if the lane may run another. The caller
+// holds l.mu; enqueue releases it.
+func (s *Sender) enqueue(l *lane, w *work) {
 	l.queue = append(l.queue, w)
 	start := l.running < l.limit()
 	if start {
@@ -434,6 +483,7 @@ func (s *Sender) dropQueued() {
 		}
 		clear(l.queue[len(kept):])
 		l.queue = kept
+		l.signalRoom()
 		l.mu.Unlock()
 	}
 	s.lanesMu.Unlock()
@@ -480,6 +530,10 @@ func (s *Sender) next(l *lane, held bool) (w *work, ordered, probe bool, deferFo
 		l.queue = l.queue[1:]
 		if len(l.queue) == 0 {
 			l.queue = nil // let the backing array go
+		}
+		l.signalRoom()
+		if l.deferring && len(l.queue) <= s.cfg.QueueSize/2 {
+			l.deferring = false // caught up: a full queue makes intake wait again
 		}
 		if !w.part.begin() {
 			s.release(w)
@@ -633,6 +687,9 @@ func (s *Sender) attemptOnce(l *lane, part *partition, ep *records.Endpoint, d r
 		return res, false, false
 	}
 	s.m.latency.Observe(res.latency.Seconds())
+	l.mu.Lock()
+	l.observe(res.latency, res.failure != nil, s.now())
+	l.mu.Unlock()
 	return res, true, true
 }
 

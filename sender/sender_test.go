@@ -697,3 +697,77 @@ func TestBufferedRecordsAreCapped(t *testing.T) {
 		t.Fatalf("peak of %d requests in flight with a cap of 5", peak)
 	}
 }
+
+// R21, flow control: a burst to an endpoint that answers fast flows at its pace, with no record
+// deferred, while a hanging endpoint in the same partition has its overflow deferred; what the
+// sender holds stays bounded throughout, and the fast endpoint's concurrency rises above the
+// initial 8 (its max_in_flight is the default ceiling).
+func TestBurstToFastEndpointFlowsBesideHangingOne(t *testing.T) {
+	e := newEnv(t)
+	e.endpoint("ep_fast", "p_a", func(ep *records.Endpoint) { ep.MaxInFlight = 64 })
+	e.rcv.handle("ep_fast", func(w http.ResponseWriter, _ *http.Request, _ []byte) { time.Sleep(2 * time.Millisecond) })
+	e.endpoint("ep_hang", "p_a", func(ep *records.Endpoint) { ep.MaxInFlight = 2 })
+	e.rcv.handle("ep_hang", func(w http.ResponseWriter, r *http.Request, _ []byte) { <-r.Context().Done() })
+	reg := prometheus.NewRegistry()
+	cfg := e.config()
+	cfg.MaxBuffered = 1000
+	cfg.QueueSize = 32                      // far below the burst: the fast endpoint's queue is full most of the time
+	cfg.Egress.RequestTimeout = time.Minute // the hanging requests stay in flight for the whole test
+	cfg.ShutdownGrace = time.Second
+	cfg.Registerer = reg
+	e.start(cfg)
+
+	const fast, every = 10000, 50
+	var all []records.Delivery
+	for i := 0; i < fast; i++ {
+		all = append(all, delivery("p_a", "ep_fast", "customer.created"))
+		if i%every == 0 {
+			all = append(all, delivery("p_a", "ep_hang", "customer.created"))
+		}
+	}
+	hanging := len(all) - fast
+	peakBuffered := 0.0
+	stopSampling := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stopSampling:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			peakBuffered = max(peakBuffered, metricValue(t, reg, "hookstream_sender_buffered_records", nil))
+		}
+	}()
+	for i := 0; i < len(all); i += 1000 {
+		e.deliver(0, all[i:min(i+1000, len(all))]...)
+	}
+
+	waitFor(t, 120*time.Second, "every fast delivery", func() bool {
+		return e.attempts.count(func(a records.Attempt) bool {
+			return a.EndpointID == "ep_fast" && a.Outcome == records.OutcomeDelivered
+		}) >= fast
+	})
+	close(stopSampling)
+	<-sampled
+	if ids := e.rcv.eventIDs("ep_fast"); len(ids) != fast {
+		t.Fatalf("fast endpoint received %d requests, want %d", len(ids), fast)
+	}
+	if d := e.retrier.deferred("ep_fast"); len(d) != 0 {
+		t.Fatalf("%d deliveries to the fast endpoint deferred, want none", len(d))
+	}
+	// The hanging endpoint holds 2 in flight and 32 queued; the rest of its records were deferred.
+	waitFor(t, 30*time.Second, "the hanging endpoint's overflow deferred", func() bool {
+		return len(e.retrier.deferred("ep_hang")) == hanging-2-cfg.QueueSize
+	})
+	if peakBuffered > float64(cfg.MaxBuffered) {
+		t.Fatalf("%v records buffered at the peak, cap %d", peakBuffered, cfg.MaxBuffered)
+	}
+	if _, peak := e.rcv.concurrency("ep_fast"); peak <= cfg.InitialInFlight {
+		t.Fatalf("fast endpoint peaked at %d requests in flight; the adaptive limit should rise above %d", peak, cfg.InitialInFlight)
+	}
+	if _, peak := e.rcv.concurrency("ep_hang"); peak != 2 {
+		t.Fatalf("hanging endpoint peaked at %d requests in flight, max_in_flight is 2", peak)
+	}
+}

@@ -17,7 +17,7 @@ import (
 // Connection pooling for a worker that talks to many receivers.
 const (
 	maxIdleConns        = 1024
-	maxIdleConnsPerHost = 8 // the default per-endpoint max_in_flight (design.md section 7)
+	maxIdleConnsPerHost = 64 // the default per-endpoint max_in_flight (design.md section 7)
 	idleConnTimeout     = 90 * time.Second
 	tcpKeepAlive        = 30 * time.Second
 	// Receivers have no reason to send large headers; the default (1 MiB) is generous.

@@ -1,0 +1,91 @@
+package sender
+
+import "time"
+
+// Adaptive concurrency (AIMD on latency). The numbers are policy, documented in doc.go.
+const (
+	// latencyTolerance is added to twice the baseline before a round counts as slowed, so that
+	// a receiver answering in well under a millisecond is not judged by scheduling noise.
+	latencyTolerance = 2 * time.Millisecond
+	// baselineWindow: the baseline (the lowest latency seen) is taken afresh after this long,
+	// so an endpoint that got slower for good is judged against its new normal.
+	baselineWindow = 30 * time.Second
+	// slowedFactor and failedFactor shrink the limit after a round that slowed down or a
+	// failure; at most once per round, so a burst of failures in flight halves it once.
+	slowedFactor = 0.9
+	failedFactor = 0.5
+	// ewmaWeight is the weight of a new sample in the lane's smoothed request time.
+	ewmaWeight = 0.2
+)
+
+// concurrency is an endpoint's adaptive limit of requests in flight: additive increase while
+// the endpoint answers as fast as its baseline and work is waiting, multiplicative decrease when
+// its latency rises or a request fails. It never leaves [1, ceiling]. Requests are judged in
+// rounds of `limit` completions, about one round trip of the whole window. The caller
+// serialises access (lane.mu).
+type concurrency struct {
+	limit   float64
+	ceiling int
+
+	baseline   time.Duration // lowest latency in the current window
+	baselineAt time.Time     // when the window began
+
+	roundN         int
+	roundSum       time.Duration
+	roundSaturated bool // work was waiting when a request of this round ended
+	roundFailed    bool
+	decreased      bool // the limit was cut in this round already
+}
+
+// reset sets the starting limit and the ceiling (an endpoint's max_in_flight).
+func (c *concurrency) reset(initial, ceiling int) {
+	c.ceiling = max(1, ceiling)
+	c.limit = float64(min(max(1, initial), c.ceiling))
+	c.newRound()
+}
+
+// setCeiling changes the ceiling, keeping what was learned below it.
+func (c *concurrency) setCeiling(ceiling int) {
+	c.ceiling = max(1, ceiling)
+	c.limit = min(c.limit, float64(c.ceiling))
+}
+
+// current is the number of requests allowed in flight now.
+func (c *concurrency) current() int { return int(c.limit) }
+
+// observe takes the outcome of one request: its latency, whether it failed, and whether work
+// was waiting for a slot when it ended (only a limit that binds is worth raising).
+func (c *concurrency) observe(latency time.Duration, failed, saturated bool, now time.Time) {
+	if failed {
+		c.roundFailed = true
+		if !c.decreased {
+			c.cut(failedFactor)
+		}
+	} else if c.baseline == 0 || latency < c.baseline || now.Sub(c.baselineAt) > baselineWindow {
+		c.baseline, c.baselineAt = latency, now
+	}
+	c.roundN++
+	c.roundSum += latency
+	c.roundSaturated = c.roundSaturated || saturated
+	if c.roundN < c.current() {
+		return
+	}
+	mean := c.roundSum / time.Duration(c.roundN)
+	switch {
+	case c.roundFailed || c.decreased:
+	case mean > 2*c.baseline+latencyTolerance:
+		c.cut(slowedFactor)
+	case c.roundSaturated:
+		c.limit = min(c.limit+1, float64(c.ceiling))
+	}
+	c.newRound()
+}
+
+func (c *concurrency) cut(factor float64) {
+	c.limit = max(1, c.limit*factor)
+	c.decreased = true
+}
+
+func (c *concurrency) newRound() {
+	c.roundN, c.roundSum, c.roundSaturated, c.roundFailed, c.decreased = 0, 0, false, false, false
+}
