@@ -13,7 +13,7 @@ GOTEST     ?= $(GO) test -race -count=1 -timeout 30m
 # Packages whose tests use Kafka (they call testenv.NewKafka); they run on both lanes.
 KAFKA_PKGS = $(shell grep -rl --include='*_test.go' 'testenv.NewKafka' . | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build dev test test-real test-embedded test-fuzz vet bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down down clean
+.PHONY: all build dev test test-real test-embedded test-fuzz vet bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down down clean
 
 all: build
 
@@ -44,6 +44,18 @@ test-embedded: pg-up
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA=embedded $(GOTEST) $(KAFKA_PKGS)
 
 # Benchmarks: Go programs on real PostgreSQL and real Kafka; figures are medians over runs.
+
+# End to end, what a user sees: every workload (a1 a100 b c d e) in a fresh environment, with the
+# components as separate processes on the real broker and as `hookstream dev`, 3 runs; results in
+# .data/bench/results.md and .data/bench/latency-*.png, logs in .data/bench/logs/.
+# BENCH_ARGS passes more flags, e.g. BENCH_ARGS='-runs 1 -workloads a1,c -modes separate'.
+BENCH_ARGS ?=
+bench: pg-up kafka-up
+	@mkdir -p .data/bench
+	$(GO) build -o .data/bench/hookstream ./cmd/hookstream
+	$(GO) build -o .data/bench/e2ebench ./internal/bench/e2ebench
+	.data/bench/e2ebench -bin .data/bench/hookstream -database-url '$(PG_URL)' -brokers '$(KAFKA_REAL)' -out .data/bench $(BENCH_ARGS)
+
 bench-cdc: pg-up kafka-up
 	$(GO) run ./internal/bench/cdcbench -database-url '$(PG_URL)' -brokers '$(KAFKA_REAL)' -runs 3
 

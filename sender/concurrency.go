@@ -5,8 +5,10 @@ import "time"
 // Adaptive concurrency (AIMD on latency). The numbers are policy, documented in doc.go.
 const (
 	// latencyTolerance is added to twice the baseline before a round counts as slowed, so that
-	// a receiver answering in well under a millisecond is not judged by scheduling noise.
-	latencyTolerance = 2 * time.Millisecond
+	// a receiver answering in well under a millisecond is not judged by scheduling noise: on a
+	// busy host the latency of a fast receiver is mostly the run queues of both ends, and it
+	// grows with the concurrency without the receiver slowing down.
+	latencyTolerance = 10 * time.Millisecond
 	// baselineWindow: the baseline (the lowest latency seen) is taken afresh after this long,
 	// so an endpoint that got slower for good is judged against its new normal.
 	baselineWindow = 30 * time.Second

@@ -107,7 +107,7 @@ func DefaultConfig() Config {
 		InitialInFlight:   8,
 		QueueSize:         256,
 		MaxSlotWait:       20 * time.Millisecond,
-		MaxIntakeWait:     250 * time.Millisecond,
+		MaxIntakeWait:     500 * time.Millisecond,
 		MaxBuffered:       10000,
 		MaxBufferedBytes:  128 << 20,
 		DeferDelay:        5 * time.Second,

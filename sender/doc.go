@@ -30,7 +30,7 @@
 //
 // Concurrency adapts per endpoint (AIMD): it starts at Config.InitialInFlight (8), rises by one
 // per round of as many requests while work waits and the round's mean latency stays within
-// twice the endpoint's baseline (its lowest latency in the last 30 s) plus 2 ms, is cut by 10 %
+// twice the endpoint's baseline (its lowest latency in the last 30 s) plus 10 ms, is cut by 10 %
 // after a round that slowed down and halved (once per round) on a failure, and never leaves
 // [1, max_in_flight]; max_in_flight (default 64) is the ceiling, not the target.
 //
@@ -40,7 +40,7 @@
 //     pace: intake waits for room, which is backpressure on the whole intake (no new records
 //     are polled meanwhile; nothing fetched is dropped or fetched again), so a burst flows at
 //     the rate the endpoint accepts and is never deferred;
-//   - a slower endpoint, or one for which no room comes within Config.MaxIntakeWait (250 ms, a
+//   - a slower endpoint, or one for which no room comes within Config.MaxIntakeWait (500 ms, a
 //     hanging receiver), has the record deferred to a retry tier without counting an attempt,
 //     and the rest of its overflow too until its queue has drained to half: one endpoint's
 //     backlog never holds the others of the partition back for longer than one such wait.

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// benchmark runs every run, mode and workload of o, then prints the report to w and writes
+// results.md and the plots under o.out. A workload that cannot run is listed as a problem and
+// the others go on; an interruption (ctx) ends everything.
+func benchmark(ctx context.Context, o options, w io.Writer) (*report, error) {
+	if err := os.MkdirAll(filepath.Join(o.out, "logs"), 0o755); err != nil {
+		return nil, fmt.Errorf("output directory: %w", err)
+	}
+	swept, err := sweepStale(ctx, o.databaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if len(swept) > 0 {
+		fmt.Fprintf(w, "dropped %d databases an interrupted benchmark left: %s\n", len(swept), strings.Join(swept, ", "))
+	}
+	rx, err := startReceiver()
+	if err != nil {
+		return nil, err
+	}
+	defer rx.close()
+	rep := &report{o: o, started: time.Now()}
+	for run := 1; run <= o.runs; run++ {
+		fmt.Fprintf(w, "run %d of %d: physical limits\n", run, o.runs)
+		lim, err := measureLimits(ctx, o, rx)
+		if err != nil {
+			return rep, fmt.Errorf("run %d: %w", run, err)
+		}
+		fmt.Fprintf(w, "  bare loop %.0f requests/s; PostgreSQL %.0f events/s at 1/tx, %.0f at 100/tx\n", lim.bareRPS, lim.pgRate[1], lim.pgRate[100])
+		rep.limits = append(rep.limits, lim)
+		for _, mode := range o.modes {
+			for _, name := range o.workloads {
+				if err := runOne(ctx, o, rx, lim, run, mode, name, rep, w); err != nil {
+					return rep, err
+				}
+			}
+		}
+	}
+	rep.relate()
+	rep.print(w)
+	if err := rep.writePlots(o.out); err != nil {
+		return rep, err
+	}
+	if err := rep.writeResults(filepath.Join(o.out, "results.md")); err != nil {
+		return rep, err
+	}
+	fmt.Fprintf(w, "\nwrote %s and %d plots\n", filepath.Join(o.out, "results.md"), len(rep.lastRunResults()))
+	return rep, nil
+}
+
+// runOne runs one workload in a fresh environment and adds its result, or the reason it could
+// not run, to rep. Only an interruption is returned.
+func runOne(ctx context.Context, o options, rx *receiver, lim limits, run int, mode, name string, rep *report, w io.Writer) error {
+	wl, _ := lookupWorkload(name) // validated with the flags
+	fmt.Fprintf(w, "run %d, mode %s, workload %s: %s\n", run, mode, name, wl.about(o))
+	began := time.Now()
+	res, err := measure(ctx, o, rx, lim, run, mode, wl, w)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		rep.problems = append(rep.problems, fmt.Sprintf("run %d %s %s: %v", run, mode, name, err))
+		fmt.Fprintf(w, "  FAILED: %v\n", err)
+		return nil
+	}
+	rep.results = append(rep.results, res)
+	fmt.Fprintf(w, "  done in %s: %.0f deliveries/s, %.0f missing, p50 %.1f ms, p99 %.1f ms\n",
+		time.Since(began).Round(time.Second), res.fig[figRate], res.fig[figMissing], res.fig[figP50], res.fig[figP99])
+	return nil
+}
+
+// measure starts the workload's environment, runs the workload in it and stops it again.
+func measure(ctx context.Context, o options, rx *receiver, lim limits, run int, mode string, wl workload, w io.Writer) (_ *result, err error) {
+	e, err := startEnv(ctx, o, envSpec{run: run, mode: mode, workload: wl.name, retrySchedule: wl.retrySchedule})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if serr := e.stop(); serr != nil {
+			fmt.Fprintf(w, "  warning: stopping %s: %v\n", e.name, serr)
+		}
+	}()
+	rx.reset()
+	gen, err := newGenerator(e.pool, partner, o.clients)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.admin.createPartner(ctx, partner); err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, p := range e.procs {
+		pids = append(pids, p.pid())
+	}
+	s := &session{o: o, env: e, rx: rx, lim: lim, gen: gen, log: w, res: newResult(run, mode, wl.name),
+		meter: newCPUMeter(ctx, pids, e.pool, o.kafkaPIDFile)}
+	if err := wl.run(ctx, s); err != nil {
+		return nil, errors.Join(err, processErrors(e))
+	}
+	s.checkProcesses()
+	return s.res, nil
+}
+
+// processErrors says which processes of e have exited, with their last log lines.
+func processErrors(e *env) error {
+	var errs []error
+	for _, p := range e.procs {
+		if done, err := p.exited(); done {
+			errs = append(errs, fmt.Errorf("%s exited (%v):\n%s", p.name, err, p.logTail()))
+		}
+	}
+	return errors.Join(errs...)
+}

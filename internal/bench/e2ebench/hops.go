@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/topics"
+)
+
+// hopTimes are the Kafka timestamps (the producer's CreateTime) of each event's record on the
+// events topic (written by cdc) and of its first initial record on the deliveries topic
+// (written by fanout), by event id.
+type hopTimes struct {
+	events     map[string]time.Time
+	deliveries map[string]time.Time
+}
+
+// readHopTimes reads the events and deliveries topics of prefix from the start, read_committed,
+// until it holds both timestamps of every id in want or timeout passes; what it could not find
+// is simply absent from the maps.
+func readHopTimes(ctx context.Context, brokers []string, prefix string, want map[string]commit, timeout time.Duration) (hopTimes, error) {
+	names := topics.For(prefix)
+	h := hopTimes{events: map[string]time.Time{}, deliveries: map[string]time.Time{}}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(names.Events, names.Deliveries),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		return h, fmt.Errorf("hops: kafka client: %w", err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for len(h.events) < len(want) || len(h.deliveries) < len(want) {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		fs.EachRecord(func(r *kgo.Record) { h.add(r, names, want) })
+	}
+	return h, nil
+}
+
+// add takes one record's timestamp if it is the first of its kind for a wanted event.
+func (h hopTimes) add(r *kgo.Record, names topics.Names, want map[string]commit) {
+	switch r.Topic {
+	case names.Events:
+		id := string(r.Key)
+		if _, ok := want[id]; ok {
+			h.events[id] = r.Timestamp
+		}
+	case names.Deliveries:
+		d, err := records.UnmarshalDelivery(r.Value)
+		if err != nil || d.Trigger != records.TriggerInitial {
+			return
+		}
+		if _, ok := want[d.EventID]; !ok {
+			return
+		}
+		if t, seen := h.deliveries[d.EventID]; !seen || r.Timestamp.Before(t) {
+			h.deliveries[d.EventID] = r.Timestamp
+		}
+	}
+}
+
+// hops splits each delivery's commit→receipt into commit→events (cdc), events→deliveries
+// (fanout) and deliveries→receipt (sender and HTTP), in milliseconds, for the events whose
+// three times are all known.
+func (h hopTimes) hops(commits map[string]commit, got map[string]receipt) (cdc, fanout, send []float64) {
+	for id, c := range commits {
+		ev, ok1 := h.events[id]
+		dl, ok2 := h.deliveries[id]
+		rc, ok3 := got[id]
+		if !ok1 || !ok2 || !ok3 {
+			continue
+		}
+		cdc = append(cdc, ms(ev.Sub(c.end)))
+		fanout = append(fanout, ms(dl.Sub(ev)))
+		send = append(send, ms(rc.first.Sub(dl)))
+	}
+	return cdc, fanout, send
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,186 @@
+// Command e2ebench measures what a user of hookstream sees with the whole chain running
+// (make bench): events committed through outbox.Writer in PostgreSQL, carried by cdc into Kafka,
+// fanned out, signed and POSTed by the sender to a verifying receiver in this process.
+//
+//	go build -o .data/bench/hookstream ./cmd/hookstream
+//	go run ./internal/bench/e2ebench -bin .data/bench/hookstream -runs 1 -workloads a1
+//
+// Every workload of every run and mode gets a fresh environment: a migrated database and its
+// cdc slot (named like the database), a topic prefix, a secret key, an operator token, new
+// endpoints and new processes, started from the built binary (-bin) — one per component in mode
+// separate, on the real broker; `hookstream dev` with its embedded Kafka in mode dev. Logs go to
+// -out/logs/<run>-<mode>-<workload>/<component>.log; the processes are stopped (SIGTERM, then
+// SIGKILL) when the workload ends, and die with this program (Pdeathsig) if it is killed.
+//
+// Workloads: a1 and a100 (a burst to one endpoint, 1 or 100 events per transaction), b (a burst
+// to 10 endpoints), c (a steady rate: latency), d (a backlog drained after the receiver was
+// down, with a compressed retry schedule), e (a1 beside a second endpoint that hangs). Each
+// run first measures the physical limits the figures are divided by: a bare net/http loop making
+// the same signed POSTs to the same receiver, and PostgreSQL committing the same transactions
+// with nothing else running. For a1, a100, c and e's hot endpoint the Kafka timestamps of the events and
+// deliveries records split commit→receipt into its hops. Per workload it also reports the
+// sender's deferrals (metric increases) and the CPU per delivery of hookstream, the broker,
+// PostgreSQL and this program.
+//
+// It prints per-run tables and the medians over the runs, writes them to -out/results.md and
+// draws -out/latency-<workload>-<mode>.png. It exits 1 when a delivery is missing after the
+// bounded wait or a signature does not verify, saying which.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// options are the program's flags.
+type options struct {
+	bin          string
+	databaseURL  string
+	brokers      []string
+	runs         int
+	modes        []string
+	workloads    []string
+	out          string
+	kafkaPIDFile string
+
+	clients    int
+	partitions int
+	aEvents    int
+	bEvents    int
+	bEndpoints int
+	cRate      int
+	cDuration  time.Duration
+	dEvents    int
+
+	bareRequests int
+	limitEvents  int
+
+	startTimeout   time.Duration
+	tailTimeout    time.Duration
+	drainTimeout   time.Duration
+	recoverTimeout time.Duration
+	stopGrace      time.Duration
+}
+
+// parseOptions reads the flags of args.
+func parseOptions(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("e2ebench", flag.ContinueOnError)
+	fs.StringVar(&o.bin, "bin", ".data/bench/hookstream", "path of a built hookstream binary")
+	fs.StringVar(&o.databaseURL, "database-url", "postgres://postgres@127.0.0.1:54329/hookstream?sslmode=disable", "PostgreSQL server; a database is created per environment")
+	brokers := fs.String("brokers", "127.0.0.1:19092", "Kafka brokers of mode separate, comma-separated")
+	fs.IntVar(&o.runs, "runs", 3, "runs; figures are medians over them")
+	modes := fs.String("modes", "separate,dev", "modes: separate (a process per component, real broker), dev (hookstream dev)")
+	workloads := fs.String("workloads", "a1,a100,b,c,d,e", "workloads to run, comma-separated")
+	fs.StringVar(&o.out, "out", ".data/bench", "directory of results.md, the plots and logs/")
+	fs.StringVar(&o.kafkaPIDFile, "kafka-pid-file", ".data/kafka/kafka.pid", "pid file of the Kafka broker, for its CPU time (else every kafka.Kafka JVM counts)")
+	fs.IntVar(&o.clients, "clients", 32, "concurrent committing clients of the load generator and of the bare loop")
+	fs.IntVar(&o.partitions, "partitions", 12, "partitions of the partitioned topics (HOOKSTREAM_TOPIC_PARTITIONS)")
+	fs.IntVar(&o.aEvents, "a-events", 20000, "events of a1, a100 and e")
+	fs.IntVar(&o.bEvents, "b-events", 5000, "events of b")
+	fs.IntVar(&o.bEndpoints, "b-endpoints", 10, "endpoints of b")
+	fs.IntVar(&o.cRate, "c-rate", 1000, "events per second of c")
+	fs.DurationVar(&o.cDuration, "c-duration", time.Minute, "duration of c")
+	fs.IntVar(&o.dEvents, "d-events", 200000, "events of d")
+	fs.IntVar(&o.bareRequests, "bare-requests", 20000, "requests of the bare HTTP loop")
+	fs.IntVar(&o.limitEvents, "limit-events", 20000, "events of each PostgreSQL limit measurement")
+	fs.DurationVar(&o.startTimeout, "start-timeout", 2*time.Minute, "bound on an environment's start")
+	fs.DurationVar(&o.tailTimeout, "tail-timeout", 10*time.Minute, "bound on the wait for deliveries after a load ends (a, b, c, e's hot endpoint)")
+	fs.DurationVar(&o.drainTimeout, "drain-timeout", 15*time.Minute, "bound on d's waits: for fanout, and for the drain after the receiver is back")
+	fs.DurationVar(&o.recoverTimeout, "recover-timeout", 5*time.Minute, "bound on the wait for e's hung endpoint after it answers again")
+	fs.DurationVar(&o.stopGrace, "stop-grace", 30*time.Second, "time a process gets after SIGTERM before SIGKILL")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.brokers, o.modes, o.workloads = splitList(*brokers), splitList(*modes), splitList(*workloads)
+	return o, o.validate()
+}
+
+// validate reports every flag the benchmark cannot run with.
+func (o options) validate() error {
+	var errs []error
+	if st, err := os.Stat(o.bin); err != nil || st.IsDir() {
+		errs = append(errs, fmt.Errorf("-bin %s: not a built hookstream binary (go build -o %s ./cmd/hookstream)", o.bin, o.bin))
+	}
+	for _, m := range o.modes {
+		if m != modeSeparate && m != modeDev {
+			errs = append(errs, fmt.Errorf("-modes: %q is neither separate nor dev", m))
+		}
+	}
+	if slices.Contains(o.modes, modeSeparate) && len(o.brokers) == 0 {
+		errs = append(errs, errors.New("-brokers: mode separate needs a broker"))
+	}
+	for _, w := range o.workloads {
+		if _, ok := lookupWorkload(w); !ok {
+			errs = append(errs, fmt.Errorf("-workloads: no workload %q (a1, a100, b, c, d, e)", w))
+		}
+	}
+	if len(o.modes) == 0 || len(o.workloads) == 0 {
+		errs = append(errs, errors.New("-modes and -workloads must name at least one each"))
+	}
+	for name, v := range map[string]int{"runs": o.runs, "clients": o.clients, "partitions": o.partitions, "a-events": o.aEvents,
+		"b-events": o.bEvents, "b-endpoints": o.bEndpoints, "c-rate": o.cRate, "d-events": o.dEvents,
+		"bare-requests": o.bareRequests, "limit-events": o.limitEvents} {
+		if v < 1 {
+			errs = append(errs, fmt.Errorf("-%s must be at least 1, got %d", name, v))
+		}
+	}
+	for name, v := range map[string]time.Duration{"c-duration": o.cDuration, "start-timeout": o.startTimeout, "tail-timeout": o.tailTimeout,
+		"drain-timeout": o.drainTimeout, "recover-timeout": o.recoverTimeout, "stop-grace": o.stopGrace} {
+		if v <= 0 {
+			errs = append(errs, fmt.Errorf("-%s must be positive, got %s", name, v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func main() {
+	o, err := parseOptions(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2ebench:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() { <-ctx.Done(); stop() }() // a second signal kills at once; the children die with us
+	os.Exit(run(ctx, o, os.Stdout))
+}
+
+// run runs the benchmark and returns the exit status: 1 when it failed, saying why on w.
+func run(ctx context.Context, o options, w io.Writer) int {
+	rep, err := benchmark(ctx, o, w)
+	if ctx.Err() != nil {
+		fmt.Fprintln(w, "e2ebench: interrupted; the processes were stopped and the databases dropped")
+		return 1
+	}
+	if err != nil {
+		fmt.Fprintln(w, "e2ebench:", err)
+		return 1
+	}
+	if f := rep.failures(); len(f) > 0 {
+		fmt.Fprintf(w, "\ne2ebench: FAILED: %d problems (listed above as FAIL)\n", len(f))
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookstream/hookstream/internal/testenv"
+)
+
+// The benchmark's core on tiny sizes, so `make bench` cannot go stale: workloads a1 and b in one
+// run against the test services (mode separate on a real broker; mode dev when the test Kafka
+// is embedded, since separate processes cannot share an in-process cluster). Every delivery must
+// arrive verified, and the report files must be written.
+func TestBenchmarkSmoke(t *testing.T) {
+	server := testenv.ServerURL(t)
+	o := options{
+		bin: buildHookstream(t), databaseURL: server, runs: 1, workloads: []string{"a1", "b"},
+		out: t.TempDir(), kafkaPIDFile: "/nonexistent",
+		clients: 8, partitions: 2, aEvents: 200, bEvents: 200, bEndpoints: 10, cRate: 10, cDuration: time.Second, dEvents: 200,
+		bareRequests: 500, limitEvents: 200,
+		startTimeout: time.Minute, tailTimeout: time.Minute, drainTimeout: time.Minute, recoverTimeout: time.Minute, stopGrace: 20 * time.Second,
+	}
+	switch kafka := strings.TrimSpace(os.Getenv(testenv.KafkaVar)); kafka {
+	case "":
+		t.Fatalf("%s is not set: run `make kafka-up` and set it to 127.0.0.1:19092, or set it to embedded", testenv.KafkaVar)
+	case "embedded":
+		o.modes = []string{modeDev}
+	default:
+		o.modes, o.brokers = []string{modeSeparate}, splitList(kafka)
+	}
+	if err := o.validate(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	rep, err := benchmark(ctx, o, &out)
+	t.Log(out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := rep.failures(); len(f) > 0 {
+		t.Fatalf("failures: %q", f)
+	}
+	want := map[string]float64{"a1": 200, "b": 2000}
+	if len(rep.results) != len(want) {
+		t.Fatalf("%d results, want %d", len(rep.results), len(want))
+	}
+	for _, res := range rep.results {
+		f := res.fig
+		if f[figDeliveries] != want[res.workload] || f[figMissing] != 0 || f[figBadSignatures] != 0 || f[figDuplicates] != 0 || !(f[figRate] > 0) {
+			t.Errorf("%s: deliveries %v, missing %v, bad signatures %v, duplicates %v, rate %v; want %v delivered once each",
+				res.workload, f[figDeliveries], f[figMissing], f[figBadSignatures], f[figDuplicates], f[figRate], want[res.workload])
+		}
+	}
+	if a1 := rep.results[0]; !(a1.fig[figHopSender+"p50"] >= 0) {
+		t.Errorf("a1 has no per-hop latency: %v", a1.fig)
+	}
+	md, err := os.ReadFile(filepath.Join(o.out, "results.md"))
+	if err != nil || !strings.Contains(string(md), "Throughput and correctness") {
+		t.Errorf("results.md: %v\n%s", err, md)
+	}
+	for _, w := range []string{"a1", "b"} {
+		if _, err := os.Stat(filepath.Join(o.out, "latency-"+w+"-"+o.modes[0]+".png")); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// buildHookstream builds the command into the test's temporary directory, as make bench does.
+func buildHookstream(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "hookstream")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/hookstream")
+	cmd.Dir = filepath.Join("..", "..", "..")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}

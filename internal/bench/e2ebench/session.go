@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"time"
+)
+
+// partner is the one partner every workload's events belong to.
+const partner = "bench"
+
+// session is one workload running in its environment: what the workload functions share.
+type session struct {
+	o     options
+	env   *env
+	rx    *receiver
+	lim   limits
+	gen   *generator
+	meter *cpuMeter
+	res   *result
+	log   io.Writer
+
+	cpuBefore     cpuUse
+	metricsBefore series
+}
+
+// logf prints a progress line of the workload.
+func (s *session) logf(format string, args ...any) {
+	fmt.Fprintf(s.log, "  [%s] %s\n", s.env.name, fmt.Sprintf(format, args...))
+}
+
+// addEndpoints creates n endpoints of the partner through the admin API, each with its own
+// receiver path and the secret the API returned, subscribed to api_key.*.
+func (s *session) addEndpoints(ctx context.Context, n int) ([]int, error) {
+	var eps []int
+	for range n {
+		idx, url := s.rx.addEndpoint()
+		_, secret, err := s.env.admin.createEndpoint(ctx, partner, url, []string{"api_key.*"})
+		if err != nil {
+			return nil, err
+		}
+		if err := s.rx.endpoint(idx).setSecret(secret); err != nil {
+			return nil, err
+		}
+		eps = append(eps, idx)
+	}
+	return eps, nil
+}
+
+// begin takes the CPU times and metrics the workload's figures are increases of.
+func (s *session) begin(ctx context.Context) error {
+	m, err := scrapeAll(ctx, s.env.metricsURLs)
+	if err != nil {
+		return err
+	}
+	s.metricsBefore, s.cpuBefore = m, s.meter.sample()
+	return nil
+}
+
+// end records the CPU per delivery and the sender's deferrals and failed attempts since begin.
+func (s *session) end(ctx context.Context, deliveries int) error {
+	cpu := s.meter.sample().minus(s.cpuBefore)
+	after, err := scrapeAll(ctx, s.env.metricsURLs)
+	if err != nil {
+		return err
+	}
+	inc := after.increase(s.metricsBefore)
+	perDelivery := func(d time.Duration) float64 {
+		if d < 0 || deliveries == 0 {
+			return math.NaN()
+		}
+		return ms(d) / float64(deliveries)
+	}
+	f := s.res.fig
+	f[figCPUHookstream], f[figCPUBroker] = perDelivery(cpu.hookstream), perDelivery(cpu.broker)
+	f[figCPUPostgres], f[figCPUBench] = perDelivery(cpu.postgres), perDelivery(cpu.bench)
+	f[figCPUTotal] = f[figCPUHookstream] + f[figCPUBench] + nanAsZero(f[figCPUBroker]) + nanAsZero(f[figCPUPostgres])
+	for _, reason := range deferralReasons {
+		f[figDeferrals+reason] = 0
+	}
+	for reason, v := range inc.byLabel(metricDeferrals, "reason") {
+		if !slices.Contains(deferralReasons, reason) {
+			reason = "other"
+		}
+		f[figDeferrals+reason] += v
+	}
+	attempts := inc.byLabel(metricAttempts, "outcome")
+	f[figFailedAttempts] = inc.total(metricAttempts) - attempts["delivered"]
+	return nil
+}
+
+func nanAsZero(v float64) float64 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return v
+}
+
+// waitReceived waits until every event of commits has reached every endpoint of eps, or
+// timeout passes (what is missing then is the tally's to report); it says every 10 s how far
+// it is.
+func (s *session) waitReceived(ctx context.Context, eps []int, commits *commitLog, timeout time.Duration) error {
+	want := len(commits.byID) * len(eps)
+	deadline := time.Now().Add(timeout)
+	nextNote := time.Now().Add(10 * time.Second)
+	for {
+		got := 0
+		for _, ep := range eps {
+			got += s.rx.endpoint(ep).distinct()
+		}
+		if got >= want && s.tally(commits, eps).missing == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			s.logf("gave up waiting after %s: %d of %d deliveries received", timeout, got, want)
+			return nil
+		}
+		if time.Now().After(nextNote) {
+			s.logf("%d of %d deliveries received", got, want)
+			nextNote = time.Now().Add(10 * time.Second)
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// tally is what the receiver got for a set of endpoints, against what was committed.
+type tally struct {
+	expected, received, missing, duplicates, bad, unknown int
+	last                                                  time.Time   // the last first-receipt
+	receipts                                              []time.Time // first receipts, in no order
+	latencies                                             []float64   // commit→receipt ms of each received delivery
+	points                                                []point     // (commit time since the first commit s, latency ms)
+	example                                               string      // a missing delivery, for the failure message
+}
+
+// point is one delivery on the latency plot.
+type point struct{ x, y float64 }
+
+func (s *session) tally(commits *commitLog, eps []int) tally {
+	var t tally
+	for _, n := range eps {
+		got, bad := s.rx.endpoint(n).snapshot()
+		t.bad += bad
+		for id, c := range commits.byID {
+			t.expected++
+			r, ok := got[id]
+			if !ok {
+				t.missing++
+				t.example = fmt.Sprintf("%s at /ep/%d", id, n)
+				continue
+			}
+			t.received++
+			t.duplicates += r.count - 1
+			t.receipts = append(t.receipts, r.first)
+			if r.first.After(t.last) {
+				t.last = r.first
+			}
+			lat := ms(r.first.Sub(c.end))
+			t.latencies = append(t.latencies, lat)
+			t.points = append(t.points, point{c.end.Sub(commits.first).Seconds(), lat})
+		}
+		for id := range got {
+			if _, ok := commits.byID[id]; !ok {
+				t.unknown++
+			}
+		}
+	}
+	return t
+}
+
+// account adds a tally's counts to the result, keeps its latencies for the plot under series
+// (the legend), and records a failure for what is missing or badly signed.
+func (s *session) account(t tally, series string, waited time.Duration) {
+	f := s.res.fig
+	f[figDeliveries] += float64(t.expected)
+	f[figMissing] += float64(t.missing)
+	f[figDuplicates] += float64(t.duplicates)
+	f[figBadSignatures] += float64(t.bad)
+	f[figUnknown] += float64(t.unknown)
+	s.res.points[series] = t.points
+	if t.missing > 0 {
+		s.res.failures = append(s.res.failures, fmt.Sprintf("%s: %d of %d deliveries missing %s after the load ended (e.g. %s)",
+			series, t.missing, t.expected, waited.Round(time.Second), t.example))
+	}
+	if t.bad > 0 {
+		s.res.failures = append(s.res.failures, fmt.Sprintf("%s: %d requests with bad signatures", series, t.bad))
+	}
+}
+
+// rateAndLatency sets the workload's headline figures from a tally: deliveries/s counted from
+// since to the last receipt, and the commit→receipt percentiles.
+func (s *session) rateAndLatency(t tally, since time.Time) {
+	f := s.res.fig
+	f[figRate] = math.NaN()
+	if t.received > 0 {
+		f[figRate] = float64(t.received) / t.last.Sub(since).Seconds()
+	}
+	slices.Sort(t.latencies)
+	f[figP50], f[figP95], f[figP99] = percentile(t.latencies, 50), percentile(t.latencies, 95), percentile(t.latencies, 99)
+	f[figMax] = percentile(t.latencies, 100)
+}
+
+// accountCommits puts the commit side's figures into the result.
+func (s *session) accountCommits(commits *commitLog, perTx int) {
+	s.res.fig[figCommitRate] = commits.rate()
+	s.res.fig[figPGRatio] = commits.rate() / s.lim.pgRate[perTx]
+	s.res.fig[figBareRatio] = s.res.fig[figRate] / s.lim.bareRPS
+}
+
+// accountHops reads the run's Kafka timestamps and splits commit→receipt into its hops.
+func (s *session) accountHops(ctx context.Context, commits *commitLog, ep int) error {
+	h, err := readHopTimes(ctx, s.env.brokers, s.env.prefix, commits.byID, 2*time.Minute)
+	if err != nil {
+		return err
+	}
+	got, _ := s.rx.endpoint(ep).snapshot()
+	cdc, fanout, send := h.hops(commits.byID, got)
+	if len(cdc) < len(commits.byID) {
+		s.res.notes = append(s.res.notes, fmt.Sprintf("hops: Kafka timestamps found for %d of %d events", len(cdc), len(commits.byID)))
+	}
+	for _, hop := range []struct {
+		name string
+		v    []float64
+	}{{figHopCDC, cdc}, {figHopFanout, fanout}, {figHopSender, send}} {
+		slices.Sort(hop.v)
+		s.res.fig[hop.name+"p50"], s.res.fig[hop.name+"p99"] = percentile(hop.v, 50), percentile(hop.v, 99)
+	}
+	return nil
+}
+
+// percentile of sorted values by nearest rank; NaN when there are none.
+func percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// checkProcesses records a failure when a process of the environment exited during the
+// workload.
+func (s *session) checkProcesses() {
+	if err := processErrors(s.env); err != nil {
+		s.res.failures = append(s.res.failures, "processes died during the workload: "+err.Error())
+	}
+}

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// compressedSchedule is workload d's retry schedule, so that a receiver that was down is
+// retried within minutes instead of hours.
+const compressedSchedule = "1s,2s,5s,10s,30s,1m,2m,5m,10m"
+
+// workload is one measurement, run in an environment of its own.
+type workload struct {
+	name          string
+	about         func(o options) string
+	retrySchedule string // HOOKSTREAM_RETRY_SCHEDULE of its processes; empty: the default
+	run           func(ctx context.Context, s *session) error
+}
+
+var allWorkloads = []workload{
+	{name: "a1", about: func(o options) string {
+		return fmt.Sprintf("%d events, one per transaction, one endpoint: deliveries/s", o.aEvents)
+	}, run: func(ctx context.Context, s *session) error { return s.burst(ctx, s.o.aEvents, 1, 1, true) }},
+	{name: "a100", about: func(o options) string {
+		return fmt.Sprintf("%d events, 100 per transaction, one endpoint: deliveries/s", o.aEvents)
+	}, run: func(ctx context.Context, s *session) error { return s.burst(ctx, s.o.aEvents, 100, 1, true) }},
+	{name: "b", about: func(o options) string {
+		return fmt.Sprintf("%d events, 100 per transaction, %d endpoints of one partner: deliveries/s", o.bEvents, o.bEndpoints)
+	}, run: func(ctx context.Context, s *session) error {
+		return s.burst(ctx, s.o.bEvents, 100, s.o.bEndpoints, false)
+	}},
+	{name: "c", about: func(o options) string {
+		return fmt.Sprintf("steady %d events/s for %s, one per transaction, one endpoint: commit-to-receipt latency", o.cRate, o.cDuration)
+	}, run: func(ctx context.Context, s *session) error { return s.steadyLoad(ctx) }},
+	{name: "d", about: func(o options) string {
+		return fmt.Sprintf("drain: %d events (100 per transaction) committed and fanned out while the receiver is down, "+
+			"then deliveries/s from its return; retry schedule compressed to %s", o.dEvents, compressedSchedule)
+	}, retrySchedule: compressedSchedule, run: func(ctx context.Context, s *session) error { return s.drain(ctx) }},
+	{name: "e", about: func(o options) string {
+		return fmt.Sprintf("as a1 (%d events) with a second endpoint that hangs until the sender's timeout: "+
+			"the hot endpoint's deliveries/s, and how long the hung one takes to catch up once it answers", o.aEvents)
+	}, run: func(ctx context.Context, s *session) error { return s.hotAndHung(ctx) }},
+}
+
+// lookupWorkload returns the workload called name.
+func lookupWorkload(name string) (workload, bool) {
+	i := slices.IndexFunc(allWorkloads, func(w workload) bool { return w.name == name })
+	if i < 0 {
+		return workload{}, false
+	}
+	return allWorkloads[i], true
+}
+
+// burst commits events in transactions of perTx for endpoints endpoints as fast as the clients
+// can, and measures deliveries/s from the first commit's start to the last receipt.
+func (s *session) burst(ctx context.Context, events, perTx, endpoints int, withHops bool) error {
+	eps, err := s.addEndpoints(ctx, endpoints)
+	if err != nil {
+		return err
+	}
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	commits, err := s.gen.burst(ctx, events, perTx)
+	if err != nil {
+		return err
+	}
+	return s.finish(ctx, commits, perTx, eps, withHops)
+}
+
+// steadyLoad commits at a steady rate to one endpoint and measures the latency.
+func (s *session) steadyLoad(ctx context.Context) error {
+	eps, err := s.addEndpoints(ctx, 1)
+	if err != nil {
+		return err
+	}
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	commits, err := s.gen.steady(ctx, s.o.cRate, s.o.cDuration)
+	if err != nil {
+		return err
+	}
+	return s.finish(ctx, commits, 1, eps, true)
+}
+
+// finish waits for the deliveries of a load and accounts for them.
+func (s *session) finish(ctx context.Context, commits *commitLog, perTx int, eps []int, withHops bool) error {
+	s.logf("committed %d events at %.0f/s; waiting for %d deliveries", len(commits.byID), commits.rate(), len(commits.byID)*len(eps))
+	loadEnd := time.Now()
+	if err := s.waitReceived(ctx, eps, commits, s.o.tailTimeout); err != nil {
+		return err
+	}
+	t := s.tally(commits, eps)
+	if err := s.end(ctx, t.received); err != nil {
+		return err
+	}
+	s.account(t, "all endpoints", time.Since(loadEnd))
+	s.rateAndLatency(t, commits.first)
+	s.accountCommits(commits, perTx)
+	if withHops {
+		return s.accountHops(ctx, commits, eps[0])
+	}
+	return nil
+}
+
+// drain commits a backlog while the receiver is down (its listener closed: connection
+// refused), waits until fanout has made every delivery, brings the receiver back and measures
+// how fast the backlog drains from that moment.
+func (s *session) drain(ctx context.Context) error {
+	eps, err := s.addEndpoints(ctx, 1)
+	if err != nil {
+		return err
+	}
+	s.rx.down()
+	defer func() { _ = s.rx.ensureUp() }()
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	made := s.metricsBefore.total(metricFanoutMade)
+	commits, err := s.gen.burst(ctx, s.o.dEvents, 100)
+	if err != nil {
+		return err
+	}
+	s.logf("committed %d events at %.0f/s with the receiver down; waiting for fanout", len(commits.byID), commits.rate())
+	if err := s.waitFanout(ctx, made+float64(len(commits.byID))); err != nil {
+		return err
+	}
+	if err := s.rx.comeBack(ctx); err != nil {
+		return err
+	}
+	back := time.Now()
+	s.res.fig[figDownFor] = back.Sub(commits.first).Seconds()
+	s.logf("receiver back after %.1f s; waiting for %d deliveries", s.res.fig[figDownFor], len(commits.byID))
+	if err := s.waitReceived(ctx, eps, commits, s.o.drainTimeout); err != nil {
+		return err
+	}
+	t := s.tally(commits, eps)
+	if err := s.end(ctx, t.received); err != nil {
+		return err
+	}
+	s.account(t, "all endpoints", time.Since(back))
+	s.rateAndLatency(t, back)
+	s.accountCommits(commits, 100)
+	slices.SortFunc(t.receipts, func(a, b time.Time) int { return a.Compare(b) })
+	s.res.fig[figDrainFirst], s.res.fig[figDrain99], s.res.fig[figDrain100] = math.NaN(), math.NaN(), math.NaN()
+	if len(t.receipts) > 0 {
+		s.res.fig[figDrainFirst] = t.receipts[0].Sub(back).Seconds()
+	}
+	if n := int(math.Ceil(0.99 * float64(t.expected))); n <= len(t.receipts) {
+		s.res.fig[figDrain99] = t.receipts[n-1].Sub(back).Seconds()
+	}
+	if t.missing == 0 {
+		s.res.fig[figDrain100] = t.last.Sub(back).Seconds()
+	}
+	s.res.notes = append(s.res.notes, "retry schedule compressed to "+compressedSchedule)
+	return nil
+}
+
+// waitFanout waits until fanout has produced want initial deliveries in all (its counter).
+func (s *session) waitFanout(ctx context.Context, want float64) error {
+	deadline := time.Now().Add(s.o.drainTimeout)
+	nextNote := time.Now().Add(10 * time.Second)
+	for {
+		m, err := scrapeAll(ctx, s.env.metricsURLs)
+		if err != nil {
+			return err
+		}
+		made := m.total(metricFanoutMade)
+		if made >= want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("fanout produced %.0f of %.0f deliveries within %s", made, want, s.o.drainTimeout)
+		}
+		if time.Now().After(nextNote) {
+			s.logf("fanout has produced %.0f of %.0f deliveries", made, want)
+			nextNote = time.Now().Add(10 * time.Second)
+		}
+		if err := sleep(ctx, 250*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// hotAndHung is a1 with a second endpoint of the same partner whose path holds every request
+// until the sender gives up: the hot endpoint must not notice. Once the hot burst is received
+// the second path answers again, and the time until it has every event is measured.
+func (s *session) hotAndHung(ctx context.Context) error {
+	eps, err := s.addEndpoints(ctx, 2)
+	if err != nil {
+		return err
+	}
+	hot, hung := eps[:1], eps[1:]
+	s.rx.endpoint(hung[0]).setHang(true)
+	defer s.rx.endpoint(hung[0]).setHang(false)
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	commits, err := s.gen.burst(ctx, s.o.aEvents, 1)
+	if err != nil {
+		return err
+	}
+	s.logf("committed %d events at %.0f/s; waiting for the hot endpoint", len(commits.byID), commits.rate())
+	loadEnd := time.Now()
+	if err := s.waitReceived(ctx, hot, commits, s.o.tailTimeout); err != nil {
+		return err
+	}
+	hotT := s.tally(commits, hot)
+	s.rx.endpoint(hung[0]).setHang(false)
+	released := time.Now()
+	s.logf("hot endpoint done; the hung endpoint answers again, waiting up to %s for it", s.o.recoverTimeout)
+	if err := s.waitReceived(ctx, hung, commits, s.o.recoverTimeout); err != nil {
+		return err
+	}
+	hungT := s.tally(commits, hung)
+	if err := s.end(ctx, hotT.received+hungT.received); err != nil {
+		return err
+	}
+	s.account(hotT, "hot /ep/0", time.Since(loadEnd))
+	s.account(hungT, "hung /ep/1", time.Since(released))
+	s.rateAndLatency(hotT, commits.first)
+	s.accountCommits(commits, 1)
+	s.res.fig[figHungMissing] = float64(hungT.missing)
+	s.res.fig[figHungRecovery] = math.NaN()
+	if hungT.missing == 0 {
+		s.res.fig[figHungRecovery] = hungT.last.Sub(released).Seconds()
+	}
+	// The hot endpoint's hops say where a hanging neighbour slows it, if it does.
+	return s.accountHops(ctx, commits, hot[0])
+}
