@@ -32,11 +32,12 @@ test-real: pg-up kafka-up
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA='$(KAFKA_REAL)' $(GOTEST) ./...
 
 # Short fuzzing runs in every CI run: the egress URL policy (R26), the receiver inbox's handler,
-# the envelope-head reader and the record codec; longer runs by hand.
+# the envelope-head reader, the response excerpt and the record codec; longer runs by hand.
 test-fuzz: pg-up
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckURL$$' -fuzztime 15s ./sender/egress/
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' $(GO) test -run '^$$' -fuzz '^FuzzHandler$$' -fuzztime 10s ./webhook/inbox/
 	$(GO) test -run '^$$' -fuzz '^FuzzReadHead$$' -fuzztime 10s ./sender/
+	$(GO) test -run '^$$' -fuzz '^FuzzExcerpt$$' -fuzztime 5s ./sender/
 	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalDelivery$$' -fuzztime 10s ./internal/records/
 	$(GO) test -run '^$$' -fuzz '^FuzzAttemptAppendJSON$$' -fuzztime 10s ./internal/records/
 

@@ -40,7 +40,10 @@ type Config struct {
 	// `hookstream retry` processes (<prefix>.retry.<tier>.<InstanceID>); two processes running
 	// at once must not share one. Give each replica a stable one (its pod name): a restarted
 	// replica then fences its predecessor's open transaction at once instead of waiting out
-	// TransactionTimeout. Empty picks a random one.
+	// TransactionTimeout, and, a static member of every tier's group under this id, takes its
+	// partitions back at once instead of after the session timeout. Empty picks a random
+	// transactional id and joins the groups as a dynamic member: a random static id would
+	// leave, at every restart, a member holding partitions until its session times out.
 	InstanceID string
 
 	// LookAheadRecords bounds, per tier, how many records wait in memory for their due time;

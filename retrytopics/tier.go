@@ -113,7 +113,9 @@ func (t *Tier) Stats() TierStats {
 // Run consumes the tier until ctx ends. A failed Kafka session is closed and a new one started
 // after RetryInterval; everything held is read again from the committed offsets. Shutdown is
 // ordered: the poll stops, a release in flight finishes its transaction, then the consumer
-// leaves its group. Run returns nil when ctx ends, an error only for an unusable configuration.
+// leaves its group (a static member, with an InstanceID, stays in it until its session times
+// out, so that its restart takes its partitions back without a rebalance). Run returns nil when
+// ctx ends, an error only for an unusable configuration.
 func (t *Tier) Run(ctx context.Context) error {
 	for {
 		err := t.session(ctx)
@@ -139,7 +141,7 @@ type fatalError struct{ error }
 func (e fatalError) Unwrap() error { return e.error }
 
 func (t *Tier) kafkaOptions() []kgo.Opt {
-	return append([]kgo.Opt{
+	opts := []kgo.Opt{
 		kgo.SeedBrokers(t.cfg.Brokers...),
 		kgo.WithLogger(kafkaLogger{t.log}),
 		kgo.ConsumerGroup(t.group),
@@ -168,7 +170,12 @@ func (t *Tier) kafkaOptions() []kgo.Opt {
 		kgo.OnPartitionsRevoked(t.onRevoked),
 		kgo.OnPartitionsLost(t.onRevoked),
 		kgo.OnOffsetsFetched(t.onOffsetsFetched),
-	}, t.cfg.KafkaOptions...)
+	}
+	if t.cfg.InstanceID != "" {
+		// Static membership: a restarted replica takes its partitions back at once.
+		opts = append(opts, kgo.InstanceID(t.cfg.InstanceID))
+	}
+	return append(opts, t.cfg.KafkaOptions...)
 }
 
 // session runs one Kafka session: a group member with a transactional producer.
@@ -203,7 +210,7 @@ func (t *Tier) session(ctx context.Context) error {
 	defer func() {
 		stopStats()
 		wg.Wait()
-		s.CloseAllowingRebalance() // leaves the group; the revoke callback drops what is held
+		s.CloseAllowingRebalance() // leaves the group unless static; the revoke callback drops what is held
 		t.mu.Lock()
 		t.hold.dropAll()
 		t.publishLocked()

@@ -27,7 +27,7 @@ func NewTiers(cfg Config) (*Tiers, error) {
 }
 
 // Run runs every tier until ctx ends; each finishes its release in flight and leaves its group
-// before Run returns. It returns nil when ctx ends, or the first tier's configuration error.
+// (unless it is a static member, see Config.InstanceID) before Run returns. It returns nil when ctx ends, or the first tier's configuration error.
 func (ts *Tiers) Run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for _, t := range ts.tiers {

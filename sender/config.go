@@ -25,6 +25,10 @@ type Config struct {
 	Prefix string
 	// Group is the consumer group of the deliveries topic; empty means Prefix + ".sender".
 	Group string
+	// InstanceID, when set, makes this sender a static member of the group: restarted with the
+	// same id, it takes its partitions back at once instead of after the session timeout (45 s).
+	// Every sender running at once needs its own: a second one with the same id fences the first.
+	InstanceID string
 
 	// Egress is the SSRF policy every request goes through, with the connect, TLS and total
 	// timeouts and the response size limit (design.md sections 7 and 9).

@@ -129,7 +129,8 @@ func newSender(cfg Config, view endpointSource, retrier Retrier) (*Sender, error
 
 // Run delivers until ctx ends, then shuts down in order: it stops taking records, lets the
 // requests in flight finish (up to Config.ShutdownGrace; the rest are abandoned and delivered
-// again after a restart), commits the offsets of finished work, leaves the group and closes.
+// again after a restart), commits the offsets of finished work and closes (a dynamic member
+// leaves the group; a static one, with an InstanceID, keeps its place until its session ends).
 // It waits for the endpoint view to catch up before consuming, so the caller must be running
 // the view. Run returns nil after a clean shutdown.
 func (s *Sender) Run(ctx context.Context) error {
@@ -154,7 +155,7 @@ func (s *Sender) Run(ctx context.Context) error {
 		return fmt.Errorf("sender: kafka producer: %w", err)
 	}
 	defer s.producer.Close()
-	s.consumer, err = kgo.NewClient(append([]kgo.Opt{
+	consumerOpts := append([]kgo.Opt{
 		kgo.SeedBrokers(s.cfg.Brokers...),
 		kgo.ConsumerGroup(s.cfg.group()),
 		kgo.ConsumeTopics(s.names.Deliveries),
@@ -168,7 +169,12 @@ func (s *Sender) Run(ctx context.Context) error {
 		// An empty fetch waits at most this long on the broker; a revoke waits for it.
 		kgo.FetchMaxWait(time.Second),
 		kgo.FetchMaxBytes(fetchMaxBytes),
-	}, s.cfg.KafkaOptions...)...)
+	}, s.cfg.KafkaOptions...)
+	if s.cfg.InstanceID != "" {
+		// Static membership: a restarted sender takes its partitions back at once.
+		consumerOpts = append(consumerOpts, kgo.InstanceID(s.cfg.InstanceID))
+	}
+	s.consumer, err = kgo.NewClient(consumerOpts...)
 	if err != nil {
 		return fmt.Errorf("sender: kafka consumer: %w", err)
 	}
@@ -193,7 +199,7 @@ func (s *Sender) Run(ctx context.Context) error {
 	commitCtx, cancel := context.WithTimeout(context.Background(), finalCommitTimeout)
 	s.commit(commitCtx, s.consumer, parts)
 	cancel()
-	s.consumer.Close() // leaves the group; nothing is assigned any more
+	s.consumer.Close() // nothing is assigned any more
 	s.poster.client.CloseIdleConnections()
 	s.log.Info("sender stopped")
 	return nil

@@ -10,27 +10,37 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/records"
 )
 
 // EndpointView is an in-memory copy of the endpoints topic, read from the beginning and followed
 // live. Fanout, the sender and the retry tiers each keep one. Records are committed by cdc in
 // commit-LSN order, so the view always shows the endpoint tables as of some commit.
+//
+// A record the view cannot read (not JSON, another format version, an id other than its key)
+// changes nothing: the endpoint keeps its last good state, so its events are still delivered as
+// PostgreSQL and the admin API say; the record is counted in
+// hookstream_endpoint_view_bad_records_total and logged by endpoint id and offset, never by
+// content (it may hold sealed secrets). It is not dead-lettered: every view reads the topic from
+// the start at every start, so each process would send the same dead letter again at each
+// restart; the record stays in the endpoints topic, where the metric's alert points.
 type EndpointView struct {
 	cl    *kgo.Client
 	adm   *kadm.Client
 	topic string
 	log   *slog.Logger
+	bad   prometheus.Counter
 
 	mu        sync.RWMutex
 	byID      map[string]*records.Endpoint
 	byPartner map[string][]*records.Endpoint
 	pos       int64         // offset after the last record (data or control marker) applied
 	advanced  chan struct{} // closed and replaced whenever pos moves
-	bad       int           // records that could not be decoded
 }
 
 // ViewConfig configures an EndpointView.
@@ -38,6 +48,10 @@ type ViewConfig struct {
 	Brokers []string
 	Topic   string // <prefix>.endpoints
 	Logger  *slog.Logger
+	// Registerer, when set, gets the view's metrics, labelled view=Name.
+	Registerer prometheus.Registerer
+	// Name says whose view it is ("fanout", "sender"), in its metrics and logs.
+	Name string
 	// KafkaOptions are extra franz-go options (e.g. for tests).
 	KafkaOptions []kgo.Opt
 }
@@ -49,6 +63,14 @@ func NewEndpointView(cfg ViewConfig) (*EndpointView, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	bad := prometheus.NewCounter(prometheus.CounterOpts{Namespace: metrics.Namespace, Subsystem: "endpoint_view", Name: "bad_records_total",
+		Help:        "Endpoints-topic records the endpoint view could not read; each endpoint kept its last good state.",
+		ConstLabels: prometheus.Labels{"view": cfg.Name}})
+	if cfg.Registerer != nil {
+		if err := cfg.Registerer.Register(bad); err != nil {
+			return nil, fmt.Errorf("streams: endpoint view metrics: %w", err)
+		}
 	}
 	cl, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
@@ -62,7 +84,7 @@ func NewEndpointView(cfg ViewConfig) (*EndpointView, error) {
 		return nil, fmt.Errorf("streams: endpoint view: %w", err)
 	}
 	return &EndpointView{
-		cl: cl, adm: kadm.NewClient(cl), topic: cfg.Topic, log: cfg.Logger,
+		cl: cl, adm: kadm.NewClient(cl), topic: cfg.Topic, log: cfg.Logger.With("view", cfg.Name), bad: bad,
 		byID: map[string]*records.Endpoint{}, byPartner: map[string][]*records.Endpoint{},
 		advanced: make(chan struct{}),
 	}, nil
@@ -96,6 +118,17 @@ func (v *EndpointView) apply(r *kgo.Record) {
 		return
 	}
 	id := string(r.Key)
+	var e *records.Endpoint
+	if r.Value != nil { // nil is a tombstone: the endpoint was deleted
+		var err error
+		if e, err = readEndpoint(id, r.Value); err != nil {
+			v.bad.Inc()
+			_, kept := v.byID[id]
+			v.log.Error("endpoint record not understood; the view keeps the endpoint's last good state",
+				"endpoint_id", id, "partition", r.Partition, "offset", r.Offset, "kept", kept, "err", err)
+			return
+		}
+	}
 	if old, ok := v.byID[id]; ok {
 		v.byPartner[old.PartnerID] = slices.DeleteFunc(v.byPartner[old.PartnerID], func(e *records.Endpoint) bool { return e.ID == id })
 		if len(v.byPartner[old.PartnerID]) == 0 {
@@ -103,17 +136,35 @@ func (v *EndpointView) apply(r *kgo.Record) {
 		}
 		delete(v.byID, id)
 	}
-	if r.Value == nil {
-		return
+	if e != nil {
+		v.byID[id] = e
+		v.byPartner[e.PartnerID] = append(v.byPartner[e.PartnerID], e)
 	}
+}
+
+// readEndpoint decodes the endpoints record keyed id. Its errors never quote the value.
+func readEndpoint(id string, value []byte) (*records.Endpoint, error) {
 	var e records.Endpoint
-	if err := json.Unmarshal(r.Value, &e); err != nil || e.V != records.EndpointVersion || e.ID != id {
-		v.bad++
-		v.log.Error("endpoint record not understood; endpoint left out of the view", "endpoint_id", id, "offset", r.Offset, "err", err, "v", e.V)
-		return
+	if err := json.Unmarshal(value, &e); err != nil {
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			return nil, fmt.Errorf("not JSON (at byte %d)", syntax.Offset)
+		}
+		var field *json.UnmarshalTypeError
+		if errors.As(err, &field) {
+			return nil, fmt.Errorf("field %s is not a %s", field.Field, field.Type)
+		}
+		return nil, errors.New("not an endpoint record")
 	}
-	v.byID[id] = &e
-	v.byPartner[e.PartnerID] = append(v.byPartner[e.PartnerID], &e)
+	switch {
+	case e.V != records.EndpointVersion:
+		return nil, fmt.Errorf("endpoint record version %d, this view reads %d", e.V, records.EndpointVersion)
+	case e.ID != id:
+		return nil, errors.New("the record's id is not its key")
+	case e.PartnerID == "":
+		return nil, errors.New("the record names no partner")
+	}
+	return &e, nil
 }
 
 // CatchUp waits until the view holds every endpoint record committed before the call: it reads

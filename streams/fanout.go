@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -199,7 +200,7 @@ func (f *Fanout) deliveries(r *kgo.Record) []*kgo.Record {
 	if err != nil {
 		f.metrics.invalid.Inc()
 		f.log.Error("event record dead-lettered", "offset", r.Offset, "partition", r.Partition, "err", err)
-		return []*kgo.Record{deadLetter(f.names.DLQ, string(r.Key), "fanout", err.Error(), r.Value)}
+		return []*kgo.Record{deadLetter(f.names.DLQ, string(r.Key), records.DeadLetter{Source: "fanout", Reason: err.Error()}, r.Value)}
 	}
 	var out []*kgo.Record
 	now := time.Now().UTC()
@@ -209,7 +210,7 @@ func (f *Fanout) deliveries(r *kgo.Record) []*kgo.Record {
 		}
 		body, err := ConvertEnvelope(r.Value, ev.schemaVersion, e.SchemaVersion)
 		if err != nil {
-			out = append(out, deadLetter(f.names.DLQ, e.ID, "fanout", fmt.Sprintf("endpoint %s: %v", e.ID, err), r.Value))
+			out = append(out, deadLetter(f.names.DLQ, e.ID, records.DeadLetter{Source: "fanout", Reason: fmt.Sprintf("endpoint %s: %v", e.ID, err)}, r.Value))
 			continue
 		}
 		d := records.Delivery{
@@ -265,9 +266,12 @@ func readEvent(r *kgo.Record) (eventMeta, error) {
 	return m, nil
 }
 
-func deadLetter(topic, key, source, reason string, original []byte) *kgo.Record {
-	dl := records.DeadLetter{V: records.DeadLetterVersion, Source: source, Reason: reason, At: time.Now().UTC()}
-	if json.Valid(original) && len(original) <= 64<<10 {
+// deadLetter builds the dlq record of original, which could not be processed; dl says by whom
+// and why. The original is kept as it is when it is JSON (and UTF-8, so that the dead letter is
+// too) of at most 64 KiB, else as a quoted string of its first 64 KiB.
+func deadLetter(topic, key string, dl records.DeadLetter, original []byte) *kgo.Record {
+	dl.V, dl.At = records.DeadLetterVersion, time.Now().UTC()
+	if utf8.Valid(original) && json.Valid(original) && len(original) <= 64<<10 {
 		dl.Original = original
 	} else {
 		dl.Original, _ = json.Marshal(strconv.Quote(string(original[:min(len(original), 64<<10)])))

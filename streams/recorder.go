@@ -7,12 +7,16 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"math"
 	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -26,24 +30,33 @@ import (
 
 // RecorderConfig configures the Recorder.
 type RecorderConfig struct {
-	Brokers     []string
-	Prefix      string
-	Group       string // default <prefix>.recorder
-	MaxBatch    int    // attempts taken from Kafka per batch
-	WriteShards int    // concurrent PostgreSQL transactions per batch, split by endpoint
+	Brokers []string
+	Prefix  string
+	Group   string // default <prefix>.recorder
+	// InstanceID, when set, makes this recorder a static member of the group: restarted with
+	// the same id, it takes its partitions back at once instead of after the session timeout.
+	// Every recorder running at once needs its own: a second one with the same id fences the
+	// first.
+	InstanceID  string
+	MaxBatch    int // attempts taken from Kafka per batch
+	WriteShards int // concurrent PostgreSQL transactions per batch, split by endpoint
 	// HistoryRetention is how long finished deliveries and their attempts are kept (R33); 0
 	// keeps them forever. HistorySweepInterval is how often expired ones are deleted.
 	HistoryRetention     time.Duration
 	HistorySweepInterval time.Duration
-	Logger               *slog.Logger
-	Registerer           prometheus.Registerer
-	KafkaOptions         []kgo.Opt
+	// WriteRetryMax caps the wait between two tries of a batch that could not be stored
+	// (PostgreSQL or Kafka away: a restart, a failover). The waits start at a tenth of a second
+	// and double; the batch is tried until it is stored, and its offsets are committed only then.
+	WriteRetryMax time.Duration
+	Logger        *slog.Logger
+	Registerer    prometheus.Registerer
+	KafkaOptions  []kgo.Opt
 }
 
 // DefaultRecorderConfig returns the defaults.
 func DefaultRecorderConfig() RecorderConfig {
 	return RecorderConfig{Prefix: "hookstream", MaxBatch: 2000, WriteShards: 2, Logger: slog.Default(),
-		HistoryRetention: 30 * 24 * time.Hour, HistorySweepInterval: time.Hour}
+		HistoryRetention: 30 * 24 * time.Hour, HistorySweepInterval: time.Hour, WriteRetryMax: 5 * time.Second}
 }
 
 // Validate reports settings the recorder cannot run with.
@@ -70,6 +83,9 @@ func (c RecorderConfig) Validate() error {
 	if c.HistoryRetention > 0 && c.HistorySweepInterval <= 0 {
 		errs = append(errs, errors.New("history sweep interval must be positive"))
 	}
+	if c.WriteRetryMax < firstWriteRetry {
+		errs = append(errs, fmt.Errorf("write retry max must be at least %s", firstWriteRetry))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("streams: recorder: %w", err)
 	}
@@ -80,6 +96,10 @@ func (c RecorderConfig) Validate() error {
 // attempt and the delivery's current state (R18). Writing is idempotent, so a replayed attempts
 // record changes nothing. It keeps endpoint.failing_since and disables an endpoint that answered
 // 410 Gone, announcing it with an endpoint.disabled event through the outbox (R20, R23).
+//
+// No record stops it: one it cannot read, or PostgreSQL will not store, goes to the dlq with the
+// reason and the partition goes on; an outage of PostgreSQL or Kafka is waited out, the batch
+// tried again until it is stored.
 type Recorder struct {
 	cfg     RecorderConfig
 	pool    *pgxpool.Pool
@@ -89,13 +109,14 @@ type Recorder struct {
 }
 
 type recorderMetrics struct {
-	recorded  prometheus.Counter
-	refused   *prometheus.CounterVec
-	disabled  prometheus.Counter
-	expired   prometheus.Counter
-	expiryErr prometheus.Counter
-	batchSize prometheus.Histogram
-	latency   prometheus.Histogram
+	recorded      prometheus.Counter
+	refused       *prometheus.CounterVec
+	disabled      prometheus.Counter
+	expired       prometheus.Counter
+	expiryErr     prometheus.Counter
+	writeFailures prometheus.Counter
+	batchSize     prometheus.Histogram
+	latency       prometheus.Histogram
 }
 
 // NewRecorder returns a Recorder writing to pool.
@@ -118,13 +139,15 @@ func NewRecorder(cfg RecorderConfig, pool *pgxpool.Pool) (*Recorder, error) {
 			Help: "Finished deliveries deleted, with their attempts, after the history retention."}),
 		expiryErr: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "history_expiry_failures_total",
 			Help: "History sweeps that failed; each is tried again at the next sweep interval."}),
+		writeFailures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "batch_write_failures_total",
+			Help: "Tries to store a batch that failed (PostgreSQL or Kafka unreachable); the batch is tried again."}),
 		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "batch_size",
 			Help: "Attempts per PostgreSQL transaction.", Buckets: prometheus.ExponentialBuckets(1, 4, 6)}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "batch_seconds",
 			Help: "Time to write one batch to PostgreSQL.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}),
 	}
 	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{m.recorded, m.refused, m.disabled, m.expired, m.expiryErr, m.batchSize, m.latency} {
+		for _, c := range []prometheus.Collector{m.recorded, m.refused, m.disabled, m.expired, m.expiryErr, m.writeFailures, m.batchSize, m.latency} {
 			if err := cfg.Registerer.Register(c); err != nil {
 				return nil, fmt.Errorf("streams: recorder metrics: %w", err)
 			}
@@ -146,7 +169,7 @@ func (r *Recorder) Run(ctx context.Context) error {
 		}()
 		defer func() { stopSweeping(); <-swept }()
 	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{
+	opts := []kgo.Opt{
 		kgo.SeedBrokers(r.cfg.Brokers...),
 		kgo.ConsumerGroup(r.cfg.Group),
 		kgo.ConsumeTopics(r.names.Attempts),
@@ -154,7 +177,11 @@ func (r *Recorder) Run(ctx context.Context) error {
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
-	}, r.cfg.KafkaOptions...)...)
+	}
+	if r.cfg.InstanceID != "" {
+		opts = append(opts, kgo.InstanceID(r.cfg.InstanceID))
+	}
+	cl, err := kgo.NewClient(append(opts, r.cfg.KafkaOptions...)...)
 	if err != nil {
 		return fmt.Errorf("streams: recorder client: %w", err)
 	}
@@ -168,12 +195,9 @@ func (r *Recorder) Run(ctx context.Context) error {
 		fs.EachError(func(t string, p int32, err error) { r.log.Warn("fetch", "topic", t, "partition", p, "err", err) })
 		recs := fs.Records()
 		if len(recs) > 0 {
-			if err := r.recordBatch(ctx, cl, recs); err != nil {
+			if !r.record(ctx, cl, recs) {
 				cl.AllowRebalance()
-				if ctx.Err() != nil {
-					return nil
-				}
-				return err
+				return nil
 			}
 			if err := cl.CommitRecords(ctx, recs...); err != nil && ctx.Err() == nil {
 				r.log.Warn("offset commit failed; the batch will be recorded again (idempotent)", "err", err)
@@ -183,92 +207,209 @@ func (r *Recorder) Run(ctx context.Context) error {
 	}
 }
 
+// firstWriteRetry is the first wait before a batch that could not be stored is tried again.
+const firstWriteRetry = 100 * time.Millisecond
+
+// record stores one polled batch, trying again with growing waits (up to WriteRetryMax) until it
+// is stored; it reports false only when ctx ends first. The same records are tried each time,
+// none skipped, and every statement is idempotent, so a try that failed half-way does no harm.
+// Rebalances stay blocked meanwhile: the partitions cannot move to another member while this
+// one holds uncommitted records.
+func (r *Recorder) record(ctx context.Context, cl *kgo.Client, recs []*kgo.Record) bool {
+	valid, refused := r.decode(recs)
+	wait := firstWriteRetry
+	for failures := 1; ; failures++ {
+		err := r.write(ctx, cl, len(recs), valid, refused)
+		if err == nil {
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		r.metrics.writeFailures.Inc()
+		r.log.Warn("batch not stored; trying it again", "records", len(recs), "failures", failures, "retry_in", wait, "err", err)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, r.cfg.WriteRetryMax)
+	}
+}
+
 // decoded is an attempts record and the attempt it holds.
 type decoded struct {
 	rec     *kgo.Record
 	attempt records.Attempt
 }
 
-func (r *Recorder) recordBatch(ctx context.Context, cl *kgo.Client, recs []*kgo.Record) error {
-	began := time.Now()
-	var (
-		valid   []decoded
-		refused []*kgo.Record
-	)
+// refusal is an attempts record the recorder does not store, and why: reason is the metric
+// label, detail says what is wrong with this record.
+type refusal struct {
+	rec            *kgo.Record
+	reason, detail string
+	attempt        *records.Attempt // nil when the record could not be read
+}
+
+// decode reads a batch: attempts to store, and records that are not attempts the recorder can
+// trust.
+func (r *Recorder) decode(recs []*kgo.Record) (valid []decoded, refused []refusal) {
 	for _, rec := range recs {
 		a, err := decodeAttempt(rec.Value)
 		if err != nil {
-			refused = append(refused, r.refuse(rec, "invalid", err.Error()))
+			refused = append(refused, refusal{rec: rec, reason: "invalid", detail: err.Error()})
 			continue
 		}
 		valid = append(valid, decoded{rec, a})
 	}
+	return valid, refused
+}
+
+// write checks the tenancy of the valid attempts, stores those that pass and dead-letters the
+// rest, with invalid, the records decode refused. Metrics and logs are written only once it
+// succeeds, so a batch tried again is counted once.
+func (r *Recorder) write(ctx context.Context, cl *kgo.Client, polled int, valid []decoded, invalid []refusal) error {
+	began := time.Now()
 	owners, err := r.endpointOwners(ctx, valid)
 	if err != nil {
 		return err
 	}
-	var accepted []records.Attempt
+	refused := slices.Clone(invalid)
+	var accepted []decoded
 	for _, d := range valid {
 		a := d.attempt
 		owner, known := owners[a.EndpointID]
 		switch {
 		case !known:
-			refused = append(refused, r.refuse(d.rec, "unknown_endpoint", "endpoint "+a.EndpointID+" does not exist"))
+			refused = append(refused, refusal{d.rec, "unknown_endpoint", "endpoint " + a.EndpointID + " does not exist", &d.attempt})
 		case owner != a.PartnerID:
-			refused = append(refused, r.refuse(d.rec, "tenant_mismatch", fmt.Sprintf("endpoint %s does not belong to partner %s", a.EndpointID, a.PartnerID)))
+			refused = append(refused, refusal{d.rec, "tenant_mismatch", fmt.Sprintf("endpoint %s does not belong to partner %s", a.EndpointID, a.PartnerID), &d.attempt})
 		case a.ErrorCategory == records.CategoryTenantMismatch:
-			refused = append(refused, r.refuse(d.rec, "tenant_mismatch", "the sender refused a delivery naming another partner's endpoint"))
+			refused = append(refused, refusal{d.rec, "tenant_mismatch", "the sender refused a delivery naming another partner's endpoint", &d.attempt})
 		default:
-			accepted = append(accepted, a)
+			accepted = append(accepted, d)
 		}
 	}
 	// Shards by endpoint are written in concurrent transactions: no two of them touch the
 	// same endpoint or delivery row, so they cannot deadlock, and PostgreSQL uses more than
 	// one core. Offsets are committed only after every shard has committed.
-	shards := make([][]records.Attempt, r.cfg.WriteShards)
-	for _, a := range accepted {
+	shards := make([][]decoded, r.cfg.WriteShards)
+	for _, d := range accepted {
 		h := fnv.New32a()
-		h.Write([]byte(a.EndpointID))
+		h.Write([]byte(d.attempt.EndpointID))
 		i := h.Sum32() % uint32(len(shards))
-		shards[i] = append(shards[i], a)
+		shards[i] = append(shards[i], d)
 	}
 	var (
-		disabled atomic.Int64
-		g        errgroup.Group
+		disabled   atomic.Int64
+		mu         sync.Mutex
+		unstorable []refusal
+		g          errgroup.Group
 	)
 	for _, shard := range shards {
 		if len(shard) == 0 {
 			continue
 		}
 		g.Go(func() error {
-			return pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
-				n, err := recordAttempts(ctx, tx, shard)
-				if err == nil {
-					disabled.Add(int64(n))
-				}
-				return err
-			})
+			n, bad, err := r.writeShard(ctx, shard)
+			disabled.Add(int64(n))
+			mu.Lock()
+			unstorable = append(unstorable, bad...)
+			mu.Unlock()
+			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return fmt.Errorf("streams: record attempts: %w", err)
 	}
+	refused = append(refused, unstorable...)
 	if len(refused) > 0 {
-		if err := cl.ProduceSync(ctx, refused...).FirstErr(); err != nil {
+		dls := make([]*kgo.Record, len(refused))
+		for i, f := range refused {
+			dls[i] = r.deadLetter(f)
+		}
+		if err := cl.ProduceSync(ctx, dls...).FirstErr(); err != nil {
 			return fmt.Errorf("streams: recorder dead letters: %w", err)
 		}
 	}
-	r.metrics.recorded.Add(float64(len(accepted)))
+	for _, f := range refused {
+		r.metrics.refused.WithLabelValues(f.reason).Inc()
+		r.log.Warn("attempt record refused; sent to the dlq", "reason", f.reason, "detail", f.detail, "partition", f.rec.Partition, "offset", f.rec.Offset)
+	}
+	r.metrics.recorded.Add(float64(len(accepted) - len(unstorable)))
 	r.metrics.disabled.Add(float64(disabled.Load()))
-	r.metrics.batchSize.Observe(float64(len(recs)))
+	r.metrics.batchSize.Observe(float64(polled))
 	r.metrics.latency.Observe(time.Since(began).Seconds())
 	return nil
 }
 
-func (r *Recorder) refuse(rec *kgo.Record, reason, detail string) *kgo.Record {
-	r.metrics.refused.WithLabelValues(reason).Inc()
-	r.log.Warn("attempt record refused", "reason", reason, "detail", detail, "partition", rec.Partition, "offset", rec.Offset)
-	return deadLetter(r.names.DLQ, string(rec.Key), "recorder", reason+": "+detail, rec.Value)
+// writeShard stores a shard's attempts in one transaction and returns how many endpoints it
+// disabled. When PostgreSQL refuses the transaction for what a record holds (see refusedForData),
+// it stores the attempts one per transaction instead, in the order they started, and returns
+// those PostgreSQL refuses alone: one record it cannot store never holds back the others.
+// Any other error is returned, and the caller tries the whole batch again.
+func (r *Recorder) writeShard(ctx context.Context, shard []decoded) (int, []refusal, error) {
+	attempts := make([]records.Attempt, len(shard))
+	for i, d := range shard {
+		attempts[i] = d.attempt
+	}
+	n, err := storeAttempts(ctx, r.pool, attempts)
+	if err == nil || !refusedForData(err) {
+		return n, nil, err
+	}
+	shard = slices.Clone(shard)
+	slices.SortStableFunc(shard, func(a, b decoded) int { return a.attempt.StartedAt.Compare(b.attempt.StartedAt) })
+	disabled := 0
+	var unstorable []refusal
+	for _, d := range shard {
+		n, err := storeAttempts(ctx, r.pool, []records.Attempt{d.attempt})
+		switch {
+		case err == nil:
+			disabled += n
+		case refusedForData(err):
+			unstorable = append(unstorable, refusal{d.rec, "unstorable", err.Error(), &d.attempt})
+		default:
+			return disabled, nil, err
+		}
+	}
+	return disabled, unstorable, nil
+}
+
+// storeAttempts writes attempts in one transaction.
+func storeAttempts(ctx context.Context, pool *pgxpool.Pool, attempts []records.Attempt) (int, error) {
+	var disabled int
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var err error
+		disabled, err = recordAttempts(ctx, tx, attempts)
+		return err
+	})
+	return disabled, err
+}
+
+// refusedForData reports whether PostgreSQL refused a statement for the values it was given — a
+// data exception (a NUL byte in text, a value out of range), an integrity constraint, a size
+// limit: SQLSTATE classes 22, 23 and 54. The same values would be refused again; anything else
+// (a lost connection, a shutdown, a read-only server) may pass when tried again.
+func refusedForData(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || len(pgErr.Code) != 5 {
+		return false
+	}
+	switch pgErr.Code[:2] {
+	case "22", "23", "54":
+		return true
+	}
+	return false
+}
+
+// deadLetter is the dlq record of a refused attempts record, with the event and partner it
+// names when it could be read.
+func (r *Recorder) deadLetter(f refusal) *kgo.Record {
+	dl := records.DeadLetter{Source: "recorder", Reason: f.reason + ": " + f.detail}
+	if f.attempt != nil {
+		dl.EventID, dl.Partner = f.attempt.EventID, f.attempt.PartnerID
+	}
+	return deadLetter(r.names.DLQ, string(f.rec.Key), dl, f.rec.Value)
 }
 
 // endpointOwners reads the partner of every endpoint the attempts name: the recorder checks
@@ -298,10 +439,28 @@ var validCategories = map[string]bool{"": true,
 	records.CategoryHTTPStatus: true, records.CategoryRedirect: true, records.CategoryBlockedDestination: true,
 	records.CategoryTenantMismatch: true, records.CategoryInternal: true}
 
+// maxIDBytes bounds the ids an attempt names; hookstream's own are far shorter.
+const maxIDBytes = 256
+
+// decodeAttempt reads an attempts record and checks what the recorder relies on. Values that
+// only PostgreSQL can judge (text it cannot hold, such as a NUL byte in the excerpt) are left to
+// it: writeShard dead-letters what it refuses.
 func decodeAttempt(value []byte) (records.Attempt, error) {
+	// JSON is UTF-8 (RFC 8259), and the sender writes only that; a decoder would turn invalid
+	// bytes into U+FFFD, storing evidence that no receiver sent.
+	if !utf8.Valid(value) {
+		return records.Attempt{}, errors.New("not an attempt record: not valid UTF-8")
+	}
 	a, err := records.UnmarshalAttempt(value)
 	if err != nil {
 		return a, fmt.Errorf("not an attempt record: %w", err)
+	}
+	for _, id := range []struct{ name, value string }{{"event", a.EventID}, {"endpoint", a.EndpointID}, {"partner", a.PartnerID}} {
+		// The ids are looked up before anything is stored: a NUL byte would fail the lookup
+		// of the whole batch.
+		if strings.IndexByte(id.value, 0) >= 0 || len(id.value) > maxIDBytes {
+			return a, fmt.Errorf("%s id %q is not an id", id.name, id.value)
+		}
 	}
 	switch {
 	case a.V != records.AttemptVersion:
@@ -310,8 +469,10 @@ func decodeAttempt(value []byte) (records.Attempt, error) {
 		return a, errors.New("event, endpoint and partner ids are required")
 	case a.DeliveryID != records.DeliveryID(a.EventID, a.EndpointID):
 		return a, fmt.Errorf("delivery id %q is not derived from event %s and endpoint %s", a.DeliveryID, a.EventID, a.EndpointID)
-	case a.AttemptNo < 1:
+	case a.AttemptNo < 1 || a.AttemptNo > math.MaxInt32:
 		return a, fmt.Errorf("attempt number %d", a.AttemptNo)
+	case a.Status != 0 && (a.Status < 100 || a.Status > 999):
+		return a, fmt.Errorf("HTTP status %d", a.Status)
 	case !validTriggers[a.Trigger]:
 		return a, fmt.Errorf("unknown trigger %q", a.Trigger)
 	case !validCategories[a.ErrorCategory]:

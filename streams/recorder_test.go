@@ -1,11 +1,13 @@
 package streams_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
@@ -182,6 +184,128 @@ func TestRecorderRefusesForeignEndpoint(t *testing.T) {
 		var dl records.DeadLetter
 		if err := json.Unmarshal(r.Value, &dl); err != nil || dl.Source != "recorder" {
 			t.Fatalf("dead letter %s (%v)", r.Value, err)
+		}
+	}
+}
+
+// No attempts record stops the recorder: records it cannot read and records PostgreSQL cannot
+// store (the NUL byte that crash-looped every recorder) go to the dlq with the reason, and the
+// good records behind them on the same partition are recorded.
+func TestRecorderDeadLettersPoisonAndGoesOn(t *testing.T) {
+	e := newEnv(t)
+	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1');
+		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example')`)
+	good := func() records.Attempt {
+		return attempt(outbox.NewEventID(), "ep1", "p1", 1, records.OutcomeDelivered, 200, "")
+	}
+	marshal := func(a records.Attempt) []byte {
+		b, err := json.Marshal(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	with := func(change func(*records.Attempt)) []byte {
+		a := good()
+		change(&a)
+		return marshal(a)
+	}
+	oversized := good()
+	oversized.ResponseExcerpt = strings.Repeat("x", 256<<10)
+	first, last := good(), good()
+
+	type record struct {
+		key    string
+		value  []byte
+		reason string // in the dead letter; "" for a record that is stored
+	}
+	recs := []record{
+		{"garbage", []byte(`{"v":1,"delivery_id":`), "invalid: not an attempt record"},
+		{"not-json", []byte("\x00\x01\x02 not json"), "invalid: not an attempt record"},
+		{"empty", nil, "invalid: not an attempt record"},
+		{"nul-excerpt", with(func(a *records.Attempt) { a.ResponseExcerpt = "before\x00after" }), "unstorable: "},
+		{"nul-type", with(func(a *records.Attempt) { a.EventType = "customer.\x00created" }), "unstorable: "},
+		{"nul-endpoint", with(func(a *records.Attempt) {
+			a.EndpointID = "ep1\x00"
+			a.DeliveryID = records.DeliveryID(a.EventID, a.EndpointID)
+		}), "invalid: endpoint id"},
+		{"invalid-utf8", bytes.Replace(marshal(good()), []byte(`"response_excerpt":"`), []byte("\"response_excerpt\":\"\xff\xfe"), 1),
+			"invalid: not an attempt record: not valid UTF-8"},
+		{"forged-delivery-id", with(func(a *records.Attempt) { a.DeliveryID = records.DeliveryID(a.EventID, "ep_other") }),
+			"invalid: delivery id"},
+		{"no-started-at", with(func(a *records.Attempt) { a.StartedAt = time.Time{} }), "invalid: started_at is required"},
+		{"no-endpoint", with(func(a *records.Attempt) { a.EndpointID = "" }), "invalid: event, endpoint and partner ids are required"},
+		{"huge-attempt-no", with(func(a *records.Attempt) { a.AttemptNo = 1 << 40 }), "invalid: attempt number"},
+		{"future-version", with(func(a *records.Attempt) { a.V = 99 }), "invalid: attempt record version 99"},
+		{"oversized", marshal(oversized), ""},
+		{"first", marshal(first), ""},
+	}
+	// One partition, so that the good records are behind the bad ones.
+	cl := e.kafka.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	produce := func(rs ...record) {
+		t.Helper()
+		var krs []*kgo.Record
+		for _, r := range rs {
+			krs = append(krs, &kgo.Record{Topic: e.names.Attempts, Partition: 0, Key: []byte(r.key), Value: r.value})
+		}
+		if err := cl.ProduceSync(context.Background(), krs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce(recs...)
+	reg := startRecorder(t, e)
+	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 2)
+	// Still running: a record produced afterwards is recorded too.
+	produce(record{"last", marshal(last), ""})
+	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 3)
+
+	excerpts := map[string]int{}
+	rows, err := e.db.Pool.Query(context.Background(), `SELECT delivery_id, octet_length(response_excerpt) FROM delivery_attempt`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	var n int
+	if _, err := pgx.ForEachRow(rows, []any{&id, &n}, func() error { excerpts[id] = n; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []records.Attempt{first, last} {
+		if _, ok := excerpts[a.DeliveryID]; !ok {
+			t.Errorf("good attempt %s not recorded", a.DeliveryID)
+		}
+	}
+	if n, ok := excerpts[oversized.DeliveryID]; !ok || n != 1024 {
+		t.Errorf("oversized excerpt recorded %v with %d bytes, want 1024", ok, n)
+	}
+	if len(excerpts) != 3 {
+		t.Errorf("%d attempts recorded, want 3", len(excerpts))
+	}
+
+	want := map[string]string{}
+	for _, r := range recs {
+		if r.reason != "" {
+			want[r.key] = r.reason
+		}
+	}
+	dlq := consume(t, e, e.names.DLQ, len(want), time.Second)
+	got := map[string]bool{}
+	for _, r := range dlq {
+		var dl records.DeadLetter
+		if err := json.Unmarshal(r.Value, &dl); err != nil || !utf8.Valid(r.Value) {
+			t.Fatalf("dead letter %q: %v", r.Value, err)
+		}
+		key := string(r.Key)
+		if dl.Source != "recorder" || !strings.HasPrefix(dl.Reason, want[key]) || want[key] == "" {
+			t.Errorf("dead letter of %s: source %q, reason %q; want the reason to begin with %q", key, dl.Source, dl.Reason, want[key])
+		}
+		if key == "nul-excerpt" && (!strings.Contains(dl.Reason, "0x00") || dl.EventID == "" || dl.Partner != "p1") {
+			t.Errorf("dead letter of the NUL excerpt: %s", r.Value)
+		}
+		got[key] = true
+	}
+	for key := range want {
+		if !got[key] {
+			t.Errorf("no dead letter for %s", key)
 		}
 	}
 }

@@ -67,7 +67,7 @@ var variables = []variable{
 	{"HOOKSTREAM_CDC_SLOT", "cdc-slot", "hookstream", "logical replication slot of cdc (one per hookstream database)"},
 	{"HOOKSTREAM_OUTBOX_RETENTION", "outbox-retention", "168h", "how long outbox rows are kept before their day partition is dropped; 0 keeps them"},
 	{"HOOKSTREAM_HISTORY_RETENTION", "history-retention", "720h", "how long finished deliveries and their attempts are kept before the recorder deletes them"},
-	{"HOOKSTREAM_INSTANCE_ID", "instance-id", "", "name of this instance among several of one component (default: the host name); fanout derives its transactional id from it"},
+	{"HOOKSTREAM_INSTANCE_ID", "instance-id", "", "name of this instance among several of one component (default: the host name); transactional ids and static group membership derive from it, so every replica running at once needs its own"},
 	{"HOOKSTREAM_EGRESS_ALLOW_PORTS", "egress-allow-ports", "", "webhook destination ports, e.g. 443,8443,9000-9100; empty: 443 and 8443 (and 80 with plain HTTP)"},
 	{"HOOKSTREAM_RETRY_SCHEDULE", "retry-schedule", "5s,1m,10m,1h,3h,6h,12h,24h,24h", "delays after each failed attempt; attempts = delays + 1"},
 	{"HOOKSTREAM_FAILING_WARN_AFTER", "failing-warn-after", "24h", "an endpoint failing this long with no success gets an endpoint.failing event"},
@@ -130,6 +130,9 @@ func registerFlags(fs *flag.FlagSet, overrides map[string]string) func() (settin
 		}
 		s.MetricsAddr = get("HOOKSTREAM_METRICS_ADDR")
 		s.InstanceID = get("HOOKSTREAM_INSTANCE_ID")
+		if s.InstanceID == "" {
+			s.InstanceID, _ = os.Hostname() // on failure: none, so random ids and dynamic membership
+		}
 		ports, err := parsePorts(get("HOOKSTREAM_EGRESS_ALLOW_PORTS"))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("HOOKSTREAM_EGRESS_ALLOW_PORTS: %w", err))

@@ -62,7 +62,8 @@ func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 	if err != nil {
 		return err
 	}
-	view, err := streams.NewEndpointView(streams.ViewConfig{Brokers: s.KafkaBrokers, Topic: topics.For(s.TopicPrefix).Endpoints, Logger: log})
+	view, err := streams.NewEndpointView(streams.ViewConfig{Brokers: s.KafkaBrokers, Topic: topics.For(s.TopicPrefix).Endpoints, Logger: log,
+		Registerer: reg, Name: "sender"})
 	if err != nil {
 		return err
 	}
@@ -73,6 +74,7 @@ func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 	defer sched.Close()
 	cfg := sender.DefaultConfig()
 	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
+	cfg.InstanceID = s.InstanceID
 	cfg.Egress, cfg.SecretKey = eg, key
 	cfg.UserAgent = "hookstream/" + version
 	snd, err := sender.New(cfg, view, sched)

@@ -22,7 +22,8 @@ func runFanout(ctx context.Context, args []string, _ io.Writer) error {
 
 // runFanoutWith runs an endpoint view and fanout over it until ctx ends.
 func runFanoutWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer) error {
-	view, err := streams.NewEndpointView(streams.ViewConfig{Brokers: s.KafkaBrokers, Topic: topics.For(s.TopicPrefix).Endpoints, Logger: log})
+	view, err := streams.NewEndpointView(streams.ViewConfig{Brokers: s.KafkaBrokers, Topic: topics.For(s.TopicPrefix).Endpoints, Logger: log,
+		Registerer: reg, Name: "fanout"})
 	if err != nil {
 		return err
 	}
@@ -50,6 +51,7 @@ func runRecorderWith(ctx context.Context, s settings, log *slog.Logger, reg prom
 	cfg := streams.DefaultRecorderConfig()
 	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
 	cfg.HistoryRetention = s.HistoryRetention
+	cfg.InstanceID = s.InstanceID
 	r, err := streams.NewRecorder(cfg, pool)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -46,5 +47,44 @@ func Binary(t testing.TB) string {
 func CleanupBinary() {
 	if binaryDir != "" {
 		os.RemoveAll(binaryDir)
+	}
+}
+
+// Process is a hookstream command running as a child process.
+type Process struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// StartProcess runs the hookstream binary (see Binary) with args until Kill is called or the
+// test ends. Its output goes to the test's stderr with -v, else nowhere.
+func StartProcess(t testing.TB, args ...string) *Process {
+	t.Helper()
+	p := &Process{cmd: exec.Command(Binary(t), args...), done: make(chan struct{})}
+	if testing.Verbose() {
+		p.cmd.Stdout, p.cmd.Stderr = os.Stderr, os.Stderr
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("testenv: start %v: %v", args, err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(p.Kill)
+	return p
+}
+
+// Kill ends the process with SIGKILL, as a crash or an OOM kill does: nothing is flushed,
+// committed or left, and waits until it is gone.
+func (p *Process) Kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// Exited reports whether the process has ended.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
 	}
 }
