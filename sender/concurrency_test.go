@@ -3,6 +3,8 @@ package sender
 import (
 	"testing"
 	"time"
+
+	"github.com/hookstream/hookstream/internal/records"
 )
 
 // The adaptive concurrency of one endpoint (R21): it rises one request per round while the
@@ -65,5 +67,45 @@ func TestConcurrencyAdapts(t *testing.T) {
 	}
 	if c.reset(8, 2); c.current() != 2 {
 		t.Fatalf("starts at %d with max_in_flight 2", c.current())
+	}
+}
+
+// A lane is judged by how often a slot frees while work waits, not by its request time alone:
+// 64 requests of 50 ms each in flight keep up; 8 requests of 1 s do not; a rate limit of 10/s
+// does not; before any measure, the request time over the concurrency decides.
+func TestLaneSlow(t *testing.T) {
+	const maxSlotWait = 20 * time.Millisecond
+	busyLane := func(limit int, latency time.Duration, n int) *lane {
+		l := &lane{}
+		l.conc.reset(limit, limit)
+		l.queue = make([]*work, 1) // work waits at every request end
+		now := time.Unix(1_700_000_000, 0)
+		for i := 0; i < n; i++ {
+			now = now.Add(latency / time.Duration(limit))
+			l.observe(latency, false, now)
+		}
+		return l
+	}
+	if l := busyLane(64, 50*time.Millisecond, 200); l.slow(maxSlotWait) {
+		t.Fatalf("64 in flight at 50 ms (a slot every %v) judged slow", l.gap)
+	}
+	if l := busyLane(8, time.Second, 50); !l.slow(maxSlotWait) {
+		t.Fatalf("8 in flight at 1 s (a slot every %v) judged fast", l.gap)
+	}
+	unmeasured := &lane{ewma: time.Second}
+	unmeasured.conc.reset(8, 8)
+	if !unmeasured.slow(maxSlotWait) {
+		t.Fatal("1 s requests, 8 in flight, no measure yet: judged fast")
+	}
+	limited := busyLane(8, time.Millisecond, 50)
+	rate := 10.0
+	limited.configure(&records.Endpoint{MaxInFlight: 8, RateLimitPerSec: &rate}, 8)
+	if !limited.slow(maxSlotWait) {
+		t.Fatal("a rate limit of 10/s judged fast")
+	}
+	deferring := busyLane(8, time.Millisecond, 50)
+	deferring.deferring = true
+	if !deferring.slow(maxSlotWait) {
+		t.Fatal("a lane deferring its overflow judged fast")
 	}
 }

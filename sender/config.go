@@ -48,9 +48,9 @@ type Config struct {
 	// for room if the endpoint keeps up, and otherwise defers the record to a retry tier
 	// without counting an attempt (R21).
 	QueueSize int
-	// MaxSlotWait: an endpoint whose requests end at least this often (the smoothed request
-	// time over its concurrency, or its rate limit's interval) is fed at its pace: a full queue
-	// makes intake wait for room instead of deferring. A slower one has its overflow deferred.
+	// MaxSlotWait: an endpoint whose requests end at least this often while work waits (and
+	// whose rate limit allows as much) is fed at its pace: a full queue makes intake wait for
+	// room instead of deferring. A slower one has its overflow deferred.
 	MaxSlotWait time.Duration
 	// MaxIntakeWait bounds one wait of intake for room in a lane. When no room comes in time,
 	// the record is deferred, and so is the lane's overflow until its queue drains to half.

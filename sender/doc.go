@@ -35,9 +35,9 @@
 // [1, max_in_flight]; max_in_flight (default 64) is the ceiling, not the target.
 //
 // The flow control tells a busy endpoint from a bad one. When a lane's queue is full:
-//   - an endpoint that keeps up (a slot frees at least every Config.MaxSlotWait, 20 ms: its
-//     smoothed request time over its concurrency, and its rate limit's interval) is fed at its
-//     pace: intake waits for room, which is backpressure on the whole intake (no new records
+//   - an endpoint that keeps up (a slot frees at least every Config.MaxSlotWait, 20 ms: the
+//     smoothed gap between its request ends while work waits, estimated from its request time
+//     over its concurrency until measured; and its rate limit's interval) is fed at its pace: intake waits for room, which is backpressure on the whole intake (no new records
 //     are polled meanwhile; nothing fetched is dropped or fetched again), so a burst flows at
 //     the rate the endpoint accepts and is never deferred;
 //   - a slower endpoint, or one for which no room comes within Config.MaxIntakeWait (500 ms, a

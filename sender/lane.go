@@ -47,6 +47,9 @@ type lane struct {
 	lastUsed   time.Time
 
 	ewma      time.Duration // smoothed request time
+	gap       time.Duration // smoothed time between request ends while work waited
+	lastDone  time.Time     // when a request last ended
+	doneBusy  bool          // work was waiting when the last request ended
 	deferring bool          // overflow is deferred at once until the queue drains to half
 	room      chan struct{} // closed when a queued item is taken; intake may wait on it
 }
@@ -101,29 +104,44 @@ func (l *lane) full(queueSize int) bool {
 	return len(l.queue)+l.busy >= queueSize+l.limit()
 }
 
-// observe takes the outcome of a request that was sent: it feeds the smoothed request time,
-// the adaptive concurrency and the lane's progress.
+// observe takes the outcome of a request that was sent: it feeds the smoothed request time, the
+// smoothed gap between request ends while work waits (the lane's service rate), and the
+// adaptive concurrency.
 func (l *lane) observe(latency time.Duration, failed bool, now time.Time) {
-	if l.ewma == 0 {
-		l.ewma = latency
-	} else {
-		l.ewma += time.Duration(ewmaWeight * float64(latency-l.ewma))
+	l.ewma = smooth(l.ewma, latency)
+	waiting := len(l.queue) > 0
+	if waiting && l.doneBusy {
+		l.gap = smooth(l.gap, now.Sub(l.lastDone))
 	}
-	l.conc.observe(latency, failed, len(l.queue) > 0, now)
+	l.lastDone, l.doneBusy = now, waiting
+	l.conc.observe(latency, failed, waiting, now)
+}
+
+// smooth folds sample into the moving average avg (zero: none yet).
+func smooth(avg, sample time.Duration) time.Duration {
+	if avg == 0 {
+		return sample
+	}
+	return avg + time.Duration(ewmaWeight*float64(sample-avg))
 }
 
 // slow reports whether waiting for room in the lane's full queue would hold intake back: the
 // lane is deferring its overflow already (a wait for room timed out and its queue has not
-// drained to half since), or a slot frees less often than every maxSlotWait (requests slow for
-// the lane's concurrency, or a rate limit).
+// drained to half since), or a slot frees less often than every maxSlotWait. The service rate
+// is measured as the gap between request ends while work waited; before there is a measure, it
+// is estimated from the request time over the concurrency. A rate limit slower than that is
+// slow by configuration.
 func (l *lane) slow(maxSlotWait time.Duration) bool {
-	if l.deferring {
+	switch {
+	case l.deferring:
 		return true
-	}
-	if l.ewma/time.Duration(l.limit()) > maxSlotWait {
+	case l.limiter != nil && time.Duration(float64(time.Second)/l.ratePerSec) > maxSlotWait:
 		return true
+	case l.gap > 0:
+		return l.gap > maxSlotWait
+	default:
+		return l.ewma/time.Duration(l.limit()) > maxSlotWait
 	}
-	return l.limiter != nil && time.Duration(float64(time.Second)/l.ratePerSec) > maxSlotWait
 }
 
 // roomSignal returns a channel closed when a worker next takes a queued item.
