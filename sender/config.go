@@ -52,6 +52,9 @@ type Config struct {
 	// whose rate limit allows as much) is fed at its pace: a full queue makes intake wait for
 	// room instead of deferring. A slower one has its overflow deferred.
 	MaxSlotWait time.Duration
+	// StallAfter: a lane with requests out and none ended for this long is stalled (a hanging
+	// receiver, caught before its first timeout): its overflow is deferred at once.
+	StallAfter time.Duration
 	// MaxIntakeWait bounds one wait of intake for room in a lane. When no room comes in time,
 	// the record is deferred, and so is the lane's overflow until its queue drains to half.
 	MaxIntakeWait time.Duration
@@ -111,6 +114,7 @@ func DefaultConfig() Config {
 		InitialInFlight:   8,
 		QueueSize:         256,
 		MaxSlotWait:       20 * time.Millisecond,
+		StallAfter:        250 * time.Millisecond,
 		MaxIntakeWait:     500 * time.Millisecond,
 		MaxBuffered:       10000,
 		MaxBufferedBytes:  128 << 20,
@@ -175,6 +179,7 @@ func (c Config) Validate() error {
 		value time.Duration
 	}{
 		{"max slot wait", c.MaxSlotWait},
+		{"stall after", c.StallAfter},
 		{"max intake wait", c.MaxIntakeWait},
 		{"defer delay", c.DeferDelay},
 		{"max defer delay", c.MaxDeferDelay},

@@ -40,8 +40,9 @@
 //     over its concurrency until measured; and its rate limit's interval) is fed at its pace: intake waits for room, which is backpressure on the whole intake (no new records
 //     are polled meanwhile; nothing fetched is dropped or fetched again), so a burst flows at
 //     the rate the endpoint accepts and is never deferred;
-//   - a slower endpoint, or one for which no room comes within Config.MaxIntakeWait (500 ms, a
-//     hanging receiver), has the record deferred to a retry tier without counting an attempt,
+//   - a slower endpoint, one whose requests out have not ended for Config.StallAfter (250 ms,
+//     a hanging receiver, caught before its first timeout), or one for which no room comes
+//     within Config.MaxIntakeWait (500 ms), has the record deferred to a retry tier without counting an attempt,
 //     and the rest of its overflow too until its queue has drained to half: one endpoint's
 //     backlog never holds the others of the partition back for longer than one such wait.
 //

@@ -49,6 +49,7 @@ type lane struct {
 	ewma      time.Duration // smoothed request time
 	gap       time.Duration // smoothed time between request ends while work waited
 	lastDone  time.Time     // when a request last ended
+	busySince time.Time     // when the lane last went from no item held to one
 	doneBusy  bool          // work was waiting when the last request ended
 	deferring bool          // overflow is deferred at once until the queue drains to half
 	room      chan struct{} // closed when a queued item is taken; intake may wait on it
@@ -127,21 +128,31 @@ func smooth(avg, sample time.Duration) time.Duration {
 
 // slow reports whether waiting for room in the lane's full queue would hold intake back: the
 // lane is deferring its overflow already (a wait for room timed out and its queue has not
-// drained to half since), or a slot frees less often than every maxSlotWait. The service rate
-// is measured as the gap between request ends while work waited; before there is a measure, it
-// is estimated from the request time over the concurrency. A rate limit slower than that is
-// slow by configuration.
-func (l *lane) slow(maxSlotWait time.Duration) bool {
+// drained to half since); or it has requests out and none has ended for stallAfter (a hanging
+// receiver, caught before its first timeout); or a slot frees less often than every
+// maxSlotWait. The service rate is measured as the gap between request ends while work waited;
+// before there is a measure, it is estimated from the request time over the concurrency. A rate
+// limit slower than that is slow by configuration.
+func (l *lane) slow(now time.Time, maxSlotWait, stallAfter time.Duration) bool {
 	switch {
 	case l.deferring:
 		return true
 	case l.limiter != nil && time.Duration(float64(time.Second)/l.ratePerSec) > maxSlotWait:
+		return true
+	case l.busy > 0 && now.Sub(latest(l.lastDone, l.busySince)) > stallAfter:
 		return true
 	case l.gap > 0:
 		return l.gap > maxSlotWait
 	default:
 		return l.ewma/time.Duration(l.limit()) > maxSlotWait
 	}
+}
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // roomSignal returns a channel closed when a worker next takes a queued item.

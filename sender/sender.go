@@ -277,8 +277,9 @@ func (s *Sender) intake(ctx context.Context, r *kgo.Record) {
 // bad one: while the lane's circuit is open, w is deferred to a retry tier; when its queue is
 // full and the endpoint keeps up (a slot frees at least every Config.MaxSlotWait), intake waits
 // for room, so a burst flows at the rate the endpoint accepts; when the endpoint is slow, or no
-// room comes within Config.MaxIntakeWait, w is deferred, and so is the lane's overflow after it
-// until its queue has drained to half, so one endpoint's backlog never holds the others of the
+// room comes within Config.MaxIntakeWait, or whose requests out have not ended for
+// Config.StallAfter, w is deferred, and so is the lane's overflow after it until its queue has
+// drained to half, so one endpoint's backlog never holds the others of the
 // partition back. offer returns once w is queued, handed off, or (ctx or the
 // partition ended) left unfinished for the next owner.
 func (s *Sender) offer(ctx context.Context, l *lane, w *work) {
@@ -310,7 +311,7 @@ func (s *Sender) offer(ctx context.Context, l *lane, w *work) {
 		if waitStart.IsZero() {
 			waitStart = now
 		}
-		if timedOut := now.Sub(waitStart) >= s.cfg.MaxIntakeWait; timedOut || l.slow(s.cfg.MaxSlotWait) {
+		if timedOut := now.Sub(waitStart) >= s.cfg.MaxIntakeWait; timedOut || l.slow(now, s.cfg.MaxSlotWait, s.cfg.StallAfter) {
 			l.deferring = l.deferring || timedOut
 			l.mu.Unlock()
 			after := s.deferDelay(w.d)
@@ -544,6 +545,9 @@ func (s *Sender) next(l *lane, held bool) (w *work, ordered, probe bool, deferFo
 		if !w.part.begin() {
 			s.release(w)
 			continue
+		}
+		if l.busy == 0 {
+			l.busySince = s.now()
 		}
 		l.busy++
 		if l.ordered {
