@@ -2,6 +2,7 @@ package admin
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,4 +141,20 @@ func TestReplayJobStopsWhenEndpointDisabled(t *testing.T) {
 	if v.State != jobFailed || v.Done != 100 || v.Total != 300 || v.Error == "" || v.FinishedAt == nil {
 		t.Fatalf("job after the endpoint was disabled: %+v", v)
 	}
+}
+
+// Query strings are read exactly or refused: a cursor that is not valid URL encoding answers 400
+// instead of reading as no cursor (the feed from the start of the log), and the earliest valid
+// RFC 3339 time is a valid bound.
+func TestQueryStringsAreReadExactly(t *testing.T) {
+	e := newEnv(t)
+	key := e.partner("acme")
+	ep := e.endpoint("acme")
+	r := e.must(400, key, "GET", "/v1/partners/acme/events?after=%ZZ", nil)
+	if !strings.Contains(r.String(), "URL encoding") {
+		t.Fatalf("bad escape: %s", r)
+	}
+	e.must(400, key, "GET", "/v1/partners/acme/endpoints/"+ep.ID+"/deliveries?since=%G0", nil)
+	e.must(200, key, "GET", "/v1/partners/acme/endpoints/"+ep.ID+"/deliveries?since=0001-01-01T00:00:00Z", nil)
+	e.must(400, key, "GET", "/v1/partners/acme/endpoints/"+ep.ID+"/deliveries?since=0000-01-01T00:00:00Z", nil)
 }

@@ -149,7 +149,7 @@ func parseTime(s string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	if t.Year() < 1970 || t.Year() > 9999 {
+	if t.Year() < 1 || t.Year() > 9999 { // PostgreSQL has no year 0
 		return time.Time{}, errors.New("out of range")
 	}
 	return t.UTC(), nil

@@ -3,6 +3,7 @@ package admin
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"time"
 )
@@ -167,6 +168,10 @@ func (a *API) serveRoute(w http.ResponseWriter, r *http.Request, rt route) error
 		if e := a.authorize(r.Context(), c, rt.access, r.PathValue("pid")); e != nil {
 			return e
 		}
+	}
+	// r.URL.Query drops what it cannot decode: ?after=%ZZ would read as no cursor at all.
+	if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+		return invalid("the query string is not valid URL encoding (%v)", err)
 	}
 	return rt.handle(w, r, c)
 }
