@@ -210,7 +210,8 @@ func (f *Fanout) deliveries(r *kgo.Record) []*kgo.Record {
 		}
 		body, err := ConvertEnvelope(r.Value, ev.schemaVersion, e.SchemaVersion)
 		if err != nil {
-			out = append(out, deadLetter(f.names.DLQ, e.ID, records.DeadLetter{Source: "fanout", Reason: fmt.Sprintf("endpoint %s: %v", e.ID, err)}, r.Value))
+			out = append(out, deadLetter(f.names.DLQ, e.ID, records.DeadLetter{Source: "fanout", Reason: fmt.Sprintf("endpoint %s: %v", e.ID, err),
+				EventID: ev.eventID, Partner: ev.partnerID}, r.Value))
 			continue
 		}
 		d := records.Delivery{

@@ -2,9 +2,11 @@ package streams_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -174,5 +176,26 @@ func TestEndpointCreatedWithTheEvent(t *testing.T) {
 	got := pairs(decodeDeliveries(t, consume(t, e, e.names.Deliveries, 1, time.Second)))
 	if fmt.Sprint(got) != fmt.Sprint(map[string]int{pair("evt_01JSAMETXN0000000000000000", "ep1"): 1}) {
 		t.Fatalf("deliveries %v", got)
+	}
+}
+
+// An endpoint pinned to an envelope version fanout cannot convert to gets no delivery; the dead
+// letter says which event and partner it was for, so an operator can replay it once fixed.
+func TestUnconvertibleEventIsDeadLetteredWithItsID(t *testing.T) {
+	e := newEnv(t)
+	startCDC(t, e)
+	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('pa');
+		INSERT INTO endpoint (id, partner_id, url, event_types, schema_version) VALUES
+		  ('ep_v9', 'pa', 'https://a.example/9', '{*}', 9)`)
+	f := startFanout(t, e)
+	id := appendEvent(t, e, "pa", "customer.created")
+	waitCounter(t, f.reg, "hookstream_fanout_events_consumed_total", 1)
+	recs := consume(t, e, e.names.DLQ, 1, 2*time.Second)
+	var dl records.DeadLetter
+	if err := json.Unmarshal(recs[0].Value, &dl); err != nil {
+		t.Fatal(err)
+	}
+	if dl.Source != "fanout" || dl.EventID != id || dl.Partner != "pa" || string(recs[0].Key) != "ep_v9" || !strings.Contains(dl.Reason, "ep_v9") {
+		t.Fatalf("dead letter %s: %+v", recs[0].Key, dl)
 	}
 }
