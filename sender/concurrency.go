@@ -12,8 +12,9 @@ const (
 	// baselineWindow: the baseline (the lowest latency seen) is taken afresh after this long,
 	// so an endpoint that got slower for good is judged against its new normal.
 	baselineWindow = 30 * time.Second
-	// slowedFactor and failedFactor shrink the limit after a round that slowed down or a
-	// failure; at most once per round, so a burst of failures in flight halves it once.
+	// slowedFactor and failedFactor shrink the limit after a round whose successes slowed down,
+	// or more than half of which failed; once per round, so a burst of failures in flight
+	// halves it once.
 	slowedFactor = 0.9
 	failedFactor = 0.5
 	// ewmaWeight is the weight of a new sample in the lane's smoothed request time.
@@ -33,10 +34,10 @@ type concurrency struct {
 	baselineAt time.Time     // when the window began
 
 	roundN         int
-	roundSum       time.Duration
+	roundOK        int           // requests of this round that succeeded
+	roundSum       time.Duration // their latency
+	roundFailed    int
 	roundSaturated bool // work was waiting when a request of this round ended
-	roundFailed    bool
-	decreased      bool // the limit was cut in this round already
 }
 
 // reset sets the starting limit and the ceiling (an endpoint's max_in_flight).
@@ -57,37 +58,40 @@ func (c *concurrency) current() int { return int(c.limit) }
 
 // observe takes the outcome of one request: its latency, whether it failed, and whether work
 // was waiting for a slot when it ended (only a limit that binds is worth raising).
+//
+// A round is judged when it ends: more than half of it failed (an endpoint down or shedding
+// load) halves the limit; otherwise the mean latency of its successes above twice the baseline
+// plus latencyTolerance cuts it by 10 %; otherwise, if work waited, it rises by one. Single
+// failures among successes (a receiver's occasional 500 or timeout) do not cut it, and a
+// failure's latency (a timeout's is the request timeout) never counts as the endpoint slowing:
+// an endpoint answering 10 % of requests with errors keeps its concurrency (the breaker and the
+// retry schedule handle the failures).
 func (c *concurrency) observe(latency time.Duration, failed, saturated bool, now time.Time) {
 	if failed {
-		c.roundFailed = true
-		if !c.decreased {
-			c.cut(failedFactor)
+		c.roundFailed++
+	} else {
+		c.roundOK++
+		c.roundSum += latency
+		if c.baseline == 0 || latency < c.baseline || now.Sub(c.baselineAt) > baselineWindow {
+			c.baseline, c.baselineAt = latency, now
 		}
-	} else if c.baseline == 0 || latency < c.baseline || now.Sub(c.baselineAt) > baselineWindow {
-		c.baseline, c.baselineAt = latency, now
 	}
 	c.roundN++
-	c.roundSum += latency
 	c.roundSaturated = c.roundSaturated || saturated
 	if c.roundN < c.current() {
 		return
 	}
-	mean := c.roundSum / time.Duration(c.roundN)
 	switch {
-	case c.roundFailed || c.decreased:
-	case mean > 2*c.baseline+latencyTolerance:
-		c.cut(slowedFactor)
+	case 2*c.roundFailed > c.roundN:
+		c.limit = max(1, c.limit*failedFactor)
+	case c.roundOK > 0 && c.roundSum/time.Duration(c.roundOK) > 2*c.baseline+latencyTolerance:
+		c.limit = max(1, c.limit*slowedFactor)
 	case c.roundSaturated:
 		c.limit = min(c.limit+1, float64(c.ceiling))
 	}
 	c.newRound()
 }
 
-func (c *concurrency) cut(factor float64) {
-	c.limit = max(1, c.limit*factor)
-	c.decreased = true
-}
-
 func (c *concurrency) newRound() {
-	c.roundN, c.roundSum, c.roundSaturated, c.roundFailed, c.decreased = 0, 0, false, false, false
+	c.roundN, c.roundOK, c.roundSum, c.roundFailed, c.roundSaturated = 0, 0, 0, 0, false
 }

@@ -39,12 +39,21 @@ func TestConcurrencyAdapts(t *testing.T) {
 		t.Fatalf("capped at %d, want the ceiling 64", c.current())
 	}
 
-	// A burst of failures in flight: one halving for the round, not one per failure.
-	for i := 0; i < 10; i++ {
-		c.observe(15*time.Second, true, true, now)
-	}
+	// A round of failures (timeouts in flight): one halving for the round, not one per failure.
+	rounds(&c, 1, 15*time.Second, true, true)
 	if c.current() != 32 {
-		t.Fatalf("after failures in one round: %d, want 32", c.current())
+		t.Fatalf("after a round of failures: %d, want 32", c.current())
+	}
+	// One request in ten failing, a timeout among fast answers, does not cut it.
+	for i := 0; i < 320; i++ {
+		if i%10 == 9 {
+			c.observe(15*time.Second, true, true, now)
+		} else {
+			c.observe(time.Millisecond, false, true, now)
+		}
+	}
+	if c.current() < 32 {
+		t.Fatalf("10 %% failures among fast answers cut the limit to %d", c.current())
 	}
 	rounds(&c, 20, 15*time.Second, true, true)
 	if c.current() != 1 {

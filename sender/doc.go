@@ -29,10 +29,12 @@
 // worker holds a slot only for the request; reporting to Kafka runs beside it.
 //
 // Concurrency adapts per endpoint (AIMD): it starts at Config.InitialInFlight (8), rises by one
-// per round of as many requests while work waits and the round's mean latency stays within
-// twice the endpoint's baseline (its lowest latency in the last 30 s) plus 10 ms, is cut by 10 %
-// after a round that slowed down and halved (once per round) on a failure, and never leaves
-// [1, max_in_flight]; max_in_flight (default 64) is the ceiling, not the target.
+// per round of as many requests while work waits and the mean latency of the round's successes
+// stays within twice the endpoint's baseline (its lowest latency in the last 30 s) plus 10 ms,
+// is cut by 10 % after a round whose successes slowed down and halved after a round more than
+// half of which failed, and never leaves [1, max_in_flight]; max_in_flight (default 64) is the
+// ceiling, not the target. Occasional failures (a receiver's 500s or timeouts among good
+// answers) do not cut it: the breaker and the retry schedule deal with them.
 //
 // The flow control tells a busy endpoint from a bad one. When a lane's queue is full:
 //   - an endpoint that keeps up (a slot frees at least every Config.MaxSlotWait, 20 ms: the
