@@ -33,6 +33,7 @@ func commands() []command {
 		{"admin", "serve the admin HTTP API (endpoints, secrets, history, replay, cursor feed)", runAdmin},
 		{"migrate", "apply the database migrations (idempotent)", runMigrate},
 		{"topics", "create or describe the Kafka topics: topics create | topics describe", runTopics},
+		{"verify-ledger", "check that every committed event reached the endpoints it had to, signed, and that the history agrees", runVerifyLedger},
 		{"version", "print the version", runVersion},
 	}
 }
@@ -41,6 +42,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		if errors.Is(err, errLedgerFailed) {
+			os.Exit(1) // the report says why
+		}
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "hookstream:", err)
 		}
@@ -65,7 +69,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: hookstream <command> [flags]\n\ncommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(os.Stderr, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(os.Stderr, "  %-13s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(os.Stderr, "\nEvery flag can also be set by its HOOKSTREAM_* variable; `hookstream <command> -h` lists them.")
 }

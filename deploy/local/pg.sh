@@ -2,9 +2,11 @@
 # Local PostgreSQL for hookstream: a private cluster under .data/pg on 127.0.0.1:54329 with
 # wal_level=logical (cdc tails the outbox by logical replication, R10).
 #
-#   deploy/local/pg.sh up | down | status | url
+#   deploy/local/pg.sh up | down | crash | status | url
 #
-# Idempotent: `up` on a running cluster succeeds, `down` on a stopped one succeeds.
+# Idempotent: `up` on a running cluster succeeds, `down` on a stopped one succeeds. `crash` stops
+# it as a power cut would (pg_ctl -m immediate: no checkpoint, crash recovery at the next `up`),
+# for the chaos run's private cluster.
 # Variables: PG_PORT (54329), HOOKSTREAM_DATA_DIR (<repo>/.data), PG_DATABASE (hookstream).
 set -euo pipefail
 
@@ -145,6 +147,17 @@ down() {
 	fi
 }
 
+crash() {
+	local bin
+	if ! bin=$(find_bindir); then say "no PostgreSQL binaries; nothing to stop"; return 0; fi
+	if is_running "$bin"; then
+		as_owner "$bin/pg_ctl" -D "$pgdata" -m immediate -w -t 60 stop >/dev/null
+		say "stopped immediately"
+	else
+		say "not running"
+	fi
+}
+
 status() {
 	local bin
 	bin=$(find_bindir) || { echo "not running"; return 1; }
@@ -158,7 +171,8 @@ url() {
 case "${1:-}" in
 up) up ;;
 down) down ;;
+crash) crash ;;
 status) status ;;
 url) url ;;
-*) echo "usage: $0 up|down|status|url" >&2; exit 2 ;;
+*) echo "usage: $0 up|down|crash|status|url" >&2; exit 2 ;;
 esac

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/hookstream/hookstream/internal/harness"
 )
 
 // benchmark runs every run, mode and workload of o, then prints the report to w and writes
@@ -25,11 +27,11 @@ func benchmark(ctx context.Context, o options, w io.Writer) (*report, error) {
 	if len(swept) > 0 {
 		fmt.Fprintf(w, "dropped %d databases an interrupted benchmark left: %s\n", len(swept), strings.Join(swept, ", "))
 	}
-	rx, err := startReceiver()
+	rx, err := harness.StartReceiver()
 	if err != nil {
 		return nil, err
 	}
-	defer rx.close()
+	defer rx.Close()
 	rep := &report{o: o, started: time.Now()}
 	for run := 1; run <= o.runs; run++ {
 		fmt.Fprintf(w, "run %d of %d: physical limits\n", run, o.runs)
@@ -61,7 +63,7 @@ func benchmark(ctx context.Context, o options, w io.Writer) (*report, error) {
 
 // runOne runs one workload in a fresh environment and adds its result, or the reason it could
 // not run, to rep. Only an interruption is returned.
-func runOne(ctx context.Context, o options, rx *receiver, lim limits, run int, mode, name string, rep *report, w io.Writer) error {
+func runOne(ctx context.Context, o options, rx *harness.Receiver, lim limits, run int, mode, name string, rep *report, w io.Writer) error {
 	wl, _ := lookupWorkload(name) // validated with the flags
 	fmt.Fprintf(w, "run %d, mode %s, workload %s: %s\n", run, mode, name, wl.about(o))
 	began := time.Now()
@@ -81,7 +83,7 @@ func runOne(ctx context.Context, o options, rx *receiver, lim limits, run int, m
 }
 
 // measure starts the workload's environment, runs the workload in it and stops it again.
-func measure(ctx context.Context, o options, rx *receiver, lim limits, run int, mode string, wl workload, w io.Writer) (_ *result, err error) {
+func measure(ctx context.Context, o options, rx *harness.Receiver, lim limits, run int, mode string, wl workload, w io.Writer) (_ *result, err error) {
 	e, err := startEnv(ctx, o, envSpec{run: run, mode: mode, workload: wl.name, retrySchedule: wl.retrySchedule})
 	if err != nil {
 		return nil, err
@@ -91,17 +93,17 @@ func measure(ctx context.Context, o options, rx *receiver, lim limits, run int, 
 			fmt.Fprintf(w, "  warning: stopping %s: %v\n", e.name, serr)
 		}
 	}()
-	rx.reset()
+	rx.Reset()
 	gen, err := newGenerator(e.pool, partner, o.clients)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.admin.createPartner(ctx, partner); err != nil {
+	if err := e.admin.CreatePartner(ctx, partner); err != nil {
 		return nil, err
 	}
 	var pids []int
 	for _, p := range e.procs {
-		pids = append(pids, p.pid())
+		pids = append(pids, p.PID())
 	}
 	s := &session{o: o, env: e, rx: rx, lim: lim, gen: gen, log: w, res: newResult(run, mode, wl.name),
 		meter: newCPUMeter(ctx, pids, e.pool, o.kafkaPIDFile)}
@@ -116,8 +118,8 @@ func measure(ctx context.Context, o options, rx *receiver, lim limits, run int, 
 func processErrors(e *env) error {
 	var errs []error
 	for _, p := range e.procs {
-		if done, err := p.exited(); done {
-			errs = append(errs, fmt.Errorf("%s exited (%v):\n%s", p.name, err, p.logTail()))
+		if done, err := p.Exited(); done {
+			errs = append(errs, fmt.Errorf("%s exited (%v):\n%s", p.Name, err, p.LogTail()))
 		}
 	}
 	return errors.Join(errs...)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/internal/harness"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
 )
@@ -22,7 +23,7 @@ type hopTimes struct {
 // readHopTimes reads the events and deliveries topics of prefix from the start, read_committed,
 // until it holds both timestamps of every id in want or timeout passes; what it could not find
 // is simply absent from the maps.
-func readHopTimes(ctx context.Context, brokers []string, prefix string, want map[string]commit, timeout time.Duration) (hopTimes, error) {
+func readHopTimes(ctx context.Context, brokers []string, prefix string, want map[string]harness.Commit, timeout time.Duration) (hopTimes, error) {
 	names := topics.For(prefix)
 	h := hopTimes{events: map[string]time.Time{}, deliveries: map[string]time.Time{}}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(names.Events, names.Deliveries),
@@ -44,7 +45,7 @@ func readHopTimes(ctx context.Context, brokers []string, prefix string, want map
 }
 
 // add takes one record's timestamp if it is the first of its kind for a wanted event.
-func (h hopTimes) add(r *kgo.Record, names topics.Names, want map[string]commit) {
+func (h hopTimes) add(r *kgo.Record, names topics.Names, want map[string]harness.Commit) {
 	switch r.Topic {
 	case names.Events:
 		id := string(r.Key)
@@ -68,7 +69,7 @@ func (h hopTimes) add(r *kgo.Record, names topics.Names, want map[string]commit)
 // hops splits each delivery's commit→receipt into commit→events (cdc), events→deliveries
 // (fanout) and deliveries→receipt (sender and HTTP), in milliseconds, for the events whose
 // three times are all known.
-func (h hopTimes) hops(commits map[string]commit, got map[string]receipt) (cdc, fanout, send []float64) {
+func (h hopTimes) hops(commits map[string]harness.Commit, got map[string]harness.Receipt) (cdc, fanout, send []float64) {
 	for id, c := range commits {
 		ev, ok1 := h.events[id]
 		dl, ok2 := h.deliveries[id]
@@ -76,9 +77,9 @@ func (h hopTimes) hops(commits map[string]commit, got map[string]receipt) (cdc, 
 		if !ok1 || !ok2 || !ok3 {
 			continue
 		}
-		cdc = append(cdc, ms(ev.Sub(c.end)))
+		cdc = append(cdc, ms(ev.Sub(c.End)))
 		fanout = append(fanout, ms(dl.Sub(ev)))
-		send = append(send, ms(rc.first.Sub(dl)))
+		send = append(send, ms(rc.First.Sub(dl)))
 	}
 	return cdc, fanout, send
 }

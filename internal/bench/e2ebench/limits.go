@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hookstream/hookstream/internal/bench/benchenv"
+	"github.com/hookstream/hookstream/internal/harness"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/webhook"
 )
@@ -27,7 +28,7 @@ type limits struct {
 
 // measureLimits measures the run's limits: the bare loop against rx, and the generator alone
 // against a fresh migrated database with no cdc slot, at 1 and 100 events per transaction.
-func measureLimits(ctx context.Context, o options, rx *receiver) (limits, error) {
+func measureLimits(ctx context.Context, o options, rx *harness.Receiver) (limits, error) {
 	lim := limits{pgRate: map[int]float64{}}
 	var err error
 	if lim.bareRPS, err = bareLoop(ctx, rx, o.bareRequests, o.clients); err != nil {
@@ -39,12 +40,12 @@ func measureLimits(ctx context.Context, o options, rx *receiver) (limits, error)
 	}
 	defer drop()
 	// The day partitions, as the workloads' environments have them.
-	err = runToEnd(ctx, o.bin, []string{"migrate"}, environ(map[string]string{"HOOKSTREAM_DATABASE_URL": url}),
+	err = harness.RunToEnd(ctx, o.bin, []string{"migrate"}, harness.Environ(map[string]string{"HOOKSTREAM_DATABASE_URL": url}),
 		fmt.Sprintf("%s/logs/limits-migrate.log", o.out), 2*time.Minute)
 	if err != nil {
 		return lim, fmt.Errorf("postgres limit: %w", err)
 	}
-	pool, err := newPool(ctx, url, o.clients+4)
+	pool, err := harness.NewPool(ctx, url, o.clients+4)
 	if err != nil {
 		return lim, fmt.Errorf("postgres limit: %w", err)
 	}
@@ -54,11 +55,11 @@ func measureLimits(ctx context.Context, o options, rx *receiver) (limits, error)
 		return lim, err
 	}
 	for _, perTx := range []int{1, 100} {
-		log, err := gen.burst(ctx, o.limitEvents, perTx)
+		log, err := gen.Burst(ctx, o.limitEvents, perTx)
 		if err != nil {
 			return lim, fmt.Errorf("postgres limit, %d per transaction: %w", perTx, err)
 		}
-		lim.pgRate[perTx] = log.rate()
+		lim.pgRate[perTx] = log.Rate()
 	}
 	return lim, nil
 }
@@ -66,8 +67,8 @@ func measureLimits(ctx context.Context, o options, rx *receiver) (limits, error)
 // bareLoop makes requests signed POSTs of an event's envelope to the receiver from clients
 // goroutines over keep-alive connections, as fast as it answers, and returns requests per
 // second. Every request must arrive verified.
-func bareLoop(ctx context.Context, rx *receiver, requests, clients int) (float64, error) {
-	rx.reset()
+func bareLoop(ctx context.Context, rx *harness.Receiver, requests, clients int) (float64, error) {
+	rx.Reset()
 	secret, err := webhook.NewSecret()
 	if err != nil {
 		return 0, err
@@ -76,8 +77,8 @@ func bareLoop(ctx context.Context, rx *receiver, requests, clients int) (float64
 	if err != nil {
 		return 0, err
 	}
-	n, url := rx.addEndpoint()
-	if err := rx.endpoint(n).setSecret(secret); err != nil {
+	n, url := rx.AddEndpoint()
+	if err := rx.Endpoint(n).SetSecret(secret); err != nil {
 		return 0, err
 	}
 	body, err := sampleBody()
@@ -104,8 +105,8 @@ func bareLoop(ctx context.Context, rx *receiver, requests, clients int) (float64
 		return 0, err
 	}
 	elapsed := time.Since(began)
-	ep := rx.endpoint(n)
-	if got, bad := ep.snapshot(); len(got) != requests || bad != 0 {
+	ep := rx.Endpoint(n)
+	if got, bad := ep.Snapshot(); len(got) != requests || bad != 0 {
 		return 0, fmt.Errorf("receiver verified %d of %d requests (%d bad signatures)", len(got), requests, bad)
 	}
 	return float64(requests) / elapsed.Seconds(), nil
@@ -135,7 +136,7 @@ func post(ctx context.Context, client *http.Client, signer *webhook.Signer, url 
 // sampleBody is the envelope of one of the load's events, as cdc serialises it: the same size
 // as what the sender posts.
 func sampleBody() ([]byte, error) {
-	ev := newEvent("bench", 1_000_000)
+	ev := harness.NewEvent("bench", 1_000_000)
 	return json.Marshal(outbox.Envelope{EventID: outbox.NewEventID(), Type: ev.Type, OccurredAt: time.Now().UTC(),
 		PartnerID: ev.PartnerID, Subject: ev.Subject, SchemaVersion: 1, Data: ev.Data})
 }

@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/hookstream/hookstream/internal/harness"
 )
 
 // partner is the one partner every workload's events belong to.
@@ -16,9 +18,9 @@ const partner = "bench"
 type session struct {
 	o     options
 	env   *env
-	rx    *receiver
+	rx    *harness.Receiver
 	lim   limits
-	gen   *generator
+	gen   *harness.Generator
 	meter *cpuMeter
 	res   *result
 	log   io.Writer
@@ -37,12 +39,12 @@ func (s *session) logf(format string, args ...any) {
 func (s *session) addEndpoints(ctx context.Context, n int) ([]int, error) {
 	var eps []int
 	for range n {
-		idx, url := s.rx.addEndpoint()
-		_, secret, err := s.env.admin.createEndpoint(ctx, partner, url, []string{"api_key.*"})
+		idx, url := s.rx.AddEndpoint()
+		_, secret, err := s.env.admin.CreateEndpoint(ctx, partner, url, []string{"api_key.*"})
 		if err != nil {
 			return nil, err
 		}
-		if err := s.rx.endpoint(idx).setSecret(secret); err != nil {
+		if err := s.rx.Endpoint(idx).SetSecret(secret); err != nil {
 			return nil, err
 		}
 		eps = append(eps, idx)
@@ -102,14 +104,14 @@ func nanAsZero(v float64) float64 {
 // waitReceived waits until every event of commits has reached every endpoint of eps, or
 // timeout passes (what is missing then is the tally's to report); it says every 10 s how far
 // it is.
-func (s *session) waitReceived(ctx context.Context, eps []int, commits *commitLog, timeout time.Duration) error {
-	want := len(commits.byID) * len(eps)
+func (s *session) waitReceived(ctx context.Context, eps []int, commits *harness.CommitLog, timeout time.Duration) error {
+	want := len(commits.ByID) * len(eps)
 	deadline := time.Now().Add(timeout)
 	nextNote := time.Now().Add(10 * time.Second)
 	for {
 		got := 0
 		for _, ep := range eps {
-			got += s.rx.endpoint(ep).distinct()
+			got += s.rx.Endpoint(ep).Distinct()
 		}
 		if got >= want && s.tally(commits, eps).missing == 0 {
 			return nil
@@ -122,7 +124,7 @@ func (s *session) waitReceived(ctx context.Context, eps []int, commits *commitLo
 			s.logf("%d of %d deliveries received", got, want)
 			nextNote = time.Now().Add(10 * time.Second)
 		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+		if err := harness.Sleep(ctx, 100*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -141,12 +143,12 @@ type tally struct {
 // point is one delivery on the latency plot.
 type point struct{ x, y float64 }
 
-func (s *session) tally(commits *commitLog, eps []int) tally {
+func (s *session) tally(commits *harness.CommitLog, eps []int) tally {
 	var t tally
 	for _, n := range eps {
-		got, bad := s.rx.endpoint(n).snapshot()
+		got, bad := s.rx.Endpoint(n).Snapshot()
 		t.bad += bad
-		for id, c := range commits.byID {
+		for id, c := range commits.ByID {
 			t.expected++
 			r, ok := got[id]
 			if !ok {
@@ -155,17 +157,17 @@ func (s *session) tally(commits *commitLog, eps []int) tally {
 				continue
 			}
 			t.received++
-			t.duplicates += r.count - 1
-			t.receipts = append(t.receipts, r.first)
-			if r.first.After(t.last) {
-				t.last = r.first
+			t.duplicates += r.Count - 1
+			t.receipts = append(t.receipts, r.First)
+			if r.First.After(t.last) {
+				t.last = r.First
 			}
-			lat := ms(r.first.Sub(c.end))
+			lat := ms(r.First.Sub(c.End))
 			t.latencies = append(t.latencies, lat)
-			t.points = append(t.points, point{c.end.Sub(commits.first).Seconds(), lat})
+			t.points = append(t.points, point{c.End.Sub(commits.First).Seconds(), lat})
 		}
 		for id := range got {
-			if _, ok := commits.byID[id]; !ok {
+			if _, ok := commits.ByID[id]; !ok {
 				t.unknown++
 			}
 		}
@@ -206,22 +208,22 @@ func (s *session) rateAndLatency(t tally, since time.Time) {
 }
 
 // accountCommits puts the commit side's figures into the result.
-func (s *session) accountCommits(commits *commitLog, perTx int) {
-	s.res.fig[figCommitRate] = commits.rate()
-	s.res.fig[figPGRatio] = commits.rate() / s.lim.pgRate[perTx]
+func (s *session) accountCommits(commits *harness.CommitLog, perTx int) {
+	s.res.fig[figCommitRate] = commits.Rate()
+	s.res.fig[figPGRatio] = commits.Rate() / s.lim.pgRate[perTx]
 	s.res.fig[figBareRatio] = s.res.fig[figRate] / s.lim.bareRPS
 }
 
 // accountHops reads the run's Kafka timestamps and splits commit→receipt into its hops.
-func (s *session) accountHops(ctx context.Context, commits *commitLog, ep int) error {
-	h, err := readHopTimes(ctx, s.env.brokers, s.env.prefix, commits.byID, 2*time.Minute)
+func (s *session) accountHops(ctx context.Context, commits *harness.CommitLog, ep int) error {
+	h, err := readHopTimes(ctx, s.env.brokers, s.env.prefix, commits.ByID, 2*time.Minute)
 	if err != nil {
 		return err
 	}
-	got, _ := s.rx.endpoint(ep).snapshot()
-	cdc, fanout, send := h.hops(commits.byID, got)
-	if len(cdc) < len(commits.byID) {
-		s.res.notes = append(s.res.notes, fmt.Sprintf("hops: Kafka timestamps found for %d of %d events", len(cdc), len(commits.byID)))
+	got, _ := s.rx.Endpoint(ep).Snapshot()
+	cdc, fanout, send := h.hops(commits.ByID, got)
+	if len(cdc) < len(commits.ByID) {
+		s.res.notes = append(s.res.notes, fmt.Sprintf("hops: Kafka timestamps found for %d of %d events", len(cdc), len(commits.ByID)))
 	}
 	for _, hop := range []struct {
 		name string

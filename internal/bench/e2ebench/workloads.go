@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/hookstream/hookstream/internal/harness"
 )
 
 // compressedSchedule is workload d's retry schedule, so that a receiver that was down is
@@ -64,7 +66,7 @@ func (s *session) burst(ctx context.Context, events, perTx, endpoints int, withH
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
-	commits, err := s.gen.burst(ctx, events, perTx)
+	commits, err := s.gen.Burst(ctx, events, perTx)
 	if err != nil {
 		return err
 	}
@@ -80,7 +82,7 @@ func (s *session) steadyLoad(ctx context.Context) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
-	commits, err := s.gen.steady(ctx, s.o.cRate, s.o.cDuration)
+	commits, err := s.gen.Steady(ctx, s.o.cRate, s.o.cDuration)
 	if err != nil {
 		return err
 	}
@@ -88,8 +90,8 @@ func (s *session) steadyLoad(ctx context.Context) error {
 }
 
 // finish waits for the deliveries of a load and accounts for them.
-func (s *session) finish(ctx context.Context, commits *commitLog, perTx int, eps []int, withHops bool) error {
-	s.logf("committed %d events at %.0f/s; waiting for %d deliveries", len(commits.byID), commits.rate(), len(commits.byID)*len(eps))
+func (s *session) finish(ctx context.Context, commits *harness.CommitLog, perTx int, eps []int, withHops bool) error {
+	s.logf("committed %d events at %.0f/s; waiting for %d deliveries", len(commits.ByID), commits.Rate(), len(commits.ByID)*len(eps))
 	loadEnd := time.Now()
 	if err := s.waitReceived(ctx, eps, commits, s.o.tailTimeout); err != nil {
 		return err
@@ -99,7 +101,7 @@ func (s *session) finish(ctx context.Context, commits *commitLog, perTx int, eps
 		return err
 	}
 	s.account(t, "all endpoints", time.Since(loadEnd))
-	s.rateAndLatency(t, commits.first)
+	s.rateAndLatency(t, commits.First)
 	s.accountCommits(commits, perTx)
 	if withHops {
 		return s.accountHops(ctx, commits, eps[0])
@@ -115,26 +117,26 @@ func (s *session) drain(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.rx.down()
-	defer func() { _ = s.rx.ensureUp() }()
+	s.rx.Down()
+	defer func() { _ = s.rx.EnsureUp() }()
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
 	made := s.metricsBefore.total(metricFanoutMade)
-	commits, err := s.gen.burst(ctx, s.o.dEvents, 100)
+	commits, err := s.gen.Burst(ctx, s.o.dEvents, 100)
 	if err != nil {
 		return err
 	}
-	s.logf("committed %d events at %.0f/s with the receiver down; waiting for fanout", len(commits.byID), commits.rate())
-	if err := s.waitFanout(ctx, made+float64(len(commits.byID))); err != nil {
+	s.logf("committed %d events at %.0f/s with the receiver down; waiting for fanout", len(commits.ByID), commits.Rate())
+	if err := s.waitFanout(ctx, made+float64(len(commits.ByID))); err != nil {
 		return err
 	}
-	if err := s.rx.comeBack(ctx); err != nil {
+	if err := s.rx.ComeBack(ctx); err != nil {
 		return err
 	}
 	back := time.Now()
-	s.res.fig[figDownFor] = back.Sub(commits.first).Seconds()
-	s.logf("receiver back after %.1f s; waiting for %d deliveries", s.res.fig[figDownFor], len(commits.byID))
+	s.res.fig[figDownFor] = back.Sub(commits.First).Seconds()
+	s.logf("receiver back after %.1f s; waiting for %d deliveries", s.res.fig[figDownFor], len(commits.ByID))
 	if err := s.waitReceived(ctx, eps, commits, s.o.drainTimeout); err != nil {
 		return err
 	}
@@ -180,7 +182,7 @@ func (s *session) waitFanout(ctx context.Context, want float64) error {
 			s.logf("fanout has produced %.0f of %.0f deliveries", made, want)
 			nextNote = time.Now().Add(10 * time.Second)
 		}
-		if err := sleep(ctx, 250*time.Millisecond); err != nil {
+		if err := harness.Sleep(ctx, 250*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -195,22 +197,22 @@ func (s *session) hotAndHung(ctx context.Context) error {
 		return err
 	}
 	hot, hung := eps[:1], eps[1:]
-	s.rx.endpoint(hung[0]).setHang(true)
-	defer s.rx.endpoint(hung[0]).setHang(false)
+	s.rx.Endpoint(hung[0]).SetHang(true)
+	defer s.rx.Endpoint(hung[0]).SetHang(false)
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
-	commits, err := s.gen.burst(ctx, s.o.aEvents, 1)
+	commits, err := s.gen.Burst(ctx, s.o.aEvents, 1)
 	if err != nil {
 		return err
 	}
-	s.logf("committed %d events at %.0f/s; waiting for the hot endpoint", len(commits.byID), commits.rate())
+	s.logf("committed %d events at %.0f/s; waiting for the hot endpoint", len(commits.ByID), commits.Rate())
 	loadEnd := time.Now()
 	if err := s.waitReceived(ctx, hot, commits, s.o.tailTimeout); err != nil {
 		return err
 	}
 	hotT := s.tally(commits, hot)
-	s.rx.endpoint(hung[0]).setHang(false)
+	s.rx.Endpoint(hung[0]).SetHang(false)
 	released := time.Now()
 	s.logf("hot endpoint done; the hung endpoint answers again, waiting up to %s for it", s.o.recoverTimeout)
 	if err := s.waitReceived(ctx, hung, commits, s.o.recoverTimeout); err != nil {
@@ -222,7 +224,7 @@ func (s *session) hotAndHung(ctx context.Context) error {
 	}
 	s.account(hotT, "hot /ep/0", time.Since(loadEnd))
 	s.account(hungT, "hung /ep/1", time.Since(released))
-	s.rateAndLatency(hotT, commits.first)
+	s.rateAndLatency(hotT, commits.First)
 	s.accountCommits(commits, 1)
 	s.res.fig[figHungMissing] = float64(hungT.missing)
 	s.res.fig[figHungRecovery] = math.NaN()

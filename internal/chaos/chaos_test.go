@@ -1,0 +1,133 @@
+package main
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/hookstream/hookstream/eventcatalog"
+	"github.com/hookstream/hookstream/internal/ledger"
+)
+
+// The plan kills every kind at least twice, the broker and PostgreSQL once each, all inside
+// 5 %–80 % of the run, in time order.
+func TestPlanFaults(t *testing.T) {
+	for _, d := range []time.Duration{time.Minute, 5 * time.Minute} {
+		kills := max(12, int(d/(8*time.Second)))
+		plan := planFaults(d, kills, rand.New(rand.NewPCG(1, 2)))
+		count := map[string]int{}
+		for i, f := range plan {
+			count[f.kind]++
+			if f.at < d/20 || f.at > d*80/100 {
+				t.Errorf("%s: fault %d (%s) at %s, outside 5%%–80%%", d, i, f.kind, f.at)
+			}
+			if i > 0 && f.at < plan[i-1].at {
+				t.Errorf("%s: plan not in time order at %d", d, i)
+			}
+		}
+		for _, k := range kinds {
+			if count[k] < 2 {
+				t.Errorf("%s: %s killed %d times, want at least 2", d, k, count[k])
+			}
+		}
+		if count[faultBroker] != 1 || count[faultPostgres] != 1 || len(plan) != kills+2 {
+			t.Errorf("%s: plan %v, want %d kills, one broker and one PostgreSQL fault", d, count, kills)
+		}
+	}
+}
+
+// The load's events are valid catalog events, and with the topology an event reaches about 3
+// endpoints on average (the 410 endpoint counted, as before it is disabled).
+func TestLoadAndTopology(t *testing.T) {
+	catalog, err := eventcatalog.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := newEventSource(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20000
+	reached := 0
+	for i := range int64(n) {
+		ev := src.event(i + 1)
+		if i < 100 {
+			if err := catalog.CheckEvent(ev); err != nil {
+				t.Fatalf("event %d: %v", i, err)
+			}
+		}
+		for _, ep := range topology {
+			if ep.partner == ev.PartnerID && ledger.Subscribed(ep.types, ev.Type) {
+				reached++
+			}
+		}
+	}
+	if avg := float64(reached) / n; avg < 2.8 || avg > 3.2 {
+		t.Fatalf("average fanout %.2f, want about 3", avg)
+	}
+}
+
+// A normal receiver fails the configured share, some of it by holding; the rate-limited one
+// adds a tenth of 429s with Retry-After; the gone one answers 410 to all.
+func TestResponder(t *testing.T) {
+	f := &failures{share: 0.1, timeouts: 0.1, hold: time.Second, rng: rand.New(rand.NewPCG(3, 4))}
+	count := func(behave string) map[int]int {
+		out := map[int]int{}
+		r := f.responder(behave)
+		for range 20000 {
+			a := r(nil)
+			out[a.Status]++
+			if a.Status == http.StatusTooManyRequests && a.RetryAfter == "" {
+				t.Fatal("429 without Retry-After")
+			}
+			if a.Status == http.StatusServiceUnavailable && a.Hold == 0 {
+				t.Fatal("a timeout that does not hold")
+			}
+		}
+		return out
+	}
+	near := func(got, want int) bool { return got > want*8/10 && got < want*12/10 }
+	if c := count(behaveNormal); !near(c[500], 1800) || !near(c[503], 200) || c[429] != 0 {
+		t.Errorf("normal: %v", c)
+	}
+	if c := count(behaveRateLimited); !near(c[429], 2000) || !near(c[500], 1800) {
+		t.Errorf("rate-limited: %v", c)
+	}
+	if c := count(behaveGone); c[410] != 20000 {
+		t.Errorf("gone: %v", c)
+	}
+}
+
+// The run fails for each broken promise it measured, and only for those.
+func TestJudge(t *testing.T) {
+	o := options{faults: true, drainBound: time.Minute}
+	var faults []faultRecord
+	for _, k := range kinds {
+		faults = append(faults, faultRecord{kind: k}, faultRecord{kind: k})
+	}
+	clean := func() *report {
+		return &report{o: o, faults: faults, goneStatus: "disabled", drain: 5 * time.Second, ledger: &ledger.Report{MaxUnrecorded: 10}}
+	}
+	r := clean()
+	if r.judge(); len(r.failures) != 0 {
+		t.Fatalf("a clean run failed: %q", r.failures)
+	}
+	for name, spoil := range map[string]func(r *report){
+		"410 endpoint active":  func(r *report) { r.goneStatus = "active" },
+		"slow drain":           func(r *report) { r.drain = 2 * time.Minute },
+		"not drained":          func(r *report) { r.left, r.drain = 3, -1 },
+		"history not settled":  func(r *report) { r.settle = "not settled" },
+		"a kind killed once":   func(r *report) { r.faults = r.faults[1:] },
+		"missing":              func(r *report) { r.ledger.Missing = 1 },
+		"unrecorded, no kill":  func(r *report) { r.ledger.Unrecorded = 1 },
+		"unrecorded past cap":  func(r *report) { r.ledger.Unrecorded, r.ledger.UnrecordedAtKill = 11, 11 },
+		"contradicting states": func(r *report) { r.ledger.Contradictions = 1 },
+	} {
+		r := clean()
+		spoil(r)
+		if r.judge(); len(r.failures) != 1 {
+			t.Errorf("%s: failures %q, want one", name, r.failures)
+		}
+	}
+}

@@ -1,0 +1,300 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hookstream/hookstream/internal/harness"
+	"github.com/hookstream/hookstream/internal/ledger"
+)
+
+// inFlightCap bounds the requests one sender has in flight: max_in_flight (64, the default)
+// per endpoint, for the run's 9 endpoints. A sender killed mid-request leaves at most that many
+// requests its history never hears of.
+const inFlightCap = 64 * 9
+
+// report is what the run measured and judged.
+type report struct {
+	o        options
+	faults   []faultRecord
+	exits    map[string][]exit
+	commits  *harness.CommitLog
+	loadEnd  time.Time
+	loadFor  time.Duration
+	expected int // deliveries the drain waited for
+	left     int // of them not received when it gave up
+	// drain is from the load's stop to the last expected delivery's receipt; negative: never.
+	drain     time.Duration
+	drainedAt time.Time
+	settle    string              // why the history did not settle, if it did not
+	lags      map[string][]string // consumer groups still behind when the drain gave up
+	// latency of healthy endpoints (commit → first acceptance, ms) by phase: before, during and
+	// after the faults.
+	latency    map[string][]float64
+	faultSpan  [2]time.Time
+	goneStatus string
+	ledger     *ledger.Report
+	failures   []string
+
+	receiptsFile, databaseURL, dir string
+}
+
+// phases of the latency figures.
+var phases = []string{"before faults", "during faults", "after faults"}
+
+// latencies sorts the healthy endpoints' commit-to-receipt latencies by the phase of their
+// commit: before the first fault, until the last fault's recovery, after it.
+func (r *report) latencies(eps []*endpoint) {
+	r.latency = map[string][]float64{}
+	r.faultSpan = faultSpan(r.faults, r.loadEnd)
+	if r.commits == nil {
+		return
+	}
+	for _, ep := range eps {
+		if !ep.healthy() {
+			continue
+		}
+		got, _ := ep.rx.Endpoint(0).Snapshot()
+		for id, rc := range got {
+			c, ok := r.commits.ByID[id]
+			if !ok {
+				continue
+			}
+			phase := phases[1]
+			switch {
+			case c.End.Before(r.faultSpan[0]):
+				phase = phases[0]
+			case c.End.After(r.faultSpan[1]):
+				phase = phases[2]
+			}
+			r.latency[phase] = append(r.latency[phase], float64(rc.First.Sub(c.End))/float64(time.Millisecond))
+		}
+	}
+	for _, v := range r.latency {
+		slices.Sort(v)
+	}
+}
+
+// faultSpan is from the first fault to the last one's recovery (its bounded wait when it never
+// recovered).
+func faultSpan(faults []faultRecord, loadEnd time.Time) [2]time.Time {
+	if len(faults) == 0 {
+		return [2]time.Time{loadEnd, loadEnd}
+	}
+	span := [2]time.Time{faults[0].at, faults[0].at}
+	for _, f := range faults {
+		end := f.at.Add(f.back)
+		if f.back < 0 {
+			end = f.at.Add(2 * time.Minute)
+		}
+		if end.After(span[1]) {
+			span[1] = end
+		}
+	}
+	return span
+}
+
+// drainTime sets drain from the receipts of the expected deliveries.
+func (r *report) drainTime(want map[*endpoint][]string) {
+	r.drain = -1
+	if r.left > 0 {
+		return
+	}
+	var last time.Time
+	for ep, ids := range want {
+		got, _ := ep.rx.Endpoint(0).Snapshot()
+		for _, id := range ids {
+			if t := got[id].First; t.After(last) {
+				last = t
+			}
+		}
+	}
+	r.drain = max(0, last.Sub(r.loadEnd))
+}
+
+// outages are the times a sender or the broker was down (killed until ready again, or exited
+// by itself until restarted): what classifies duplicates and unrecorded requests in the ledger.
+func (r *report) outages() []ledger.Outage {
+	var out []ledger.Outage
+	for _, f := range r.faults {
+		if f.kind == "sender" || f.kind == faultBroker {
+			back := f.back
+			if back < 0 {
+				back = 2 * time.Minute
+			}
+			out = append(out, ledger.Outage{Kind: f.kind, From: f.at, To: f.at.Add(back)})
+		}
+	}
+	for id, exits := range r.exits {
+		if kindOf(id) == "sender" {
+			for _, e := range exits {
+				out = append(out, ledger.Outage{Kind: "sender exit", From: e.at, To: e.at.Add(10 * time.Second)})
+			}
+		}
+	}
+	return out
+}
+
+// unrecordedBound is the most requests the history may miss: the in-flight cap per outage.
+func (r *report) unrecordedBound() int { return len(r.outages()) * inFlightCap }
+
+// judge lists every broken promise of the run.
+func (r *report) judge() {
+	if r.ledger != nil {
+		r.failures = append(r.failures, r.ledger.Failures()...)
+		if r.ledger.UnrecordedAtKill < r.ledger.Unrecorded {
+			r.failures = append(r.failures, fmt.Sprintf("requests absent from the history with no sender or broker kill near them: %d",
+				r.ledger.Unrecorded-r.ledger.UnrecordedAtKill))
+		}
+	}
+	if r.goneStatus != "disabled" {
+		r.failures = append(r.failures, fmt.Sprintf("the 410 endpoint is %q, want disabled", r.goneStatus))
+	}
+	switch {
+	case r.left > 0:
+		r.failures = append(r.failures, fmt.Sprintf("not drained: %d of %d expected deliveries not received %s after the load stopped",
+			r.left, r.expected, r.drainedAt.Sub(r.loadEnd).Round(time.Second)))
+	case r.drain > r.o.drainBound:
+		r.failures = append(r.failures, fmt.Sprintf("drained in %s, more than %s after the load stopped", r.drain.Round(100*time.Millisecond), r.o.drainBound))
+	}
+	if r.settle != "" {
+		r.failures = append(r.failures, r.settle)
+	}
+	kills := map[string]int{}
+	for _, f := range r.faults {
+		kills[f.kind]++
+	}
+	for _, k := range kinds {
+		if r.o.faults && kills[k] < 2 {
+			r.failures = append(r.failures, fmt.Sprintf("%s was killed %d times, want at least 2", k, kills[k]))
+		}
+	}
+}
+
+// gitCommit names the checkout's commit, and says so when the tree has uncommitted changes.
+func gitCommit(repo string) string {
+	out, err := exec.Command("git", "-C", repo, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	commit := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "-C", repo, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+		commit += " + uncommitted changes"
+	}
+	return commit
+}
+
+// print writes the report.
+func (r *report) print(w io.Writer) {
+	baseline := ""
+	if !r.o.faults {
+		baseline = " (baseline: no faults)"
+	}
+	fmt.Fprintf(w, "\n== chaos report%s: %s at %d events/s, seed %d, %d partners, %d endpoints, retry schedule %s\n",
+		baseline, r.o.duration, r.o.rate, r.o.seed, len(partners), len(topology), r.o.schedule)
+	fmt.Fprintf(w, "commit %s, %s\n", gitCommit(r.o.repo), time.Now().UTC().Format(time.RFC3339))
+	r.printFaults(w)
+	if r.commits != nil {
+		fmt.Fprintf(w, "load: %d events committed in %s (%.0f/s), %d transactions failed (PostgreSQL down)\n",
+			len(r.commits.ByID), r.loadFor.Round(100*time.Millisecond), r.commits.Rate(), r.commits.Failed)
+	}
+	if r.expected > 0 {
+		drain := "not drained"
+		if r.drain >= 0 {
+			drain = fmt.Sprintf("%.1f s after the load stopped (bound %s)", r.drain.Seconds(), r.o.drainBound)
+		}
+		fmt.Fprintf(w, "deliveries: %d expected, %d not received; drain %s\n", r.expected, r.left, drain)
+	}
+	for _, g := range slices.Sorted(maps.Keys(r.lags)) {
+		fmt.Fprintf(w, "  still behind: %s: %s\n", g, strings.Join(r.lags[g], ", "))
+	}
+	r.printLatency(w)
+	if r.goneStatus != "" {
+		fmt.Fprintf(w, "410 endpoint: %s\n", r.goneStatus)
+	}
+	if r.ledger != nil {
+		fmt.Fprintln(w, "ledger:")
+		r.ledger.Print(w)
+	}
+	if r.dir != "" {
+		fmt.Fprintf(w, "logs: %s/logs; receipts: %s\n  (again: deploy/local/pg.sh up with HOOKSTREAM_DATA_DIR=%s PG_PORT=<port of %s>, then\n   hookstream verify-ledger -database-url '%s' -receipts %s -receipts-complete)\n",
+			r.dir, r.receiptsFile, r.dir, r.databaseURL, r.databaseURL, r.receiptsFile)
+	}
+}
+
+// printFaults writes the kills per kind, the infrastructure faults and the unplanned exits.
+func (r *report) printFaults(w io.Writer) {
+	kills, active, slowest := map[string]int{}, 0, map[string]time.Duration{}
+	var takeovers []string
+	for _, f := range r.faults {
+		kills[f.kind]++
+		if f.active {
+			active++
+			takeovers = append(takeovers, formatBack(f.takeover))
+		}
+		if prev, seen := slowest[f.kind]; !seen || (prev >= 0 && (f.back < 0 || f.back > prev)) {
+			slowest[f.kind] = f.back // a replica that never came back stays the slowest
+		}
+	}
+	var parts []string
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%s %d", k, kills[k]))
+	}
+	fmt.Fprintf(w, "kills: %s (cdc: %d of them the active one, streaming again after %s)\n", strings.Join(parts, ", "), active, strings.Join(takeovers, ", "))
+	fmt.Fprintf(w, "  every kind answered /readyz again within: %s\n", formatBacks(slowest))
+	for _, f := range r.faults {
+		if f.kind == faultBroker || f.kind == faultPostgres || f.err != "" || f.back < 0 {
+			fmt.Fprintf(w, "  %s %s at +%.1fs: back after %s %s\n", f.kind, f.target, f.at.Sub(r.loadEnd.Add(-r.loadFor)).Seconds(),
+				formatBack(f.back), f.err)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(r.exits)) {
+		exits := r.exits[id]
+		fmt.Fprintf(w, "  unplanned exits of %s: %d, the first at +%.1fs (%s):\n%s\n", id, len(exits),
+			exits[0].at.Sub(r.loadEnd.Add(-r.loadFor)).Seconds(), exits[0].status, exits[0].tail)
+	}
+}
+
+func formatBacks(m map[string]time.Duration) string {
+	var parts []string
+	for _, k := range kinds {
+		if d, ok := m[k]; ok {
+			parts = append(parts, fmt.Sprintf("%s %s", k, formatBack(d)))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func formatBack(d time.Duration) string {
+	if d < 0 {
+		return "never (bounded wait)"
+	}
+	return d.Round(100 * time.Millisecond).String()
+}
+
+// printLatency writes p50, p99 and max of each phase.
+func (r *report) printLatency(w io.Writer) {
+	if len(r.latency) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "commit → receipt, healthy endpoints (ms):")
+	for _, p := range phases {
+		v := r.latency[p]
+		fmt.Fprintf(w, "  %-14s %8d deliveries  p50 %8.1f  p99 %8.1f  max %8.1f\n", p, len(v), pct(v, 50), pct(v, 99), pct(v, 100))
+	}
+}
+
+// pct is the p-th percentile of sorted v by nearest rank; NaN when empty.
+func pct(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	i := int(math.Ceil(p/100*float64(len(v)))) - 1
+	return v[min(max(i, 0), len(v)-1)]
+}
