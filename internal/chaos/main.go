@@ -159,6 +159,9 @@ func main() {
 	if o.guard {
 		os.Exit(guard(&infra{repo: o.repo, dir: o.dir, pgPort: o.guardPGPort, kafkaPort: o.guardKafkaPort, log: os.Stderr}))
 	}
+	// If whatever started this run dies (make under `timeout`, a closed terminal), end the run
+	// in order: the signal below stops it as SIGTERM does.
+	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() { <-ctx.Done(); stop() }() // a second signal kills at once; the guard cleans up
 	os.Exit(run(ctx, o, os.Stdout))

@@ -34,6 +34,7 @@ type report struct {
 	drainedAt time.Time
 	settle    string              // why the history did not settle, if it did not
 	lags      map[string][]string // consumer groups still behind when the drain gave up
+	endpoints []endpointRow       // the drain by endpoint
 	// latency of healthy endpoints (commit → first acceptance, ms) by phase: before, during and
 	// after the faults.
 	latency    map[string][]float64
@@ -103,19 +104,36 @@ func faultSpan(faults []faultRecord, loadEnd time.Time) [2]time.Time {
 // drainTime sets drain from the receipts of the expected deliveries.
 func (r *report) drainTime(want map[*endpoint][]string) {
 	r.drain = -1
-	if r.left > 0 {
-		return
-	}
 	var last time.Time
 	for ep, ids := range want {
 		got, _ := ep.rx.Endpoint(0).Snapshot()
+		row := endpointRow{ep: ep, expected: len(ids)}
 		for _, id := range ids {
-			if t := got[id].First; t.After(last) {
-				last = t
+			rc, ok := got[id]
+			if !ok {
+				row.missing++
+				continue
+			}
+			if rc.First.After(row.last) {
+				row.last = rc.First
 			}
 		}
+		if row.last.After(last) {
+			last = row.last
+		}
+		r.endpoints = append(r.endpoints, row)
 	}
-	r.drain = max(0, last.Sub(r.loadEnd))
+	slices.SortFunc(r.endpoints, func(a, b endpointRow) int { return strings.Compare(a.ep.id, b.ep.id) })
+	if r.left == 0 {
+		r.drain = max(0, last.Sub(r.loadEnd))
+	}
+}
+
+// endpointRow is one endpoint's part of the drain.
+type endpointRow struct {
+	ep                *endpoint
+	expected, missing int
+	last              time.Time // its last first acceptance
 }
 
 // outages are the times a sender or the broker was down (killed until ready again, or exited
@@ -210,6 +228,14 @@ func (r *report) print(w io.Writer) {
 			drain = fmt.Sprintf("%.1f s after the load stopped (bound %s)", r.drain.Seconds(), r.o.drainBound)
 		}
 		fmt.Fprintf(w, "deliveries: %d expected, %d not received; drain %s\n", r.expected, r.left, drain)
+	}
+	for _, row := range r.endpoints {
+		last := "none received"
+		if !row.last.IsZero() {
+			last = fmt.Sprintf("the last %+.1f s after the load stopped", row.last.Sub(r.loadEnd).Seconds())
+		}
+		fmt.Fprintf(w, "  %-55s %s: %7d expected, %6d not received, %s\n", row.ep.String(),
+			strings.Join(row.ep.types, ","), row.expected, row.missing, last)
 	}
 	for _, g := range slices.Sorted(maps.Keys(r.lags)) {
 		fmt.Fprintf(w, "  still behind: %s: %s\n", g, strings.Join(r.lags[g], ", "))
