@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/internal/kafkaopt"
 	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -87,6 +88,7 @@ type fanoutMetrics struct {
 	deliveries *prometheus.CounterVec
 	unmatched  prometheus.Counter
 	invalid    prometheus.Counter
+	txns       prometheus.Counter
 	viewSize   prometheus.GaugeFunc
 	catchUp    prometheus.Histogram
 }
@@ -109,13 +111,15 @@ func NewFanout(cfg FanoutConfig, view *EndpointView) (*Fanout, error) {
 			Help: "Events no endpoint receives."}),
 		invalid: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "invalid_events_total",
 			Help: "Event records that could not be read; sent to the dlq."}),
+		txns: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "kafka_transactions_total",
+			Help: "Kafka transactions committed (each carries a batch of events' deliveries and its offsets)."}),
 		viewSize: prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "endpoint_view_size",
 			Help: "Endpoints in the fanout's endpoint view."}, func() float64 { return float64(view.Len()) }),
 		catchUp: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "endpoint_view_catch_up_seconds",
 			Help: "Time the endpoint view took to reach the endpoints topic's last stable offset before a batch (view lag).", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}),
 	}
 	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{m.events, m.deliveries, m.unmatched, m.invalid, m.viewSize, m.catchUp} {
+		for _, c := range []prometheus.Collector{m.events, m.deliveries, m.unmatched, m.invalid, m.txns, m.viewSize, m.catchUp} {
 			if err := cfg.Registerer.Register(c); err != nil {
 				return nil, fmt.Errorf("streams: fanout metrics: %w", err)
 			}
@@ -139,7 +143,7 @@ func (f *Fanout) Run(ctx context.Context) error {
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.RequireStableFetchOffsets(),
 		kgo.DefaultProduceTopic(f.names.Deliveries),
-	}, f.cfg.KafkaOptions...)...)
+	}, append(kafkaopt.BatchedFetch(), f.cfg.KafkaOptions...)...)...)
 	if err != nil {
 		return fmt.Errorf("streams: fanout client: %w", err)
 	}
@@ -189,6 +193,7 @@ func (f *Fanout) Run(ctx context.Context) error {
 			f.log.Info("batch aborted (rebalance or produce failure); it is polled again")
 			continue
 		}
+		f.metrics.txns.Inc()
 		f.metrics.deliveries.WithLabelValues(records.TriggerInitial).Add(float64(produced[f.names.Deliveries]))
 	}
 }

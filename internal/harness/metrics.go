@@ -3,7 +3,10 @@ package harness
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -28,6 +31,45 @@ func ScrapeSums(ctx context.Context, urls []string, prefix string) (sums Sums, m
 	return sums, missed
 }
 
+// ScrapeAllSums is ScrapeSums for callers that need every process: one that does not answer is
+// an error.
+func ScrapeAllSums(ctx context.Context, urls []string, prefix string) (Sums, error) {
+	sums := Sums{}
+	client := &http.Client{Timeout: 10 * time.Second}
+	for _, u := range urls {
+		if err := scrapeInto(ctx, client, u, prefix, sums); err != nil {
+			return nil, fmt.Errorf("scrape %s: %w", u, err)
+		}
+	}
+	return sums, nil
+}
+
+// SaveMetrics writes each URL's /metrics text, as served, to dir/metrics-<i>.prom: the whole
+// state of every process at one moment, for reading after the processes are gone.
+func SaveMetrics(ctx context.Context, urls []string, dir string) error {
+	client := &http.Client{Timeout: 10 * time.Second}
+	for i, u := range urls {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return fmt.Errorf("save metrics of %s: %w", u, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return fmt.Errorf("save metrics of %s: %w", u, err)
+		}
+		name := filepath.Join(dir, fmt.Sprintf("metrics-%d.prom", i))
+		if err := os.WriteFile(name, append([]byte("# scraped from "+u+"\n"), b...), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func scrapeInto(ctx context.Context, client *http.Client, url, prefix string, into Sums) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -39,12 +81,12 @@ func scrapeInto(ctx context.Context, client *http.Client, url, prefix string, in
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("scrape %s: status %d", url, resp.StatusCode)
+		return fmt.Errorf("status %d", resp.StatusCode)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(resp.Body)
 	if err != nil {
-		return fmt.Errorf("scrape %s: %w", url, err)
+		return err
 	}
 	for name, f := range families {
 		if !strings.HasPrefix(name, prefix) {
@@ -59,6 +101,15 @@ func scrapeInto(ctx context.Context, client *http.Client, url, prefix string, in
 		}
 	}
 	return nil
+}
+
+// Minus is s − before for every sum of s: the increase of counters between two scrapes.
+func (s Sums) Minus(before Sums) Sums {
+	out := Sums{}
+	for k, v := range s {
+		out[k] = v - before[k]
+	}
+	return out
 }
 
 // ByLabel returns the sums of metric by the values of label.

@@ -19,7 +19,10 @@ var registry = ssrf.New(ssrf.WithAnyPort(), ssrf.WithAnyNetwork())
 type Guard struct {
 	cfg   Config
 	ports []int
-	allow []netip.Prefix
+	// portSet holds ports as a bit set: an allow-list such as 1024-65535 is checked on every
+	// request, and a linear scan of it cost a tenth of the sender's CPU at volume.
+	portSet *[65536 / 64]uint64
+	allow   []netip.Prefix
 }
 
 // New returns a Guard for a valid configuration.
@@ -31,7 +34,10 @@ func New(cfg Config) (*Guard, error) {
 	for _, p := range cfg.AllowCIDRs {
 		allow = append(allow, p.Masked())
 	}
-	g := &Guard{cfg: cfg, ports: cfg.ports(), allow: allow}
+	g := &Guard{cfg: cfg, ports: cfg.ports(), portSet: new([65536 / 64]uint64), allow: allow}
+	for _, p := range g.ports {
+		g.portSet[p/64] |= 1 << (p % 64)
+	}
 	g.cfg.AllowedPorts = slices.Clone(g.ports)
 	g.cfg.AllowCIDRs = slices.Clone(allow)
 	return g, nil
@@ -92,7 +98,10 @@ func (g *Guard) allowed(a netip.Addr) bool {
 }
 
 func (g *Guard) portAllowed(port int) bool {
-	return slices.Contains(g.ports, port)
+	if g.portSet == nil || port < 0 || port > 65535 {
+		return false
+	}
+	return g.portSet[port/64]&(1<<(port%64)) != 0
 }
 
 // destinations returns the checked addresses for host (an IP literal or a name), refusing the

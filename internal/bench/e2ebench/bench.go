@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,6 +34,9 @@ func benchmark(ctx context.Context, o options, w io.Writer) (*report, error) {
 	}
 	defer rx.Close()
 	rep := &report{o: o, started: time.Now()}
+	if err := warmUp(ctx, o, rx, w); err != nil {
+		return rep, err
+	}
 	for run := 1; run <= o.runs; run++ {
 		fmt.Fprintf(w, "run %d of %d: physical limits\n", run, o.runs)
 		lim, err := measureLimits(ctx, o, rx)
@@ -59,6 +63,27 @@ func benchmark(ctx context.Context, o options, w io.Writer) (*report, error) {
 	}
 	fmt.Fprintf(w, "\nwrote %s and %d plots\n", filepath.Join(o.out, "results.md"), len(rep.lastRunResults()))
 	return rep, nil
+}
+
+// warmUp runs a short a1 in mode separate whose figures are thrown away: the broker is a JVM,
+// and the first workload after it starts would otherwise pay for its JIT compiler (a tenth of
+// the machine during a1 of run 1, in a profile) and for its first topic and group metadata.
+// A deployed broker is long warm; so is every workload after the first.
+func warmUp(ctx context.Context, o options, rx *harness.Receiver, w io.Writer) error {
+	if o.warmupEvents == 0 || !slices.Contains(o.modes, modeSeparate) {
+		return nil
+	}
+	wo := o
+	wo.aEvents = o.warmupEvents
+	wl, _ := lookupWorkload("a1")
+	fmt.Fprintf(w, "warm-up (not measured), mode separate, workload a1 with %d events\n", wo.aEvents)
+	if _, err := measure(ctx, wo, rx, limits{pgRate: map[int]float64{1: 1, 100: 1}, bareRPS: 1}, 0, modeSeparate, wl, w); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		fmt.Fprintf(w, "  warm-up failed (the runs go on): %v\n", err)
+	}
+	return nil
 }
 
 // runOne runs one workload in a fresh environment and adds its result, or the reason it could

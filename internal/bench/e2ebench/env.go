@@ -139,8 +139,11 @@ func (e *env) baseVars(dbURL, retrySchedule string) (map[string]string, error) {
 		Slot: e.slot, AdminAddr: adminAddr, AdminToken: token, RetrySchedule: retrySchedule}.Vars()
 }
 
+// logDir holds the environment's process logs and its timeline.csv.
+func (e *env) logDir() string { return filepath.Join(e.o.out, "logs", e.name) }
+
 func (e *env) logPath(component string) string {
-	return filepath.Join(e.o.out, "logs", e.name, component+".log")
+	return filepath.Join(e.logDir(), component+".log")
 }
 
 // startSeparate runs migrate and topics create, then every component as its own process, each

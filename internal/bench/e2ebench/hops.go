@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -85,3 +87,42 @@ func (h hopTimes) hops(commits map[string]harness.Commit, got map[string]harness
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// writeTimeline writes, per 250 ms since the first commit, how many of the workload's events
+// had been committed, had their record on the events topic, had their delivery record on the
+// deliveries topic, and had reached the receiver: where a burst queues, hop by hop. It goes to
+// timeline.csv beside the run's process logs.
+func (h hopTimes) writeTimeline(path string, commits *harness.CommitLog, got map[string]harness.Receipt) error {
+	const step = 250 * time.Millisecond
+	bucket := func(t time.Time) int { return int(t.Sub(commits.First) / step) }
+	var counts [][4]int
+	add := func(col int, t time.Time) {
+		b := max(bucket(t), 0)
+		for len(counts) <= b {
+			counts = append(counts, [4]int{})
+		}
+		counts[b][col]++
+	}
+	for id, c := range commits.ByID {
+		add(0, c.End)
+		if t, ok := h.events[id]; ok {
+			add(1, t)
+		}
+		if t, ok := h.deliveries[id]; ok {
+			add(2, t)
+		}
+		if r, ok := got[id]; ok {
+			add(3, r.First)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("seconds,committed,events,deliveries,received\n")
+	var sum [4]int
+	for i, c := range counts {
+		for k := range sum {
+			sum[k] += c[k]
+		}
+		fmt.Fprintf(&b, "%.2f,%d,%d,%d,%d\n", (time.Duration(i+1) * step).Seconds(), sum[0], sum[1], sum[2], sum[3])
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}

@@ -9,8 +9,12 @@
 // cdc slot (named like the database), a topic prefix, a secret key, an operator token, new
 // endpoints and new processes, started from the built binary (-bin) — one per component in mode
 // separate, on the real broker; `hookstream dev` with its embedded Kafka in mode dev. Logs go to
-// -out/logs/<run>-<mode>-<workload>/<component>.log; the processes are stopped (SIGTERM, then
-// SIGKILL) when the workload ends, and die with this program (Pdeathsig) if it is killed.
+// -out/logs/<run>-<mode>-<workload>/<component>.log, beside metrics-<i>.prom (every process's
+// /metrics at the workload's end) and timeline.csv (per 250 ms: how many of the events were
+// committed, on the events topic, on the deliveries topic and received: where a burst queues);
+// the processes are stopped (SIGTERM, then SIGKILL) when the workload ends, and die with this
+// program (Pdeathsig) if it is killed. Before run 1, mode separate runs an unmeasured a1 of
+// -warmup-events, so that no run pays for the JVM broker's JIT compiler.
 //
 // Workloads: a1 and a100 (a burst to one endpoint, 1 or 100 events per transaction), b (a burst
 // to 10 endpoints), c (a steady rate: latency), d (a backlog drained after the receiver was
@@ -68,6 +72,7 @@ type options struct {
 	tailTimeout    time.Duration
 	drainTimeout   time.Duration
 	recoverTimeout time.Duration
+	warmupEvents   int
 	stopGrace      time.Duration
 }
 
@@ -86,6 +91,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.clients, "clients", 32, "concurrent committing clients of the load generator and of the bare loop")
 	fs.IntVar(&o.partitions, "partitions", 12, "partitions of the partitioned topics (HOOKSTREAM_TOPIC_PARTITIONS)")
 	fs.IntVar(&o.aEvents, "a-events", 20000, "events of a1, a100 and e")
+	fs.IntVar(&o.warmupEvents, "warmup-events", 5000, "events of the unmeasured a1 that warms the broker up before run 1 (mode separate); 0: none")
 	fs.IntVar(&o.bEvents, "b-events", 5000, "events of b")
 	fs.IntVar(&o.bEndpoints, "b-endpoints", 10, "endpoints of b")
 	fs.IntVar(&o.cRate, "c-rate", 1000, "events per second of c")
@@ -133,6 +139,9 @@ func (o options) validate() error {
 		if v < 1 {
 			errs = append(errs, fmt.Errorf("-%s must be at least 1, got %d", name, v))
 		}
+	}
+	if o.warmupEvents < 0 {
+		errs = append(errs, fmt.Errorf("-warmup-events must be 0 or more, got %d", o.warmupEvents))
 	}
 	for name, v := range map[string]time.Duration{"c-duration": o.cDuration, "start-timeout": o.startTimeout, "tail-timeout": o.tailTimeout,
 		"drain-timeout": o.drainTimeout, "recover-timeout": o.recoverTimeout, "stop-grace": o.stopGrace} {

@@ -23,7 +23,7 @@ func TestBenchmarkSmoke(t *testing.T) {
 		bin: buildHookstream(t), databaseURL: server, runs: 1, workloads: []string{"a1", "b"},
 		out: t.TempDir(), kafkaPIDFile: "/nonexistent",
 		clients: 8, partitions: 2, aEvents: 200, bEvents: 200, bEndpoints: 10, cRate: 10, cDuration: time.Second, dEvents: 200,
-		bareRequests: 500, limitEvents: 200,
+		bareRequests: 500, limitEvents: 200, warmupEvents: 50,
 		startTimeout: time.Minute, tailTimeout: time.Minute, drainTimeout: time.Minute, recoverTimeout: time.Minute, stopGrace: 20 * time.Second,
 	}
 	switch kafka := strings.TrimSpace(os.Getenv(testenv.KafkaVar)); kafka {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -26,7 +27,7 @@ type session struct {
 	log   io.Writer
 
 	cpuBefore     cpuUse
-	metricsBefore series
+	metricsBefore harness.Sums
 }
 
 // logf prints a progress line of the workload.
@@ -54,7 +55,7 @@ func (s *session) addEndpoints(ctx context.Context, n int) ([]int, error) {
 
 // begin takes the CPU times and metrics the workload's figures are increases of.
 func (s *session) begin(ctx context.Context) error {
-	m, err := scrapeAll(ctx, s.env.metricsURLs)
+	m, err := harness.ScrapeAllSums(ctx, s.env.metricsURLs, metricPrefix)
 	if err != nil {
 		return err
 	}
@@ -65,11 +66,14 @@ func (s *session) begin(ctx context.Context) error {
 // end records the CPU per delivery and the sender's deferrals and failed attempts since begin.
 func (s *session) end(ctx context.Context, deliveries int) error {
 	cpu := s.meter.sample().minus(s.cpuBefore)
-	after, err := scrapeAll(ctx, s.env.metricsURLs)
+	after, err := harness.ScrapeAllSums(ctx, s.env.metricsURLs, metricPrefix)
 	if err != nil {
 		return err
 	}
-	inc := after.increase(s.metricsBefore)
+	if err := harness.SaveMetrics(ctx, s.env.metricsURLs, s.env.logDir()); err != nil {
+		return err
+	}
+	inc := after.Minus(s.metricsBefore)
 	perDelivery := func(d time.Duration) float64 {
 		if d < 0 || deliveries == 0 {
 			return math.NaN()
@@ -83,14 +87,14 @@ func (s *session) end(ctx context.Context, deliveries int) error {
 	for _, reason := range deferralReasons {
 		f[figDeferrals+reason] = 0
 	}
-	for reason, v := range inc.byLabel(metricDeferrals, "reason") {
+	for reason, v := range inc.ByLabel(metricDeferrals, "reason") {
 		if !slices.Contains(deferralReasons, reason) {
 			reason = "other"
 		}
 		f[figDeferrals+reason] += v
 	}
-	attempts := inc.byLabel(metricAttempts, "outcome")
-	f[figFailedAttempts] = inc.total(metricAttempts) - attempts["delivered"]
+	attempts := inc.ByLabel(metricAttempts, "outcome")
+	f[figFailedAttempts] = inc[metricAttempts] - attempts["delivered"]
 	return nil
 }
 
@@ -222,6 +226,9 @@ func (s *session) accountHops(ctx context.Context, commits *harness.CommitLog, e
 	}
 	got, _ := s.rx.Endpoint(ep).Snapshot()
 	cdc, fanout, send := h.hops(commits.ByID, got)
+	if err := h.writeTimeline(filepath.Join(s.env.logDir(), "timeline.csv"), commits, got); err != nil {
+		return err
+	}
 	if len(cdc) < len(commits.ByID) {
 		s.res.notes = append(s.res.notes, fmt.Sprintf("hops: Kafka timestamps found for %d of %d events", len(cdc), len(commits.ByID)))
 	}

@@ -122,7 +122,7 @@ func (s *session) drain(ctx context.Context) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
-	made := s.metricsBefore.total(metricFanoutMade)
+	made := s.metricsBefore[metricFanoutMade]
 	commits, err := s.gen.Burst(ctx, s.o.dEvents, 100)
 	if err != nil {
 		return err
@@ -167,11 +167,11 @@ func (s *session) waitFanout(ctx context.Context, want float64) error {
 	deadline := time.Now().Add(s.o.drainTimeout)
 	nextNote := time.Now().Add(10 * time.Second)
 	for {
-		m, err := scrapeAll(ctx, s.env.metricsURLs)
+		m, err := harness.ScrapeAllSums(ctx, s.env.metricsURLs, metricPrefix)
 		if err != nil {
 			return err
 		}
-		made := m.total(metricFanoutMade)
+		made := m[metricFanoutMade]
 		if made >= want {
 			return nil
 		}
