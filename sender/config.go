@@ -122,7 +122,7 @@ func DefaultConfig() Config {
 		MaxDeferDelay:     10 * time.Minute,
 		DueTolerance:      time.Second,
 		BreakerFailures:   5,
-		BreakerCooldown:   30 * time.Second,
+		BreakerCooldown:   10 * time.Second,
 		RetryClientErrors: true,
 		MaxRetryAfter:     time.Hour,
 		OrderedBackoff:    time.Second,

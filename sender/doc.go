@@ -49,8 +49,10 @@
 //     backlog never holds the others of the partition back for longer than one such wait.
 //
 // A circuit breaker opens after Config.BreakerFailures consecutive failed attempts; while open,
-// new work is deferred the same way; after Config.BreakerCooldown one probe goes out, and its
-// success closes the circuit. Records taken from Kafka and not finished are capped in number
+// new work is deferred the same way; after Config.BreakerCooldown (10 s) one probe goes out,
+// and its success closes the circuit. The cooldown is what a receiver back from an outage waits
+// at most before its backlog flows again (make bench, workload d), so it is short: a dead
+// endpoint costs one probe per cooldown. Records taken from Kafka and not finished are capped in number
 // and bytes across all lanes (Config.MaxBuffered, Config.MaxBufferedBytes): at the cap intake
 // stops polling (the Kafka client keeps the one fetch it holds and fetches no more), at half of
 // it intake goes on; so memory stays bounded with any backlog.
