@@ -1,6 +1,9 @@
 package sender
 
-import "time"
+import (
+	"math/bits"
+	"time"
+)
 
 type circuitState int
 
@@ -11,7 +14,10 @@ const (
 )
 
 // breaker is an endpoint's circuit (R21): a run of `threshold` consecutive failed attempts
-// opens it; while open, new work is deferred without counting an attempt; after `cooldown` it
+// opens it, provided at least half of the endpoint's last 64 results (fewer when it has made
+// fewer) are failures too. A run alone is not enough at volume: an endpoint that fails one
+// request in five still fails five in a row every few thousand requests, and opening on that
+// turned a mostly healthy endpoint's backlog into pulses of the cooldown. While open, new work is deferred without counting an attempt; after `cooldown` it
 // half-opens and lets a single probe through, whose success closes it and whose failure opens
 // it for another cooldown. Results of requests begun before the circuit opened are ignored,
 // so a burst of in-flight failures opens it once. The caller serialises access (lane.mu).
@@ -20,7 +26,9 @@ type breaker struct {
 	cooldown  time.Duration
 
 	state     circuitState
-	failures  int
+	failures  int    // the current run of consecutive failures
+	recent    uint64 // the last results, a bit each, 1 = failure, newest lowest
+	seen      int    // how many of recent's bits hold results (at most recentSize)
 	openUntil time.Time
 	probing   bool
 	// onChange reports transitions into and out of the closed state (the open-circuits gauge).
@@ -73,15 +81,21 @@ func (b *breaker) record(success, probe bool, now time.Time) {
 	if b.state != circuitClosed {
 		return
 	}
+	b.recent <<= 1
+	b.seen = min(b.seen+1, recentSize)
 	if success {
 		b.failures = 0
 		return
 	}
+	b.recent |= 1
 	b.failures++
-	if b.failures >= b.threshold {
+	if b.failures >= b.threshold && 2*bits.OnesCount64(b.recent) >= b.seen {
 		b.open(now)
 	}
 }
+
+// recentSize is how many of the latest results the failure share is taken over.
+const recentSize = 64
 
 func (b *breaker) open(now time.Time) {
 	wasClosed := b.state == circuitClosed
@@ -93,7 +107,7 @@ func (b *breaker) open(now time.Time) {
 
 func (b *breaker) close() {
 	wasClosed := b.state == circuitClosed
-	b.state, b.failures = circuitClosed, 0
+	b.state, b.failures, b.recent, b.seen = circuitClosed, 0, 0, 0
 	if !wasClosed && b.onChange != nil {
 		b.onChange(false)
 	}

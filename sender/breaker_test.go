@@ -69,6 +69,46 @@ func TestBreaker(t *testing.T) {
 	mustAcquire(later, true, false)
 }
 
+// An endpoint that fails one request in five has runs of failures longer than the threshold
+// now and then, but never fails half of its recent requests: its circuit stays closed. When it
+// then fails every request, the circuit opens before its recent results are all failures.
+func TestBreakerIgnoresRunsOfAMostlyHealthyEndpoint(t *testing.T) {
+	opened := 0
+	b := breaker{threshold: 5, cooldown: 10 * time.Second, onChange: func(o bool) {
+		if o {
+			opened++
+		}
+	}}
+	rng := rand.New(rand.NewPCG(1, 2))
+	run, longest := 0, 0
+	for range 20000 {
+		ok := rng.IntN(5) != 0
+		if ok {
+			run = 0
+		} else {
+			run++
+			longest = max(longest, run)
+		}
+		b.record(ok, false, now)
+	}
+	if longest < 5 {
+		t.Fatalf("the sequence never had a run of 5 failures (longest %d): the test proves nothing", longest)
+	}
+	if opened != 0 {
+		t.Fatalf("circuit opened %d times for an endpoint that fails 1 request in 5", opened)
+	}
+	n := 0
+	for !b.rejects(now) {
+		if n++; n > recentSize {
+			t.Fatalf("still closed after %d failures in a row", recentSize)
+		}
+		b.record(false, false, now)
+	}
+	if n < 5 {
+		t.Fatalf("opened after %d failures, before the threshold", n)
+	}
+}
+
 func TestPartitionMark(t *testing.T) {
 	p := newPartition(t.Context(), "d", 0)
 	if _, ok := p.mark(); ok {
