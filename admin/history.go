@@ -194,7 +194,7 @@ func (a *API) getDelivery(w http.ResponseWriter, r *http.Request, _ caller) erro
 		return err
 	}
 	rows, err := a.pool.Query(r.Context(), `SELECT attempt_no, trigger, started_at, status, latency_ms, error_category,
-		response_excerpt, next_attempt_at FROM delivery_attempt WHERE delivery_id = $1 ORDER BY attempt_no`, d.DeliveryID)
+		response_excerpt, next_attempt_at FROM delivery_attempt WHERE delivery_id = $1 ORDER BY attempt_no, started_at`, d.DeliveryID)
 	if err != nil {
 		return err
 	}

@@ -94,7 +94,9 @@ func (c RecorderConfig) Validate() error {
 }
 
 // Recorder writes every attempt the sender reports into PostgreSQL: one delivery_attempt row per
-// attempt and the delivery's current state (R18). Writing is idempotent, so a replayed attempts
+// request (a request redone after a sender or broker failure, under the attempt number it had,
+// gets its own row, told apart by its start time) and the delivery's current state, that of its
+// newest request (R18). Writing is idempotent, so a replayed attempts
 // record changes nothing. It keeps endpoint.failing_since and disables an endpoint that answered
 // 410 Gone, announcing it with an endpoint.disabled event through the outbox (R20, R23).
 //
@@ -179,7 +181,7 @@ func (r *Recorder) Run(ctx context.Context) error {
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 	}
-	opts = append(opts, kafkaopt.BatchedFetch()...)
+	opts = append(opts, kafkaopt.HistoryFetch()...)
 	if r.cfg.InstanceID != "" {
 		opts = append(opts, kgo.InstanceID(r.cfg.InstanceID))
 	}
@@ -512,9 +514,11 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 		return 0, nil
 	}
 	// The newest attempt of each delivery in the batch is the candidate for the delivery row.
+	// A request redone after a failure has its attempt number again and starts later.
 	newestOf := map[string]records.Attempt{}
 	for _, a := range attempts {
-		if cur, ok := newestOf[a.DeliveryID]; !ok || a.AttemptNo > cur.AttemptNo {
+		if cur, ok := newestOf[a.DeliveryID]; !ok || a.AttemptNo > cur.AttemptNo ||
+			a.AttemptNo == cur.AttemptNo && a.StartedAt.After(cur.StartedAt) {
 			newestOf[a.DeliveryID] = a
 		}
 	}
@@ -524,14 +528,15 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 	}
 	rows, err := tx.Query(ctx, `INSERT INTO delivery AS d
 		(delivery_id, event_id, endpoint_id, partner_id, event_type, state, attempt_count, next_attempt_at,
-		 last_status, last_latency_ms, last_error_category, created_at, updated_at)
-		SELECT u.*, now() FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[],
-			$8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::timestamptz[]) AS u
+		 last_status, last_latency_ms, last_error_category, created_at, last_attempt_at, updated_at)
+		SELECT u.*, u.started, now() FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[],
+			$8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::timestamptz[])
+			AS u(id, event, endpoint, partner, event_type, state, attempt_no, next, status, latency, category, started)
 		ON CONFLICT (delivery_id) DO UPDATE SET
 			state = EXCLUDED.state, attempt_count = EXCLUDED.attempt_count, next_attempt_at = EXCLUDED.next_attempt_at,
 			last_status = EXCLUDED.last_status, last_latency_ms = EXCLUDED.last_latency_ms,
-			last_error_category = EXCLUDED.last_error_category, updated_at = now()
-		WHERE d.attempt_count < EXCLUDED.attempt_count
+			last_error_category = EXCLUDED.last_error_category, last_attempt_at = EXCLUDED.last_attempt_at, updated_at = now()
+		WHERE (d.attempt_count, coalesce(d.last_attempt_at, '-infinity')) < (EXCLUDED.attempt_count, EXCLUDED.last_attempt_at)
 		RETURNING delivery_id`,
 		d.id, d.event, d.endpoint, d.partner, d.eventType, d.state, d.attemptNo, d.next, d.status, d.latency, d.category, d.started)
 	if err != nil {
@@ -550,7 +555,7 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 		(delivery_id, attempt_no, trigger, started_at, status, latency_ms, error_category, response_excerpt, next_attempt_at)
 		SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::text[],
 			$8::text[], $9::timestamptz[])
-		ON CONFLICT (delivery_id, attempt_no) DO NOTHING`,
+		ON CONFLICT (delivery_id, attempt_no, started_at) DO NOTHING`,
 		at.id, at.attemptNo, at.trigger, at.started, at.status, at.latency, at.category, at.excerpt, at.next); err != nil {
 		return 0, fmt.Errorf("attempts: %w", err)
 	}

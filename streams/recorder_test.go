@@ -130,6 +130,54 @@ func TestRecorderIsIdempotent(t *testing.T) {
 	}
 }
 
+// A request redone after a sender or broker failure carries the attempt number it had: it is a
+// row of its own in the history (told apart by its start time), the delivery takes the outcome of
+// the request that started last, and the same records read again change nothing.
+func TestRecorderKeepsRedoneAttempts(t *testing.T) {
+	e := newEnv(t)
+	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1');
+		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example')`)
+	reg := startRecorder(t, e)
+	evt := outbox.NewEventID()
+	first := attempt(evt, "ep1", "p1", 2, records.OutcomeRetrying, 0, records.CategoryTimeout)
+	redone := attempt(evt, "ep1", "p1", 2, records.OutcomeDelivered, 200, "")
+	redone.StartedAt = first.StartedAt.Add(40 * time.Second)
+	produceAttempts(t, e, attempt(evt, "ep1", "p1", 1, records.OutcomeRetrying, 503, records.CategoryHTTPStatus), first)
+	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 2)
+	produceAttempts(t, e, redone)
+	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 3)
+	check := func() {
+		t.Helper()
+		var state string
+		var status *int32
+		if err := e.db.Pool.QueryRow(context.Background(), `SELECT state, last_status FROM delivery WHERE delivery_id = $1`,
+			records.DeliveryID(evt, "ep1")).Scan(&state, &status); err != nil || state != "succeeded" || status == nil || *status != 200 {
+			t.Fatalf("delivery %s, last status %v (%v); want succeeded with 200, the redone request's outcome", state, status, err)
+		}
+		rows, err := e.db.Pool.Query(context.Background(), `SELECT attempt_no::text || ' ' || coalesce(status::text, error_category)
+			FROM delivery_attempt WHERE delivery_id = $1 ORDER BY attempt_no, started_at`, records.DeliveryID(evt, "ep1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"1 503", "2 timeout", "2 200"}; strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("history %q, want %q", got, want)
+		}
+	}
+	check()
+	before := tables(t, e)
+	// Both requests read again, in the other order: nothing changes.
+	produceAttempts(t, e, redone, first)
+	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 5)
+	check()
+	if after := tables(t, e); after != before {
+		t.Fatalf("tables changed on replay:\n%s\n---\n%s", before, after)
+	}
+}
+
 // A final 410 disables the endpoint and announces it with an endpoint.disabled event that flows
 // like any event (R20, R23).
 func TestRecorder410DisablesEndpoint(t *testing.T) {
