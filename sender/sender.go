@@ -138,11 +138,10 @@ func (s *Sender) Run(ctx context.Context) error {
 	if !s.started.CompareAndSwap(false, true) {
 		return errors.New("sender: Run called twice")
 	}
-	if err := s.view.CatchUp(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("sender: endpoint view: %w", err)
+	// A broker that is down (or not up yet) is waited for, not a reason to exit: a supervisor
+	// would only restart the process into the same wait.
+	if !s.persist(ctx, "catch up with the endpoints topic before consuming", s.view.CatchUp) {
+		return nil
 	}
 	s.workCtx, s.cancelWork = context.WithCancel(context.WithoutCancel(ctx))
 	defer s.cancelWork()
@@ -168,7 +167,7 @@ func (s *Sender) Run(ctx context.Context) error {
 		kgo.OnPartitionsRevoked(s.onRevoked),
 		kgo.OnPartitionsLost(s.onLost),
 		kgo.FetchMaxBytes(fetchMaxBytes),
-	}, append(kafkaopt.BatchedFetch(), s.cfg.KafkaOptions...)...)
+	}, append(kafkaopt.DeliveryFetch(), s.cfg.KafkaOptions...)...)
 	if s.cfg.InstanceID != "" {
 		// Static membership: a restarted sender takes its partitions back at once.
 		consumerOpts = append(consumerOpts, kgo.InstanceID(s.cfg.InstanceID))

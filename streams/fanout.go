@@ -89,6 +89,7 @@ type fanoutMetrics struct {
 	unmatched  prometheus.Counter
 	invalid    prometheus.Counter
 	txns       prometheus.Counter
+	restarts   prometheus.Counter
 	viewSize   prometheus.GaugeFunc
 	catchUp    prometheus.Histogram
 }
@@ -111,6 +112,8 @@ func NewFanout(cfg FanoutConfig, view *EndpointView) (*Fanout, error) {
 			Help: "Events no endpoint receives."}),
 		invalid: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "invalid_events_total",
 			Help: "Event records that could not be read; sent to the dlq."}),
+		restarts: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "session_restarts_total",
+			Help: "Consumer-producer sessions that failed (broker outage, failed commit) and were started again."}),
 		txns: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "kafka_transactions_total",
 			Help: "Kafka transactions committed (each carries a batch of events' deliveries and its offsets)."}),
 		viewSize: prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "endpoint_view_size",
@@ -119,7 +122,7 @@ func NewFanout(cfg FanoutConfig, view *EndpointView) (*Fanout, error) {
 			Help: "Time the endpoint view took to reach the endpoints topic's last stable offset before a batch (view lag).", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}),
 	}
 	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{m.events, m.deliveries, m.unmatched, m.invalid, m.txns, m.viewSize, m.catchUp} {
+		for _, c := range []prometheus.Collector{m.events, m.deliveries, m.unmatched, m.invalid, m.txns, m.restarts, m.viewSize, m.catchUp} {
 			if err := cfg.Registerer.Register(c); err != nil {
 				return nil, fmt.Errorf("streams: fanout metrics: %w", err)
 			}
@@ -128,8 +131,51 @@ func NewFanout(cfg FanoutConfig, view *EndpointView) (*Fanout, error) {
 	return &Fanout{cfg: cfg, names: topics.For(cfg.Prefix), view: view, log: cfg.Logger.With("component", "fanout"), metrics: m}, nil
 }
 
-// Run consumes events until ctx ends.
+// Run consumes events until ctx ends. A session that fails (the broker went away, a commit could
+// not finish) is closed and a new one started after a growing wait: the new transactional
+// producer fences the old one and aborts whatever it left open, and the group hands the
+// partitions back (static membership), so every event is fanned out exactly once (R11) and the
+// process rides out a broker outage instead of exiting.
 func (f *Fanout) Run(ctx context.Context) error {
+	wait := firstSessionRetry
+	for {
+		began := time.Now()
+		err := f.session(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		var cfgErr *configError
+		if errors.As(err, &cfgErr) {
+			return err
+		}
+		if time.Since(began) > time.Minute {
+			wait = firstSessionRetry // it ran well for a while: this is a new trouble
+		}
+		f.metrics.restarts.Inc()
+		f.log.Warn("fanout session failed; starting a new one", "err", err, "in", wait)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, maxSessionRetry)
+	}
+}
+
+// The waits between fanout sessions.
+const (
+	firstSessionRetry = 250 * time.Millisecond
+	maxSessionRetry   = 10 * time.Second
+)
+
+// configError is a session that cannot start with its settings: retrying cannot help.
+type configError struct{ err error }
+
+func (e *configError) Error() string { return e.err.Error() }
+func (e *configError) Unwrap() error { return e.err }
+
+// session runs one transactional group session until it fails or ctx ends.
+func (f *Fanout) session(ctx context.Context) error {
 	sess, err := kgo.NewGroupTransactSession(append([]kgo.Opt{
 		kgo.SeedBrokers(f.cfg.Brokers...),
 		kgo.TransactionalID(f.cfg.Prefix + ".fanout." + f.cfg.InstanceID),
@@ -143,9 +189,9 @@ func (f *Fanout) Run(ctx context.Context) error {
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.RequireStableFetchOffsets(),
 		kgo.DefaultProduceTopic(f.names.Deliveries),
-	}, append(kafkaopt.BatchedFetch(), f.cfg.KafkaOptions...)...)...)
+	}, append(kafkaopt.DeliveryFetch(), f.cfg.KafkaOptions...)...)...)
 	if err != nil {
-		return fmt.Errorf("streams: fanout client: %w", err)
+		return &configError{fmt.Errorf("streams: fanout client: %w", err)}
 	}
 	defer sess.Close()
 	for {

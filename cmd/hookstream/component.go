@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hookstream/hookstream/admin"
@@ -40,6 +41,16 @@ func runComponent(ctx context.Context, name string, args []string, withDB bool, 
 		}
 		defer pool.Close()
 		checks = append(checks, admin.Check{Name: "postgres", Ping: pool.Ping})
+	}
+	if len(s.KafkaBrokers) > 0 {
+		// /readyz says when the broker cannot be reached; the component itself waits for it
+		// (every loop retries), so a broker outage is a not-ready process, not an exit.
+		probe, err := kgo.NewClient(kgo.SeedBrokers(s.KafkaBrokers...))
+		if err != nil {
+			return fmt.Errorf("kafka probe client: %w", err)
+		}
+		defer probe.Close()
+		checks = append(checks, admin.Check{Name: "kafka", Ping: probe.Ping})
 	}
 	return serveComponent(ctx, log, s.MetricsAddr, func(ctx context.Context, reg *prometheus.Registry) error {
 		return run(ctx, s, log, reg, pool)

@@ -71,9 +71,36 @@ type memberEnv struct {
 	seen map[string]bool // ids processed: webhook-ids received, event ids delivered, delivery ids recorded
 }
 
+// A sender, fanout, retry or recorder started while the broker is down waits for it (its
+// /readyz says kafka) instead of exiting into a supervisor's restart loop, and consumes every
+// partition once the broker is back.
+func TestMemberWaitsOutABrokerOutage(t *testing.T) {
+	for _, kind := range []string{"sender", "fanout", "retry", "recorder"} {
+		t.Run(kind, func(t *testing.T) {
+			m := newMemberEnvOn(t, kind, testenv.NewRestartableKafka(t))
+			m.k.Stop(t)
+			p := testenv.StartProcess(t, append(m.args, "--instance-id", kind+"-0")...)
+			// Long enough for every start-up step to have failed and its retries to have begun.
+			time.Sleep(5 * time.Second)
+			if p.Exited() {
+				t.Fatalf("%s exited while the broker was down:\n%s", kind, p.LogTail())
+			}
+			m.k.Start(t)
+			m.waitProcessed(t, m.feed(t), 2*time.Minute)
+			if p.Exited() {
+				t.Fatalf("%s exited:\n%s", kind, p.LogTail())
+			}
+		})
+	}
+}
+
 func newMemberEnv(t *testing.T, kind string) *memberEnv {
+	return newMemberEnvOn(t, kind, testenv.NewKafka(t))
+}
+
+func newMemberEnvOn(t *testing.T, kind string, k *testenv.Kafka) *memberEnv {
 	t.Helper()
-	m := &memberEnv{kind: kind, db: testenv.NewDatabase(t), k: testenv.NewKafka(t), seen: map[string]bool{}}
+	m := &memberEnv{kind: kind, db: testenv.NewDatabase(t), k: k, seen: map[string]bool{}}
 	m.names = m.k.CreateTopics(t)
 	m.producer = m.k.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	m.args = []string{kind, "--kafka-brokers", strings.Join(m.k.Brokers, ","), "--topic-prefix", m.k.Prefix,

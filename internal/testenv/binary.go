@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,16 +55,20 @@ func CleanupBinary() {
 type Process struct {
 	cmd  *exec.Cmd
 	done chan struct{}
+	tail *tailBuffer
 }
 
 // StartProcess runs the hookstream binary (see Binary) with args until Kill is called or the
-// test ends. Its output goes to the test's stderr with -v, else nowhere.
+// test ends. Its output goes to the test's stderr with -v, and its last lines are kept for
+// LogTail.
 func StartProcess(t testing.TB, args ...string) *Process {
 	t.Helper()
-	p := &Process{cmd: exec.Command(Binary(t), args...), done: make(chan struct{})}
+	p := &Process{cmd: exec.Command(Binary(t), args...), done: make(chan struct{}), tail: &tailBuffer{max: 8 << 10}}
+	var out io.Writer = p.tail
 	if testing.Verbose() {
-		p.cmd.Stdout, p.cmd.Stderr = os.Stderr, os.Stderr
+		out = io.MultiWriter(os.Stderr, p.tail)
 	}
+	p.cmd.Stdout, p.cmd.Stderr = out, out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("testenv: start %v: %v", args, err)
 	}
@@ -77,6 +82,32 @@ func StartProcess(t testing.TB, args ...string) *Process {
 func (p *Process) Kill() {
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	<-p.done
+}
+
+// LogTail returns the last few KiB the process wrote, for a failure message.
+func (p *Process) LogTail() string { return p.tail.String() }
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (w *tailBuffer) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b = append(w.b, b...)
+	if over := len(w.b) - w.max; over > 0 {
+		w.b = append(w.b[:0], w.b[over:]...)
+	}
+	return len(b), nil
+}
+
+func (w *tailBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.b)
 }
 
 // Exited reports whether the process has ended.

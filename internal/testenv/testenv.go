@@ -212,7 +212,7 @@ type Kafka struct {
 	Brokers []string
 	Prefix  string
 
-	restart func(t testing.TB) // set by NewRestartableKafka
+	stop, start func(t testing.TB) // set by NewRestartableKafka
 }
 
 // NewKafka returns the test Kafka named by HOOKSTREAM_TEST_KAFKA: a fresh embedded cluster
@@ -294,7 +294,7 @@ func NewRestartableKafka(t testing.TB) *Kafka {
 		}
 		startCluster(t)
 		k.Brokers = c.Brokers()
-		k.restart = func(t testing.TB) { c.Close(); startCluster(t) }
+		k.stop, k.start = func(testing.TB) { c.Close() }, startCluster
 		t.Cleanup(func() { c.Close() })
 		return k
 	}
@@ -316,17 +316,34 @@ func NewRestartableKafka(t testing.TB) *Kafka {
 	script(t, "up")
 	t.Cleanup(func() { script(t, "down") })
 	k.Brokers = []string{fmt.Sprintf("127.0.0.1:%d", port)}
-	k.restart = func(t testing.TB) { script(t, "down"); script(t, "up") }
+	k.stop = func(t testing.TB) { script(t, "down") }
+	k.start = func(t testing.TB) { script(t, "up") }
 	return k
 }
 
 // Restart stops the cluster and starts it again with its data. Only for NewRestartableKafka.
 func (k *Kafka) Restart(t testing.TB) {
 	t.Helper()
-	if k.restart == nil {
-		t.Fatal("testenv: Restart needs a cluster from NewRestartableKafka")
+	k.Stop(t)
+	k.Start(t)
+}
+
+// Stop stops the cluster, keeping its data, until Start. Only for NewRestartableKafka.
+func (k *Kafka) Stop(t testing.TB) {
+	t.Helper()
+	if k.stop == nil {
+		t.Fatal("testenv: Stop needs a cluster from NewRestartableKafka")
 	}
-	k.restart(t)
+	k.stop(t)
+}
+
+// Start starts a cluster that Stop stopped, with its data, on the same address.
+func (k *Kafka) Start(t testing.TB) {
+	t.Helper()
+	if k.start == nil {
+		t.Fatal("testenv: Start needs a cluster from NewRestartableKafka")
+	}
+	k.start(t)
 }
 
 // freePortPair finds a port p such that p and p+1 are free (a broker and its controller).
