@@ -23,7 +23,10 @@ func (c *CDC) newProducer() (*kgo.Client, error) {
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerBatchMaxBytes(1 << 20),
 		kgo.MaxBufferedRecords(20000), // bounds memory while a huge PostgreSQL transaction streams
-		kgo.ProducerLinger(2 * time.Millisecond),
+		// Every Kafka transaction ends with a Flush, so lingering up to the flush interval
+		// costs no latency and sends a transaction's records in one or two produce requests
+		// instead of one every few milliseconds.
+		kgo.ProducerLinger(c.cfg.FlushInterval),
 	}, c.cfg.KafkaOptions...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
