@@ -31,6 +31,7 @@ type API struct {
 	kafka        *kgo.Client // produces delivery records; lists offsets
 	adm          *kadm.Client
 	events       *eventLog
+	testEvents   *testEventLog // the test-event quota of this process
 	metrics      *apiMetrics
 	operatorHash [sha256.Size]byte
 	instance     string // lease owner name of this process's replay runner
@@ -86,6 +87,7 @@ func New(cfg Config, pool *pgxpool.Pool) (*API, error) {
 		kafka:        cl,
 		adm:          kadm.NewClient(cl),
 		metrics:      m,
+		testEvents:   newTestEventLog(cfg.Limits.TestEventsPerMinute),
 		operatorHash: sha256.Sum256([]byte(cfg.OperatorToken)),
 		instance:     "admin-" + ulid.Make().String(),
 		wake:         make(chan struct{}, 1),
@@ -122,7 +124,8 @@ func (a *API) Close() {
 	})
 }
 
-// janitor closes events-topic readers kept too long without a continuation.
+// janitor closes events-topic readers kept too long without a continuation and forgets
+// partners whose test events left the quota's window.
 func (a *API) janitor() {
 	t := time.NewTicker(readerIdle / 3)
 	defer t.Stop()
@@ -132,6 +135,7 @@ func (a *API) janitor() {
 			return
 		case <-t.C:
 			a.events.sweep()
+			a.testEvents.sweep()
 		}
 	}
 }

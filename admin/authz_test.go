@@ -13,7 +13,8 @@ import (
 // token and a bad token get 401; a partner key gets 403 on operator routes and 404 on another
 // partner's resources; the operator and the partner's own key succeed.
 func TestAuthorizationMatrix(t *testing.T) {
-	e := newEnv(t)
+	// No runner runs here, so every replay job stays queued: room for the matrix's.
+	e := newEnv(t, func(c *Config) { c.Limits.ReplayJobs = 5 })
 	ownKey := e.partner("acme")
 	otherKey := e.partner("globex")
 	const pid = "acme"

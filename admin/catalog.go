@@ -22,7 +22,8 @@ func (a *API) listEventTypes(w http.ResponseWriter, _ *http.Request, _ caller) e
 	return nil
 }
 
-// limitsView states the retention and replay windows (R33) and the API's request limits.
+// limitsView states the retention and replay windows (R33), the API's request limits and the
+// partner quotas.
 type limitsView struct {
 	FeedRetentionSeconds    int64 `json:"feed_retention_seconds"`
 	OutboxRetentionSeconds  int64 `json:"outbox_retention_seconds"`
@@ -33,26 +34,82 @@ type limitsView struct {
 	MaxPageLimit            int   `json:"max_page_limit"`
 	DefaultPageLimit        int   `json:"default_page_limit"`
 	MaxRequestBytes         int   `json:"max_request_bytes"`
-	Notes                   struct {
-		Feed    string `json:"feed"`
-		History string `json:"history"`
-		Replay  string `json:"replay"`
-	} `json:"notes"`
+	// PartnerID is the partner whose usage Quotas show: the key's partner, or the operator's
+	// ?partner_id=; empty (the operator without it): the limits alone.
+	PartnerID string      `json:"partner_id,omitempty"`
+	Quotas    quotasView  `json:"quotas"`
+	Notes     limitsNotes `json:"notes"`
+}
+
+type limitsNotes struct {
+	Feed    string `json:"feed"`
+	History string `json:"history"`
+	Replay  string `json:"replay"`
+	Quotas  string `json:"quotas"`
+}
+
+// quotasView holds each quota by the name error.quota gives it.
+type quotasView struct {
+	Endpoints           quotaView `json:"endpoints"`
+	ReplayJobs          quotaView `json:"replay_jobs"`
+	TestEventsPerMinute quotaView `json:"test_events_per_minute"`
+	ReplayDeliveries    quotaView `json:"replay_deliveries"`
+}
+
+// quotaView is a quota's limit and, for a partner, its usage now. replay_deliveries bounds
+// each replay job and has no usage.
+type quotaView struct {
+	Limit int  `json:"limit"`
+	Usage *int `json:"usage,omitempty"`
 }
 
 func seconds(d time.Duration) int64 { return int64(d / time.Second) }
 
-func (a *API) getLimits(w http.ResponseWriter, _ *http.Request, _ caller) error {
-	c := a.cfg
+// getLimits states the limits. A partner key sees its own partner's quota usage; the operator
+// sees the limits alone, or a partner's usage with ?partner_id=.
+func (a *API) getLimits(w http.ResponseWriter, r *http.Request, c caller) error {
+	cfg := a.cfg
 	v := limitsView{
-		FeedRetentionSeconds: seconds(c.FeedRetention), OutboxRetentionSeconds: seconds(c.OutboxRetention),
-		HistoryRetentionSeconds: seconds(c.HistoryRetention), ReplayWindowSeconds: seconds(c.ReplayWindow),
-		RotationOverlapSeconds: seconds(c.RotationOverlap), AutomaticAttempts: c.AutomaticAttempts,
+		FeedRetentionSeconds: seconds(cfg.FeedRetention), OutboxRetentionSeconds: seconds(cfg.OutboxRetention),
+		HistoryRetentionSeconds: seconds(cfg.HistoryRetention), ReplayWindowSeconds: seconds(cfg.ReplayWindow),
+		RotationOverlapSeconds: seconds(cfg.RotationOverlap), AutomaticAttempts: cfg.AutomaticAttempts,
 		MaxPageLimit: MaxPageLimit, DefaultPageLimit: DefaultPageLimit, MaxRequestBytes: MaxBodyBytes,
+		Quotas: quotasView{
+			Endpoints:           quotaView{Limit: cfg.Limits.Endpoints},
+			ReplayJobs:          quotaView{Limit: cfg.Limits.ReplayJobs},
+			TestEventsPerMinute: quotaView{Limit: cfg.Limits.TestEventsPerMinute},
+			ReplayDeliveries:    quotaView{Limit: cfg.Limits.ReplayDeliveries},
+		},
 	}
 	v.Notes.Feed = "GET /v1/partners/{pid}/events reaches back feed_retention; a cursor older than that answers 410 and the partner reconciles from the platform's state APIs."
 	v.Notes.History = "Delivery history and attempts are kept for history_retention; the feed stays available after delivery records expire."
 	v.Notes.Replay = "Replays read the event from the outbox (outbox_retention; 0: rows are never dropped) or the events topic (feed_retention); events older than replay_window cannot be replayed (410)."
+	v.Notes.Quotas = "Per partner, whoever calls: over endpoints, replay_jobs or test_events_per_minute a request answers 429 quota_exceeded (Retry-After for test events); a replay selecting more than replay_deliveries answers 422 replay_too_large (a log replay stops at it instead). test_events_per_minute is counted over the last 60 s by each admin process."
+
+	pid := r.URL.Query().Get("partner_id")
+	switch {
+	case !c.operator && pid == "":
+		pid = c.partnerID
+	case !c.operator && pid != c.partnerID:
+		return notFound("partner") // as any other partner's resource
+	case c.operator && pid != "":
+		if e := a.authorize(r.Context(), c, partnerOwn, pid); e != nil {
+			return e
+		}
+	}
+	if pid != "" {
+		endpoints, err := countEndpoints(r.Context(), a.pool, pid)
+		if err != nil {
+			return err
+		}
+		jobs, err := countOpenJobs(r.Context(), a.pool, pid)
+		if err != nil {
+			return err
+		}
+		tests := a.testEvents.usage(pid)
+		v.PartnerID = pid
+		v.Quotas.Endpoints.Usage, v.Quotas.ReplayJobs.Usage, v.Quotas.TestEventsPerMinute.Usage = &endpoints, &jobs, &tests
+	}
 	respond(w, http.StatusOK, v)
 	return nil
 }

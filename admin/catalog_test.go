@@ -88,4 +88,11 @@ func TestEventTypesAndLimitsRoutes(t *testing.T) {
 		l.HistoryRetentionSeconds == 0 || l.OutboxRetentionSeconds != 7*86400 || !strings.Contains(string(r.Body), "notes") {
 		t.Fatalf("limits: %s", r.Body)
 	}
+	// The operator without partner_id: the default quotas, no usage, no database read.
+	q := l.Quotas
+	if l.PartnerID != "" || q.Endpoints.Limit != 100 || q.ReplayJobs.Limit != 2 || q.TestEventsPerMinute.Limit != 10 ||
+		q.ReplayDeliveries.Limit != 100000 || q.Endpoints.Usage != nil || q.ReplayJobs.Usage != nil ||
+		q.TestEventsPerMinute.Usage != nil || q.ReplayDeliveries.Usage != nil {
+		t.Fatalf("operator limits: %s", r.Body)
+	}
 }

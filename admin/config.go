@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -83,6 +84,9 @@ type Config struct {
 	// the partner's partition from the id's time to this much after it.
 	EventLookupWindow time.Duration
 
+	// Limits are the quotas of every partner, stated by GET /v1/limits.
+	Limits Limits
+
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer // nil: metrics are kept but not registered
 	// KafkaOptions are extra franz-go options for every client the API makes (e.g. for tests).
@@ -106,8 +110,49 @@ func DefaultConfig() Config {
 		MaxLogReaders:     16,
 		MaxFeedScan:       20000,
 		EventLookupWindow: time.Hour,
+		Limits:            DefaultLimits(),
 		Logger:            slog.Default(),
 	}
+}
+
+// Limits are the quotas of one partner (quota.go). They bind every request on the partner's
+// routes, the operator's included: they bound what one partner's work may take of the shared
+// system, whoever asks for it. The operator gives partners more by raising them.
+type Limits struct {
+	// Endpoints is the most endpoints a partner may have, enabled or disabled
+	// (HOOKSTREAM_LIMIT_ENDPOINTS).
+	Endpoints int
+	// ReplayJobs is the most bulk replay jobs of a partner that may be queued or running at
+	// once (HOOKSTREAM_LIMIT_REPLAY_JOBS).
+	ReplayJobs int
+	// TestEventsPerMinute is the most test events a partner may send in any 60 seconds,
+	// counted by each admin process on its own (HOOKSTREAM_LIMIT_TEST_EVENTS_PER_MINUTE).
+	TestEventsPerMinute int
+	// ReplayDeliveries is the most deliveries one replay job may replay
+	// (HOOKSTREAM_LIMIT_REPLAY_DELIVERIES).
+	ReplayDeliveries int
+}
+
+// DefaultLimits are the quotas DefaultConfig sets.
+func DefaultLimits() Limits {
+	return Limits{Endpoints: 100, ReplayJobs: 2, TestEventsPerMinute: 10, ReplayDeliveries: 100_000}
+}
+
+// validate reports the limits no partner could work with, or that the job table cannot count.
+func (l Limits) validate() []error {
+	var errs []error
+	for _, q := range []struct {
+		name  string
+		value int
+	}{
+		{"endpoints", l.Endpoints}, {"replay jobs", l.ReplayJobs},
+		{"test events per minute", l.TestEventsPerMinute}, {"replay deliveries", l.ReplayDeliveries},
+	} {
+		if q.value < 1 || q.value > math.MaxInt32 {
+			errs = append(errs, fmt.Errorf("limit of %s %d must be between 1 and %d", q.name, q.value, math.MaxInt32))
+		}
+	}
+	return errs
 }
 
 // Validate reports every setting the API cannot run with.
@@ -161,6 +206,7 @@ func (c Config) Validate() error {
 	if c.MaxFeedScan < MaxPageLimit {
 		errs = append(errs, fmt.Errorf("max feed scan %d must be at least %d", c.MaxFeedScan, MaxPageLimit))
 	}
+	errs = append(errs, c.Limits.validate()...)
 	if c.Logger == nil {
 		errs = append(errs, errors.New("logger is nil"))
 	}

@@ -21,6 +21,10 @@
 //     endpoint_id. A replay keeps the event id and takes the next attempt number, never one an
 //     automatic attempt may take (see nextAttempt). Bulk replays are jobs in replay_job that
 //     survive restarts of the API.
+//   - Per-partner quotas (Config.Limits, quota.go) bind every request on a partner's routes,
+//     the operator's included: endpoints, replay jobs queued or running, test events per minute
+//     (per process) answer 429 quota_exceeded with error.quota when reached; a replay larger
+//     than one job may replay answers 422 replay_too_large. Refusals change nothing.
 //   - The feed reads the partner's partition of the compacted events topic from a cursor and
 //     returns the partner's envelopes, exact bytes, in log order, with a next_cursor always.
 //

@@ -180,6 +180,9 @@ func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) e
 	}
 	var out createdEndpoint
 	err = pgx.BeginFunc(r.Context(), a.pool, func(tx pgx.Tx) error {
+		if err := a.checkEndpointQuota(r.Context(), tx, pid); err != nil {
+			return err
+		}
 		v, err := scanEndpoint(tx.QueryRow(r.Context(), `INSERT INTO endpoint
 			(id, partner_id, url, description, event_types, schema_version, max_in_flight, rate_limit_per_sec, ordered)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING `+endpointColumns,

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Error codes of the API: stable strings clients may branch on.
@@ -20,6 +22,8 @@ const (
 	CodeValidation       = "validation_failed"  // 422: well-formed but unacceptable values
 	CodeURLRefused       = "url_refused"        // 422: the egress policy refused the endpoint URL
 	CodeConflict         = "conflict"           // 409: the resource's state does not allow it
+	CodeQuotaExceeded    = "quota_exceeded"     // 429: a partner quota is reached (error.quota says which)
+	CodeReplayTooLarge   = "replay_too_large"   // 422: a replay selects more deliveries than one job may replay
 	CodeGone             = "gone"               // 410: past the retention (cursor or event)
 	CodeTooLarge         = "body_too_large"     // 413
 	CodeUnsupportedMedia = "unsupported_media"  // 415
@@ -33,6 +37,10 @@ type apiError struct {
 	Code    string
 	Message string
 	Rule    string // the egress rule, for url_refused
+	Quota   *quotaDetail
+	// RetryAfter, when positive, is sent as the Retry-After header: the wait after which the
+	// request can succeed.
+	RetryAfter time.Duration
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
@@ -62,16 +70,30 @@ type errorBody struct {
 }
 
 type errorDetail struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Rule    string `json:"rule,omitempty"`
+	Code    string       `json:"code"`
+	Message string       `json:"message"`
+	Rule    string       `json:"rule,omitempty"`
+	Quota   *quotaDetail `json:"quota,omitempty"`
+}
+
+// quotaDetail names the quota of a quota_exceeded or replay_too_large answer: its name (as in
+// GET /v1/limits), its limit, and the partner's usage (for replay_deliveries: the size of the
+// refused selection).
+type quotaDetail struct {
+	Name  string `json:"name"`
+	Limit int    `json:"limit"`
+	Usage int    `json:"usage"`
 }
 
 func writeError(w http.ResponseWriter, e *apiError) {
 	if e.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="hookstream"`)
 	}
-	respond(w, e.Status, errorBody{Error: errorDetail{Code: e.Code, Message: e.Message, Rule: e.Rule}})
+	if e.RetryAfter > 0 {
+		// Whole seconds, rounded up: retrying at the stated time never finds the quota still full.
+		w.Header().Set("Retry-After", strconv.FormatInt(retrySeconds(e.RetryAfter), 10))
+	}
+	respond(w, e.Status, errorBody{Error: errorDetail{Code: e.Code, Message: e.Message, Rule: e.Rule, Quota: e.Quota}})
 }
 
 // respond writes v as JSON. HTML characters are not escaped, so envelopes in a response keep

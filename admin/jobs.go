@@ -35,7 +35,12 @@ import (
 // had a delivery for (what it missed while disabled); another state keeps the events whose
 // delivery is in it. total grows as matching events are found.
 //
-// Either way nothing makes a new event id: each replay is a new attempt of the (event,
+// Size (Limits.ReplayDeliveries): a history job whose selection is larger is refused when it is
+// requested (422 replay_too_large) and, should it have grown since, fails when it starts; a log
+// job stops and fails once it went through the limit, naming the commit time to start the next
+// job from. A partner has at most Limits.ReplayJobs queued or running (quota.go).
+//
+// Whatever the source, nothing makes a new event id: each replay is a new attempt of the (event,
 // endpoint) delivery, numbered as nextAttempt describes.
 
 // Job states.
@@ -134,10 +139,29 @@ func (a *API) createReplayJob(w http.ResponseWriter, r *http.Request, c caller) 
 	if ep.Status != "active" {
 		return conflict("endpoint is disabled; enable it before replaying")
 	}
+	if req.Source == sourceHistory {
+		// The selection is known now (until is capped at now), so a job too large for the
+		// limit is refused before it exists. A log job's size is only known as it reads the
+		// log: it stops at the limit (stepLog).
+		n, err := countHistory(r.Context(), a.pool, eid, pid, filter)
+		if err != nil {
+			return err
+		}
+		if n > a.cfg.Limits.ReplayDeliveries {
+			return a.replayTooLarge(n)
+		}
+	}
 	id := newID(replayJobPrefix)
 	fj, _ := json.Marshal(filter)
-	if _, err := a.pool.Exec(r.Context(), `INSERT INTO replay_job (id, partner_id, endpoint_id, source, filter, requested_by)
-		VALUES ($1, $2, $3, $4, $5, $6)`, id, pid, eid, req.Source, fj, c.actor()); err != nil {
+	err = pgx.BeginFunc(r.Context(), a.pool, func(tx pgx.Tx) error {
+		if err := a.checkReplayJobQuota(r.Context(), tx, pid); err != nil {
+			return err
+		}
+		_, err := tx.Exec(r.Context(), `INSERT INTO replay_job (id, partner_id, endpoint_id, source, filter, requested_by)
+			VALUES ($1, $2, $3, $4, $5, $6)`, id, pid, eid, req.Source, fj, c.actor())
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	a.notify()
@@ -382,15 +406,26 @@ func (a *API) stepJob(ctx context.Context, j *job) (finished bool, err error) {
 const historyWhere = `endpoint_id = $1 AND partner_id = $2 AND created_at >= $3 AND created_at < $4
 	AND ($5 = '' OR state = $5) AND event_type <> '` + testEventType + `'`
 
+// countHistory counts the deliveries a history job of filter f at endpoint eid replays.
+func countHistory(ctx context.Context, q querier, eid, pid string, f jobFilter) (int, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT count(*) FROM delivery WHERE `+historyWhere, eid, pid, f.Since, f.Until, f.State).Scan(&n)
+	return n, err
+}
+
 func (a *API) stepHistory(ctx context.Context, j *job, ep endpointView) (bool, error) {
 	f := j.Filter
 	if !j.Pos.Started {
-		var n int64
-		if err := a.pool.QueryRow(ctx, `SELECT count(*) FROM delivery WHERE `+historyWhere,
-			j.EndpointID, j.PartnerID, f.Since, f.Until, f.State).Scan(&n); err != nil {
+		n, err := countHistory(ctx, a.pool, j.EndpointID, j.PartnerID, f)
+		if err != nil {
 			return false, err
 		}
-		j.Total, j.Pos = int(n), jobPosition{Started: true, After: f.Since}
+		j.Total, j.Pos = n, jobPosition{Started: true, After: f.Since}
+		if limit := a.cfg.Limits.ReplayDeliveries; n > limit {
+			// Queued before the limit was lowered, or grown by deliveries recorded late.
+			return false, fmt.Errorf("%w: the replay selects %d deliveries, more than the %d one replay job may replay (%s): split it into smaller time ranges",
+				errJobFailed, n, limit, quotaReplayDeliveries)
+		}
 		return false, nil
 	}
 	rows, err := a.pool.Query(ctx, `SELECT delivery_id, event_id, event_type, created_at FROM delivery
@@ -458,6 +493,14 @@ func (a *API) stepLog(ctx context.Context, j *job, ep endpointView) (bool, error
 	} else if n != j.Pos.Partitions {
 		return false, fmt.Errorf("%w: the events topic was repartitioned while the job ran", errJobFailed)
 	}
+	// room keeps the job within the limit of replayed deliveries; targets only shrink after the
+	// scan (the state filter), so the job's total never passes it.
+	limit := a.cfg.Limits.ReplayDeliveries
+	room := min(a.cfg.ReplayBatch, limit-j.Total)
+	if room <= 0 {
+		// Queued before the limit was lowered.
+		return false, fmt.Errorf("%w: stopped at the limit of %d deliveries one replay job may replay (%s)", errJobFailed, limit, quotaReplayDeliveries)
+	}
 	release, err := a.events.acquire(ctx)
 	if err != nil {
 		return false, err
@@ -490,7 +533,7 @@ func (a *API) stepLog(ctx context.Context, j *job, ep endpointView) (bool, error
 				size += len(ev.Body)
 			}
 		}
-		return len(targets) < a.cfg.ReplayBatch && scanned < a.cfg.MaxFeedScan && size < maxStepBytes
+		return len(targets) < room && scanned < a.cfg.MaxFeedScan && size < maxStepBytes
 	})
 	release()
 	if errors.Is(err, errOffsetExpired) {
@@ -520,7 +563,13 @@ func (a *API) stepLog(ctx context.Context, j *job, ep endpointView) (bool, error
 	if past {
 		j.Pos.Next = j.Pos.End
 	}
-	return j.Pos.Next >= j.Pos.End, nil
+	finished := j.Pos.Next >= j.Pos.End
+	if !finished && j.Total >= limit {
+		last := known[targets[len(targets)-1].EventID].CommitTime.UTC().Format(time.RFC3339Nano)
+		return false, fmt.Errorf("%w: stopped at the limit of %d deliveries one replay job may replay (%s) after the events committed up to %s: replay the rest with a job from since=%s",
+			errJobFailed, limit, quotaReplayDeliveries, last, last)
+	}
+	return finished, nil
 }
 
 // filterByState keeps the targets whose delivery at endpoint eid is in state ("missing": has

@@ -18,6 +18,9 @@ type apiMetrics struct {
 	feedReads  prometheus.Counter
 	feedRecs   prometheus.Counter
 	secretsOut prometheus.Counter
+	// quotaRefusals counts requests refused by a partner quota, by quota name (never by
+	// partner: the label set stays small).
+	quotaRefusals *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*apiMetrics, error) {
@@ -39,12 +42,17 @@ func newMetrics(reg prometheus.Registerer) (*apiMetrics, error) {
 			Help: "Events-topic records read to serve feed pages and lookups (other partners' included)."}),
 		secretsOut: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "secrets_issued_total",
 			Help: "Endpoint signing secrets generated (creations and rotations)."}),
+		quotaRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "quota_refusals_total",
+			Help: "Requests refused by a partner quota, by quota (endpoints, replay_jobs, test_events_per_minute, replay_deliveries)."}, []string{"quota"}),
 	}
 	for _, s := range []string{"queued", "running"} {
 		m.jobs.WithLabelValues(s)
 	}
+	for _, q := range []string{quotaEndpoints, quotaReplayJobs, quotaTestEvents, quotaReplayDeliveries} {
+		m.quotaRefusals.WithLabelValues(q)
+	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.requests, m.latency, m.jobs, m.jobsDone, m.replayed, m.feedReads, m.feedRecs, m.secretsOut} {
+		for _, c := range []prometheus.Collector{m.requests, m.latency, m.jobs, m.jobsDone, m.replayed, m.feedReads, m.feedRecs, m.secretsOut, m.quotaRefusals} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("admin: metrics: %w", err)
 			}

@@ -287,6 +287,10 @@ func TestConfigValidate(t *testing.T) {
 		"tiny feed scan":  func(c *Config) { c.MaxFeedScan = 10 },
 		"negative outbox": func(c *Config) { c.OutboxRetention = -1 },
 		"no history":      func(c *Config) { c.HistoryRetention = 0 },
+		"no endpoints":    func(c *Config) { c.Limits.Endpoints = 0 },
+		"no replay jobs":  func(c *Config) { c.Limits.ReplayJobs = -1 },
+		"no test events":  func(c *Config) { c.Limits.TestEventsPerMinute = 0 },
+		"huge replays":    func(c *Config) { c.Limits.ReplayDeliveries = 1 << 40 },
 	} {
 		c := good
 		change(&c)

@@ -24,7 +24,8 @@ type testAccepted struct {
 // not written to the outbox, where fanout would offer it to every endpoint subscribed to
 // webhook.test: its delivery record goes straight to the deliveries topic, keyed by the
 // endpoint, with trigger test (which the sender delivers whatever the subscription). The
-// attempt appears in the endpoint's history like any other.
+// attempt appears in the endpoint's history like any other. A partner sends at most
+// Limits.TestEventsPerMinute in any minute (quota.go).
 func (a *API) sendTestEvent(w http.ResponseWriter, r *http.Request, _ caller) error {
 	pid := r.PathValue("pid")
 	var req struct{}
@@ -56,7 +57,14 @@ func (a *API) sendTestEvent(w http.ResponseWriter, r *http.Request, _ caller) er
 		EventID: env.EventID, EndpointID: ep.ID, PartnerID: pid, EventType: testEventType,
 		AttemptNo: 1, Trigger: records.TriggerTest, Body: body, CreatedAt: now,
 	}
+	taken, used, wait := a.testEvents.take(pid)
+	if wait > 0 {
+		return a.quotaExceeded(quotaTestEvents, a.cfg.Limits.TestEventsPerMinute, used, wait,
+			"partner %s sent %d test events in the last minute, the most it may (%s): retry in %d s",
+			pid, used, quotaTestEvents, retrySeconds(wait))
+	}
 	if err := a.produce(r.Context(), records.TriggerTest, []records.Delivery{d}); err != nil {
+		a.testEvents.refund(pid, taken) // nothing was sent
 		return err
 	}
 	respond(w, http.StatusAccepted, testAccepted{EventID: d.EventID, DeliveryID: d.DeliveryID, EndpointID: ep.ID,

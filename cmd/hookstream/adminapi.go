@@ -57,6 +57,7 @@ func serveAdmin(ctx context.Context, s settings, log *slog.Logger, reg *promethe
 	cfg.OperatorToken, cfg.SecretKey, cfg.Egress = s.AdminToken, key, guard
 	cfg.FeedRetention, cfg.OutboxRetention, cfg.HistoryRetention = s.FeedRetention, s.OutboxRetention, s.HistoryRetention
 	cfg.AutomaticAttempts = len(s.RetrySchedule) + 1
+	cfg.Limits = s.Limits
 	api, err := admin.New(cfg, pool)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hookstream/hookstream/admin"
 	"github.com/hookstream/hookstream/cdc"
 	"github.com/hookstream/hookstream/internal/topics"
 )
@@ -42,6 +43,7 @@ type settings struct {
 	RetrySchedule     []time.Duration
 	FailingWarnAfter  time.Duration
 	FailingDisable    time.Duration
+	Limits            admin.Limits
 }
 
 // variable documents one setting; the README's configuration table lists the same.
@@ -73,6 +75,10 @@ var variables = []variable{
 	{"HOOKSTREAM_FAILING_WARN_AFTER", "failing-warn-after", "24h", "an endpoint failing this long with no success gets an endpoint.failing event"},
 	{"HOOKSTREAM_FAILING_DISABLE_AFTER", "failing-disable-after", "120h", "an endpoint failing this long with no success is disabled (endpoint.disabled)"},
 	{"HOOKSTREAM_METRICS_ADDR", "metrics-addr", "127.0.0.1:9464", "probe and metrics address of a component command; empty disables"},
+	{"HOOKSTREAM_LIMIT_ENDPOINTS", "limit-endpoints", strconv.Itoa(admin.DefaultLimits().Endpoints), "most endpoints one partner may have"},
+	{"HOOKSTREAM_LIMIT_REPLAY_JOBS", "limit-replay-jobs", strconv.Itoa(admin.DefaultLimits().ReplayJobs), "most replay jobs of one partner queued or running at once"},
+	{"HOOKSTREAM_LIMIT_TEST_EVENTS_PER_MINUTE", "limit-test-events-per-minute", strconv.Itoa(admin.DefaultLimits().TestEventsPerMinute), "most test events one partner may send in any minute, per admin process"},
+	{"HOOKSTREAM_LIMIT_REPLAY_DELIVERIES", "limit-replay-deliveries", strconv.Itoa(admin.DefaultLimits().ReplayDeliveries), "most deliveries one replay job may replay"},
 }
 
 // registerFlags adds a flag per variable to fs, defaulting to the environment or the built-in
@@ -153,6 +159,12 @@ func registerFlags(fs *flag.FlagSet, overrides map[string]string) func() (settin
 				errs = append(errs, fmt.Errorf("%s: %q is not a positive duration", name, get(name)))
 			}
 			*dst = v
+		}
+		s.Limits = admin.Limits{
+			Endpoints:           atoi("HOOKSTREAM_LIMIT_ENDPOINTS"),
+			ReplayJobs:          atoi("HOOKSTREAM_LIMIT_REPLAY_JOBS"),
+			TestEventsPerMinute: atoi("HOOKSTREAM_LIMIT_TEST_EVENTS_PER_MINUTE"),
+			ReplayDeliveries:    atoi("HOOKSTREAM_LIMIT_REPLAY_DELIVERIES"),
 		}
 		if s.LogFormat != "json" && s.LogFormat != "text" {
 			errs = append(errs, fmt.Errorf("HOOKSTREAM_LOG_FORMAT: %q is neither json nor text", s.LogFormat))

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookstream/hookstream/admin"
 	"github.com/hookstream/hookstream/internal/migrations"
 	"github.com/hookstream/hookstream/internal/testenv"
 )
@@ -88,5 +89,32 @@ func TestBadSettingsAreRefused(t *testing.T) {
 		if _, err := runCLI(t, args...); err == nil {
 			t.Errorf("%v: accepted", args)
 		}
+	}
+}
+
+// TestLimitSettings checks the quota variables reach the admin configuration: defaults, the
+// environment, and the flag winning over it.
+func TestLimitSettings(t *testing.T) {
+	s, err := parseSettings("admin", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Limits != admin.DefaultLimits() {
+		t.Errorf("default limits %+v, want %+v", s.Limits, admin.DefaultLimits())
+	}
+	t.Setenv("HOOKSTREAM_LIMIT_ENDPOINTS", "7")
+	t.Setenv("HOOKSTREAM_LIMIT_REPLAY_JOBS", "3")
+	t.Setenv("HOOKSTREAM_LIMIT_TEST_EVENTS_PER_MINUTE", "5")
+	t.Setenv("HOOKSTREAM_LIMIT_REPLAY_DELIVERIES", "2000")
+	s, err = parseSettings("admin", []string{"--limit-replay-jobs", "4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := admin.Limits{Endpoints: 7, ReplayJobs: 4, TestEventsPerMinute: 5, ReplayDeliveries: 2000}
+	if s.Limits != want {
+		t.Errorf("limits %+v, want %+v", s.Limits, want)
+	}
+	if _, err := parseSettings("admin", []string{"--limit-endpoints", "many"}); err == nil {
+		t.Error("a limit that is not an integer was accepted")
 	}
 }

@@ -1,0 +1,197 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Per-partner quotas (Config.Limits). Without them one partner key could create endpoints,
+// test events and full-window replays without end, and take the fanout, the sender and the
+// deliveries topic from every other partner. A request over a quota is refused before it
+// changes anything: 429 quota_exceeded with error.quota naming the quota, its limit and the
+// partner's usage, and Retry-After where waiting is enough. A replay larger than one job may
+// replay is 422 replay_too_large instead: waiting never makes it smaller, and clients (Stripe's
+// and Svix's libraries among them) retry 429s by themselves.
+//
+// The quotas bind every request on a partner's routes, the operator token's included: they
+// bound what the partner's work takes of the system whoever asks for it, and GET /v1/limits
+// never shows a partner over its limit. Operator-only routes (partners, API keys) have none.
+
+// Quota names, as GET /v1/limits and error.quota give them.
+const (
+	quotaEndpoints        = "endpoints"
+	quotaReplayJobs       = "replay_jobs"
+	quotaTestEvents       = "test_events_per_minute"
+	quotaReplayDeliveries = "replay_deliveries"
+)
+
+// testEventWindow is the window of the test-event quota.
+const testEventWindow = time.Minute
+
+func (a *API) quotaExceeded(name string, limit, usage int, retryAfter time.Duration, format string, args ...any) *apiError {
+	a.metrics.quotaRefusals.WithLabelValues(name).Inc()
+	return &apiError{Status: http.StatusTooManyRequests, Code: CodeQuotaExceeded, Message: fmt.Sprintf(format, args...),
+		Quota: &quotaDetail{Name: name, Limit: limit, Usage: usage}, RetryAfter: retryAfter}
+}
+
+// replayTooLarge refuses a replay selecting size deliveries, more than one job may replay.
+func (a *API) replayTooLarge(size int) *apiError {
+	limit := a.cfg.Limits.ReplayDeliveries
+	a.metrics.quotaRefusals.WithLabelValues(quotaReplayDeliveries).Inc()
+	return &apiError{Status: http.StatusUnprocessableEntity, Code: CodeReplayTooLarge,
+		Message: fmt.Sprintf("the replay selects %d deliveries, more than the %d one replay job may replay (%s): split since/until into smaller ranges or narrow it by state",
+			size, limit, quotaReplayDeliveries),
+		Quota: &quotaDetail{Name: quotaReplayDeliveries, Limit: limit, Usage: size}}
+}
+
+// lockPartner takes the partner's row lock until tx ends, so the quota checks of one partner
+// run one at a time: two concurrent creations cannot both see room for one more. FOR NO KEY
+// UPDATE leaves the foreign-key checks (FOR KEY SHARE) of rows written for the partner
+// meanwhile unblocked.
+func lockPartner(ctx context.Context, tx pgx.Tx, pid string) error {
+	var one int
+	err := tx.QueryRow(ctx, `SELECT 1 FROM partner WHERE id = $1 FOR NO KEY UPDATE`, pid).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return notFound("partner")
+	}
+	return err
+}
+
+// checkEndpointQuota, inside the transaction that inserts an endpoint of pid, refuses it when
+// pid already has Limits.Endpoints.
+func (a *API) checkEndpointQuota(ctx context.Context, tx pgx.Tx, pid string) error {
+	if err := lockPartner(ctx, tx, pid); err != nil {
+		return err
+	}
+	n, err := countEndpoints(ctx, tx, pid)
+	if err != nil {
+		return err
+	}
+	if limit := a.cfg.Limits.Endpoints; n >= limit {
+		return a.quotaExceeded(quotaEndpoints, limit, n, 0,
+			"partner %s has %d endpoints, the most it may have (%s): delete one it no longer uses, or ask the operator to raise the limit",
+			pid, n, quotaEndpoints)
+	}
+	return nil
+}
+
+// checkReplayJobQuota, inside the transaction that queues a replay job of pid, refuses it when
+// pid already has Limits.ReplayJobs queued or running.
+func (a *API) checkReplayJobQuota(ctx context.Context, tx pgx.Tx, pid string) error {
+	if err := lockPartner(ctx, tx, pid); err != nil {
+		return err
+	}
+	n, err := countOpenJobs(ctx, tx, pid)
+	if err != nil {
+		return err
+	}
+	if limit := a.cfg.Limits.ReplayJobs; n >= limit {
+		// No Retry-After: how long the running jobs take is not known.
+		return a.quotaExceeded(quotaReplayJobs, limit, n, 0,
+			"partner %s has %d replay jobs queued or running, the most it may have at once (%s): start this one after one of them finished (GET /v1/partners/%s/replay-jobs/{id})",
+			pid, n, quotaReplayJobs, pid)
+	}
+	return nil
+}
+
+func countEndpoints(ctx context.Context, q querier, pid string) (int, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT count(*) FROM endpoint WHERE partner_id = $1`, pid).Scan(&n)
+	return n, err
+}
+
+func countOpenJobs(ctx context.Context, q querier, pid string) (int, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT count(*) FROM replay_job WHERE partner_id = $1 AND state IN ('queued', 'running')`, pid).Scan(&n)
+	return n, err
+}
+
+// testEventLog is the test-event quota: per partner, the times of its test events within the
+// last testEventWindow (a sliding window), kept by this process only. Several admin processes
+// behind one address each allow the limit; it bounds a flood, not an exact count. Memory is at
+// most the limit's worth of times per partner that sent test events in the last minute.
+type testEventLog struct {
+	mu    sync.Mutex
+	limit int
+	sent  map[string][]time.Time // oldest first, never more than limit
+	now   func() time.Time       // time.Now; tests move it
+}
+
+func newTestEventLog(limit int) *testEventLog {
+	return &testEventLog{limit: limit, sent: map[string][]time.Time{}, now: time.Now}
+}
+
+// take records a test event of pid, or refuses it with the wait until the oldest event in the
+// window leaves it. used is pid's count within the window, this one included when taken.
+func (l *testEventLog) take(pid string) (at time.Time, used int, wait time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	ts := l.recent(pid, now)
+	if len(ts) >= l.limit {
+		return time.Time{}, len(ts), ts[0].Add(testEventWindow).Sub(now)
+	}
+	l.sent[pid] = append(ts, now)
+	return now, len(ts) + 1, 0
+}
+
+// refund takes back the event taken at `at`, whose delivery record was never produced.
+func (l *testEventLog) refund(pid string, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ts := l.sent[pid]
+	for i := len(ts) - 1; i >= 0; i-- {
+		if ts[i].Equal(at) {
+			l.sent[pid] = append(ts[:i:i], ts[i+1:]...)
+			break
+		}
+	}
+	if len(l.sent[pid]) == 0 {
+		delete(l.sent, pid)
+	}
+}
+
+// usage is pid's count of test events within the window.
+func (l *testEventLog) usage(pid string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.recent(pid, l.now()))
+}
+
+// sweep forgets the partners with no test event in the window.
+func (l *testEventLog) sweep() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	for pid := range l.sent {
+		l.recent(pid, now)
+	}
+}
+
+// recent drops pid's events that left the window and returns the others; l.mu is held.
+func (l *testEventLog) recent(pid string, now time.Time) []time.Time {
+	ts := l.sent[pid]
+	cut := now.Add(-testEventWindow)
+	i := 0
+	for i < len(ts) && !ts[i].After(cut) {
+		i++
+	}
+	ts = ts[i:]
+	if len(ts) == 0 {
+		delete(l.sent, pid)
+		return nil
+	}
+	l.sent[pid] = ts
+	return ts
+}
+
+// retrySeconds is a wait as the whole seconds Retry-After states, rounded up.
+func retrySeconds(d time.Duration) int64 {
+	return int64((d + time.Second - 1) / time.Second)
+}
