@@ -40,16 +40,20 @@ func marshalEnvelope(env outbox.Envelope) ([]byte, error) {
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
-// outboxEvents reads the envelopes of ids from the outbox, where they stay for the outbox
-// retention (7 days by default). payload::text is jsonb's text form, the same text cdc receives
-// through logical replication, so the envelope comes out identical.
-func outboxEvents(ctx context.Context, q querier, ids []string) (map[string]storedEvent, error) {
+// outboxEvents reads the envelopes of one partner's events from the outbox, where they stay for
+// the outbox retention (7 days by default). The partner is part of the query, not a filter on
+// its answer: rows committed before event ids were unique (migration 0008) may share an id
+// across partners, and another partner's row must neither be returned nor hide this partner's
+// (R13). payload::text is jsonb's text form, the same text cdc receives through logical
+// replication, so the envelope comes out identical.
+func outboxEvents(ctx context.Context, q querier, partnerID string, ids []string) (map[string]storedEvent, error) {
 	out := map[string]storedEvent{}
 	if len(ids) == 0 {
 		return out, nil
 	}
 	rows, err := q.Query(ctx, `SELECT event_id, partner_id, type, subject_type, subject_id, occurred_at,
-		schema_version, payload::text, correlation_id FROM outbox_event WHERE event_id = ANY($1)`, ids)
+		schema_version, payload::text, correlation_id FROM outbox_event WHERE partner_id = $1 AND event_id = ANY($2)`,
+		partnerID, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -138,18 +138,13 @@ func prepareReplay(ep endpointView, t replayTarget, ev storedEvent, now time.Tim
 // else from the partner's partition of the events topic (R33: replays reach back as far as
 // the longer of the two retentions). Events of other partners are never returned.
 func (a *API) envelopes(ctx context.Context, partnerID string, ids []string) (map[string]storedEvent, error) {
-	found, err := outboxEvents(ctx, a.pool, ids)
+	found, err := outboxEvents(ctx, a.pool, partnerID, ids)
 	if err != nil {
 		return nil, err
 	}
 	var missing []string
 	for _, id := range ids {
-		ev, ok := found[id]
-		if ok && ev.PartnerID != partnerID {
-			delete(found, id)
-			continue
-		}
-		if !ok {
+		if _, ok := found[id]; !ok {
 			missing = append(missing, id)
 		}
 	}

@@ -86,7 +86,7 @@ func TestReplaySingle(t *testing.T) {
 	if len(got) != 3 {
 		t.Fatalf("%d delivery records, want 3", len(got))
 	}
-	stored, err := outboxEvents(context.Background(), e.db.Pool, []string{evID})
+	stored, err := outboxEvents(context.Background(), e.db.Pool, "acme", []string{evID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,8 @@ func TestSnapshotPublishesExistingRows(t *testing.T) {
 	}
 }
 
-// Expired day partitions are dropped only after their rows are in Kafka (issue 3, item 9).
+// Expired day partitions are dropped only after their rows are in Kafka (issue 3, item 9), and
+// their event ids with them.
 func TestExpiredPartitionsDroppedAfterPublishing(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -76,6 +77,14 @@ func TestExpiredPartitionsDroppedAfterPublishing(t *testing.T) {
 			t.Fatal("expired partition outbox_event_20200203 not dropped within a minute")
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	// The event's id went with its partition, in the same maintenance step (migration 0008).
+	var claims int
+	if err := e.db.Pool.QueryRow(ctx, `SELECT count(*) FROM outbox_event_id WHERE event_id = $1`, id).Scan(&claims); err != nil {
+		t.Fatal(err)
+	}
+	if claims != 0 {
+		t.Fatalf("the id of the dropped event %s is still claimed", id)
 	}
 	got := settle(t, e, e.names.Events, 1, 30*time.Second)
 	if len(got.records) != 1 || string(got.records[0].Key) != id {

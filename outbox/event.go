@@ -28,6 +28,11 @@ type Subject struct {
 
 // Event is what a platform hands to Append.
 type Event struct {
+	// ID is the event's id (R1), "evt_" and a ULID; empty means Append makes a new one. Set it,
+	// from NewEventID at the time of the state change, when the platform needs the id before
+	// Append, e.g. to store it beside the state change; the admin API looks old events up by
+	// their id's time. An id the outbox already holds is refused with ErrDuplicateEventID.
+	ID string
 	// PartnerID scopes the event: only this partner's endpoints receive it (R13). Required.
 	PartnerID string
 	// Type is lowercase dotted words, e.g. "api_key.status_changed". Required.
@@ -99,6 +104,9 @@ func NewEventID() string {
 
 // validate checks ev and returns it with defaults filled and Data compacted.
 func (ev Event) validate() (Event, error) {
+	if ev.ID != "" && !ValidEventID(ev.ID) {
+		return ev, invalid(ErrInvalidField, "id", "%q is not evt_ followed by a ULID", ev.ID)
+	}
 	if ev.PartnerID == "" {
 		return ev, invalid(ErrMissingPartner, "partner_id", "required")
 	}

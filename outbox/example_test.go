@@ -55,3 +55,33 @@ func ExampleValidationError() {
 	}
 	// Output: refused field: type
 }
+
+// A job that finalizes a usage period made its event's id once, when it was planned, and stores
+// it beside the state change. A rerun of a job whose transaction had in fact committed writes the
+// same id again, and Append refuses it: one event_id is one event. The transaction is aborted and
+// rolls back with everything in it.
+func ExampleErrDuplicateEventID() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, "postgres://postgres@127.0.0.1:54329/hookstream")
+	if err != nil {
+		panic(err)
+	}
+	defer pool.Close()
+
+	id := outbox.NewEventID() // in a real job: read from the job's record, made when it was planned
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `UPDATE usage_period SET finalized_event_id = $1 WHERE id = $2`, id, "up_2026_11"); err != nil {
+			return err
+		}
+		_, err := outbox.Append(ctx, tx, outbox.Event{
+			ID:        id,
+			PartnerID: "partner_a",
+			Type:      "usage.finalized",
+			Subject:   outbox.Subject{Type: "usage_period", ID: "up_2026_11"},
+		})
+		return err
+	})
+	if errors.Is(err, outbox.ErrDuplicateEventID) {
+		fmt.Println("already recorded:", id)
+	}
+}

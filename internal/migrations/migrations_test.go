@@ -2,17 +2,21 @@ package migrations_test
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/hookstream/hookstream/internal/migrations"
 	"github.com/hookstream/hookstream/internal/testenv"
 )
 
-// schemaSnapshot lists every column, index, constraint, function and publication of the public
-// schema, so two snapshots differ when anything in the schema does.
+// schemaSnapshot lists every column, index, constraint, function, trigger and publication of the
+// public schema, so two snapshots differ when anything in the schema does.
 func schemaSnapshot(t *testing.T, conn *pgx.Conn) string {
 	t.Helper()
 	rows, err := conn.Query(context.Background(), `
@@ -22,6 +26,8 @@ func schemaSnapshot(t *testing.T, conn *pgx.Conn) string {
 		UNION ALL SELECT 'constraint ' || conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid)
 		  FROM pg_constraint WHERE connamespace = 'public'::regnamespace
 		UNION ALL SELECT 'function ' || proname FROM pg_proc WHERE pronamespace = 'public'::regnamespace
+		UNION ALL SELECT 'trigger ' || tgrelid::regclass || ' ' || pg_get_triggerdef(oid)
+		  FROM pg_trigger WHERE NOT tgisinternal AND tgparentid = 0
 		UNION ALL SELECT 'publication ' || pubname || ' ' || pubinsert || pubupdate || pubdelete || pubviaroot FROM pg_publication
 		UNION ALL SELECT 'published ' || pubname || ' ' || tablename FROM pg_publication_tables
 		ORDER BY 1`)
@@ -66,6 +72,8 @@ func TestApplyIsIdempotent(t *testing.T) {
 		"published hookstream_endpoints endpoint_secret",
 		"function outbox_create_partitions",
 		"function outbox_drop_partitions",
+		"constraint outbox_event_id outbox_event_id_pkey PRIMARY KEY (event_id)", // one event_id is one event
+		"trigger outbox_event CREATE TRIGGER outbox_event_claim_id BEFORE INSERT ON public.outbox_event FOR EACH ROW EXECUTE FUNCTION outbox_claim_event_id()",
 	} {
 		if !strings.Contains(first, want) {
 			t.Errorf("schema lacks %q", want)
@@ -138,5 +146,90 @@ func TestChangedMigrationIsRefused(t *testing.T) {
 	_, err = migrations.Apply(ctx, conn)
 	if err == nil || !strings.Contains(err.Error(), "changed after it was applied") {
 		t.Fatalf("err = %v, want a changed-migration error", err)
+	}
+}
+
+// eventIDMigration is the migration that makes event ids unique (0008_outbox_event_id.sql).
+const eventIDMigration = 8
+
+// A database whose outbox already holds rows sharing an event id, as the schema before
+// eventIDMigration allowed, migrates without failing: the rows stay, each id is claimed once, by
+// its newest row so that it stays taken while any copy is retained, and from then on a second
+// row with a claimed id is refused.
+func TestEventIDMigrationKeepsExistingDuplicates(t *testing.T) {
+	db := testenv.NewEmptyDatabase(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := migrations.ApplyThrough(ctx, conn, eventIDMigration-1); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	insert := `INSERT INTO outbox_event (event_id, partner_id, type, subject_type, subject_id, occurred_at, payload)
+		VALUES ($1, $2, 'customer.created', 'customer', 'cus_1', $3, '{}')`
+	rows := []struct {
+		id, partner string
+		at          time.Time
+	}{
+		{"evt_01JDUPAC0SSPARTNERS00000000", "pa", now},
+		{"evt_01JDUPAC0SSPARTNERS00000000", "pb", now.Add(26 * time.Hour)}, // the next day's partition
+		{"evt_01JDUPSAMEPARTNER0000000000", "pa", now.Add(-time.Hour)},
+		{"evt_01JDUPSAMEPARTNER0000000000", "pa", now.Add(-2 * time.Hour)},
+		{"evt_01JDUPSAMEPARTNER0000000000", "pa", now.Add(-3 * time.Hour)},
+		{"evt_01JUN1QUE000000000000000000", "pa", now},
+	}
+	for _, r := range rows {
+		if _, err := conn.Exec(ctx, insert, r.id, r.partner, r.at); err != nil {
+			t.Fatalf("seed %s at %s: %v", r.id, r.at, err)
+		}
+	}
+
+	applied, err := migrations.Apply(ctx, conn)
+	if err != nil {
+		t.Fatalf("migrating an outbox with duplicate ids: %v", err)
+	}
+	if !slices.Contains(applied, eventIDMigration) {
+		t.Fatalf("applied %v, want %d among them", applied, eventIDMigration)
+	}
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM outbox_event`).Scan(&n); err != nil || n != len(rows) {
+		t.Fatalf("outbox holds %d rows (%v), want all %d kept", n, err, len(rows))
+	}
+	claims := map[string]time.Time{}
+	cr, err := conn.Query(ctx, `SELECT event_id, occurred_at FROM outbox_event_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		id string
+		at time.Time
+	)
+	if _, err := pgx.ForEachRow(cr, []any{&id, &at}, func() error { claims[id] = at.UTC(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]time.Time{
+		"evt_01JDUPAC0SSPARTNERS00000000": now.Add(26 * time.Hour),
+		"evt_01JDUPSAMEPARTNER0000000000": now.Add(-time.Hour),
+		"evt_01JUN1QUE000000000000000000": now,
+	}
+	if len(claims) != len(want) {
+		t.Fatalf("claims %v, want %v", claims, want)
+	}
+	for id, at := range want {
+		if !claims[id].Equal(at) {
+			t.Errorf("claim of %s at %s, want its newest row's %s", id, claims[id], at)
+		}
+	}
+	for _, id := range []string{"evt_01JDUPAC0SSPARTNERS00000000", "evt_01JUN1QUE000000000000000000"} {
+		_, err := conn.Exec(ctx, insert, id, "pc", now.Add(time.Minute))
+		if pgErr, ok := errors.AsType[*pgconn.PgError](err); !ok || pgErr.Code != "23505" || pgErr.ConstraintName != "outbox_event_id_pkey" {
+			t.Errorf("a new row with the existing id %s: err = %v, want unique_violation on outbox_event_id_pkey", id, err)
+		}
+	}
+	if _, err := conn.Exec(ctx, insert, "evt_01JNEW0000000000000000000", "pc", now); err != nil {
+		t.Fatalf("a new id after the migration: %v", err)
 	}
 }

@@ -1,0 +1,12 @@
+package migrations
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ApplyThrough applies the migrations up to and including version, as an older binary would.
+func ApplyThrough(ctx context.Context, conn *pgx.Conn, version int) ([]int, error) {
+	return apply(ctx, conn, version)
+}
