@@ -13,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/hookstream/hookstream/internal/kafkaopt"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/sender/egress"
@@ -166,8 +165,10 @@ func (s *Sender) Run(ctx context.Context) error {
 		kgo.OnPartitionsAssigned(s.onAssigned),
 		kgo.OnPartitionsRevoked(s.onRevoked),
 		kgo.OnPartitionsLost(s.onLost),
+		// An empty fetch waits at most this long on the broker; a revoke waits for it.
+		kgo.FetchMaxWait(time.Second),
 		kgo.FetchMaxBytes(fetchMaxBytes),
-	}, append(kafkaopt.DeliveryFetch(), s.cfg.KafkaOptions...)...)
+	}, s.cfg.KafkaOptions...)
 	if s.cfg.InstanceID != "" {
 		// Static membership: a restarted sender takes its partitions back at once.
 		consumerOpts = append(consumerOpts, kgo.InstanceID(s.cfg.InstanceID))

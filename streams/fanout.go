@@ -14,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/hookstream/hookstream/internal/kafkaopt"
 	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -189,7 +188,7 @@ func (f *Fanout) session(ctx context.Context) error {
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.RequireStableFetchOffsets(),
 		kgo.DefaultProduceTopic(f.names.Deliveries),
-	}, append(kafkaopt.DeliveryFetch(), f.cfg.KafkaOptions...)...)...)
+	}, f.cfg.KafkaOptions...)...)
 	if err != nil {
 		return &configError{fmt.Errorf("streams: fanout client: %w", err)}
 	}

@@ -1,4 +1,4 @@
-// Package kafkaopt holds the Kafka client settings that several components share.
+// Package kafkaopt holds Kafka client settings of the components, with the measurements behind them.
 package kafkaopt
 
 import (
@@ -7,27 +7,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// The consumers of the delivery path fetch in batches: the broker answers a fetch once its
-// minimum of bytes is ready or its wait has passed. Answering every fetch as soon as one record
-// was ready made each consumer fetch hundreds of times a second under a burst, and the wake-ups
-// of those small fetches cost broker and clients CPU the committing application needed (make
-// bench, one event per transaction, everything on one 2-core machine).
+// The recorder only writes history, which may trail the request by a tenth of a second: its
+// consumer fetches in batches, the broker answering once HistoryFetchMinBytes are ready or
+// HistoryFetchMaxWait has passed, instead of as soon as one record is. Under a burst that is a
+// few fetches a second instead of hundreds, and bigger PostgreSQL transactions. An idle recorder
+// makes one empty fetch per wait.
 //
-// Fanout and the sender are on the latency path: their wait is short, so a record waits at most
-// DeliveryFetchMaxWait per hop when traffic is light. The recorder only writes history, which
-// may trail the request by a tenth of a second: it waits longer and fetches bigger batches.
-// An idle consumer makes one empty fetch per wait.
+// Fanout and the sender, on the latency path, fetch with the client's defaults: a batched
+// fetch there (16-32 KiB or 10-20 ms) added 30-80 ms at p99 to a steady 1,000 events/s and
+// gained nothing measurable in a burst (make bench, docs/benchmarks.md).
 const (
-	DeliveryFetchMinBytes = 16 << 10
-	DeliveryFetchMaxWait  = 10 * time.Millisecond
-	HistoryFetchMinBytes  = 64 << 10
-	HistoryFetchMaxWait   = 100 * time.Millisecond
+	HistoryFetchMinBytes = 64 << 10
+	HistoryFetchMaxWait  = 100 * time.Millisecond
 )
-
-// DeliveryFetch returns the fetch options of fanout's and the sender's consumers.
-func DeliveryFetch() []kgo.Opt {
-	return []kgo.Opt{kgo.FetchMinBytes(DeliveryFetchMinBytes), kgo.FetchMaxWait(DeliveryFetchMaxWait)}
-}
 
 // HistoryFetch returns the fetch options of the recorder's consumer.
 func HistoryFetch() []kgo.Opt {

@@ -32,6 +32,10 @@ type Options struct {
 	// MaxUnrecorded bounds the requests seen by a receiver that match no attempt; negative: no
 	// bound.
 	MaxUnrecorded int
+	// RequestTimeout is the sender's deadline for a whole request: a request its receiver held
+	// without answering (Receipt.Status 0) was in flight from its receipt until then, so an
+	// outage that began meanwhile is its outage too. Zero means the sender's default, 15 s.
+	RequestTimeout time.Duration
 }
 
 // Outage is a sender or the broker down from From until it was back at To. Work it had taken
@@ -303,7 +307,11 @@ func (c *checker) match(p *pair) []int {
 		if slices.ContainsFunc(p.attempts, func(a attempt) bool { return a.startedAt.Before(r.ReceivedAt) }) {
 			c.rep.UnrecordedRepeats++ // made again after an attempt the history has: a redelivery
 		}
-		if o := c.outageAt(r.ReceivedAt, r.ReceivedAt); o != nil {
+		inFlightUntil := r.ReceivedAt
+		if r.Status == 0 {
+			inFlightUntil = r.ReceivedAt.Add(c.requestTimeout())
+		}
+		if o := c.outageAt(r.ReceivedAt, inFlightUntil); o != nil {
 			c.rep.UnrecordedAtKill++
 			c.rep.UnrecordedByOutage[o.Kind]++
 		}
@@ -311,6 +319,14 @@ func (c *checker) match(p *pair) []int {
 			r.EventID, r.EndpointID, r.Status, r.ReceivedAt.Format(time.RFC3339Nano))
 	}
 	return out
+}
+
+// requestTimeout is Options.RequestTimeout or its default.
+func (c *checker) requestTimeout() time.Duration {
+	if c.o.RequestTimeout > 0 {
+		return c.o.RequestTimeout
+	}
+	return 15 * time.Second
 }
 
 // outageWithin says whether a known outage's window meets [from, to].

@@ -182,6 +182,11 @@ func TestLedgerFindings(t *testing.T) {
 			}
 			return r.DuplicatesByCause["kill"]
 		}, false},
+		{"a request held past the deadline, in flight when the sender was killed", func(f *fixture) {
+			// Received 12 s before the kill at 100 s and never answered: the sender was still
+			// waiting for it (15 s deadline) when it was killed, so its attempt was never written.
+			f.receipt(e1, epA1, "pa", 88*time.Second, 0)
+		}, []time.Duration{kill}, func(r *Report) int { return r.UnrecordedAtKill }, false},
 		{"duplicate of an unrecorded acceptance", func(f *fixture) {
 			f.receipts[0].ReceivedAt = f.base.Add(30 * time.Second) // matches no attempt
 			f.receipt(e1, epA1, "pa", 61*time.Second, 200)
