@@ -22,7 +22,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/hookstream/hookstream/internal/kafkaopt"
 	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -181,7 +180,6 @@ func (r *Recorder) Run(ctx context.Context) error {
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 	}
-	opts = append(opts, kafkaopt.HistoryFetch()...)
 	if r.cfg.InstanceID != "" {
 		opts = append(opts, kgo.InstanceID(r.cfg.InstanceID))
 	}
