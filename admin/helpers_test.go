@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/cdc"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/internal/testenv"
@@ -224,6 +225,20 @@ func (e *env) endpoint(pid string, types ...string) createdEndpoint {
 		"url": "https://hooks.example.com/" + pid, "event_types": types,
 	}).json(e.t, &ep)
 	return ep
+}
+
+// startCDC runs cdc, with its default catalog check, on the test's database and Kafka until
+// the test ends.
+func (e *env) startCDC() {
+	e.t.Helper()
+	cfg := cdc.DefaultConfig()
+	cfg.DatabaseURL, cfg.Brokers, cfg.Prefix, cfg.Slot = e.db.URL, e.kafka.Brokers, e.kafka.Prefix, e.db.Name
+	cfg.Logger = e.cfg.Logger
+	c, err := cdc.New(cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	testenv.Go(e.t, "cdc.Run", c.Run)
 }
 
 // appendEvent writes an event to the outbox of pid and returns its id.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/streams"
 )
 
@@ -120,7 +121,7 @@ func TestEndpointLifecycleMidStream(t *testing.T) {
 	e3 := event("customer.updated")
 	sqlExec(t, e, `UPDATE endpoint SET event_types = '{api_key.*}' WHERE id = 'ep1'`)
 	e4 := event("customer.deleted")
-	e5 := event("api_key.revoked")
+	e5 := event("api_key.status_changed")
 	sqlExec(t, e, `UPDATE endpoint SET status = 'disabled', disabled_reason = 'operator' WHERE id = 'ep2'`)
 	e6 := event("api_key.created")
 	sqlExec(t, e, `DELETE FROM endpoint WHERE id = 'ep1'`)
@@ -166,7 +167,8 @@ func TestEndpointCreatedWithTheEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO outbox_event (event_id, partner_id, type, subject_type, subject_id, occurred_at, payload)
-		VALUES ('evt_01JSAMETXN0000000000000000', 'p1', 'customer.created', 'customer', 'c1', now(), '{}')`); err != nil {
+		VALUES ('evt_01JSAMETXN0000000000000000', 'p1', 'customer.created', 'customer', 'c1', now(), $1)`,
+		testenv.CatalogData(t, "customer.created", nil)); err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -122,7 +122,8 @@ func sqlExec(t *testing.T, e *env, sql string, args ...any) {
 	}
 }
 
-// appendEvent commits one event and returns its id.
+// appendEvent commits one event of the catalog type typ, with the catalog's example data, and
+// returns its id.
 func appendEvent(t *testing.T, e *env, partner, typ string) string {
 	t.Helper()
 	ctx := context.Background()
@@ -130,7 +131,7 @@ func appendEvent(t *testing.T, e *env, partner, typ string) string {
 	err := pgx.BeginFunc(ctx, e.db.Pool, func(tx pgx.Tx) error {
 		var err error
 		id, err = outbox.Append(ctx, tx, outbox.Event{PartnerID: partner, Type: typ,
-			Subject: outbox.Subject{Type: "customer", ID: "cus_1"}, Data: json.RawMessage(`{"customer_id":"cus_1"}`)})
+			Subject: outbox.Subject{Type: "customer", ID: "cus_1"}, Data: testenv.CatalogData(t, typ, nil)})
 		return err
 	})
 	if err != nil {

@@ -63,7 +63,7 @@ func TestFanoutKillNine(t *testing.T) {
 	}
 	eps := []ep{
 		{"ep_0a", "p0", []string{"*"}}, {"ep_0b", "p0", []string{"customer.*"}},
-		{"ep_1a", "p1", []string{"api_key.*"}}, {"ep_1b", "p1", []string{"customer.created", "api_key.revoked"}},
+		{"ep_1a", "p1", []string{"api_key.*"}}, {"ep_1b", "p1", []string{"customer.created", "api_key.status_changed"}},
 		{"ep_2a", "p2", []string{"*"}}, {"ep_2b", "p2", []string{"*"}}, {"ep_2c", "p2", []string{"usage.*"}},
 		{"ep_3a", "p3", []string{"customer.*"}},
 	}
@@ -71,7 +71,7 @@ func TestFanoutKillNine(t *testing.T) {
 	for _, x := range eps {
 		sqlExec(t, e, `INSERT INTO endpoint (id, partner_id, url, event_types) VALUES ($1, $2, 'https://x.example', $3)`, x.id, x.partner, x.types)
 	}
-	types := []string{"customer.created", "customer.deleted", "api_key.revoked", "api_key.created", "usage.recorded"}
+	types := []string{"customer.created", "customer.deleted", "api_key.status_changed", "api_key.created", "usage.finalized"}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	wrng := rand.New(rand.NewPCG(rng.Uint64(), 2))
 

@@ -179,19 +179,21 @@ func TestRecorderKeepsRedoneAttempts(t *testing.T) {
 }
 
 // A final 410 disables the endpoint and announces it with an endpoint.disabled event that flows
-// like any event (R20, R23).
+// like any event (R20, R23). The endpoint id has the admin API's form, which the catalog's
+// endpoint.disabled schema requires: cdc publishes the event only then.
 func TestRecorder410DisablesEndpoint(t *testing.T) {
+	const gone = "ep_01JGONEGONEGONEGONEGONE000"
 	e := newEnv(t)
 	startCDC(t, e)
-	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1');
-		INSERT INTO endpoint (id, partner_id, url, event_types) VALUES ('ep_gone', 'p1', 'https://gone.example', '{customer.*}')`)
+	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1')`)
+	sqlExec(t, e, `INSERT INTO endpoint (id, partner_id, url, event_types) VALUES ($1, 'p1', 'https://gone.example', '{customer.*}')`, gone)
 	reg := startRecorder(t, e)
 	evt := outbox.NewEventID()
-	produceAttempts(t, e, attempt(evt, "ep_gone", "p1", 1, records.OutcomeFailed, 410, records.CategoryHTTPStatus))
+	produceAttempts(t, e, attempt(evt, gone, "p1", 1, records.OutcomeFailed, 410, records.CategoryHTTPStatus))
 	waitCounter(t, reg, "hookstream_recorder_endpoints_disabled_total", 1)
 
 	var status, reason string
-	if err := e.db.Pool.QueryRow(context.Background(), `SELECT status, disabled_reason FROM endpoint WHERE id = 'ep_gone'`).Scan(&status, &reason); err != nil {
+	if err := e.db.Pool.QueryRow(context.Background(), `SELECT status, disabled_reason FROM endpoint WHERE id = $1`, gone).Scan(&status, &reason); err != nil {
 		t.Fatal(err)
 	}
 	if status != "disabled" || !strings.Contains(reason, "410") {
@@ -202,7 +204,7 @@ func TestRecorder410DisablesEndpoint(t *testing.T) {
 	if err := json.Unmarshal(evs[0].Value, &env); err != nil {
 		t.Fatal(err)
 	}
-	if env.Type != "endpoint.disabled" || env.PartnerID != "p1" || env.Subject.ID != "ep_gone" || !strings.Contains(string(env.Data), `"endpoint_id":"ep_gone"`) {
+	if env.Type != "endpoint.disabled" || env.PartnerID != "p1" || env.Subject.ID != gone || !strings.Contains(string(env.Data), `"endpoint_id":"`+gone+`"`) {
 		t.Fatalf("event %s", evs[0].Value)
 	}
 }

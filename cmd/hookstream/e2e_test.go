@@ -161,6 +161,8 @@ func (d *devInstance) createEndpoint(t *testing.T, partner, url string, types ..
 	return ep.ID, ep.Secret
 }
 
+// appendEvent commits an event of the catalog type typ about customer cus_42, with the catalog's
+// example data, and returns its id.
 func appendEvent(t *testing.T, db *testenv.Database, partner, typ string) string {
 	t.Helper()
 	ctx := context.Background()
@@ -168,7 +170,7 @@ func appendEvent(t *testing.T, db *testenv.Database, partner, typ string) string
 	if err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 		var err error
 		id, err = outbox.Append(ctx, tx, outbox.Event{PartnerID: partner, Type: typ,
-			Subject: outbox.Subject{Type: "customer", ID: "cus_42"}, Data: json.RawMessage(`{"customer_id":"cus_42"}`)})
+			Subject: outbox.Subject{Type: "customer", ID: "cus_42"}, Data: testenv.CatalogData(t, typ, nil)})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -296,3 +298,4 @@ func TestDevFailureWindow(t *testing.T) {
 		t.Fatalf("dead endpoint %s (%v)", status, err)
 	}
 }
+

@@ -29,6 +29,7 @@ import (
 
 	"github.com/hookstream/hookstream/cdc"
 	"github.com/hookstream/hookstream/internal/bench/benchenv"
+	"github.com/hookstream/hookstream/internal/harness"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/outbox"
@@ -202,17 +203,15 @@ func writeBacklog(ctx context.Context, pool *pgxpool.Pool, events, txnSize, writ
 }
 
 // appendBatch commits size events in one transaction. Append runs per event, as a platform
-// would call it; its statements are queued in a pgx batch sent once per transaction.
+// would call it; its statements are queued in a pgx batch sent once per transaction. The events
+// are valid catalog events (harness.NewEvent): cdc checks each against the catalog, as in
+// production, and would dead-letter anything else.
 func appendBatch(ctx context.Context, pool *pgxpool.Pool, partner string, size int) error {
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		batch := &pgx.Batch{}
 		btx := &batchTx{Tx: tx, batch: batch}
 		for i := 0; i < size; i++ {
-			if _, err := outbox.Append(ctx, btx, outbox.Event{
-				PartnerID: partner, Type: "usage.recorded",
-				Subject: outbox.Subject{Type: "usage", ID: fmt.Sprint(i)},
-				Data:    []byte(`{"tokens":1234,"model":"m-large","amount":"0.0123","currency":"USD"}`),
-			}); err != nil {
+			if _, err := outbox.Append(ctx, btx, harness.NewEvent(partner, int64(i+1))); err != nil {
 				return err
 			}
 		}
