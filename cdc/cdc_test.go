@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hookstream/hookstream/cdc"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/outbox"
@@ -30,7 +32,7 @@ func TestCommittedEventsArePublishedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := outbox.Append(ctx, tx, outbox.Event{PartnerID: "partner_a", Type: "customer.deleted",
-		Subject: outbox.Subject{Type: "customer", ID: "gone"}}); err != nil {
+		Subject: outbox.Subject{Type: "customer", ID: "cus_gone"}, Data: testenv.CatalogData(t, "customer.deleted", nil)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Rollback(ctx); err != nil {
@@ -168,10 +170,111 @@ func TestMalformedRowIsDeadLettered(t *testing.T) {
 	if err := json.Unmarshal(dlq.records[0].Value, &dl); err != nil {
 		t.Fatal(err)
 	}
-	if dl.Source != "cdc" || dl.EventID != "evt_01JBADBADBADBADBADBADBADBA" || dl.Reason == "" || len(dl.Original) == 0 {
+	if dl.Source != "cdc" || dl.EventID != "evt_01JBADBADBADBADBADBADBADBA" || !strings.HasPrefix(dl.Reason, "malformed: ") || len(dl.Original) == 0 {
 		t.Fatalf("dead letter %+v", dl)
 	}
 	t.Logf("dead letter reason: %s", dl.Reason)
+	if l := deadLetterRows(t, e); len(l) != 1 || l[0].eventID != dl.EventID || l[0].reason != cdc.ReasonMalformed || l[0].typ != "Not A Type" {
+		t.Fatalf("outbox_dead_letter %+v", l)
+	}
+}
+
+// Issue 19: rows a platform commits outside the checking writer (raw SQL) whose type the catalog
+// does not know, whose data breaks their type's schema or whose schema version is not their
+// type's never reach the events topic; each is in the dlq topic and outbox_dead_letter once with
+// its reason, the valid rows around them flow in commit order, and a restart lists nothing twice.
+func TestCatalogRefusedRowsAreNotPublished(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.config(t)
+	reg := prometheus.NewRegistry()
+	cfg.Registerer = reg
+	stop := start(t, cfg)
+	ctx := context.Background()
+	raw := func(partner, typ string, version int, data string) string {
+		t.Helper()
+		id := outbox.NewEventID()
+		if _, err := e.db.Pool.Exec(ctx, `INSERT INTO outbox_event
+			(event_id, partner_id, type, subject_type, subject_id, occurred_at, schema_version, payload)
+			VALUES ($1, $2, $3, 'customer', 'cus_1', now(), $4, $5)`, id, partner, typ, version, data); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	var valid []string
+	valid = append(valid, appendEvents(t, e, "p1", 1)...)
+	unknown := raw("p1", "invoice.paid", 1, `{"invoice_id":"inv_1"}`)
+	valid = append(valid, appendEvents(t, e, "p1", 1)...)
+	invalid := raw("p1", "balance.credited", 1,
+		`{"customer_id":"cus_1","credit_id":"crd_1","amount":{"value":50.0,"currency":"USD"},"balance":{"value":"62.40","currency":"USD"}}`)
+	version := raw("p2", "customer.deleted", 2, `{"customer_id":"cus_1"}`)
+	valid = append(valid, appendEvents(t, e, "p1", 2)...)
+
+	events := settle(t, e, e.names.Events, len(valid), 30*time.Second)
+	if fmt.Sprint(events.keys()) != fmt.Sprint(valid) {
+		t.Fatalf("events %v, want the valid rows %v in commit order", events.keys(), valid)
+	}
+	dlq := settle(t, e, e.names.DLQ, 3, 30*time.Second)
+	if !sameSet(dlq.keys(), []string{unknown, invalid, version}) { // keyed by event id: spread over partitions
+		t.Fatalf("dlq %v, want %v", dlq.keys(), []string{unknown, invalid, version})
+	}
+	want := []deadLetterRow{
+		{unknown, "p1", "invoice.paid", cdc.ReasonUnknownType, "'invoice.paid' is not in the event catalog"},
+		{invalid, "p1", "balance.credited", cdc.ReasonInvalidData, "data/amount/value"},
+		{version, "p2", "customer.deleted", cdc.ReasonSchemaVersion, "published at version 1, got 2"},
+	}
+	check := func(when string) {
+		t.Helper()
+		got := deadLetterRows(t, e)
+		if len(got) != len(want) {
+			t.Fatalf("%s: outbox_dead_letter %+v, want %d rows", when, got, len(want))
+		}
+		for i, w := range want {
+			g := got[i]
+			if g.eventID != w.eventID || g.partnerID != w.partnerID || g.typ != w.typ || g.reason != w.reason || !strings.Contains(g.detail, w.detail) {
+				t.Errorf("%s: row %d = %+v, want %+v (detail containing %q)", when, i, g, w, w.detail)
+			}
+		}
+	}
+	check("first run")
+	for _, reason := range []string{cdc.ReasonUnknownType, cdc.ReasonInvalidData, cdc.ReasonSchemaVersion} {
+		if v := testenv.Counter(t, reg, "hookstream_cdc_dead_letters_total", "reason", reason); v != 1 {
+			t.Errorf("hookstream_cdc_dead_letters_total{reason=%q} = %v, want 1", reason, v)
+		}
+	}
+
+	// A restart resumes after its checkpoint: nothing is published or listed again.
+	stop()
+	cfg.Registerer = prometheus.NewRegistry()
+	start(t, cfg)
+	valid = append(valid, appendEvents(t, e, "p1", 1)...)
+	if got := settle(t, e, e.names.Events, len(valid), 30*time.Second); fmt.Sprint(got.keys()) != fmt.Sprint(valid) {
+		t.Fatalf("after the restart: events %v, want %v", got.keys(), valid)
+	}
+	if got := settle(t, e, e.names.DLQ, 3, 5*time.Second); len(got.records) != 3 {
+		t.Fatalf("after the restart: %d dead letters, want 3", len(got.records))
+	}
+	check("after the restart")
+}
+
+// A Config without a catalog publishes every valid envelope, as a Writer without one accepts
+// every well-formed event.
+func TestNoCatalogPublishesUnknownTypes(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.config(t)
+	cfg.Catalog = nil
+	start(t, cfg)
+	id := outbox.NewEventID()
+	if _, err := e.db.Pool.Exec(context.Background(), `INSERT INTO outbox_event
+		(event_id, partner_id, type, subject_type, subject_id, occurred_at, payload)
+		VALUES ($1, 'p1', 'invoice.paid', 'invoice', 'inv_1', now(), '{}')`, id); err != nil {
+		t.Fatal(err)
+	}
+	if got := settle(t, e, e.names.Events, 1, 30*time.Second); len(got.records) != 1 || string(got.records[0].Key) != id {
+		t.Fatalf("events %v, want %s", got.keys(), id)
+	}
+	if l := deadLetterRows(t, e); len(l) != 0 {
+		t.Fatalf("outbox_dead_letter %+v, want none", l)
+	}
 }
 
 // With no outbox traffic the heartbeat keeps the slot's confirmed position moving, so WAL

@@ -9,6 +9,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/eventcatalog"
+	"github.com/hookstream/hookstream/outbox"
 )
 
 // Config configures one cdc process. Fill it with DefaultConfig and adjust.
@@ -47,13 +50,21 @@ type Config struct {
 	TransactionTimeout time.Duration
 
 	// OutboxRetention is how long outbox rows are kept; older day partitions are dropped once
-	// the checkpoint is past them. Zero keeps them forever.
+	// the checkpoint is past them, and outbox_dead_letter rows older than it are deleted. Zero
+	// keeps both forever.
 	OutboxRetention time.Duration
 	// MaintenanceInterval is how often partitions are created and expired ones dropped.
 	MaintenanceInterval time.Duration
 
 	// MaxEventBytes is the largest envelope published; larger rows are dead-lettered.
 	MaxEventBytes int
+	// Catalog checks every outbox row before it is published (R4, R31): a row whose type it does
+	// not know, whose schema version is not the type's or whose data breaks the type's schema is
+	// not published but dead-lettered, to the dlq topic and to outbox_dead_letter, where the
+	// operator lists it. DefaultConfig sets the published catalog (eventcatalog.Published); nil
+	// publishes every row that is a valid envelope, as an outbox.Writer without a Catalog
+	// accepts every well-formed event.
+	Catalog outbox.Catalog
 
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer // nil: metrics are kept but not registered
@@ -76,6 +87,7 @@ func DefaultConfig() Config {
 		OutboxRetention:     7 * 24 * time.Hour,
 		MaintenanceInterval: 10 * time.Minute,
 		MaxEventBytes:       900 << 10,
+		Catalog:             eventcatalog.Published(),
 		Logger:              slog.Default(),
 	}
 }

@@ -3,4 +3,9 @@
 // change to the compacted endpoints topic, exactly once across crashes (R10, R12; design.md
 // sections 2, 5 and 6). The slot's confirmed position advances only after the Kafka transaction
 // holding those changes has committed.
+//
+// Only events of the published catalog reach the events topic: a row that is no valid envelope,
+// is too large, has a type the catalog does not know or data its type's schema refuses is
+// dead-lettered instead, to the dlq topic and to the outbox_dead_letter table the operator lists
+// (GET /v1/outbox/dead-letters), each once across crashes; the stream goes on.
 package cdc

@@ -2,7 +2,6 @@ package cdc_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -77,7 +76,8 @@ func waitSlotActive(t *testing.T, e *env, slot string) {
 	testenv.WaitSlotStreaming(t, e.db.Pool, slot, 60*time.Second)
 }
 
-// appendEvents commits one transaction of n events for partner and returns their ids.
+// appendEvents commits one transaction of n customer.created events for partner, valid against
+// the catalog, and returns their ids.
 func appendEvents(t *testing.T, e *env, partner string, n int) []string {
 	t.Helper()
 	ctx := context.Background()
@@ -88,7 +88,7 @@ func appendEvents(t *testing.T, e *env, partner string, n int) []string {
 				PartnerID: partner,
 				Type:      "customer.created",
 				Subject:   outbox.Subject{Type: "customer", ID: fmt.Sprintf("cus_%d", i)},
-				Data:      json.RawMessage(fmt.Sprintf(`{"customer_id":"cus_%d","n":%d}`, i, i)),
+				Data:      testenv.CatalogData(t, "customer.created", map[string]any{"customer_id": fmt.Sprintf("cus_%d", i), "n": i}),
 			})
 			if err != nil {
 				return err
@@ -101,6 +101,29 @@ func appendEvents(t *testing.T, e *env, partner string, n int) []string {
 		t.Fatal(err)
 	}
 	return ids
+}
+
+// deadLetterRow is a row of outbox_dead_letter, the table the operator's route lists.
+type deadLetterRow struct {
+	eventID, partnerID, typ, reason, detail string
+}
+
+// deadLetterRows reads outbox_dead_letter in the order cdc wrote it.
+func deadLetterRows(t *testing.T, e *env) []deadLetterRow {
+	t.Helper()
+	rows, err := e.db.Pool.Query(context.Background(), `SELECT event_id, partner_id, type, reason, detail FROM outbox_dead_letter ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (deadLetterRow, error) {
+		var d deadLetterRow
+		err := r.Scan(&d.eventID, &d.partnerID, &d.typ, &d.reason, &d.detail)
+		return d, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // consumed is what a read_committed reader of a topic sees.

@@ -17,7 +17,7 @@ type cdcMetrics struct {
 	bytes           prometheus.Counter
 	endpointChanges prometheus.Counter
 	transactions    prometheus.Counter
-	deadLetters     prometheus.Counter
+	deadLetters     *prometheus.CounterVec
 	checkpointLSN   prometheus.Gauge
 	partitions      *prometheus.CounterVec
 }
@@ -42,12 +42,16 @@ func newMetrics(reg prometheus.Registerer) (*cdcMetrics, error) {
 			Help: "Endpoint records (including tombstones) committed to the endpoints topic."}),
 		transactions: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "kafka_transactions_total",
 			Help: "Kafka transactions committed."}),
-		deadLetters: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "dead_letters_total",
-			Help: "Outbox rows that could not become an envelope and went to the dlq topic."}),
+		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "dead_letters_total",
+			Help: "Outbox rows refused (not published) and sent to the dlq topic and outbox_dead_letter, by reason: malformed, too_large, unknown_type, schema_version, invalid_data."},
+			[]string{"reason"}),
 		checkpointLSN: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "checkpoint_lsn",
 			Help: "Commit LSN of the last checkpoint committed to Kafka."}),
 		partitions: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "outbox_partitions_total",
 			Help: "Outbox day partitions created and dropped."}, []string{"action"}),
+	}
+	for _, r := range Reasons() {
+		m.deadLetters.WithLabelValues(r) // every reason is a series from the start, so increase() sees the first one
 	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.active, m.sessionFailures, m.replicationLag, m.outboxAge, m.events, m.bytes,

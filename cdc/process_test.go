@@ -116,10 +116,28 @@ func (c *child) peakRSS(t *testing.T) int64 {
 type writer struct {
 	mu        sync.Mutex
 	committed []committedEvent
-	stop      atomic.Bool // ends run early
+	refused   []committedEvent // rows of committed transactions that cdc must refuse
+	stop      atomic.Bool      // ends run early
+
+	// usage is the catalog's usage.finalized data: every event carries it, numbered.
+	usage json.RawMessage
+	// refuseEvery > 0 makes every refuseEvery-th row one cdc must refuse, inserted by raw SQL
+	// beside the valid ones: alternately a type the catalog does not know and data its type's
+	// schema refuses.
+	refuseEvery int
 }
 
 type committedEvent struct{ id, partner string }
+
+func newWriter(t *testing.T, refuseEvery int) *writer {
+	return &writer{usage: testenv.CatalogData(t, "usage.finalized", nil), refuseEvery: refuseEvery}
+}
+
+// data is the usage.finalized data of event seq: the catalog's example with a seq property
+// (the schema accepts additional properties).
+func (w *writer) data(seq int) json.RawMessage {
+	return json.RawMessage(`{"seq":` + strconv.Itoa(seq) + `,` + string(w.usage[1:]))
+}
 
 func (w *writer) run(ctx context.Context, e *env, total int, rng *rand.Rand) error {
 	partners := []string{"p0", "p1", "p2", "p3", "p4"}
@@ -133,7 +151,7 @@ func (w *writer) run(ctx context.Context, e *env, total int, rng *rand.Rand) err
 			size = remaining
 		}
 		rollback := rng.IntN(10) == 0
-		var batch []committedEvent
+		var batch, refused []committedEvent
 		tx, err := e.db.Pool.Begin(ctx)
 		if err != nil {
 			return err
@@ -141,9 +159,24 @@ func (w *writer) run(ctx context.Context, e *env, total int, rng *rand.Rand) err
 		for i := 0; i < size; i++ {
 			seq++
 			p := partners[rng.IntN(len(partners))]
+			if w.refuseEvery > 0 && seq%w.refuseEvery == 0 {
+				id := outbox.NewEventID()
+				typ, data := "invoice.paid", `{"invoice_id":"inv_1"}`
+				if seq/w.refuseEvery%2 == 0 {
+					typ, data = "usage.finalized", `{"usage_id":"use_1"}` // misses the required fields
+				}
+				if _, err := tx.Exec(ctx, `INSERT INTO outbox_event (event_id, partner_id, type, subject_type, subject_id, occurred_at, payload)
+					VALUES ($1, $2, $3, 'usage', $4, now(), $5)`, id, p, typ, strconv.Itoa(seq), data); err != nil {
+					_ = tx.Rollback(ctx)
+					return err
+				}
+				refused = append(refused, committedEvent{id, p})
+				i--
+				continue
+			}
 			id, err := outbox.Append(ctx, tx, outbox.Event{
-				PartnerID: p, Type: "usage.recorded", Subject: outbox.Subject{Type: "usage", ID: strconv.Itoa(seq)},
-				Data: json.RawMessage(`{"seq":` + strconv.Itoa(seq) + `}`),
+				PartnerID: p, Type: "usage.finalized", Subject: outbox.Subject{Type: "usage", ID: strconv.Itoa(seq)},
+				Data: w.data(seq),
 			})
 			if err != nil {
 				_ = tx.Rollback(ctx)
@@ -162,6 +195,7 @@ func (w *writer) run(ctx context.Context, e *env, total int, rng *rand.Rand) err
 		}
 		w.mu.Lock()
 		w.committed = append(w.committed, batch...)
+		w.refused = append(w.refused, refused...)
 		w.mu.Unlock()
 		time.Sleep(time.Duration(rng.IntN(3)) * time.Millisecond)
 	}
@@ -184,6 +218,10 @@ func verifyExactlyOnce(t *testing.T, e *env, w *writer) {
 	}
 	want := map[string]string{}
 	order := map[string][]string{}
+	refused := map[string]bool{}
+	for _, c := range w.refused {
+		refused[c.id] = true
+	}
 	for _, c := range w.committed {
 		want[c.id] = c.partner
 		order[c.partner] = append(order[c.partner], c.id)
@@ -194,6 +232,9 @@ func verifyExactlyOnce(t *testing.T, e *env, w *writer) {
 		id := string(r.Key)
 		seen[id]++
 		p, ok := want[id]
+		if refused[id] {
+			t.Fatalf("record %s was published though cdc must refuse it", id)
+		}
 		if !ok {
 			t.Fatalf("record %s was never committed (rolled back?)", id)
 		}
@@ -218,10 +259,47 @@ func verifyExactlyOnce(t *testing.T, e *env, w *writer) {
 			t.Errorf("partner %s: %d events in the topic, order differs from commit order", p, len(gotOrder[p]))
 		}
 	}
+	if len(w.refused) > 0 {
+		verifyRefusedOnce(t, e, w.refused)
+	}
+}
+
+// verifyRefusedOnce checks that each refused row is in the dlq topic once and listed in
+// outbox_dead_letter once, and that nothing else is.
+func verifyRefusedOnce(t *testing.T, e *env, refused []committedEvent) {
+	t.Helper()
+	want := map[string]bool{}
+	for _, c := range refused {
+		want[c.id] = true
+	}
+	dlq := settle(t, e, e.names.DLQ, len(refused), time.Minute)
+	seen := map[string]int{}
+	for _, r := range dlq.records {
+		seen[string(r.Key)]++
+	}
+	for id, n := range seen {
+		if n != 1 || !want[id] {
+			t.Errorf("dlq topic: %s %d times (refused by the writer: %v)", id, n, want[id])
+		}
+	}
+	if len(seen) != len(want) {
+		t.Errorf("dlq topic: %d refused rows, want %d", len(seen), len(want))
+	}
+	listed := deadLetterRows(t, e)
+	if len(listed) != len(want) {
+		t.Errorf("outbox_dead_letter: %d rows, want %d", len(listed), len(want))
+	}
+	for _, l := range listed {
+		if !want[l.eventID] {
+			t.Errorf("outbox_dead_letter lists %s (%s), which the writer did not refuse", l.eventID, l.reason)
+		}
+	}
 }
 
 // R10, R12: SIGKILL cdc at random moments during a stream of transactions; every committed event
-// ends up in Kafka exactly once, in commit order per partner, and nothing rolled back does.
+// ends up in Kafka exactly once, in commit order per partner, and nothing rolled back does. Rows
+// the catalog refuses, committed among them, are in the dlq topic and outbox_dead_letter once
+// each and never in the events topic.
 func TestKillNineDuringLoad(t *testing.T) {
 	e := newEnv(t)
 	const total = 20000
@@ -229,7 +307,7 @@ func TestKillNineDuringLoad(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	w := &writer{}
+	w := newWriter(t, 50)
 	werr := make(chan error, 1)
 	wrng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())) // the writer's own: rand.Rand is not safe for concurrent use
 	go func() { werr <- w.run(ctx, e, total, wrng) }()
@@ -267,7 +345,7 @@ func TestStandbyTakesOver(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	w := &writer{}
+	w := newWriter(t, 0)
 	werr := make(chan error, 1)
 	go func() { werr <- w.run(ctx, e, 5000, rng) }()
 
@@ -320,13 +398,8 @@ func TestLargeTransactionHasBoundedMemory(t *testing.T) {
 
 	const rows = 100000
 	ctx := context.Background()
-	filler := strings.Repeat("x", 1000)
 	err := pgx.BeginFunc(ctx, e.db.Pool, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO outbox_event (event_id, partner_id, type, subject_type, subject_id, occurred_at, payload)
-			SELECT 'evt_' || lpad(upper(to_hex(i)), 26, '0'), 'p' || (i % 7), 'usage.recorded', 'usage', i::text, now(),
-			       jsonb_build_object('i', i, 'filler', $1::text)
-			FROM generate_series(1, $2) AS i`, filler, rows)
-		return err
+		return insertUsageRows(t, tx, rows, 1000)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -342,6 +415,63 @@ func TestLargeTransactionHasBoundedMemory(t *testing.T) {
 	}
 }
 
+// insertUsageRows inserts n valid usage.finalized rows set-wise (the catalog's example with a
+// number and filler bytes of padding), partners p0 to p6.
+func insertUsageRows(t *testing.T, tx pgx.Tx, n, padding int) error {
+	_, err := tx.Exec(context.Background(), `INSERT INTO outbox_event (event_id, partner_id, type, subject_type, subject_id, occurred_at, payload)
+		SELECT 'evt_' || lpad(upper(to_hex(i)), 26, '0'), 'p' || (i % 7), 'usage.finalized', 'usage', i::text, now(),
+		       $3::jsonb || jsonb_build_object('i', i, 'filler', $1::text)
+		FROM generate_series(1, $2) AS i`, strings.Repeat("x", padding), n, string(testenv.CatalogData(t, "usage.finalized", nil)))
+	return err
+}
+
+// A refused row is listed once even when cdc dies after recording it and before the Kafka
+// transaction holding its dead letter commits: the restarted cdc streams the transaction again,
+// and the row is in the dlq topic and outbox_dead_letter once, its valid neighbours in the events
+// topic once each.
+func TestRefusedRowListedOnceAcrossACrash(t *testing.T) {
+	e := newEnv(t)
+	proc := startChild(t, e)
+	waitActive(t, proc, proc)
+	waitSlotActive(t, e, e.db.Name)
+
+	// One large transaction: the refused row first, so cdc records it long before the
+	// transaction's end, where its Kafka transaction commits.
+	const rows = 50000
+	ctx := context.Background()
+	refused := outbox.NewEventID()
+	err := pgx.BeginFunc(ctx, e.db.Pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO outbox_event (event_id, partner_id, type, subject_type, subject_id, occurred_at, payload)
+			VALUES ($1, 'p1', 'invoice.paid', 'invoice', 'inv_1', now(), '{"invoice_id":"inv_1"}')`, refused); err != nil {
+			return err
+		}
+		return insertUsageRows(t, tx, rows, 0)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for len(deadLetterRows(t, e)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the refused row was not recorded within a minute")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	proc.kill()
+	if n := len(consume(t, e, e.names.Events, -1, 2*time.Second).records); n != 0 {
+		t.Fatalf("%d events committed before the kill; the transaction had to be still open", n)
+	}
+
+	startChild(t, e)
+	if got := countRecords(t, e, e.names.Events, rows, 3*time.Minute); got != rows {
+		t.Fatalf("%d events, want %d", got, rows)
+	}
+	verifyRefusedOnce(t, e, []committedEvent{{refused, "p1"}})
+	if l := deadLetterRows(t, e); l[0].reason != "unknown_type" || !strings.Contains(l[0].detail, "invoice.paid") {
+		t.Fatalf("outbox_dead_letter row %+v", l[0])
+	}
+}
+
 // countRecords counts committed records of topic without keeping them.
 func countRecords(t *testing.T, e *env, topic string, want int, timeout time.Duration) int {
 	t.Helper()
@@ -352,7 +482,8 @@ func countRecords(t *testing.T, e *env, topic string, want int, timeout time.Dur
 }
 
 // A Kafka broker restart in the middle of the stream loses nothing and duplicates nothing: the
-// failed session ends and the next one resumes from the committed checkpoint.
+// failed session ends and the next one resumes from the committed checkpoint, refused rows
+// included.
 func TestBrokerRestartDuringStream(t *testing.T) {
 	e := &env{db: testenv.NewDatabase(t), kafka: testenv.NewRestartableKafka(t)}
 	e.names = e.kafka.CreateTopics(t)
@@ -361,7 +492,7 @@ func TestBrokerRestartDuringStream(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 13))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	w := &writer{}
+	w := newWriter(t, 50)
 	werr := make(chan error, 1)
 	go func() { werr <- w.run(ctx, e, 1<<30, rng) }()
 	waitCount := func(n int) {

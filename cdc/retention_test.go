@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/outbox"
 )
 
@@ -41,7 +42,8 @@ func TestSnapshotPublishesExistingRows(t *testing.T) {
 }
 
 // Expired day partitions are dropped only after their rows are in Kafka (issue 3, item 9), and
-// their event ids with them.
+// their event ids with them; the operator's rows of refused outbox rows expire after the same
+// retention.
 func TestExpiredPartitionsDroppedAfterPublishing(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -53,9 +55,15 @@ func TestExpiredPartitionsDroppedAfterPublishing(t *testing.T) {
 	if err := pgx.BeginFunc(ctx, e.db.Pool, func(tx pgx.Tx) error {
 		var err error
 		id, err = outbox.Append(ctx, tx, outbox.Event{PartnerID: "p1", Type: "usage.finalized",
-			Subject: outbox.Subject{Type: "usage", ID: "2020-02-03"}, OccurredAt: old})
+			Subject: outbox.Subject{Type: "usage", ID: "2020-02-03"}, OccurredAt: old, Data: testenv.CatalogData(t, "usage.finalized", nil)})
 		return err
 	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.Pool.Exec(ctx, `INSERT INTO outbox_dead_letter
+		(event_id, occurred_at, partner_id, type, schema_version, subject_type, subject_id, reason, detail, commit_lsn, created_at)
+		VALUES ('evt_old', $1, 'p1', 'invoice.paid', 1, 'invoice', 'inv_1', 'unknown_type', 'old', '0/1', $1),
+		       ('evt_new', now(), 'p1', 'invoice.paid', 1, 'invoice', 'inv_2', 'unknown_type', 'new', '0/2', now())`, old); err != nil {
 		t.Fatal(err)
 	}
 	cfg := e.config(t)
@@ -93,5 +101,8 @@ func TestExpiredPartitionsDroppedAfterPublishing(t *testing.T) {
 	today := "outbox_event_" + time.Now().UTC().Format("20060102")
 	if !exists(today) {
 		t.Fatalf("current partition %s was dropped", today)
+	}
+	if l := deadLetterRows(t, e); len(l) != 1 || l[0].eventID != "evt_new" {
+		t.Fatalf("outbox_dead_letter after expiry %+v, want only evt_new", l)
 	}
 }

@@ -40,16 +40,17 @@ type session struct {
 	serverEnd  records.LSN
 
 	// The open Kafka transaction.
-	txnOpen     bool
-	txnRecords  int
-	txnEvents   int
-	txnBytes    int
-	txnFirst    time.Time           // when its first PostgreSQL commit arrived
-	txnCommits  []time.Time         // commit times of the PostgreSQL transactions in it, one per event
-	pending     *records.Checkpoint // checkpoint to write when it commits
-	produceMu   sync.Mutex
-	produceErr  error
-	endpointsAt int64 // offset after the newest endpoint record produced
+	txnOpen        bool
+	txnRecords     int
+	txnEvents      int
+	txnBytes       int
+	txnFirst       time.Time           // when its first PostgreSQL commit arrived
+	txnCommits     []time.Time         // commit times of the PostgreSQL transactions in it, one per event
+	txnDeadLetters map[string]int      // outbox rows refused in it, by reason
+	pending        *records.Checkpoint // checkpoint to write when it commits
+	produceMu      sync.Mutex
+	produceErr     error
+	endpointsAt    int64 // offset after the newest endpoint record produced
 
 	// The PostgreSQL transaction being received.
 	inTxn      bool
@@ -71,7 +72,7 @@ type dropMark struct {
 }
 
 func (c *CDC) session(ctx context.Context) (err error) {
-	s := &session{c: c, rels: newRelations(), table: newEndpointTable()}
+	s := &session{c: c, rels: newRelations(), table: newEndpointTable(), txnDeadLetters: map[string]int{}}
 	defer s.close()
 
 	if err := s.lead(ctx); err != nil {
@@ -297,7 +298,7 @@ func (s *session) snapshot(ctx context.Context, name string, at records.LSN, wit
 		n := 0
 		err := s.scanTable(ctx, tx, `SELECT * FROM outbox_event ORDER BY event_id`, func(rw row) error {
 			n++
-			return s.publishEvent(rw)
+			return s.publishEvent(ctx, rw)
 		})
 		if err != nil {
 			return err
@@ -480,17 +481,17 @@ func (s *session) handleWAL(ctx context.Context, x pglogrepl.XLogData) error {
 		if s.skipTxn {
 			return nil
 		}
-		return s.change(m.RelationID, nil, m.Tuple, 'I')
+		return s.change(ctx, m.RelationID, nil, m.Tuple, 'I')
 	case *pglogrepl.UpdateMessage:
 		if s.skipTxn {
 			return nil
 		}
-		return s.change(m.RelationID, m.OldTuple, m.NewTuple, 'U')
+		return s.change(ctx, m.RelationID, m.OldTuple, m.NewTuple, 'U')
 	case *pglogrepl.DeleteMessage:
 		if s.skipTxn {
 			return nil
 		}
-		return s.change(m.RelationID, m.OldTuple, nil, 'D')
+		return s.change(ctx, m.RelationID, m.OldTuple, nil, 'D')
 	case *pglogrepl.TruncateMessage:
 		s.c.log.Warn("truncate of a published table ignored; endpoint records stay as they were")
 	case *pglogrepl.LogicalDecodingMessage:
@@ -504,7 +505,7 @@ func (s *session) handleWAL(ctx context.Context, x pglogrepl.XLogData) error {
 }
 
 // change applies one row change of the current PostgreSQL transaction.
-func (s *session) change(relID uint32, oldTuple, newTuple *pglogrepl.TupleData, kind byte) error {
+func (s *session) change(ctx context.Context, relID uint32, oldTuple, newTuple *pglogrepl.TupleData, kind byte) error {
 	rel, err := s.rels.get(relID)
 	if err != nil {
 		return err
@@ -528,7 +529,7 @@ func (s *session) change(relID uint32, oldTuple, newTuple *pglogrepl.TupleData, 
 	switch rel.RelationName {
 	case "outbox_event":
 		if kind == 'I' {
-			return s.publishEvent(rw)
+			return s.publishEvent(ctx, rw)
 		}
 	case "endpoint":
 		if kind == 'D' {
@@ -574,15 +575,21 @@ func (s *session) produce(r *kgo.Record, onOffset func(int64)) {
 	})
 }
 
-// publishEvent produces an outbox row to the events topic, or to the dlq when it cannot become a
-// valid envelope.
-func (s *session) publishEvent(rw row) error {
+// publishEvent produces an outbox row to the events topic, or dead-letters it when it cannot
+// become a valid envelope or the catalog refuses it: only events of the published catalog, with
+// data that fits their type's schema, reach partners (R4, R31).
+func (s *session) publishEvent(ctx context.Context, rw row) error {
 	env, body, err := envelopeFromRow(s.rels, rw)
-	if err == nil && len(body) > s.c.cfg.MaxEventBytes {
-		err = fmt.Errorf("envelope is %d bytes, limit %d", len(body), s.c.cfg.MaxEventBytes)
-	}
 	if err != nil {
-		return s.deadLetter(env, rw, err)
+		return s.deadLetter(ctx, env, rw, ReasonMalformed, err)
+	}
+	if len(body) > s.c.cfg.MaxEventBytes {
+		return s.deadLetter(ctx, env, rw, ReasonTooLarge, fmt.Errorf("envelope is %d bytes, limit %d", len(body), s.c.cfg.MaxEventBytes))
+	}
+	if cat := s.c.cfg.Catalog; cat != nil {
+		if err := cat.CheckEvent(env.Event()); err != nil {
+			return s.deadLetter(ctx, env, rw, catalogReason(err), err)
+		}
 	}
 	events := s.c.names.Events
 	s.produce(&kgo.Record{
@@ -601,27 +608,6 @@ func (s *session) publishEvent(rw row) error {
 	s.txnEvents++
 	s.txnBytes += len(body)
 	s.txnCommits = append(s.txnCommits, s.commitTime)
-	return nil
-}
-
-func (s *session) deadLetter(env outbox.Envelope, rw row, reason error) error {
-	dl := records.DeadLetter{
-		V: records.DeadLetterVersion, Source: "cdc", Reason: reason.Error(),
-		EventID: env.EventID, Partner: env.PartnerID, LSN: s.commitLSN, At: time.Now().UTC(),
-		Original: rowForDeadLetter(rw, 64<<10),
-	}
-	b, err := json.Marshal(dl)
-	if err != nil {
-		return fmt.Errorf("cdc: dead letter: %w", err)
-	}
-	dlq := s.c.names.DLQ
-	key := env.EventID
-	if key == "" {
-		key = s.commitLSN.String()
-	}
-	s.produce(&kgo.Record{Topic: dlq, Partition: records.EventPartition(key, s.parts[dlq]), Key: []byte(key), Value: b}, nil)
-	s.c.metrics.deadLetters.Inc()
-	s.c.log.Warn("outbox row dead-lettered", "event_id", env.EventID, "reason", reason.Error())
 	return nil
 }
 
@@ -687,6 +673,10 @@ func (s *session) flush(ctx context.Context) error {
 	m.transactions.Inc()
 	m.events.Add(float64(s.txnEvents))
 	m.bytes.Add(float64(s.txnBytes))
+	for reason, n := range s.txnDeadLetters {
+		m.deadLetters.WithLabelValues(reason).Add(float64(n))
+	}
+	clear(s.txnDeadLetters)
 	for _, t := range s.txnCommits {
 		m.outboxAge.Observe(now.Sub(t).Seconds())
 	}
@@ -726,6 +716,9 @@ func (s *session) maintain(ctx context.Context, now time.Time) error {
 	s.c.metrics.partitions.WithLabelValues("created").Add(float64(len(created)))
 	if s.c.cfg.OutboxRetention == 0 {
 		return nil
+	}
+	if err := s.expireDeadLetters(ctx, now.Add(-s.c.cfg.OutboxRetention)); err != nil {
+		return err
 	}
 	if s.dropAt != nil && s.confirmed >= s.dropAt.lsn {
 		dropped, err := outbox.DropPartitions(ctx, s.lock, s.dropAt.before)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -64,6 +65,19 @@ func New() (*Catalog, error) {
 	}
 	return cat, nil
 }
+
+// Published returns the catalog of this package's types, compiled on the first call and shared
+// afterwards (a Catalog is immutable). It is what cdc checks every outbox row against by default.
+// It panics only if the table in this package is broken, which the package's tests rule out.
+func Published() *Catalog { return published() }
+
+var published = sync.OnceValue(func() *Catalog {
+	c, err := New()
+	if err != nil {
+		panic(err) // the catalog is a literal; a failure here is a programming error
+	}
+	return c
+})
 
 // schemaURL names a schema inside the compiler; nothing is ever fetched from it.
 func schemaURL(typ string, version int) string {

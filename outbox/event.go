@@ -207,7 +207,14 @@ func (e Envelope) Validate() error {
 	if e.OccurredAt.IsZero() {
 		return invalid(ErrInvalidField, "occurred_at", "required")
 	}
-	_, err := Event{
+	_, err := e.Event().validate()
+	return err
+}
+
+// Event is the event an envelope carries, as a Catalog checks it (cdc checks every row it
+// publishes this way).
+func (e Envelope) Event() Event {
+	return Event{
 		PartnerID:     e.PartnerID,
 		Type:          e.Type,
 		Subject:       e.Subject,
@@ -215,8 +222,7 @@ func (e Envelope) Validate() error {
 		OccurredAt:    e.OccurredAt,
 		SchemaVersion: e.SchemaVersion,
 		CorrelationID: e.CorrelationID,
-	}.validate()
-	return err
+	}
 }
 
 // ValidEventID reports whether id is "evt_" followed by a ULID.

@@ -66,6 +66,8 @@ func TestApplyIsIdempotent(t *testing.T) {
 		"column outbox_event.payload jsonb NO",
 		"column endpoint.event_types ARRAY NO",
 		"constraint delivery delivery_event_id_endpoint_id_key UNIQUE (event_id, endpoint_id)",
+		// one row per refused outbox row, however often cdc streams it (issue 19)
+		"constraint outbox_dead_letter outbox_dead_letter_event_id_occurred_at_key UNIQUE (event_id, occurred_at)",
 		"publication hookstream_outbox truefalsefalsetrue", // inserts only, via the partition root
 		"published hookstream_outbox outbox_event",
 		"published hookstream_endpoints endpoint",

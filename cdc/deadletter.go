@@ -1,0 +1,127 @@
+package cdc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/outbox"
+)
+
+// Why cdc refuses an outbox row: the reason label of hookstream_cdc_dead_letters_total and the
+// reason column of outbox_dead_letter.
+const (
+	// ReasonMalformed: the row is no valid envelope (event id, type, subject, data not a JSON
+	// object, ...).
+	ReasonMalformed = "malformed"
+	// ReasonTooLarge: the envelope is over Config.MaxEventBytes.
+	ReasonTooLarge = "too_large"
+	// ReasonUnknownType: the catalog has no such type (R4).
+	ReasonUnknownType = "unknown_type"
+	// ReasonSchemaVersion: the type is published at another schema version (R31).
+	ReasonSchemaVersion = "schema_version"
+	// ReasonInvalidData: the data breaks the type's JSON Schema.
+	ReasonInvalidData = "invalid_data"
+)
+
+// Reasons lists every reason cdc refuses a row for.
+func Reasons() []string {
+	return []string{ReasonMalformed, ReasonTooLarge, ReasonUnknownType, ReasonSchemaVersion, ReasonInvalidData}
+}
+
+// catalogReason names what the catalog refused (eventcatalog.Catalog.CheckEvent's errors).
+func catalogReason(err error) string {
+	var verr *outbox.ValidationError
+	switch {
+	case errors.Is(err, outbox.ErrInvalidType):
+		return ReasonUnknownType
+	case errors.As(err, &verr) && verr.Field == "schema_version":
+		return ReasonSchemaVersion
+	default:
+		return ReasonInvalidData
+	}
+}
+
+// Bounds of what outbox_dead_letter keeps of a refused row: a raw-SQL row may hold text of any
+// length, and the unique index on (event_id, occurred_at) cannot hold a value of many kilobytes.
+const (
+	maxRecordedText   = 255
+	maxRecordedDetail = 2048
+)
+
+// deadLetter refuses an outbox row: it is recorded in outbox_dead_letter at once, for the
+// operator, and goes to the dlq topic in the open Kafka transaction; the stream goes on.
+//
+// The table row is written before the Kafka transaction commits, so a crash in between loses
+// neither: the next session streams the row again, its dlq record is produced again and the
+// table insert finds the row already there (R10: the dlq topic and the table hold it once).
+func (s *session) deadLetter(ctx context.Context, env outbox.Envelope, rw row, reason string, cause error) error {
+	if err := s.recordDeadLetter(ctx, env, reason, cause); err != nil {
+		return err
+	}
+	dl := records.DeadLetter{
+		V: records.DeadLetterVersion, Source: "cdc", Reason: reason + ": " + cause.Error(),
+		EventID: env.EventID, Partner: env.PartnerID, LSN: s.commitLSN, At: time.Now().UTC(),
+		Original: rowForDeadLetter(rw, 64<<10),
+	}
+	b, err := json.Marshal(dl)
+	if err != nil {
+		return fmt.Errorf("cdc: dead letter: %w", err)
+	}
+	dlq := s.c.names.DLQ
+	key := env.EventID
+	if key == "" {
+		key = s.commitLSN.String()
+	}
+	s.produce(&kgo.Record{Topic: dlq, Partition: records.EventPartition(key, s.parts[dlq]), Key: []byte(key), Value: b}, nil)
+	s.txnDeadLetters[reason]++
+	s.c.log.Warn("outbox row dead-lettered", "event_id", env.EventID, "partner_id", env.PartnerID, "type", env.Type,
+		"reason", reason, "detail", cause.Error())
+	return nil
+}
+
+// recordDeadLetter inserts the operator's row of a refused outbox row, keyed like the outbox
+// row itself so that streaming it again changes nothing.
+func (s *session) recordDeadLetter(ctx context.Context, env outbox.Envelope, reason string, cause error) error {
+	_, err := s.lock.Exec(ctx, `INSERT INTO outbox_dead_letter
+		(event_id, occurred_at, partner_id, type, schema_version, subject_type, subject_id, reason, detail, commit_lsn)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::pg_lsn)
+		ON CONFLICT (event_id, occurred_at) DO NOTHING`,
+		cut(env.EventID, maxRecordedText), env.OccurredAt, cut(env.PartnerID, maxRecordedText), cut(env.Type, maxRecordedText),
+		env.SchemaVersion, cut(env.Subject.Type, maxRecordedText), cut(env.Subject.ID, maxRecordedText),
+		reason, cut(cause.Error(), maxRecordedDetail), s.commitLSN.String())
+	if err != nil {
+		return fmt.Errorf("cdc: record dead letter of %s in outbox_dead_letter: %w", env.EventID, err)
+	}
+	return nil
+}
+
+// expireDeadLetters deletes the operator's rows older than the outbox retention: the outbox
+// rows they describe are gone by then.
+func (s *session) expireDeadLetters(ctx context.Context, before time.Time) error {
+	tag, err := s.lock.Exec(ctx, `DELETE FROM outbox_dead_letter WHERE created_at < $1`, before)
+	if err != nil {
+		return fmt.Errorf("cdc: expire outbox dead letters: %w", err)
+	}
+	if n := tag.RowsAffected(); n > 0 {
+		s.c.log.Info("expired outbox dead letters deleted", "rows", n)
+	}
+	return nil
+}
+
+// cut shortens s to at most n bytes on a rune boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
