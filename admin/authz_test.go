@@ -45,6 +45,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"GET /v1/partners/{pid}", 200, func() (string, any) { return "/v1/partners/acme", nil }},
 		{"POST /v1/partners/{pid}/api-keys", 201, func() (string, any) { return "/v1/partners/acme/api-keys", nil }},
 		{"GET /v1/partners/{pid}/api-keys", 200, func() (string, any) { return "/v1/partners/acme/api-keys", nil }},
+		{"GET /v1/outbox/dead-letters", 200, func() (string, any) { return "/v1/outbox/dead-letters?partner_id=acme", nil }},
 		{"DELETE /v1/partners/{pid}/api-keys/{kid}", 204, func() (string, any) {
 			var k createdAPIKey
 			e.must(201, operatorToken, "POST", "/v1/partners/acme/api-keys", nil).json(t, &k)

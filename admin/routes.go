@@ -39,6 +39,7 @@ func (a *API) routeTable() []route {
 		{"POST", partner + "/api-keys", operator, a.createAPIKey},
 		{"GET", partner + "/api-keys", operator, a.listAPIKeys},
 		{"DELETE", partner + "/api-keys/{kid}", operator, a.revokeAPIKey},
+		{"GET", "/v1/outbox/dead-letters", operator, a.listOutboxDeadLetters},
 
 		{"POST", partner + "/endpoints", partnerOwn, a.createEndpoint},
 		{"GET", partner + "/endpoints", partnerOwn, a.listEndpoints},

@@ -299,3 +299,90 @@ func TestDevFailureWindow(t *testing.T) {
 	}
 }
 
+// Issue 19: rows a platform commits beside the checking writer, of a type the catalog does not
+// know or with data their type's schema refuses, reach no receiver, neither one subscribed to
+// every type nor one subscribed to exactly theirs; the operator lists them with the reasons, and
+// the valid events around them are delivered.
+func TestDevRefusesRowsOutsideTheCatalog(t *testing.T) {
+	db := testenv.NewEmptyDatabase(t)
+	dev := startDev(t, db)
+	var every, exact received
+	everySrv := httptest.NewServer(every.handler(func(int) int { return http.StatusOK }))
+	defer everySrv.Close()
+	exactSrv := httptest.NewServer(exact.handler(func(int) int { return http.StatusOK }))
+	defer exactSrv.Close()
+	dev.createEndpoint(t, "pa", everySrv.URL+"/hooks", "*")
+	dev.createEndpoint(t, "pa", exactSrv.URL+"/hooks", "invoice.paid", "balance.credited")
+	time.Sleep(500 * time.Millisecond) // the endpoint records reach the views before the events
+
+	ctx := context.Background()
+	raw := func(typ, data string) string {
+		t.Helper()
+		id := outbox.NewEventID()
+		if _, err := db.Pool.Exec(ctx, `INSERT INTO outbox_event (event_id, partner_id, type, subject_type, subject_id, occurred_at, payload)
+			VALUES ($1, 'pa', $2, 'customer', 'cus_42', now(), $3)`, id, typ, data); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	valid := []string{appendEvent(t, db, "pa", "customer.created")}
+	unknown := raw("invoice.paid", `{"invoice_id":"inv_1","amount":{"value":"10.00","currency":"USD"}}`)
+	invalid := raw("balance.credited", `{"customer_id":"cus_42","credit_id":"crd_1","amount":{"value":50.0,"currency":"USD"},"balance":{"value":"62.40","currency":"USD"}}`)
+	valid = append(valid, appendEvent(t, db, "pa", "balance.credited"), appendEvent(t, db, "pa", "customer.deleted"))
+
+	ids := func(msgs []receivedMsg) []string {
+		var out []string
+		for _, m := range msgs {
+			out = append(out, m.header.Get("webhook-id"))
+		}
+		return out
+	}
+	every.waitFor(t, 3, 60*time.Second)
+	exact.waitFor(t, 1, 60*time.Second)
+	var page struct {
+		Data []struct {
+			EventID string `json:"event_id"`
+			Reason  string `json:"reason"`
+			Detail  string `json:"detail"`
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(page.Data) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("GET /v1/outbox/dead-letters lists %+v, want both refused rows", page.Data)
+		}
+		time.Sleep(100 * time.Millisecond)
+		dev.call(t, "GET", "/v1/outbox/dead-letters", nil, http.StatusOK, &page)
+	}
+	if d := page.Data[0]; d.EventID != invalid || d.Reason != "invalid_data" || !strings.Contains(d.Detail, "data/amount/value") {
+		t.Errorf("newest refused row %+v, want %s as invalid_data", d, invalid)
+	}
+	if d := page.Data[1]; d.EventID != unknown || d.Reason != "unknown_type" {
+		t.Errorf("older refused row %+v, want %s as unknown_type", d, unknown)
+	}
+	time.Sleep(time.Second) // anything still on its way arrives
+	if got := ids(every.all()); !sameIDs(got, valid) {
+		t.Errorf("the receiver of every type got %v, want %v", got, valid)
+	}
+	if got := ids(exact.all()); len(got) != 1 || got[0] != valid[1] {
+		t.Errorf("the receiver of invoice.paid and balance.credited got %v, want only %s", got, valid[1])
+	}
+}
+
+// sameIDs reports whether a and b hold the same ids, in any order (deliveries of one endpoint
+// run concurrently unless it is ordered).
+func sameIDs(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	seen := map[string]int{}
+	for _, id := range a {
+		seen[id]++
+	}
+	for _, id := range b {
+		if seen[id]--; seen[id] < 0 {
+			return false
+		}
+	}
+	return true
+}
