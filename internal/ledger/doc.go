@@ -1,6 +1,7 @@
 // Package ledger checks a hookstream installation's promises from the outside (R2, R10, R11,
 // R13, R15, R18): from the committed outbox rows and the endpoints' subscriptions it computes
-// which (event, endpoint) pairs had to be delivered, and compares that with the delivery history
+// which (event, endpoint) pairs had to be delivered (rows cdc refused, listed in
+// outbox_dead_letter, are never published and expected nowhere), and compares that with the delivery history
 // (`delivery`, `delivery_attempt`) and, when given, with what the receivers recorded of every
 // request. `hookstream verify-ledger` runs it against a deployment; `make chaos` runs it after
 // its faults.
@@ -27,7 +28,7 @@
 // With receipts a required pair is missing when no receiver accepted it (answered 2xx); without
 // them, when its delivery is not `succeeded`. The must-be-zero counts (Report.Failures) are:
 // missing, foreign partner (a request carried an event of another partner than the endpoint's),
-// bad signatures, webhook-id not the event id, requests naming an event no outbox row has,
+// bad signatures, webhook-id not the event id, requests naming an event no published outbox row has,
 // deliveries to an endpoint not subscribed to the type, pairs received but absent from the
 // history, and final states that contradict the receivers: a delivery `succeeded` that no
 // receiver accepted, an attempt recorded with a 2xx its receiver did not give, or a delivery not

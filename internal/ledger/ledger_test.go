@@ -120,6 +120,25 @@ func TestCleanLedger(t *testing.T) {
 	}
 }
 
+// A row cdc refused (listed in outbox_dead_letter) was never published: no endpoint is owed it,
+// and a receiver that got it anyway names an event no published row has.
+func TestRefusedRowsAreExpectedNowhere(t *testing.T) {
+	f := newFixture(t)
+	f.deliverAll()
+	f.event("evt_refused", "pa", "invoice.paid", 4*time.Minute)
+	f.exec(`INSERT INTO outbox_dead_letter (event_id, occurred_at, partner_id, type, schema_version, subject_type, subject_id, reason, detail, commit_lsn)
+		SELECT event_id, occurred_at, partner_id, type, 1, subject_type, subject_id, 'unknown_type', 'not in the catalog', '0/1'
+		FROM outbox_event WHERE event_id = 'evt_refused'`)
+	rep := f.check(Options{MaxUnrecorded: 0})
+	if fails := rep.Failures(); len(fails) != 0 || rep.Refused != 1 || rep.Events != 3 {
+		t.Fatalf("failures %q, %d refused, %d events; want none, 1 and 3", fails, rep.Refused, rep.Events)
+	}
+	f.receipt("evt_refused", epA1, "pa", 241*time.Second, 200)
+	if rep := f.check(Options{MaxUnrecorded: 0}); rep.UnknownEvents != 1 {
+		t.Fatalf("a refused row received: %d unknown events, want 1", rep.UnknownEvents)
+	}
+}
+
 // Every kind of broken promise is found, counted once, and fails the check; the counts that are
 // only reported do not.
 func TestLedgerFindings(t *testing.T) {

@@ -25,6 +25,7 @@ type endpoint struct {
 type event struct {
 	partner, typ string
 	at           time.Time // occurred_at
+	refused      bool      // cdc refused the row (outbox_dead_letter): it was never published
 }
 
 // delivery is one row of `delivery`.
@@ -105,8 +106,9 @@ func loadEvents(ctx context.Context, db Querier, since, until time.Time, each fu
 	if hi.IsZero() {
 		hi = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
-	rows, err := db.Query(ctx, `SELECT event_id, partner_id, type, occurred_at FROM outbox_event
-		WHERE occurred_at >= $1 AND occurred_at < $2`, lo, hi)
+	rows, err := db.Query(ctx, `SELECT event_id, partner_id, type, occurred_at,
+		EXISTS (SELECT 1 FROM outbox_dead_letter d WHERE d.event_id = o.event_id AND d.occurred_at = o.occurred_at)
+		FROM outbox_event o WHERE occurred_at >= $1 AND occurred_at < $2`, lo, hi)
 	if err != nil {
 		return fmt.Errorf("ledger: outbox events: %w", err)
 	}
@@ -114,7 +116,7 @@ func loadEvents(ctx context.Context, db Querier, since, until time.Time, each fu
 	var id string
 	var ev event
 	for rows.Next() {
-		if err := rows.Scan(&id, &ev.partner, &ev.typ, &ev.at); err != nil {
+		if err := rows.Scan(&id, &ev.partner, &ev.typ, &ev.at, &ev.refused); err != nil {
 			return fmt.Errorf("ledger: outbox events: %w", err)
 		}
 		each(id, ev)
@@ -125,13 +127,14 @@ func loadEvents(ctx context.Context, db Querier, since, until time.Time, each fu
 	return nil
 }
 
-// knownEvents returns which of ids some outbox row has, whatever its time.
+// knownEvents returns which of ids some outbox row cdc published has, whatever its time.
 func knownEvents(ctx context.Context, db Querier, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := db.Query(ctx, `SELECT DISTINCT event_id FROM outbox_event WHERE event_id = ANY($1)`, ids)
+	rows, err := db.Query(ctx, `SELECT DISTINCT event_id FROM outbox_event o WHERE event_id = ANY($1)
+		AND NOT EXISTS (SELECT 1 FROM outbox_dead_letter d WHERE d.event_id = o.event_id AND d.occurred_at = o.occurred_at)`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: look up events: %w", err)
 	}

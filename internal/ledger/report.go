@@ -47,6 +47,7 @@ type Report struct {
 	SentAfterDisable     int // pairs of events after their endpoint's disable with a request
 	UnknownEndpoints     int // history rows or receipts naming an endpoint that does not exist (deleted)
 	DuplicateEventIDs    int // outbox rows sharing an event id with an earlier one
+	Refused              int // outbox rows cdc refused (outbox_dead_letter): never published, expected nowhere
 
 	examples map[string][]string
 }
@@ -123,8 +124,9 @@ func (r *Report) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  %-36s %8d  %s\n", "duplicates", r.Duplicates, formatCounts(r.DuplicatesByCause))
 	fmt.Fprintf(w, "  reported only: %d receipts whose attempt recorded another status, %d pairs sent before their endpoint existed, "+
-		"%d after its disable, %d rows or receipts of deleted endpoints, %d repeated event ids\n",
-		r.OutcomeDisagreements, r.SentBeforeCreation, r.SentAfterDisable, r.UnknownEndpoints, r.DuplicateEventIDs)
+		"%d after its disable, %d rows or receipts of deleted endpoints, %d repeated event ids, "+
+		"%d outbox rows cdc refused (GET /v1/outbox/dead-letters)\n",
+		r.OutcomeDisagreements, r.SentBeforeCreation, r.SentAfterDisable, r.UnknownEndpoints, r.DuplicateEventIDs, r.Refused)
 }
 
 // formatCounts prints a map of counts as "a 1, b 2" in key order; "none" when empty.
