@@ -25,6 +25,9 @@
 //     the operator's included: endpoints, replay jobs queued or running, test events per minute
 //     (per process) answer 429 quota_exceeded with error.quota when reached; a replay larger
 //     than one job may replay answers 422 replay_too_large. Refusals change nothing.
+//   - The outbox rows cdc refused to publish (outbox_dead_letter) are listed to the operator
+//     only, at GET /v1/outbox/dead-letters: the platform wrote them and fixes them, and no
+//     partner sees them, its own included.
 //   - The feed reads the partner's partition of the compacted events topic from a cursor and
 //     returns the partner's envelopes, exact bytes, in log order, with a next_cursor always.
 //

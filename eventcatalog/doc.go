@@ -6,7 +6,10 @@
 // A platform writes events through outbox.Writer{Catalog: c} with c from New, so an event whose
 // type is unknown, whose schema version is not the published one, or whose data breaks the
 // schema is refused at Append time with a *outbox.ValidationError, inside the caller's
-// transaction, before anything is written; the transaction stays usable.
+// transaction, before anything is written; the transaction stays usable. cdc checks every outbox
+// row against Published before it publishes it, so a row written around the checking writer
+// (raw SQL, a Writer without a Catalog) that does not fit reaches no partner either: it is
+// dead-lettered and listed for the operator.
 //
 // Guarantees:
 //   - Payloads carry identifiers and minimal state: no property of a schema holds an API key, a

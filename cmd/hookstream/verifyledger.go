@@ -24,7 +24,8 @@ const verifyLedgerHelp = `usage: hookstream verify-ledger [flags]
 Checks an installation's delivery promises from the outside. From the committed outbox rows and
 the endpoints' subscriptions it computes which (event, endpoint) pairs had to be delivered (the
 endpoint belongs to the event's partner, is subscribed to its type, and was active when the event
-occurred), and compares them with the delivery history and, with -receipts, with what the
+occurred; rows cdc refused, listed by GET /v1/outbox/dead-letters, are owed to nobody), and
+compares them with the delivery history and, with -receipts, with what the
 receivers recorded of every request. It prints the counts and exits 1 when any must-be-zero count
 is not zero: missing, foreign partner, bad signatures, webhook-id not the event id, unknown
 events, delivered without a subscription, received but absent from the history, contradicting
