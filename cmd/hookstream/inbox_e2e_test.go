@@ -85,8 +85,22 @@ func TestDevDeliversIntoInbox(t *testing.T) {
 	}
 	waitApplied("first deliveries")
 
-	// A replay reaches the receiver again, with the same id: stored once, applied once.
+	// A replay reaches the receiver again, with the same id: stored once, applied once. It needs
+	// the delivery in the history, which the recorder writes a little after the receiver answered.
 	did := records.DeliveryID(events[0], epID)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		var n int
+		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM delivery WHERE delivery_id = $1`, did).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the recorder did not write delivery %s within 30s", did)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	dev.call(t, "POST", "/v1/partners/pc/deliveries/"+did+"/replay", map[string]any{}, http.StatusAccepted, nil)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
