@@ -26,7 +26,6 @@ type breaker struct {
 	cooldown  time.Duration
 
 	state     circuitState
-	failures  int    // the current run of consecutive failures
 	recent    uint64 // the last results, a bit each, 1 = failure, newest lowest
 	seen      int    // how many of recent's bits hold results (at most recentSize)
 	openUntil time.Time
@@ -84,17 +83,17 @@ func (b *breaker) record(success, probe bool, now time.Time) {
 	b.recent <<= 1
 	b.seen = min(b.seen+1, recentSize)
 	if success {
-		b.failures = 0
 		return
 	}
 	b.recent |= 1
-	b.failures++
-	if b.failures >= b.threshold && 2*bits.OnesCount64(b.recent) >= b.seen {
+	run := bits.TrailingZeros64(^b.recent) // the newest results that are all failures
+	if run >= b.threshold && 2*bits.OnesCount64(b.recent) >= b.seen {
 		b.open(now)
 	}
 }
 
-// recentSize is how many of the latest results the failure share is taken over.
+// recentSize is how many of the latest results the failure share is taken over; it also bounds
+// the threshold (Config.BreakerFailures).
 const recentSize = 64
 
 func (b *breaker) open(now time.Time) {
@@ -107,7 +106,7 @@ func (b *breaker) open(now time.Time) {
 
 func (b *breaker) close() {
 	wasClosed := b.state == circuitClosed
-	b.state, b.failures, b.recent, b.seen = circuitClosed, 0, 0, 0
+	b.state, b.recent, b.seen = circuitClosed, 0, 0
 	if !wasClosed && b.onChange != nil {
 		b.onChange(false)
 	}
@@ -124,5 +123,5 @@ func (b *breaker) remaining(now time.Time) time.Duration {
 
 // quiet reports a closed circuit with no failures in its current run: nothing worth keeping.
 func (b *breaker) quiet() bool {
-	return b.state == circuitClosed && b.failures == 0 && !b.probing
+	return b.state == circuitClosed && b.recent&1 == 0 && !b.probing
 }

@@ -72,7 +72,7 @@ type Config struct {
 	// deferred, which absorbs clock skew between hosts.
 	DueTolerance time.Duration
 
-	// BreakerFailures is the run of consecutive failed attempts that opens an endpoint's
+	// BreakerFailures (at most 64) is the run of consecutive failed attempts that opens an endpoint's
 	// circuit; BreakerCooldown is how long it stays open before a single probe request.
 	BreakerFailures int
 	BreakerCooldown time.Duration
@@ -194,6 +194,9 @@ func (c Config) Validate() error {
 		if d.value <= 0 {
 			errs = append(errs, fmt.Errorf("%s %s must be positive", d.name, d.value))
 		}
+	}
+	if c.BreakerFailures > recentSize {
+		errs = append(errs, fmt.Errorf("breaker failures must be at most %d (the results a circuit remembers), got %d", recentSize, c.BreakerFailures))
 	}
 	if c.MaxBufferedBytes < 1 {
 		errs = append(errs, fmt.Errorf("max buffered bytes must be at least 1, got %d", c.MaxBufferedBytes))

@@ -32,6 +32,7 @@ func TestConfigValidate(t *testing.T) {
 		{"bad egress", func(c *sender.Config) { c.Egress.RequestTimeout = 0 }, "request timeout"},
 		{"queue size", func(c *sender.Config) { c.QueueSize = 0 }, "queue size"},
 		{"breaker failures", func(c *sender.Config) { c.BreakerFailures = 0 }, "breaker failures"},
+		{"breaker failures over the memory", func(c *sender.Config) { c.BreakerFailures = 65 }, "at most 64"},
 		{"cooldown", func(c *sender.Config) { c.BreakerCooldown = -time.Second }, "breaker cooldown"},
 		{"defer delays", func(c *sender.Config) { c.MaxDeferDelay = time.Second }, "max defer delay"},
 		{"ordered backoff", func(c *sender.Config) { c.OrderedMaxBackoff = time.Millisecond }, "ordered max backoff"},

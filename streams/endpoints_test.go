@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/streams"
 )
 
@@ -74,7 +75,7 @@ func TestEndpointViewKeepsLastGoodState(t *testing.T) {
 		put("ep_live", g)
 	}
 	live("active", 1)
-	if n := counter(t, reg, "hookstream_endpoint_view_bad_records_total"); n != float64(len(garbage)) {
+	if n := testenv.Counter(t, reg, "hookstream_endpoint_view_bad_records_total"); n != float64(len(garbage)) {
 		t.Fatalf("bad records counted %v, want %d", n, len(garbage))
 	}
 	if view.Len() != 1 {

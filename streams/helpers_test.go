@@ -86,30 +86,12 @@ func startFanout(t *testing.T, e *env) *fanout {
 	return &fanout{reg: reg, stop: func() { stopFanout(); stopView() }}
 }
 
-// counter reads a counter (summed over labels) from reg.
-func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v float64
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-			for _, m := range mf.GetMetric() {
-				v += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return v
-}
-
 func waitCounter(t *testing.T, reg *prometheus.Registry, name string, want float64) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
-	for counter(t, reg, name) < want {
+	for testenv.Counter(t, reg, name) < want {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s = %v after a minute, want %v", name, counter(t, reg, name), want)
+			t.Fatalf("%s = %v after a minute, want %v", name, testenv.Counter(t, reg, name), want)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -32,59 +33,59 @@ func ScrapeSums(ctx context.Context, urls []string, prefix string) (sums Sums, m
 }
 
 // ScrapeAllSums is ScrapeSums for callers that need every process: one that does not answer is
-// an error.
-func ScrapeAllSums(ctx context.Context, urls []string, prefix string) (Sums, error) {
+// an error. With saveDir set it also writes each URL's /metrics text, as served, to
+// saveDir/metrics-<i>.prom: the whole state of every process at that moment, for reading after
+// the processes are gone.
+func ScrapeAllSums(ctx context.Context, urls []string, prefix, saveDir string) (Sums, error) {
 	sums := Sums{}
 	client := &http.Client{Timeout: 10 * time.Second}
-	for _, u := range urls {
-		if err := scrapeInto(ctx, client, u, prefix, sums); err != nil {
+	for i, u := range urls {
+		text, err := fetchMetrics(ctx, client, u)
+		if err == nil {
+			err = sumInto(text, prefix, sums)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("scrape %s: %w", u, err)
+		}
+		if saveDir != "" {
+			name := filepath.Join(saveDir, fmt.Sprintf("metrics-%d.prom", i))
+			if err := os.WriteFile(name, append([]byte("# scraped from "+u+"\n"), text...), 0o644); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return sums, nil
 }
 
-// SaveMetrics writes each URL's /metrics text, as served, to dir/metrics-<i>.prom: the whole
-// state of every process at one moment, for reading after the processes are gone.
-func SaveMetrics(ctx context.Context, urls []string, dir string) error {
-	client := &http.Client{Timeout: 10 * time.Second}
-	for i, u := range urls {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return fmt.Errorf("save metrics of %s: %w", u, err)
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return fmt.Errorf("save metrics of %s: %w", u, err)
-		}
-		name := filepath.Join(dir, fmt.Sprintf("metrics-%d.prom", i))
-		if err := os.WriteFile(name, append([]byte("# scraped from "+u+"\n"), b...), 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func scrapeInto(ctx context.Context, client *http.Client, url, prefix string, into Sums) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	text, err := fetchMetrics(ctx, client, url)
 	if err != nil {
 		return err
+	}
+	return sumInto(text, prefix, into)
+}
+
+// fetchMetrics returns the text a /metrics URL serves.
+func fetchMetrics(ctx context.Context, client *http.Client, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d", resp.StatusCode)
+		return nil, fmt.Errorf("status %d", resp.StatusCode)
 	}
+	return io.ReadAll(resp.Body)
+}
+
+// sumInto adds the metrics of a /metrics text whose names start with prefix to into.
+func sumInto(text []byte, prefix string, into Sums) error {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
 	if err != nil {
 		return err
 	}

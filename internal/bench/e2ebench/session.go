@@ -55,7 +55,7 @@ func (s *session) addEndpoints(ctx context.Context, n int) ([]int, error) {
 
 // begin takes the CPU times and metrics the workload's figures are increases of.
 func (s *session) begin(ctx context.Context) error {
-	m, err := harness.ScrapeAllSums(ctx, s.env.metricsURLs, metricPrefix)
+	m, err := harness.ScrapeAllSums(ctx, s.env.metricsURLs, metricPrefix, "")
 	if err != nil {
 		return err
 	}
@@ -66,11 +66,8 @@ func (s *session) begin(ctx context.Context) error {
 // end records the CPU per delivery and the sender's deferrals and failed attempts since begin.
 func (s *session) end(ctx context.Context, deliveries int) error {
 	cpu := s.meter.sample().minus(s.cpuBefore)
-	after, err := harness.ScrapeAllSums(ctx, s.env.metricsURLs, metricPrefix)
+	after, err := harness.ScrapeAllSums(ctx, s.env.metricsURLs, metricPrefix, s.env.logDir())
 	if err != nil {
-		return err
-	}
-	if err := harness.SaveMetrics(ctx, s.env.metricsURLs, s.env.logDir()); err != nil {
 		return err
 	}
 	inc := after.Minus(s.metricsBefore)

@@ -167,7 +167,7 @@ func (s *session) waitFanout(ctx context.Context, want float64) error {
 	deadline := time.Now().Add(s.o.drainTimeout)
 	nextNote := time.Now().Add(10 * time.Second)
 	for {
-		m, err := harness.ScrapeAllSums(ctx, s.env.metricsURLs, metricPrefix)
+		m, err := harness.ScrapeAllSums(ctx, s.env.metricsURLs, metricPrefix, "")
 		if err != nil {
 			return err
 		}
