@@ -231,6 +231,24 @@ func (c *cluster) retire(kind string, grace time.Duration) error {
 	return harness.StopAll(procs, grace)
 }
 
+// dump takes a goroutine dump of every live replica of kinds into its log (the process exits
+// and its supervisor starts it again, as after a kill). It returns the logs that hold a dump.
+func (c *cluster) dump(kinds ...string) []string {
+	var logs []string
+	for _, kind := range kinds {
+		for _, in := range c.ofKind(kind) {
+			in.mu.Lock()
+			p := in.proc
+			in.killed = true // not an unplanned exit
+			in.mu.Unlock()
+			if done, _ := p.Exited(); !done && p.Dump() == nil {
+				logs = append(logs, in.log)
+			}
+		}
+	}
+	return logs
+}
+
 // metricsURLs are every instance's /metrics.
 func (c *cluster) metricsURLs() []string {
 	var out []string

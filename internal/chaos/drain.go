@@ -136,7 +136,14 @@ func groupLags(ctx context.Context, brokers []string) map[string][]string {
 	for _, l := range lags.Sorted() {
 		for _, m := range l.Lag.Sorted() {
 			if m.Lag > 0 {
-				out[l.Group] = append(out[l.Group], fmt.Sprintf("%s/%d %d (committed %d, end %d)", m.Topic, m.Partition, m.Lag, m.Commit.At, m.End.Offset))
+				owner := "no owner"
+				if m.Member != nil {
+					owner = m.Member.ClientID
+					if m.Member.InstanceID != nil {
+						owner = *m.Member.InstanceID
+					}
+				}
+				out[l.Group] = append(out[l.Group], fmt.Sprintf("%s/%d %d (committed %d, end %d, %s)", m.Topic, m.Partition, m.Lag, m.Commit.At, m.End.Offset, owner))
 			}
 		}
 	}

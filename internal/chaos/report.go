@@ -34,6 +34,7 @@ type report struct {
 	drainedAt time.Time
 	settle    string              // why the history did not settle, if it did not
 	lags      map[string][]string // consumer groups still behind when the drain gave up
+	dumps     []string            // logs holding goroutine dumps taken then
 	endpoints []endpointRow       // the drain by endpoint
 	// latency of healthy endpoints (commit → first acceptance, ms) by phase: before, during and
 	// after the faults.
@@ -239,6 +240,9 @@ func (r *report) print(w io.Writer) {
 	}
 	for _, g := range slices.Sorted(maps.Keys(r.lags)) {
 		fmt.Fprintf(w, "  still behind: %s: %s\n", g, strings.Join(r.lags[g], ", "))
+	}
+	if len(r.dumps) > 0 {
+		fmt.Fprintf(w, "  goroutine dumps (SIGQUIT) taken then, in: %s\n", strings.Join(r.dumps, ", "))
 	}
 	r.printLatency(w)
 	if r.goneStatus != "" {

@@ -351,6 +351,8 @@ func (s *session) drain(ctx context.Context) (map[*endpoint][]string, error) {
 	}
 	if s.rep.left > 0 || s.rep.settle != "" {
 		s.rep.lags = groupLags(ctx, s.inf.brokers()) // where the missing work waits
+		// and what the processes that should move it were doing
+		s.rep.dumps = s.cluster.dump("fanout", "sender", "retry", "recorder")
 	}
 	if err := s.cluster.retire("sender", 30*time.Second); err != nil {
 		return nil, err

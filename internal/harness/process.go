@@ -99,6 +99,22 @@ func (p *Process) Kill() error {
 	}
 }
 
+// Dump asks the process for a dump of its goroutines (SIGQUIT: the Go runtime writes every
+// goroutine's stack to the log and exits) and waits (at most 10 s) until it is gone. It is
+// how a test or the chaos run shows where a process that stopped making progress was waiting.
+func (p *Process) Dump() error {
+	if done, _ := p.Exited(); done {
+		return nil
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(10 * time.Second):
+		return p.Kill()
+	}
+}
+
 // LogTail returns the last lines of the process's log, for error messages.
 func (p *Process) LogTail() string {
 	return TailFile(p.LogPath, 15)
