@@ -14,15 +14,17 @@ const historyBatch = 5000
 
 // ExpireHistory deletes the finished deliveries (succeeded, failed, skipped) last changed before
 // before, with their attempts, in batches, and returns how many it deleted (R33). Deliveries still
-// pending or retrying are live and never expire. Rows locked by the recorder meanwhile are left
-// for the next sweep; a late attempt of an expired delivery records it anew.
+// pending or retrying are live and never expire, unless their endpoint was deleted: nothing
+// will ever attempt them. Rows locked by the recorder meanwhile are left for the next sweep; a
+// late attempt of an expired delivery records it anew.
 func ExpireHistory(ctx context.Context, pool *pgxpool.Pool, before time.Time) (int64, error) {
 	var total int64
 	for {
 		tag, err := pool.Exec(ctx, `
 			DELETE FROM delivery WHERE delivery_id IN (
 				SELECT delivery_id FROM delivery
-				WHERE state IN ('succeeded', 'failed', 'skipped') AND updated_at < $1
+				WHERE updated_at < $1 AND (state IN ('succeeded', 'failed', 'skipped')
+					OR NOT EXISTS (SELECT 1 FROM endpoint e WHERE e.id = delivery.endpoint_id))
 				LIMIT $2 FOR UPDATE SKIP LOCKED)`, before, historyBatch)
 		if err != nil {
 			return total, fmt.Errorf("streams: expire history before %s: %w", before.Format(time.RFC3339), err)

@@ -40,9 +40,13 @@ func countRows(t *testing.T, db *testenv.Database, query string, args ...any) in
 }
 
 // R33: finished deliveries older than the retention go, with their attempts, in batches; live
-// deliveries and recent history stay.
+// deliveries and recent history stay, unless their endpoint was deleted.
 func TestExpireHistory(t *testing.T) {
 	db := testenv.NewDatabase(t)
+	if _, err := db.Pool.Exec(context.Background(), `INSERT INTO partner (id) VALUES ('p1');
+		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example')`); err != nil {
+		t.Fatal(err)
+	}
 	now := time.Now()
 	old, recent := now.Add(-40*24*time.Hour), now.Add(-time.Hour)
 	insertHistory(t, db, "old-ok", "succeeded", old, 12000) // more than one batch
@@ -51,15 +55,22 @@ func TestExpireHistory(t *testing.T) {
 	insertHistory(t, db, "old-retrying", "retrying", old, 5)
 	insertHistory(t, db, "old-pending", "pending", old, 5)
 	insertHistory(t, db, "new-ok", "succeeded", recent, 7)
+	// Of an endpoint deleted since: nothing will attempt them again.
+	insertHistory(t, db, "gone-pending", "pending", old, 4)
+	insertHistory(t, db, "gone-recent", "pending", recent, 2)
+	if _, err := db.Pool.Exec(context.Background(), `UPDATE delivery SET endpoint_id = 'ep-deleted' WHERE delivery_id LIKE 'gone-%'`); err != nil {
+		t.Fatal(err)
+	}
 
 	n, err := streams.ExpireHistory(context.Background(), db.Pool, now.Add(-30*24*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 12006 {
-		t.Fatalf("expired %d deliveries, want 12006", n)
+	if n != 12010 {
+		t.Fatalf("expired %d deliveries, want 12010", n)
 	}
-	for prefix, want := range map[string]int{"old-ok": 0, "old-failed": 0, "old-skipped": 0, "old-retrying": 5, "old-pending": 5, "new-ok": 7} {
+	for prefix, want := range map[string]int{"old-ok": 0, "old-failed": 0, "old-skipped": 0, "old-retrying": 5, "old-pending": 5, "new-ok": 7,
+		"gone-pending": 0, "gone-recent": 2} {
 		if got := countRows(t, db, `SELECT count(*) FROM delivery WHERE delivery_id LIKE $1 || '-%'`, prefix); got != want {
 			t.Errorf("%s: %d deliveries left, want %d", prefix, got, want)
 		}

@@ -48,15 +48,20 @@ type RecorderConfig struct {
 	// (PostgreSQL or Kafka away: a restart, a failover). The waits start at a tenth of a second
 	// and double; the batch is tried until it is stored, and its offsets are committed only then.
 	WriteRetryMax time.Duration
-	Logger        *slog.Logger
-	Registerer    prometheus.Registerer
-	KafkaOptions  []kgo.Opt
+	// PendingDelay is how old a delivery fanout emitted must be before the recorder writes
+	// its pending history row (pending.go): a delivery attempted sooner gets its row from the
+	// attempt, and the pending insert writes nothing. A delivery that waits is listed within
+	// about this delay of being emitted.
+	PendingDelay time.Duration
+	Logger       *slog.Logger
+	Registerer   prometheus.Registerer
+	KafkaOptions []kgo.Opt
 }
 
 // DefaultRecorderConfig returns the defaults.
 func DefaultRecorderConfig() RecorderConfig {
 	return RecorderConfig{Prefix: "hookstream", MaxBatch: 2000, WriteShards: 2, Logger: slog.Default(),
-		HistoryRetention: 30 * 24 * time.Hour, HistorySweepInterval: time.Hour, WriteRetryMax: 5 * time.Second}
+		HistoryRetention: 30 * 24 * time.Hour, HistorySweepInterval: time.Hour, WriteRetryMax: 5 * time.Second, PendingDelay: 2 * time.Second}
 }
 
 // Validate reports settings the recorder cannot run with.
@@ -82,6 +87,9 @@ func (c RecorderConfig) Validate() error {
 	}
 	if c.HistoryRetention > 0 && c.HistorySweepInterval <= 0 {
 		errs = append(errs, errors.New("history sweep interval must be positive"))
+	}
+	if c.PendingDelay < 0 {
+		errs = append(errs, errors.New("pending delay is negative"))
 	}
 	if c.WriteRetryMax < firstWriteRetry {
 		errs = append(errs, fmt.Errorf("write retry max must be at least %s", firstWriteRetry))
@@ -119,6 +127,9 @@ type recorderMetrics struct {
 	writeFailures prometheus.Counter
 	batchSize     prometheus.Histogram
 	latency       prometheus.Histogram
+
+	pendingRows    prometheus.Counter
+	pendingSkipped *prometheus.CounterVec
 }
 
 // NewRecorder returns a Recorder writing to pool.
@@ -147,9 +158,13 @@ func NewRecorder(cfg RecorderConfig, pool *pgxpool.Pool) (*Recorder, error) {
 			Help: "Attempts per PostgreSQL transaction.", Buckets: prometheus.ExponentialBuckets(1, 4, 6)}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "batch_seconds",
 			Help: "Time to write one batch to PostgreSQL.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}),
+		pendingRows: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "pending_rows_total",
+			Help: "Pending history rows written for deliveries not attempted within the pending delay."}),
+		pendingSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "pending_skipped_total",
+			Help: "Deliveries records given no pending row, by reason (invalid, stale, unstorable)."}, []string{"reason"}),
 	}
 	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{m.recorded, m.refused, m.disabled, m.expired, m.expiryErr, m.writeFailures, m.batchSize, m.latency} {
+		for _, c := range []prometheus.Collector{m.recorded, m.refused, m.disabled, m.expired, m.expiryErr, m.writeFailures, m.batchSize, m.latency, m.pendingRows, m.pendingSkipped} {
 			if err := cfg.Registerer.Register(c); err != nil {
 				return nil, fmt.Errorf("streams: recorder metrics: %w", err)
 			}
@@ -159,9 +174,26 @@ func NewRecorder(cfg RecorderConfig, pool *pgxpool.Pool) (*Recorder, error) {
 }
 
 // Run records attempts until ctx ends. Offsets are committed after the PostgreSQL transaction:
-// at least once, and idempotent. Beside it, finished deliveries older than the history retention
-// are deleted every sweep interval.
-func (r *Recorder) Run(ctx context.Context) error {
+// at least once, and idempotent. Beside it, every delivery fanout emits gets its pending row
+// (pending.go), and finished deliveries older than the history retention are deleted every
+// sweep interval.
+func (r *Recorder) Run(ctx context.Context) (err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pendingDone := make(chan error, 1)
+	go func() {
+		err := r.recordPending(ctx)
+		if err != nil {
+			cancel()
+		}
+		pendingDone <- err
+	}()
+	defer func() {
+		cancel()
+		if perr := <-pendingDone; err == nil {
+			err = perr
+		}
+	}()
 	if r.cfg.HistoryRetention > 0 {
 		sweepCtx, stopSweeping := context.WithCancel(ctx)
 		swept := make(chan struct{})

@@ -1,0 +1,222 @@
+package streams
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/internal/records"
+)
+
+// Pending rows: a delivery is in the history from the moment fanout emits it, not only from its
+// first attempt (issue 19). A delivery that waits (an open circuit, a receiver that is down, a
+// busy endpoint) is listed as pending, and "did endpoint E get event V?" has an answer before
+// the first request is made.
+//
+// The recorder reads the deliveries topic under a group of its own (<group>.pending) and
+// writes a pending row for each delivery fanout emitted, once the record is PendingDelay old.
+// Most deliveries are attempted within that delay and already have their row from the attempt,
+// so their pending insert finds the row and writes nothing: the common case costs PostgreSQL
+// one index probe per delivery, not a row written and then rewritten. The insert never changes
+// a row that exists, so it cannot move a delivery's state back, whatever order the two streams
+// are read in.
+
+// pendingRow is the pending row of one delivery.
+type pendingRow struct {
+	id, event, endpoint, partner, eventType string
+	created                                 time.Time
+}
+
+// pendingOf reads a deliveries record: the row of a delivery fanout emitted, or why it gets
+// none. Only first requests get one (attempt 1, never deferred): a retry's or a deferral's
+// record comes back after the delivery's first record, whose row is already there. A record
+// older than stale (zero: none is) is skipped, since its delivery's history may have expired
+// meanwhile and must not come back as pending.
+func pendingOf(rec *kgo.Record, stale time.Time) (row pendingRow, skip string) {
+	d, err := records.UnmarshalDelivery(rec.Value)
+	switch {
+	case err != nil:
+		return row, "invalid"
+	case d.AttemptNo != 1 || d.Deferrals != 0:
+		return row, "" // not a first request: skipped silently
+	case !rec.Timestamp.After(stale):
+		return row, "stale"
+	}
+	for _, s := range []string{d.DeliveryID, d.EventID, d.EndpointID, d.PartnerID, d.EventType} {
+		if s == "" || len(s) > maxIDBytes || !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+			return row, "invalid"
+		}
+	}
+	if d.DeliveryID != records.DeliveryID(d.EventID, d.EndpointID) {
+		return row, "invalid"
+	}
+	created := d.CreatedAt
+	if created.IsZero() {
+		created = rec.Timestamp
+	}
+	return pendingRow{d.DeliveryID, d.EventID, d.EndpointID, d.PartnerID, d.EventType, created}, ""
+}
+
+// recordPending writes pending rows until ctx ends; a Kafka client that cannot be made is the
+// only error.
+func (r *Recorder) recordPending(ctx context.Context) error {
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(r.cfg.Brokers...),
+		kgo.ConsumerGroup(r.cfg.Group + ".pending"),
+		kgo.ConsumeTopics(r.names.Deliveries),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+	}
+	if r.cfg.InstanceID != "" {
+		opts = append(opts, kgo.InstanceID(r.cfg.InstanceID)) // static ids are per group
+	}
+	cl, err := kgo.NewClient(append(opts, r.cfg.KafkaOptions...)...)
+	if err != nil {
+		return fmt.Errorf("streams: recorder pending client: %w", err)
+	}
+	defer cl.Close()
+	for {
+		fs := cl.PollRecords(ctx, r.cfg.MaxBatch)
+		if ctx.Err() != nil {
+			cl.AllowRebalance()
+			return nil
+		}
+		fs.EachError(func(t string, p int32, err error) { r.log.Warn("fetch", "topic", t, "partition", p, "err", err) })
+		if recs := fs.Records(); len(recs) > 0 {
+			if !r.storePending(ctx, recs) {
+				cl.AllowRebalance()
+				return nil
+			}
+			if err := cl.CommitRecords(ctx, recs...); err != nil && ctx.Err() == nil {
+				r.log.Warn("pending rows: offset commit failed; the batch will be read again (idempotent)", "err", err)
+			}
+		}
+		cl.AllowRebalance()
+	}
+}
+
+// storePending waits until the batch's newest record is PendingDelay old, then writes the
+// rows of the batch, trying again with growing waits until they are stored. It reports false
+// only when ctx ends first.
+func (r *Recorder) storePending(ctx context.Context, recs []*kgo.Record) bool {
+	var stale time.Time
+	if r.cfg.HistoryRetention > 0 {
+		// An hour's margin over the retention: a row is expired only when its last change is
+		// older than the retention, and that change came after the record.
+		stale = time.Now().Add(-r.cfg.HistoryRetention + time.Hour)
+	}
+	var rows []pendingRow
+	newest := time.Time{}
+	for _, rec := range recs {
+		row, skip := pendingOf(rec, stale)
+		switch {
+		case skip != "":
+			r.metrics.pendingSkipped.WithLabelValues(skip).Inc()
+			if skip == "invalid" {
+				r.log.Warn("deliveries record not readable; no pending row", "partition", rec.Partition, "offset", rec.Offset)
+			}
+		case row.id != "":
+			rows = append(rows, row)
+			newest = maxTime(newest, rec.Timestamp)
+		}
+	}
+	if len(rows) == 0 {
+		return true
+	}
+	if wait := time.Until(newest.Add(r.cfg.PendingDelay)); wait > 0 {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(wait):
+		}
+	}
+	wait := firstWriteRetry
+	for failures := 1; ; failures++ {
+		n, bad, err := r.writePending(ctx, rows)
+		if err == nil {
+			r.metrics.pendingRows.Add(float64(n))
+			if bad > 0 {
+				r.metrics.pendingSkipped.WithLabelValues("unstorable").Add(float64(bad))
+			}
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		r.metrics.writeFailures.Inc()
+		r.log.Warn("pending rows not stored; trying again", "rows", len(rows), "failures", failures, "retry_in", wait, "err", err)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, r.cfg.WriteRetryMax)
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// writePending inserts the rows that do not exist yet, for endpoints of the partner they name
+// (tenancy is checked again here, R13: a delivery naming another partner's endpoint gets no
+// row). It returns how many it wrote. When PostgreSQL refuses the statement for what a row
+// holds, the rows are written one by one and those it refuses are counted in bad: one row never
+// holds back the others.
+func (r *Recorder) writePending(ctx context.Context, rows []pendingRow) (written int, bad int, err error) {
+	// One order for every batch, so that two writers inserting the same rows take their locks
+	// in the same order.
+	slices.SortFunc(rows, func(a, b pendingRow) int { return strings.Compare(a.id, b.id) })
+	n, err := insertPending(ctx, r.pool, rows)
+	if err == nil || !refusedForData(err) {
+		return n, 0, err
+	}
+	for _, row := range rows {
+		n, err := insertPending(ctx, r.pool, []pendingRow{row})
+		switch {
+		case err == nil:
+			written += n
+		case refusedForData(err):
+			bad++
+			r.log.Warn("pending row refused by PostgreSQL", "delivery", row.id, "err", err)
+		default:
+			return written, bad, err
+		}
+	}
+	return written, bad, nil
+}
+
+// insertPending inserts the rows in one statement and returns how many it wrote.
+func insertPending(ctx context.Context, pool *pgxpool.Pool, rows []pendingRow) (int, error) {
+	var c struct {
+		id, event, endpoint, partner, eventType []string
+		created                                 []time.Time
+	}
+	for _, row := range rows {
+		c.id, c.event, c.endpoint = append(c.id, row.id), append(c.event, row.event), append(c.endpoint, row.endpoint)
+		c.partner, c.eventType, c.created = append(c.partner, row.partner), append(c.eventType, row.eventType), append(c.created, row.created)
+	}
+	tag, err := pool.Exec(ctx, `INSERT INTO delivery
+		(delivery_id, event_id, endpoint_id, partner_id, event_type, state, created_at, updated_at)
+		SELECT u.id, u.event, u.endpoint, u.partner, u.event_type, 'pending', u.created, now()
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[])
+			WITH ORDINALITY AS u(id, event, endpoint, partner, event_type, created, n)
+		JOIN endpoint e ON e.id = u.endpoint AND e.partner_id = u.partner
+		ORDER BY u.n
+		ON CONFLICT DO NOTHING`, c.id, c.event, c.endpoint, c.partner, c.eventType, c.created)
+	if err != nil {
+		return 0, fmt.Errorf("streams: pending rows: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
