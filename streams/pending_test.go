@@ -1,7 +1,9 @@
 package streams_test
 
 import (
+	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,7 +37,7 @@ func produceDeliveries(t *testing.T, e *env, values ...[]byte) {
 // A delivery is in the history from the moment fanout emits it (issue 19): one that is not
 // attempted within the pending delay is listed as pending, with fanout's time; one attempted
 // already keeps its state; a delivery naming another partner's endpoint, a retry's record and
-// unreadable records get no row, and the partition goes on. The first attempt then takes the
+// unreadable, forged or oversized records get no row, and the partition goes on. The first attempt then takes the
 // pending row over.
 func TestRecorderWritesPendingRows(t *testing.T) {
 	e := newEnv(t)
@@ -63,15 +65,17 @@ func TestRecorderWritesPendingRows(t *testing.T) {
 	nul.EventType = "customer.\x00created"
 	forged := delivery(outbox.NewEventID(), "ep1", "p1", created)
 	forged.DeliveryID = "dlv_forged"
+	badUTF8 := delivery(outbox.NewEventID(), "ep1", "p1@@", created) // the bytes of "@@" become 0xff below
+	huge := delivery(outbox.NewEventID(), strings.Repeat("e", 300), "p1", created)
 	produceDeliveries(t, e,
-		[]byte("not json"), nul.AppendJSON(nil), forged.AppendJSON(nil),
+		[]byte("not json"), nul.AppendJSON(nil), forged.AppendJSON(nil), bytes.Replace(badUTF8.AppendJSON(nil), []byte("@@"), []byte{0xff}, 1), huge.AppendJSON(nil),
 		delivery(foreign, "ep3", "p1", created).AppendJSON(nil), // ep3 is p2's
 		retry.AppendJSON(nil),
 		delivery(done, "ep2", "p1", created).AppendJSON(nil),
 		delivery(waiting, "ep1", "p1", created).AppendJSON(nil))
 	waitCounter(t, reg, "hookstream_recorder_pending_rows_total", 1)
-	if got := testenv.Counter(t, reg, "hookstream_recorder_pending_skipped_total"); got != 3 {
-		t.Errorf("%v records skipped, want 3 (not JSON, NUL in the type, forged id)", got)
+	if got := testenv.Counter(t, reg, "hookstream_recorder_pending_skipped_total"); got != 4 {
+		t.Errorf("%v records skipped, want 4 (not JSON, NUL in the type, forged id, oversized id)", got)
 	}
 
 	var state string
@@ -92,7 +96,7 @@ func TestRecorderWritesPendingRows(t *testing.T) {
 	if state != "succeeded" || count != 1 {
 		t.Fatalf("delivered one: %s, %d attempts; want succeeded, 1", state, count)
 	}
-	for _, id := range []string{records.DeliveryID(foreign, "ep3"), records.DeliveryID(retried, "ep1"), forged.DeliveryID, nul.DeliveryID} {
+	for _, id := range []string{records.DeliveryID(foreign, "ep3"), records.DeliveryID(retried, "ep1"), forged.DeliveryID, nul.DeliveryID, badUTF8.DeliveryID, huge.DeliveryID} {
 		if n := countRows(t, e.db, `SELECT count(*) FROM delivery WHERE delivery_id = $1`, id); n != 0 {
 			t.Errorf("delivery %s has a row; want none", id)
 		}

@@ -2,13 +2,18 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hookstream/hookstream/internal/kafkatxn"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/streams"
 )
@@ -36,10 +41,40 @@ func runFanoutWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 	if err != nil {
 		return err
 	}
+	repair, err := newTxnRepairer(s, log, reg)
+	if err != nil {
+		return err
+	}
+	defer repair.close()
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return view.Run(gctx) })
 	g.Go(func() error { return f.Run(gctx) })
+	g.Go(func() error { repair.Run(gctx, txnCheckInterval); return nil })
 	return g.Wait()
+}
+
+// txnCheckInterval is how often fanout looks for hanging Kafka transactions.
+const txnCheckInterval = 30 * time.Second
+
+// txnRepairer is the hanging-transaction repairer every fanout runs beside its work (package
+// kafkatxn): a broker that lost a transaction's markers would otherwise stop the installation's
+// readers at that partition for ever. Completing one twice is harmless, so every replica runs it.
+type txnRepairer struct {
+	*kafkatxn.Repairer
+	close func()
+}
+
+func newTxnRepairer(s settings, log *slog.Logger, reg prometheus.Registerer) (*txnRepairer, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(s.KafkaBrokers...))
+	if err != nil {
+		return nil, fmt.Errorf("hanging transactions: kafka client: %w", err)
+	}
+	r, err := kafkatxn.NewRepairer(kadm.NewClient(cl), s.TopicPrefix, kafkatxn.DefaultStuckAfter, log, reg)
+	if err != nil {
+		cl.Close()
+		return nil, err
+	}
+	return &txnRepairer{Repairer: r, close: cl.Close}, nil
 }
 
 // runRecorder is `hookstream recorder`: attempts → PostgreSQL history.
