@@ -129,3 +129,56 @@ func TestLaneSlow(t *testing.T) {
 		t.Fatal("a lane with requests out and none ended for 1 s judged fast")
 	}
 }
+
+// A request hanging until the timeout does not hold a slot of a fast endpoint's limit for the
+// whole timeout: past max(stragglerFloor, stragglerFactor × baseline) another request may start
+// in its place, never above max_in_flight. An endpoint slow for every request keeps its limit.
+func TestStragglersFreeTheirSlot(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	newLane := func(baseline time.Duration, ceiling int) *lane {
+		l := &lane{clock: func() time.Time { return now }}
+		l.conc.reset(8, ceiling)
+		l.conc.baseline, l.conc.baselineAt = baseline, now
+		return l
+	}
+	fast := newLane(2*time.Millisecond, 64)
+	var hung []*work
+	for i := 0; i < 6; i++ {
+		w := &work{}
+		hung = append(hung, w)
+		fast.sent(w, now)
+	}
+	if got := fast.limit(); got != 8 {
+		t.Fatalf("limit %d with requests just sent, want 8", got)
+	}
+	now = now.Add(stragglerFloor + time.Millisecond)
+	fresh := &work{}
+	fast.sent(fresh, now)
+	if got := fast.limit(); got != 14 {
+		t.Fatalf("limit %d with 6 stragglers, want 8+6", got)
+	}
+	fast.done(hung[0])
+	fast.done(fresh)
+	if got := fast.limit(); got != 13 {
+		t.Fatalf("limit %d after one straggler ended, want 13", got)
+	}
+
+	capped := newLane(2*time.Millisecond, 10)
+	slow := newLane(500*time.Millisecond, 64) // stragglers only after 10 s
+	for _, l := range []*lane{capped, slow} {
+		for i := 0; i < 6; i++ {
+			l.sent(&work{}, now)
+		}
+	}
+	now = now.Add(5 * time.Second)
+	if got := capped.limit(); got != 10 {
+		t.Errorf("limit %d above max_in_flight 10", got)
+	}
+	if got := slow.limit(); got != 8 {
+		t.Errorf("slow endpoint: limit %d, want 8 (its requests are not stragglers)", got)
+	}
+	capped.ordered = true
+	if got := capped.limit(); got != 1 {
+		t.Errorf("ordered endpoint: limit %d, want 1", got)
+	}
+}

@@ -53,6 +53,63 @@ type lane struct {
 	doneBusy  bool          // work was waiting when the last request ended
 	deferring bool          // overflow is deferred at once until the queue drains to half
 	room      chan struct{} // closed when a queued item is taken; intake may wait on it
+
+	// Requests out and since when, to tell stragglers (see stragglerFloor).
+	clock        func() time.Time
+	out          map[*work]time.Time
+	stragglers   int       // of out, counted at stragglersAt
+	stragglersAt time.Time // zero: to count
+}
+
+// Stragglers. A receiver that answers fast but leaves an occasional request hanging until the
+// sender's timeout would otherwise lose a slot of its concurrency for the whole timeout per
+// hanging request: at 500 requests/s, one in 500 hanging for 15 s holds 15 slots, more than the
+// limit usually is, and the endpoint stalls although it answers the rest in milliseconds. A
+// request out for longer than stragglerFactor times the endpoint's baseline latency, and at
+// least stragglerFloor, is a straggler: it no longer counts against the adaptive limit, so
+// another request may start in its place, never above max_in_flight. An endpoint slow for every
+// request has a baseline as slow, so its requests are not stragglers and its limit binds.
+const (
+	stragglerFloor  = time.Second
+	stragglerFactor = 20
+	// stragglerRecount bounds how stale the straggler count may be.
+	stragglerRecount = 10 * time.Millisecond
+)
+
+// countStragglers returns how many requests out are stragglers, counted at most every
+// stragglerRecount.
+func (l *lane) countStragglers() int {
+	if len(l.out) == 0 {
+		return 0
+	}
+	now := l.clock()
+	if !l.stragglersAt.IsZero() && now.Sub(l.stragglersAt) < stragglerRecount {
+		return l.stragglers
+	}
+	after := max(stragglerFloor, stragglerFactor*l.conc.baseline)
+	n := 0
+	for _, since := range l.out {
+		if now.Sub(since) > after {
+			n++
+		}
+	}
+	l.stragglers, l.stragglersAt = n, now
+	return n
+}
+
+// sent marks w as a request out from now; done marks it ended.
+func (l *lane) sent(w *work, now time.Time) {
+	if l.out == nil {
+		l.out = map[*work]time.Time{}
+	}
+	l.out[w] = now
+}
+
+func (l *lane) done(w *work) {
+	if _, ok := l.out[w]; ok {
+		delete(l.out, w)
+		l.stragglersAt = time.Time{}
+	}
 }
 
 // configure takes the endpoint's limits from its current record; nil (not in the view) keeps
@@ -91,12 +148,13 @@ func (l *lane) configure(ep *records.Endpoint, initial int) {
 	}
 }
 
-// limit is the number of workers the lane may run now.
+// limit is the number of workers the lane may run now: the adaptive limit, plus a worker for
+// each straggler, never above max_in_flight.
 func (l *lane) limit() int {
 	if l.ordered {
 		return 1
 	}
-	return l.conc.current()
+	return min(l.conc.current()+l.countStragglers(), l.conc.ceiling)
 }
 
 // full reports whether the lane's queue holds queueSize records waiting for a worker. Records

@@ -441,7 +441,7 @@ func (s *Sender) laneFor(endpointID string) *lane {
 	defer s.lanesMu.Unlock()
 	l := s.lanes[endpointID]
 	if l == nil {
-		l = &lane{id: endpointID, breaker: breaker{
+		l = &lane{id: endpointID, clock: s.now, breaker: breaker{
 			threshold: s.cfg.BreakerFailures,
 			cooldown:  s.cfg.BreakerCooldown,
 			onChange: func(open bool) {
@@ -501,8 +501,10 @@ func (s *Sender) dropQueued() {
 // runLane is a lane worker: it takes work in FIFO order until the queue is empty.
 func (s *Sender) runLane(l *lane) {
 	defer s.wg.Done()
-	for held := false; ; held = true {
-		w, ordered, probe, deferFor := s.next(l, held)
+	var prev *work
+	for {
+		w, ordered, probe, deferFor := s.next(l, prev)
+		prev = w
 		switch {
 		case w == nil:
 			return
@@ -516,14 +518,15 @@ func (s *Sender) runLane(l *lane) {
 	}
 }
 
-// next ends the worker's previous item (held) and pops the next one, begun. deferFor > 0 says
-// the circuit refuses it. A nil item means the worker should exit: the queue is empty or the
-// lane has more workers than its (possibly lowered) limit.
-func (s *Sender) next(l *lane, held bool) (w *work, ordered, probe bool, deferFor time.Duration) {
+// next ends the worker's previous item (prev, nil for none) and pops the next one, begun.
+// deferFor > 0 says the circuit refuses it. A nil item means the worker should exit: the queue
+// is empty or the lane has more workers than its (possibly lowered) limit.
+func (s *Sender) next(l *lane, prev *work) (w *work, ordered, probe bool, deferFor time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if held {
+	if prev != nil {
 		l.busy--
+		l.done(prev)
 	}
 	for {
 		if len(l.queue) == 0 || l.running > l.limit() {
@@ -559,6 +562,7 @@ func (s *Sender) next(l *lane, held bool) (w *work, ordered, probe bool, deferFo
 		if !ok {
 			return w, false, false, l.breaker.remaining(now)
 		}
+		l.sent(w, now)
 		return w, false, probe, 0
 	}
 }
