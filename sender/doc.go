@@ -34,7 +34,11 @@
 // is cut by 10 % after a round whose successes slowed down and halved after a round more than
 // half of which failed, and never leaves [1, max_in_flight]; max_in_flight (default 64) is the
 // ceiling, not the target. Occasional failures (a receiver's 500s or timeouts among good
-// answers) do not cut it: the breaker and the retry schedule deal with them.
+// answers) do not cut it: the breaker and the retry schedule deal with them. A request out for
+// longer than 20 times the baseline, and at least a second, is a straggler: it no longer counts
+// against the limit, so another may start in its place (never above max_in_flight). A receiver
+// that leaves one request in 500 hanging until the 15 s timeout would otherwise lose about 15
+// slots at 500 requests/s and stall although it answers the rest at once.
 //
 // The flow control tells a busy endpoint from a bad one. When a lane's queue is full:
 //   - an endpoint that keeps up (a slot frees at least every Config.MaxSlotWait, 20 ms: the

@@ -39,8 +39,10 @@ type Options struct {
 }
 
 // Outage is a sender or the broker down from From until it was back at To. Work it had taken
-// and not yet committed is done again after it: requests from a second before From to 30 s
-// after To count as the outage's.
+// and not yet committed is done again after it, and a request answered shortly before it may
+// still have had its attempt record on the way (on a loaded host the acknowledgement can take
+// seconds): requests from the sender's request timeout before From to 30 s after To count as the
+// outage's.
 type Outage struct {
 	Kind     string // what was down, for the report: "sender", "broker"
 	From, To time.Time
@@ -339,7 +341,7 @@ func (c *checker) outageWithin(from, to time.Time) bool { return c.outageAt(from
 // outageAt returns the first known outage whose window meets [from, to], or nil.
 func (c *checker) outageAt(from, to time.Time) *Outage {
 	for i, o := range c.o.Outages {
-		if !o.From.Add(-time.Second).After(to) && !o.To.Add(30*time.Second).Before(from) {
+		if !o.From.Add(-c.requestTimeout()).After(to) && !o.To.Add(30*time.Second).Before(from) {
 			return &c.o.Outages[i]
 		}
 	}

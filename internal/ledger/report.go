@@ -33,7 +33,7 @@ type Report struct {
 	Duplicates        int
 	DuplicatesByCause map[string]int
 	// Unrecorded counts requests seen by a receiver that match no attempt; UnrecordedAtKill
-	// those of them within a second before to 30 s after a known kill.
+	// those of them within the request timeout before to 30 s after a known kill.
 	Unrecorded, UnrecordedAtKill int
 	UnrecordedByOutage           map[string]int // UnrecordedAtKill by the kind of the outage
 	// UnrecordedRepeats are those that came after an attempt of their pair the history has: a
