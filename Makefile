@@ -26,7 +26,7 @@ dev: pg-up
 vet:
 	$(GO) vet ./...
 
-test: pg-up kafka-up vet test-real test-embedded test-fuzz
+test: pg-up kafka-up vet test-real test-embedded test-fuzz test-chaos
 
 test-real: pg-up kafka-up
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA='$(KAFKA_REAL)' $(GOTEST) ./...
@@ -62,7 +62,7 @@ chaos:
 	$(GO) build -o .data/chaos-bin/chaos ./internal/chaos
 	CHAOS_DURATION='$(CHAOS_DURATION)' CHAOS_RATE='$(CHAOS_RATE)' .data/chaos-bin/chaos -bin .data/chaos-bin/hookstream -repo . $(CHAOS_ARGS)
 
-# The CI size of make chaos.
+# The CI size of make chaos, part of make test.
 test-chaos:
 	$(MAKE) chaos CHAOS_DURATION=60s
 

@@ -84,7 +84,7 @@ func (i *infra) script(ctx context.Context, path, action string) error {
 		"HOOKSTREAM_DATA_DIR="+i.dir,
 		fmt.Sprintf("PG_PORT=%d", i.pgPort),
 		fmt.Sprintf("KAFKA_PORT=%d", i.kafkaPort),
-		"KAFKA_LIBS="+filepath.Join(i.repo, ".data", "kafka", "libs"))
+		"KAFKA_LIBS="+kafkaLibs(i.repo))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -93,6 +93,15 @@ func (i *infra) script(ctx context.Context, path, action string) error {
 		return fmt.Errorf("%s %s: %w\n%s", path, action, err, out.String())
 	}
 	return nil
+}
+
+// kafkaLibs is where `make kafka-up` keeps the broker's jars: under HOOKSTREAM_DATA_DIR when it
+// is set, as deploy/kafka/kafka.sh does, else under the checkout's .data.
+func kafkaLibs(repo string) string {
+	if d := os.Getenv("HOOKSTREAM_DATA_DIR"); d != "" {
+		return filepath.Join(d, "kafka", "libs")
+	}
+	return filepath.Join(repo, ".data", "kafka", "libs")
 }
 
 // up starts the cluster and the broker.

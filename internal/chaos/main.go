@@ -69,7 +69,7 @@ func parseOptions(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
 	fs.StringVar(&o.bin, "bin", ".data/chaos-bin/hookstream", "path of a built hookstream binary")
-	fs.StringVar(&o.repo, "repo", ".", "the checkout: deploy/ scripts and the Kafka jars in .data/kafka/libs")
+	fs.StringVar(&o.repo, "repo", ".", "the checkout: deploy/ scripts, and the Kafka jars in .data/kafka/libs ($HOOKSTREAM_DATA_DIR/kafka/libs when set)")
 	fs.StringVar(&o.dir, "dir", envString("CHAOS_DIR", ".data/chaos"), "the run's data and logs, emptied at the start (CHAOS_DIR)")
 	fs.DurationVar(&o.duration, "duration", envDuration("CHAOS_DURATION", 5*time.Minute), "how long the load and the faults run (CHAOS_DURATION)")
 	fs.IntVar(&o.rate, "rate", envInt("CHAOS_RATE", 1000), "events committed per second (CHAOS_RATE)")
