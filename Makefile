@@ -62,9 +62,14 @@ chaos:
 	$(GO) build -o .data/chaos-bin/chaos ./internal/chaos
 	CHAOS_DURATION='$(CHAOS_DURATION)' CHAOS_RATE='$(CHAOS_RATE)' .data/chaos-bin/chaos -bin .data/chaos-bin/hookstream -repo . $(CHAOS_ARGS)
 
-# The CI size of make chaos, part of make test.
+# The CI size of make chaos, part of make test: 60 s at TEST_CHAOS_RATE (500) events/s, fanout 3,
+# every fault of the 5-minute run. At 1,000 events/s a 60-second run on a 2-core machine spends
+# a third of its time with the broker down and drained in 42-129 s after the load (five runs,
+# docs/reliability.md), too close to the 60 s bound for a gate; the full-rate proof is
+# `make chaos` (5 minutes at 1,000 events/s), or `make test-chaos TEST_CHAOS_RATE=1000`.
+TEST_CHAOS_RATE ?= 500
 test-chaos:
-	$(MAKE) chaos CHAOS_DURATION=60s
+	$(MAKE) chaos CHAOS_DURATION=60s CHAOS_RATE=$(TEST_CHAOS_RATE)
 
 # Benchmarks: Go programs on real PostgreSQL and real Kafka; figures are medians over runs.
 
