@@ -138,28 +138,16 @@ func (r *Recorder) storePending(ctx context.Context, recs []*kgo.Record) bool {
 		case <-time.After(wait):
 		}
 	}
-	wait := firstWriteRetry
-	for failures := 1; ; failures++ {
+	return r.untilStored(ctx, "pending rows not stored", len(rows), func() error {
 		n, bad, err := r.writePending(ctx, rows)
 		if err == nil {
 			r.metrics.pendingRows.Add(float64(n))
 			if bad > 0 {
 				r.metrics.pendingSkipped.WithLabelValues("unstorable").Add(float64(bad))
 			}
-			return true
 		}
-		if ctx.Err() != nil {
-			return false
-		}
-		r.metrics.writeFailures.Inc()
-		r.log.Warn("pending rows not stored; trying again", "rows", len(rows), "failures", failures, "retry_in", wait, "err", err)
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, r.cfg.WriteRetryMax)
-	}
+		return err
+	})
 }
 
 func maxTime(a, b time.Time) time.Time {

@@ -251,9 +251,18 @@ const firstWriteRetry = 100 * time.Millisecond
 // one holds uncommitted records.
 func (r *Recorder) record(ctx context.Context, cl *kgo.Client, recs []*kgo.Record) bool {
 	valid, refused := r.decode(recs)
+	return r.untilStored(ctx, "batch not stored", len(recs), func() error {
+		return r.write(ctx, cl, len(recs), valid, refused)
+	})
+}
+
+// untilStored runs write until it succeeds, counting and logging each failure (what, for n
+// records) and waiting between tries from firstWriteRetry, doubling up to WriteRetryMax. It
+// reports false only when ctx ends first.
+func (r *Recorder) untilStored(ctx context.Context, what string, n int, write func() error) bool {
 	wait := firstWriteRetry
 	for failures := 1; ; failures++ {
-		err := r.write(ctx, cl, len(recs), valid, refused)
+		err := write()
 		if err == nil {
 			return true
 		}
@@ -261,7 +270,7 @@ func (r *Recorder) record(ctx context.Context, cl *kgo.Client, recs []*kgo.Recor
 			return false
 		}
 		r.metrics.writeFailures.Inc()
-		r.log.Warn("batch not stored; trying it again", "records", len(recs), "failures", failures, "retry_in", wait, "err", err)
+		r.log.Warn(what+"; trying it again", "records", n, "failures", failures, "retry_in", wait, "err", err)
 		select {
 		case <-ctx.Done():
 			return false
