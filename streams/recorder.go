@@ -548,6 +548,13 @@ var deliveryStates = map[string]string{
 // recordAttempts writes a batch of attempts inside tx, set-wise, and returns how many endpoints
 // it disabled. Every statement is idempotent: the same attempts recorded twice leave the same
 // rows, and an attempt older than the delivery's newest changes only its own attempt row.
+//
+// A delivery once succeeded stays succeeded when a later automatic request of it (work redone
+// after a sender or broker failure, or its redundant retries) does not: the receiver has it, so
+// the history must not show it as retrying or failed (issue 19's chaos run). The request is
+// recorded all the same, its status is the delivery's last_status, and it moves failing_since
+// and a 410 disables the endpoint as any newest request does. A replay or a test request that
+// fails does change the state: someone asked for it again.
 func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) (int, error) {
 	if len(attempts) == 0 {
 		return 0, nil
@@ -562,8 +569,12 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 		}
 	}
 	var d deliveryColumns
+	var redone []string // automatic requests that did not succeed: they never undo a success
 	for _, a := range newestOf {
 		d.add(a)
+		if a.Outcome != records.OutcomeDelivered && (a.Trigger == records.TriggerInitial || a.Trigger == records.TriggerRetry) {
+			redone = append(redone, a.DeliveryID)
+		}
 	}
 	rows, err := tx.Query(ctx, `INSERT INTO delivery AS d
 		(delivery_id, event_id, endpoint_id, partner_id, event_type, state, attempt_count, next_attempt_at,
@@ -572,12 +583,14 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 			$8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::timestamptz[])
 			AS u(id, event, endpoint, partner, event_type, state, attempt_no, next, status, latency, category, started)
 		ON CONFLICT (delivery_id) DO UPDATE SET
-			state = EXCLUDED.state, attempt_count = EXCLUDED.attempt_count, next_attempt_at = EXCLUDED.next_attempt_at,
+			state = CASE WHEN d.state = 'succeeded' AND d.delivery_id = ANY($13::text[]) THEN 'succeeded' ELSE EXCLUDED.state END,
+			attempt_count = EXCLUDED.attempt_count,
+			next_attempt_at = CASE WHEN d.state = 'succeeded' AND d.delivery_id = ANY($13::text[]) THEN NULL ELSE EXCLUDED.next_attempt_at END,
 			last_status = EXCLUDED.last_status, last_latency_ms = EXCLUDED.last_latency_ms,
 			last_error_category = EXCLUDED.last_error_category, last_attempt_at = EXCLUDED.last_attempt_at, updated_at = now()
 		WHERE (d.attempt_count, coalesce(d.last_attempt_at, '-infinity')) < (EXCLUDED.attempt_count, EXCLUDED.last_attempt_at)
 		RETURNING delivery_id`,
-		d.id, d.event, d.endpoint, d.partner, d.eventType, d.state, d.attemptNo, d.next, d.status, d.latency, d.category, d.started)
+		d.id, d.event, d.endpoint, d.partner, d.eventType, d.state, d.attemptNo, d.next, d.status, d.latency, d.category, d.started, redone)
 	if err != nil {
 		return 0, fmt.Errorf("deliveries: %w", err)
 	}

@@ -178,6 +178,43 @@ func TestRecorderKeepsRedoneAttempts(t *testing.T) {
 	}
 }
 
+// A delivery the receiver accepted stays succeeded when a later automatic request of it fails
+// (work redone after a kill, a redundant retry): the failure is recorded and is the last status,
+// but the history does not show a delivered event as retrying. A failed replay does change it.
+func TestRecorderKeepsASuccess(t *testing.T) {
+	e := newEnv(t)
+	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1');
+		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example')`)
+	reg := startRecorder(t, e)
+	evt := outbox.NewEventID()
+	produceAttempts(t, e, attempt(evt, "ep1", "p1", 1, records.OutcomeDelivered, 200, ""))
+	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 1)
+	produceAttempts(t, e, attempt(evt, "ep1", "p1", 2, records.OutcomeRetrying, 500, records.CategoryHTTPStatus))
+	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 2)
+	read := func() (state string, count int, status int32, next *time.Time) {
+		t.Helper()
+		if err := e.db.Pool.QueryRow(context.Background(), `SELECT state, attempt_count, last_status, next_attempt_at FROM delivery WHERE delivery_id = $1`,
+			records.DeliveryID(evt, "ep1")).Scan(&state, &count, &status, &next); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if state, count, status, next := read(); state != "succeeded" || count != 2 || status != 500 || next != nil {
+		t.Fatalf("after a failed redelivery: %s, %d attempts, last %d, next %v; want succeeded, 2, 500, none", state, count, status, next)
+	}
+	var failing *time.Time
+	if err := e.db.Pool.QueryRow(context.Background(), `SELECT failing_since FROM endpoint WHERE id = 'ep1'`).Scan(&failing); err != nil || failing == nil {
+		t.Fatalf("failing_since not set by the failed request (%v)", err)
+	}
+	replay := attempt(evt, "ep1", "p1", 12, records.OutcomeFailed, 500, records.CategoryHTTPStatus)
+	replay.Trigger = records.TriggerReplay
+	produceAttempts(t, e, replay)
+	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 3)
+	if state, count, _, _ := read(); state != "failed" || count != 12 {
+		t.Fatalf("after a failed replay: %s, %d attempts; want failed, 12", state, count)
+	}
+}
+
 // A final 410 disables the endpoint and announces it with an endpoint.disabled event that flows
 // like any event (R20, R23). The endpoint id has the admin API's form, which the catalog's
 // endpoint.disabled schema requires: cdc publishes the event only then.
