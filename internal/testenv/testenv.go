@@ -16,6 +16,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	mathrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -347,16 +348,23 @@ func (k *Kafka) Start(t testing.TB) {
 }
 
 // freePortPair finds a port p such that p and p+1 are free (a broker and its controller).
+//
+// The ports are taken below Linux's ephemeral range (32768-60999 by default), from which the
+// kernel picks the source ports of outgoing connections: a broker stopped and started again on
+// an ephemeral port can find it taken by a client's connection in the meantime (seen once: the
+// restarted broker's controller could not bind), while a port below that range is only ever
+// taken by a listener.
 func freePortPair(t testing.TB) int {
 	t.Helper()
 	for i := 0; i < 100; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		p := 20000 + mathrand.IntN(12000) // [20000, 32000)
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
 		if err != nil {
-			t.Fatal(err)
+			continue
 		}
-		p := ln.Addr().(*net.TCPAddr).Port
+		ln2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+1))
 		ln.Close()
-		if ln2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+1)); err == nil {
+		if err == nil {
 			ln2.Close()
 			return p
 		}
