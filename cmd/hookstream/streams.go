@@ -54,7 +54,7 @@ func runFanoutWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 }
 
 // txnCheckInterval is how often fanout looks for hanging Kafka transactions.
-const txnCheckInterval = 30 * time.Second
+const txnCheckInterval = 10 * time.Second
 
 // txnRepairer is the hanging-transaction repairer every fanout runs beside its work (package
 // kafkatxn): a broker that lost a transaction's markers would otherwise stop the installation's
