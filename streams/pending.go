@@ -63,44 +63,11 @@ func pendingOf(rec *kgo.Record, stale time.Time) (row pendingRow, skip string) {
 	return pendingRow{d.DeliveryID, d.EventID, d.EndpointID, d.PartnerID, d.EventType, created}, ""
 }
 
-// recordPending writes pending rows until ctx ends; a Kafka client that cannot be made is the
-// only error.
+// recordPending writes pending rows until ctx ends.
 func (r *Recorder) recordPending(ctx context.Context) error {
-	opts := []kgo.Opt{
-		kgo.SeedBrokers(r.cfg.Brokers...),
-		kgo.ConsumerGroup(r.cfg.Group + ".pending"),
-		kgo.ConsumeTopics(r.names.Deliveries),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.DisableAutoCommit(),
-		kgo.BlockRebalanceOnPoll(),
-	}
-	if r.cfg.InstanceID != "" {
-		opts = append(opts, kgo.InstanceID(r.cfg.InstanceID)) // static ids are per group
-	}
-	cl, err := kgo.NewClient(append(opts, r.cfg.KafkaOptions...)...)
-	if err != nil {
-		return fmt.Errorf("streams: recorder pending client: %w", err)
-	}
-	defer cl.Close()
-	for {
-		fs := cl.PollRecords(ctx, r.cfg.MaxBatch)
-		if ctx.Err() != nil {
-			cl.AllowRebalance()
-			return nil
-		}
-		fs.EachError(func(t string, p int32, err error) { r.log.Warn("fetch", "topic", t, "partition", p, "err", err) })
-		if recs := fs.Records(); len(recs) > 0 {
-			if !r.storePending(ctx, recs) {
-				cl.AllowRebalance()
-				return nil
-			}
-			if err := cl.CommitRecords(ctx, recs...); err != nil && ctx.Err() == nil {
-				r.log.Warn("pending rows: offset commit failed; the batch will be read again (idempotent)", "err", err)
-			}
-		}
-		cl.AllowRebalance()
-	}
+	return r.consume(ctx, r.cfg.Group+".pending", r.names.Deliveries, func(_ *kgo.Client, recs []*kgo.Record) bool {
+		return r.storePending(ctx, recs)
+	})
 }
 
 // storePending waits until the batch's newest record is PendingDelay old, then writes the

@@ -203,21 +203,30 @@ func (r *Recorder) Run(ctx context.Context) (err error) {
 		}()
 		defer func() { stopSweeping(); <-swept }()
 	}
+	return r.consume(ctx, r.cfg.Group, r.names.Attempts, func(cl *kgo.Client, recs []*kgo.Record) bool {
+		return r.record(ctx, cl, recs)
+	})
+}
+
+// consume reads topic in group until ctx ends, handing each polled batch to store and
+// committing its offsets once store reports it stored (false: ctx ended first). Both of the
+// recorder's readers run on it; a Kafka client that cannot be made is the only error.
+func (r *Recorder) consume(ctx context.Context, group, topic string, store func(*kgo.Client, []*kgo.Record) bool) error {
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(r.cfg.Brokers...),
-		kgo.ConsumerGroup(r.cfg.Group),
-		kgo.ConsumeTopics(r.names.Attempts),
+		kgo.ConsumerGroup(group),
+		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 	}
 	if r.cfg.InstanceID != "" {
-		opts = append(opts, kgo.InstanceID(r.cfg.InstanceID))
+		opts = append(opts, kgo.InstanceID(r.cfg.InstanceID)) // static ids are per group
 	}
 	cl, err := kgo.NewClient(append(opts, r.cfg.KafkaOptions...)...)
 	if err != nil {
-		return fmt.Errorf("streams: recorder client: %w", err)
+		return fmt.Errorf("streams: recorder client for %s: %w", group, err)
 	}
 	defer cl.Close()
 	for {
@@ -227,14 +236,13 @@ func (r *Recorder) Run(ctx context.Context) (err error) {
 			return nil
 		}
 		fs.EachError(func(t string, p int32, err error) { r.log.Warn("fetch", "topic", t, "partition", p, "err", err) })
-		recs := fs.Records()
-		if len(recs) > 0 {
-			if !r.record(ctx, cl, recs) {
+		if recs := fs.Records(); len(recs) > 0 {
+			if !store(cl, recs) {
 				cl.AllowRebalance()
 				return nil
 			}
 			if err := cl.CommitRecords(ctx, recs...); err != nil && ctx.Err() == nil {
-				r.log.Warn("offset commit failed; the batch will be recorded again (idempotent)", "err", err)
+				r.log.Warn("offset commit failed; the batch will be stored again (idempotent)", "group", group, "err", err)
 			}
 		}
 		cl.AllowRebalance()
