@@ -22,8 +22,8 @@ import (
 
 // runAdmin is `hookstream admin`: the HTTP API on HOOKSTREAM_ADMIN_ADDR, with the probes and
 // metrics on the same address.
-func runAdmin(ctx context.Context, args []string, _ io.Writer) error {
-	s, err := parseSettings("admin", args)
+func runAdmin(ctx context.Context, args []string, out io.Writer) error {
+	s, err := parseSettings("admin", args, out)
 	if err != nil {
 		return err
 	}

@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -25,8 +25,8 @@ type componentRun func(ctx context.Context, s settings, log *slog.Logger, reg pr
 
 // runComponent is the body of a component command: parse its flags, open PostgreSQL when it
 // needs it, and serve its loop with probes and metrics.
-func runComponent(ctx context.Context, name string, args []string, withDB bool, run componentRun) error {
-	s, err := parseSettings(name, args)
+func runComponent(ctx context.Context, name string, args []string, out io.Writer, withDB bool, run componentRun) error {
+	s, err := parseSettings(name, args, out)
 	if err != nil {
 		return err
 	}
@@ -94,14 +94,4 @@ func serveComponent(ctx context.Context, log *slog.Logger, addr string, run func
 		return nil
 	}
 	return err
-}
-
-// parseSettings parses a component command's flags.
-func parseSettings(name string, args []string) (settings, error) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	load := registerFlags(fs, nil)
-	if err := fs.Parse(args); err != nil {
-		return settings{}, err
-	}
-	return load()
 }
