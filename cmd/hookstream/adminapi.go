@@ -15,7 +15,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hookstream/hookstream/admin"
-	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/sender/egress"
 )
@@ -33,7 +32,7 @@ func runAdmin(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("postgres pool: %w", err)
 	}
 	defer pool.Close()
-	return serveAdmin(ctx, s, log, metrics.NewRegistry(), pool, nil)
+	return serveAdmin(ctx, s, log, newRegistry(), pool, nil)
 }
 
 // serveAdmin serves the admin API and the probes on s.AdminAddr, runs the replay-job runner,

@@ -5,10 +5,13 @@ import (
 	"context"
 	"io"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookstream/hookstream/internal/testenv"
 )
 
 // cli runs a command line as main does and returns its exit status, stdout and stderr.
@@ -193,5 +196,39 @@ func TestDefaultsParse(t *testing.T) {
 	}
 	if !s.AllowHTTP || s.LogFormat != "text" || len(s.EgressAllowCIDRs) != 2 || s.TopicPartitions != 12 {
 		t.Errorf("dev defaults: %+v", s)
+	}
+}
+
+func TestVersionPrintsTheBuild(t *testing.T) {
+	info := &debug.BuildInfo{GoVersion: "go1.99.1", Main: debug.Module{Path: "github.com/hookstream/hookstream", Version: "v1.2.3"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "4f1c2a9e"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"},
+			{Key: "vcs.modified", Value: "true"}}}
+	var out bytes.Buffer
+	buildOf(info, "").print(&out)
+	for _, want := range []string{"hookstream v1.2.3\n", "revision:    4f1c2a9e\n", "commit time: 2026-01-02T03:04:05Z\n", "modified:    true\n", "go:          go1.99.1 "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("version output lacks %q:\n%s", want, out.String())
+		}
+	}
+	info.Main.Version = "(devel)"
+	if v := buildOf(info, "v9.9.9").Version; v != "v9.9.9" {
+		t.Errorf("a (devel) build with -X main.version=v9.9.9 is %q", v)
+	}
+	if v := buildOf(nil, "").Version; v != "(devel)" {
+		t.Errorf("no build info: %q", v)
+	}
+	for _, arg := range []string{"version", "--version", "-version"} {
+		status, stdout, _ := cli(t, arg)
+		if status != 0 || !strings.HasPrefix(stdout, "hookstream ") || !strings.Contains(stdout, "\n  revision:") {
+			t.Errorf("hookstream %s: status %d\n%s", arg, status, stdout)
+		}
+	}
+}
+
+func TestBuildInfoMetric(t *testing.T) {
+	b := thisBuild()
+	if v := testenv.Gauge(t, newRegistry(), "hookstream_build_info",
+		"version", b.Version, "revision", b.Revision, "goversion", b.GoVersion); v != 1 {
+		t.Fatalf("hookstream_build_info{version=%q,revision=%q,goversion=%q} = %v, want 1", b.Version, b.Revision, b.GoVersion, v)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hookstream/hookstream/admin"
-	"github.com/hookstream/hookstream/internal/metrics"
 )
 
 // componentRun runs one component with its settings; pool is nil for components without
@@ -60,7 +59,7 @@ func runComponent(ctx context.Context, name string, args []string, out io.Writer
 // serveComponent runs one component's loop and, unless addr is empty, its probe and metrics
 // routes. It returns when ctx ends or the component fails.
 func serveComponent(ctx context.Context, log *slog.Logger, addr string, run func(ctx context.Context, reg *prometheus.Registry) error, checks ...admin.Check) error {
-	reg := metrics.NewRegistry()
+	reg := newRegistry()
 	g, gctx := errgroup.WithContext(ctx)
 	if addr != "" {
 		ln, err := net.Listen("tcp", addr)

@@ -76,7 +76,7 @@ func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
 	cfg.InstanceID = s.InstanceID
 	cfg.Egress, cfg.SecretKey = eg, key
-	cfg.UserAgent = "hookstream/" + version
+	cfg.UserAgent = thisBuild().userAgent()
 	snd, err := sender.New(cfg, view, sched)
 	if err != nil {
 		return err

@@ -15,7 +15,6 @@ import (
 
 	"github.com/hookstream/hookstream/cdc"
 	"github.com/hookstream/hookstream/internal/embeddedkafka"
-	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/internal/topics"
 )
@@ -90,7 +89,7 @@ func runDev(ctx context.Context, args []string, out io.Writer) error {
 		log.Info("operator token: see the file (Authorization: Bearer <token>)", "file", path)
 	}
 
-	reg := metrics.NewRegistry()
+	reg := newRegistry()
 	pipeline, err := cdc.New(s.cdcConfig(log, reg))
 	if err != nil {
 		return err

@@ -10,14 +10,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 )
-
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
 
 type command struct {
 	name, summary string
@@ -51,7 +47,7 @@ func commands() []command {
 			topicSettings, nil, runTopics},
 		{"verify-ledger", "check that every committed event reached the endpoints it had to, signed, and that the history agrees",
 			[]string{"database-url"}, nil, runVerifyLedger},
-		{"version", "print the version",
+		{"version", "print the version, commit and Go version of this build (also --version)",
 			nil, nil, runVersion},
 	}
 }
@@ -125,6 +121,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return &usageError{err: fmt.Errorf("help: unknown command %q", args[1]), help: usage()}
 		}
 		args = []string{args[1], "-h"}
+	case "-version", "--version":
+		args = append([]string{"version"}, args[1:]...)
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
@@ -147,12 +145,4 @@ func usage() string {
 	b.WriteString("\n'hookstream <command> -h' (or 'hookstream help <command>') lists the flags of a command;\n" +
 		"each flag can also be set by its HOOKSTREAM_* variable, and a flag given wins.\n")
 	return b.String()
-}
-
-func runVersion(_ context.Context, args []string, out io.Writer) error {
-	if _, err := flagsOf("version").parse(args, out); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "hookstream %s (%s)\n", version, runtime.Version())
-	return nil
 }
