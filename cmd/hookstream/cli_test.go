@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"regexp"
 	"runtime/debug"
 	"slices"
@@ -230,5 +231,62 @@ func TestBuildInfoMetric(t *testing.T) {
 	if v := testenv.Gauge(t, newRegistry(), "hookstream_build_info",
 		"version", b.Version, "revision", b.Revision, "goversion", b.GoVersion); v != 1 {
 		t.Fatalf("hookstream_build_info{version=%q,revision=%q,goversion=%q} = %v, want 1", b.Version, b.Revision, b.GoVersion, v)
+	}
+}
+
+// TestREADMEConfigurationTable holds the README's configuration table to the variables: the
+// same variables, flag names, and defaults (where the README names a value), dev's own included.
+func TestREADMEConfigurationTable(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Configuration\n")
+	if !ok {
+		t.Fatal("README.md has no ## Configuration section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	rows := map[string][]string{}
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "| `HOOKSTREAM_") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		if len(cells) != 4 {
+			t.Errorf("README row has %d cells, not variable | flag | default | what: %s", len(cells), line)
+			continue
+		}
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		env := strings.Trim(cells[0], "`")
+		if _, dup := rows[env]; dup {
+			t.Errorf("README lists %s twice", env)
+		}
+		rows[env] = cells
+	}
+	for _, v := range variables {
+		cells, ok := rows[v.env]
+		if !ok {
+			t.Errorf("README's configuration table lacks %s", v.env)
+			continue
+		}
+		delete(rows, v.env)
+		if cells[1] != "`--"+v.flag+"`" {
+			t.Errorf("README: %s has flag %s, the binary --%s", v.env, cells[1], v.flag)
+		}
+		def := cells[2]
+		switch {
+		case v.def != "" && !strings.HasPrefix(def, "`"+v.def+"`"):
+			t.Errorf("README: %s defaults to %s, the binary to `%s`", v.env, def, v.def)
+		case v.def == "" && strings.HasPrefix(def, "`"):
+			t.Errorf("README: %s defaults to %s, the binary has none: say what empty means in words", v.env, def)
+		}
+		if d, ok := devDefaults[v.env]; ok && !strings.Contains(def, "`"+d+"` in `dev`") {
+			t.Errorf("README: %s's default %s does not say dev's own: `%s` in `dev`", v.env, def, d)
+		}
+	}
+	for env := range rows {
+		t.Errorf("README lists %s, which the binary does not read", env)
 	}
 }
