@@ -15,15 +15,14 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hookstream/hookstream/admin"
-	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/sender/egress"
 )
 
 // runAdmin is `hookstream admin`: the HTTP API on HOOKSTREAM_ADMIN_ADDR, with the probes and
 // metrics on the same address.
-func runAdmin(ctx context.Context, args []string, _ io.Writer) error {
-	s, err := parseSettings("admin", args)
+func runAdmin(ctx context.Context, args []string, out io.Writer) error {
+	s, err := parseSettings("admin", args, out)
 	if err != nil {
 		return err
 	}
@@ -33,7 +32,7 @@ func runAdmin(ctx context.Context, args []string, _ io.Writer) error {
 		return fmt.Errorf("postgres pool: %w", err)
 	}
 	defer pool.Close()
-	return serveAdmin(ctx, s, log, metrics.NewRegistry(), pool, nil)
+	return serveAdmin(ctx, s, log, newRegistry(), pool, nil)
 }
 
 // serveAdmin serves the admin API and the probes on s.AdminAddr, runs the replay-job runner,

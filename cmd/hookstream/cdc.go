@@ -12,8 +12,8 @@ import (
 )
 
 // runCDC is `hookstream cdc`: tail the outbox into Kafka. Run two for failover; one waits.
-func runCDC(ctx context.Context, args []string, _ io.Writer) error {
-	return runComponent(ctx, "cdc", args, false, func(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, _ *pgxpool.Pool) error {
+func runCDC(ctx context.Context, args []string, out io.Writer) error {
+	return runComponent(ctx, "cdc", args, out, false, func(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, _ *pgxpool.Pool) error {
 		c, err := cdc.New(s.cdcConfig(log, reg))
 		if err != nil {
 			return err

@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -16,7 +16,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hookstream/hookstream/admin"
-	"github.com/hookstream/hookstream/internal/metrics"
 )
 
 // componentRun runs one component with its settings; pool is nil for components without
@@ -25,8 +24,8 @@ type componentRun func(ctx context.Context, s settings, log *slog.Logger, reg pr
 
 // runComponent is the body of a component command: parse its flags, open PostgreSQL when it
 // needs it, and serve its loop with probes and metrics.
-func runComponent(ctx context.Context, name string, args []string, withDB bool, run componentRun) error {
-	s, err := parseSettings(name, args)
+func runComponent(ctx context.Context, name string, args []string, out io.Writer, withDB bool, run componentRun) error {
+	s, err := parseSettings(name, args, out)
 	if err != nil {
 		return err
 	}
@@ -60,7 +59,7 @@ func runComponent(ctx context.Context, name string, args []string, withDB bool, 
 // serveComponent runs one component's loop and, unless addr is empty, its probe and metrics
 // routes. It returns when ctx ends or the component fails.
 func serveComponent(ctx context.Context, log *slog.Logger, addr string, run func(ctx context.Context, reg *prometheus.Registry) error, checks ...admin.Check) error {
-	reg := metrics.NewRegistry()
+	reg := newRegistry()
 	g, gctx := errgroup.WithContext(ctx)
 	if addr != "" {
 		ln, err := net.Listen("tcp", addr)
@@ -94,14 +93,4 @@ func serveComponent(ctx context.Context, log *slog.Logger, addr string, run func
 		return nil
 	}
 	return err
-}
-
-// parseSettings parses a component command's flags.
-func parseSettings(name string, args []string) (settings, error) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	load := registerFlags(fs, nil)
-	if err := fs.Parse(args); err != nil {
-		return settings{}, err
-	}
-	return load()
 }

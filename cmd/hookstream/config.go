@@ -4,8 +4,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,8 +19,9 @@ import (
 	"github.com/hookstream/hookstream/internal/topics"
 )
 
-// settings is the process configuration: every HOOKSTREAM_* variable, each with a matching flag
-// that wins over it. Only this package reads the environment (style.md).
+// settings is the process configuration: every HOOKSTREAM_* variable. A command has a flag, which
+// wins over the variable, for each setting it reads. Only this package reads the environment
+// (style.md).
 type settings struct {
 	DatabaseURL       string
 	KafkaBrokers      []string
@@ -46,131 +49,278 @@ type settings struct {
 	Limits            admin.Limits
 }
 
-// variable documents one setting; the README's configuration table lists the same.
+// variable is one setting: its HOOKSTREAM_* variable, its flag, its built-in default as text
+// (what the README's configuration table states; a test holds the two together), its help, and
+// the typed flag value that parses it into a field of settings.
 type variable struct {
 	env, flag, def, help string
+	value                func(*settings) flag.Value
 }
 
 var variables = []variable{
-	{"HOOKSTREAM_DATABASE_URL", "database-url", "postgres://postgres@127.0.0.1:54329/hookstream?sslmode=disable", "PostgreSQL URL"},
-	{"HOOKSTREAM_KAFKA_BROKERS", "kafka-brokers", "127.0.0.1:19092", "comma-separated Kafka seed brokers"},
-	{"HOOKSTREAM_TOPIC_PREFIX", "topic-prefix", "hookstream", "prefix of every Kafka topic"},
-	{"HOOKSTREAM_TOPIC_PARTITIONS", "topic-partitions", "12", "partitions of the partitioned topics (at creation)"},
-	{"HOOKSTREAM_REPLICATION_FACTOR", "replication-factor", "-1", "replication factor of created topics; -1 is the broker default"},
-	{"HOOKSTREAM_FEED_RETENTION", "feed-retention", "720h", "how long the events topic (the cursor feed) keeps events"},
-	{"HOOKSTREAM_SECRET_KEY", "secret-key", "", "base64 of 32 bytes: the AES-256-GCM key for endpoint secrets"},
-	{"HOOKSTREAM_ADMIN_TOKEN", "admin-token", "", "operator bearer token of the admin API"},
-	{"HOOKSTREAM_ADMIN_ADDR", "admin-addr", "127.0.0.1:8080", "listen address of the admin API"},
-	{"HOOKSTREAM_EGRESS_ALLOW_CIDRS", "egress-allow-cidrs", "", "comma-separated CIDRs the egress guard allows besides public addresses"},
-	{"HOOKSTREAM_ALLOW_HTTP", "allow-http", "false", "allow plain-HTTP webhook URLs"},
-	{"HOOKSTREAM_DATA_DIR", "data-dir", ".data", "where `hookstream dev` keeps its embedded Kafka data"},
-	{"HOOKSTREAM_DEV_KAFKA_PORT", "dev-kafka-port", "19192", "port of the embedded Kafka of `hookstream dev` on 127.0.0.1"},
-	{"HOOKSTREAM_LOG_FORMAT", "log-format", "json", "log format: json or text"},
-	{"HOOKSTREAM_CDC_SLOT", "cdc-slot", "hookstream", "logical replication slot of cdc (one per hookstream database)"},
-	{"HOOKSTREAM_OUTBOX_RETENTION", "outbox-retention", "168h", "how long outbox rows are kept before their day partition is dropped; 0 keeps them"},
-	{"HOOKSTREAM_HISTORY_RETENTION", "history-retention", "720h", "how long finished deliveries and their attempts are kept before the recorder deletes them"},
-	{"HOOKSTREAM_INSTANCE_ID", "instance-id", "", "name of this instance among several of one component (default: the host name); transactional ids and static group membership derive from it, so every replica running at once needs its own"},
-	{"HOOKSTREAM_EGRESS_ALLOW_PORTS", "egress-allow-ports", "", "webhook destination ports, e.g. 443,8443,9000-9100; empty: 443 and 8443 (and 80 with plain HTTP)"},
-	{"HOOKSTREAM_RETRY_SCHEDULE", "retry-schedule", "5s,1m,10m,1h,3h,6h,12h,24h,24h", "delays after each failed attempt; attempts = delays + 1"},
-	{"HOOKSTREAM_FAILING_WARN_AFTER", "failing-warn-after", "24h", "an endpoint failing this long with no success gets an endpoint.failing event"},
-	{"HOOKSTREAM_FAILING_DISABLE_AFTER", "failing-disable-after", "120h", "an endpoint failing this long with no success is disabled (endpoint.disabled)"},
-	{"HOOKSTREAM_METRICS_ADDR", "metrics-addr", "127.0.0.1:9464", "probe and metrics address of a component command; empty disables"},
-	{"HOOKSTREAM_LIMIT_ENDPOINTS", "limit-endpoints", strconv.Itoa(admin.DefaultLimits().Endpoints), "most endpoints one partner may have"},
-	{"HOOKSTREAM_LIMIT_REPLAY_JOBS", "limit-replay-jobs", strconv.Itoa(admin.DefaultLimits().ReplayJobs), "most replay jobs of one partner queued or running at once"},
-	{"HOOKSTREAM_LIMIT_TEST_EVENTS_PER_MINUTE", "limit-test-events-per-minute", strconv.Itoa(admin.DefaultLimits().TestEventsPerMinute), "most test events one partner may send in any minute, per admin process"},
-	{"HOOKSTREAM_LIMIT_REPLAY_DELIVERIES", "limit-replay-deliveries", strconv.Itoa(admin.DefaultLimits().ReplayDeliveries), "most deliveries one replay job may replay"},
+	{"HOOKSTREAM_DATABASE_URL", "database-url", "postgres://postgres@127.0.0.1:54329/hookstream?sslmode=disable", "PostgreSQL URL",
+		func(s *settings) flag.Value { return (*stringValue)(&s.DatabaseURL) }},
+	{"HOOKSTREAM_KAFKA_BROKERS", "kafka-brokers", "127.0.0.1:19092", "comma-separated Kafka seed brokers",
+		func(s *settings) flag.Value { return (*listValue)(&s.KafkaBrokers) }},
+	{"HOOKSTREAM_TOPIC_PREFIX", "topic-prefix", "hookstream", "prefix of every Kafka topic",
+		func(s *settings) flag.Value { return (*stringValue)(&s.TopicPrefix) }},
+	{"HOOKSTREAM_TOPIC_PARTITIONS", "topic-partitions", "12", "partitions of the partitioned topics (at creation)",
+		func(s *settings) flag.Value { return (*intValue)(&s.TopicPartitions) }},
+	{"HOOKSTREAM_REPLICATION_FACTOR", "replication-factor", "-1", "replication factor of created topics; -1 is the broker default",
+		func(s *settings) flag.Value { return (*intValue)(&s.ReplicationFactor) }},
+	{"HOOKSTREAM_FEED_RETENTION", "feed-retention", "720h", "how long the events topic (the cursor feed) keeps events",
+		func(s *settings) flag.Value { return (*durationValue)(&s.FeedRetention) }},
+	{"HOOKSTREAM_SECRET_KEY", "secret-key", "", "base64 of 32 bytes: the AES-256-GCM key for endpoint secrets",
+		func(s *settings) flag.Value { return (*stringValue)(&s.SecretKey) }},
+	{"HOOKSTREAM_ADMIN_TOKEN", "admin-token", "", "operator bearer token of the admin API",
+		func(s *settings) flag.Value { return (*stringValue)(&s.AdminToken) }},
+	{"HOOKSTREAM_ADMIN_ADDR", "admin-addr", "127.0.0.1:8080", "listen address of the admin API",
+		func(s *settings) flag.Value { return (*stringValue)(&s.AdminAddr) }},
+	{"HOOKSTREAM_EGRESS_ALLOW_CIDRS", "egress-allow-cidrs", "", "comma-separated CIDRs the egress guard allows besides public addresses",
+		func(s *settings) flag.Value { return (*listValue)(&s.EgressAllowCIDRs) }},
+	{"HOOKSTREAM_ALLOW_HTTP", "allow-http", "false", "allow plain-HTTP webhook URLs",
+		func(s *settings) flag.Value { return (*boolValue)(&s.AllowHTTP) }},
+	{"HOOKSTREAM_DATA_DIR", "data-dir", ".data", "where dev keeps its embedded Kafka's data, its secret key and its operator token",
+		func(s *settings) flag.Value { return (*stringValue)(&s.DataDir) }},
+	{"HOOKSTREAM_DEV_KAFKA_PORT", "dev-kafka-port", "19192", "port of the embedded Kafka of dev, on 127.0.0.1",
+		func(s *settings) flag.Value { return (*intValue)(&s.DevKafkaPort) }},
+	{"HOOKSTREAM_LOG_FORMAT", "log-format", "json", "log format: json or text",
+		func(s *settings) flag.Value { return (*logFormatValue)(&s.LogFormat) }},
+	{"HOOKSTREAM_CDC_SLOT", "cdc-slot", "hookstream", "logical replication slot of cdc (one per hookstream database)",
+		func(s *settings) flag.Value { return (*stringValue)(&s.CDCSlot) }},
+	{"HOOKSTREAM_OUTBOX_RETENTION", "outbox-retention", "168h", "how long outbox rows are kept before their day partition is dropped; 0 keeps them",
+		func(s *settings) flag.Value { return (*durationValue)(&s.OutboxRetention) }},
+	{"HOOKSTREAM_HISTORY_RETENTION", "history-retention", "720h", "how long finished deliveries and their attempts are kept before the recorder deletes them",
+		func(s *settings) flag.Value { return (*positiveDurationValue)(&s.HistoryRetention) }},
+	{"HOOKSTREAM_INSTANCE_ID", "instance-id", "", "name of this instance among several of one component (empty: the host name); transactional ids and static group membership derive from it, so every replica running at once needs its own",
+		func(s *settings) flag.Value { return (*stringValue)(&s.InstanceID) }},
+	{"HOOKSTREAM_EGRESS_ALLOW_PORTS", "egress-allow-ports", "", "webhook destination ports, e.g. 443,8443,9000-9100; empty: 443 and 8443 (and 80 with plain HTTP)",
+		func(s *settings) flag.Value { return (*portsValue)(&s.EgressAllowPorts) }},
+	{"HOOKSTREAM_RETRY_SCHEDULE", "retry-schedule", "5s,1m,10m,1h,3h,6h,12h,24h,24h", "comma-separated delays after each failed attempt; attempts = delays + 1",
+		func(s *settings) flag.Value { return (*scheduleValue)(&s.RetrySchedule) }},
+	{"HOOKSTREAM_FAILING_WARN_AFTER", "failing-warn-after", "24h", "an endpoint failing this long with no success gets an endpoint.failing event",
+		func(s *settings) flag.Value { return (*positiveDurationValue)(&s.FailingWarnAfter) }},
+	{"HOOKSTREAM_FAILING_DISABLE_AFTER", "failing-disable-after", "120h", "an endpoint failing this long with no success is disabled (endpoint.disabled)",
+		func(s *settings) flag.Value { return (*positiveDurationValue)(&s.FailingDisable) }},
+	{"HOOKSTREAM_METRICS_ADDR", "metrics-addr", "127.0.0.1:9464", "probe and metrics address of a component command; empty disables",
+		func(s *settings) flag.Value { return (*stringValue)(&s.MetricsAddr) }},
+	{"HOOKSTREAM_LIMIT_ENDPOINTS", "limit-endpoints", strconv.Itoa(admin.DefaultLimits().Endpoints), "most endpoints one partner may have",
+		func(s *settings) flag.Value { return (*intValue)(&s.Limits.Endpoints) }},
+	{"HOOKSTREAM_LIMIT_REPLAY_JOBS", "limit-replay-jobs", strconv.Itoa(admin.DefaultLimits().ReplayJobs), "most replay jobs of one partner queued or running at once",
+		func(s *settings) flag.Value { return (*intValue)(&s.Limits.ReplayJobs) }},
+	{"HOOKSTREAM_LIMIT_TEST_EVENTS_PER_MINUTE", "limit-test-events-per-minute", strconv.Itoa(admin.DefaultLimits().TestEventsPerMinute), "most test events one partner may send in any minute, per admin process",
+		func(s *settings) flag.Value { return (*intValue)(&s.Limits.TestEventsPerMinute) }},
+	{"HOOKSTREAM_LIMIT_REPLAY_DELIVERIES", "limit-replay-deliveries", strconv.Itoa(admin.DefaultLimits().ReplayDeliveries), "most deliveries one replay job may replay",
+		func(s *settings) flag.Value { return (*intValue)(&s.Limits.ReplayDeliveries) }},
 }
 
-// registerFlags adds a flag per variable to fs, defaulting to the environment or the built-in
-// default, and returns a function that parses the values once fs.Parse has run.
-func registerFlags(fs *flag.FlagSet, overrides map[string]string) func() (settings, error) {
-	values := map[string]*string{}
+// The settings each command reads, by the code that reads them: a command's flag set has these
+// and no others, so its -h lists what it uses.
+var (
+	// logSettings: settings.logger.
+	logSettings = []string{"log-format"}
+	// componentSettings: runComponent and serveComponent, for every component command.
+	componentSettings = []string{"kafka-brokers", "metrics-addr", "log-format"}
+	// topicSettings: settings.topicConfig.
+	topicSettings = []string{"kafka-brokers", "topic-prefix", "topic-partitions", "replication-factor", "feed-retention"}
+	// cdcSettings: settings.cdcConfig.
+	cdcSettings = []string{"database-url", "kafka-brokers", "topic-prefix", "cdc-slot", "outbox-retention"}
+	// egressSettings: settings.egressConfig.
+	egressSettings = []string{"allow-http", "egress-allow-cidrs", "egress-allow-ports"}
+	// retrySettings: settings.retryConfig.
+	retrySettings = []string{"kafka-brokers", "topic-prefix", "retry-schedule", "instance-id"}
+	// adminSettings: runAdmin and serveAdmin.
+	adminSettings = slices.Concat([]string{"database-url", "admin-addr", "admin-token", "secret-key", "kafka-brokers", "topic-prefix",
+		"feed-retention", "outbox-retention", "history-retention", "retry-schedule",
+		"limit-endpoints", "limit-replay-jobs", "limit-test-events-per-minute", "limit-replay-deliveries"}, egressSettings, logSettings)
+)
+
+// allSettingsBut is every setting but the ones named.
+func allSettingsBut(names ...string) []string {
+	var out []string
+	for _, v := range variables {
+		if !slices.Contains(names, v.flag) {
+			out = append(out, v.flag)
+		}
+	}
+	return out
+}
+
+// commandFlags is the flag set of one command: a typed flag for each setting it reads, whose
+// default is its HOOKSTREAM_* variable when set, else the built-in default; a flag given wins.
+// A command may add flags of its own to the FlagSet.
+type commandFlags struct {
+	*flag.FlagSet
+	usage  string           // what -h prints above the flags
+	s      settings         // the flags' values point into it
+	env    map[string]bool  // flag name → its variable is set
+	envErr map[string]error // flag name → why its variable's value was refused
+	err    error            // a bug of the command: a setting no variable has, a bad default
+}
+
+// newCommandFlags makes the flag set of the command name for the settings it reads; defaults
+// replaces built-in defaults by variable (dev's own). The settings it does not read keep their
+// built-in defaults.
+func newCommandFlags(name, usage string, reads []string, defaults map[string]string) *commandFlags {
+	c := &commandFlags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), usage: usage,
+		env: map[string]bool{}, envErr: map[string]error{}}
+	c.SetOutput(io.Discard) // parse prints the help itself, and main the errors
+	c.Usage = func() {}
 	for _, v := range variables {
 		def := v.def
-		if o, ok := overrides[v.env]; ok {
-			def = o
+		if d, ok := defaults[v.env]; ok {
+			def = d
 		}
+		if err := v.value(&c.s).Set(def); err != nil {
+			c.err = fmt.Errorf("built-in default of %s: %w", v.env, err)
+		}
+		if !slices.Contains(reads, v.flag) {
+			continue
+		}
+		val := v.value(&c.s)
 		if e, ok := os.LookupEnv(v.env); ok {
-			def = e
+			c.env[v.flag] = true
+			if err := val.Set(strings.TrimSpace(e)); err != nil {
+				c.envErr[v.flag] = fmt.Errorf("%s: invalid value %q: %w", v.env, e, err)
+			}
 		}
-		values[v.env] = fs.String(v.flag, def, v.help+" ("+v.env+")")
+		c.Var(val, v.flag, v.help)
+		c.Lookup(v.flag).DefValue = def
 	}
-	return func() (settings, error) {
-		get := func(name string) string { return strings.TrimSpace(*values[name]) }
-		var s settings
-		var errs []error
-		atoi := func(name string) int {
-			n, err := strconv.Atoi(get(name))
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %q is not an integer", name, get(name)))
-			}
-			return n
+	for _, r := range reads {
+		if c.Lookup(r) == nil {
+			c.err = fmt.Errorf("%s reads the setting %q, which no variable has", name, r)
 		}
-		s.DatabaseURL = get("HOOKSTREAM_DATABASE_URL")
-		s.KafkaBrokers = splitList(get("HOOKSTREAM_KAFKA_BROKERS"))
-		s.TopicPrefix = get("HOOKSTREAM_TOPIC_PREFIX")
-		s.TopicPartitions = atoi("HOOKSTREAM_TOPIC_PARTITIONS")
-		s.ReplicationFactor = atoi("HOOKSTREAM_REPLICATION_FACTOR")
-		if d, err := time.ParseDuration(get("HOOKSTREAM_FEED_RETENTION")); err != nil {
-			errs = append(errs, fmt.Errorf("HOOKSTREAM_FEED_RETENTION: %q is not a duration like 720h", get("HOOKSTREAM_FEED_RETENTION")))
-		} else {
-			s.FeedRetention = d
-		}
-		s.SecretKey = get("HOOKSTREAM_SECRET_KEY")
-		s.AdminToken = get("HOOKSTREAM_ADMIN_TOKEN")
-		s.AdminAddr = get("HOOKSTREAM_ADMIN_ADDR")
-		s.EgressAllowCIDRs = splitList(get("HOOKSTREAM_EGRESS_ALLOW_CIDRS"))
-		if b, err := strconv.ParseBool(get("HOOKSTREAM_ALLOW_HTTP")); err != nil {
-			errs = append(errs, fmt.Errorf("HOOKSTREAM_ALLOW_HTTP: %q is not true or false", get("HOOKSTREAM_ALLOW_HTTP")))
-		} else {
-			s.AllowHTTP = b
-		}
-		s.DataDir = get("HOOKSTREAM_DATA_DIR")
-		s.DevKafkaPort = atoi("HOOKSTREAM_DEV_KAFKA_PORT")
-		s.LogFormat = get("HOOKSTREAM_LOG_FORMAT")
-		s.CDCSlot = get("HOOKSTREAM_CDC_SLOT")
-		if d, err := time.ParseDuration(get("HOOKSTREAM_OUTBOX_RETENTION")); err != nil {
-			errs = append(errs, fmt.Errorf("HOOKSTREAM_OUTBOX_RETENTION: %q is not a duration like 168h", get("HOOKSTREAM_OUTBOX_RETENTION")))
-		} else {
-			s.OutboxRetention = d
-		}
-		s.MetricsAddr = get("HOOKSTREAM_METRICS_ADDR")
-		s.InstanceID = get("HOOKSTREAM_INSTANCE_ID")
-		if s.InstanceID == "" {
-			s.InstanceID, _ = os.Hostname() // on failure: none, so random ids and dynamic membership
-		}
-		ports, err := parsePorts(get("HOOKSTREAM_EGRESS_ALLOW_PORTS"))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("HOOKSTREAM_EGRESS_ALLOW_PORTS: %w", err))
-		}
-		s.EgressAllowPorts = ports
-		for _, d := range splitList(get("HOOKSTREAM_RETRY_SCHEDULE")) {
-			v, err := time.ParseDuration(d)
-			if err != nil || v <= 0 {
-				errs = append(errs, fmt.Errorf("HOOKSTREAM_RETRY_SCHEDULE: %q is not a positive duration", d))
-				continue
-			}
-			s.RetrySchedule = append(s.RetrySchedule, v)
-		}
-		for name, dst := range map[string]*time.Duration{"HOOKSTREAM_FAILING_WARN_AFTER": &s.FailingWarnAfter,
-			"HOOKSTREAM_FAILING_DISABLE_AFTER": &s.FailingDisable, "HOOKSTREAM_HISTORY_RETENTION": &s.HistoryRetention} {
-			v, err := time.ParseDuration(get(name))
-			if err != nil || v <= 0 {
-				errs = append(errs, fmt.Errorf("%s: %q is not a positive duration", name, get(name)))
-			}
-			*dst = v
-		}
-		s.Limits = admin.Limits{
-			Endpoints:           atoi("HOOKSTREAM_LIMIT_ENDPOINTS"),
-			ReplayJobs:          atoi("HOOKSTREAM_LIMIT_REPLAY_JOBS"),
-			TestEventsPerMinute: atoi("HOOKSTREAM_LIMIT_TEST_EVENTS_PER_MINUTE"),
-			ReplayDeliveries:    atoi("HOOKSTREAM_LIMIT_REPLAY_DELIVERIES"),
-		}
-		if s.LogFormat != "json" && s.LogFormat != "text" {
-			errs = append(errs, fmt.Errorf("HOOKSTREAM_LOG_FORMAT: %q is neither json nor text", s.LogFormat))
-		}
-		return s, errors.Join(errs...)
 	}
+	return c
+}
+
+// parse parses args. On -h it prints the help to out and returns flag.ErrHelp; a command line
+// it cannot run is a *usageError naming the flag; a variable whose value is refused (and that
+// no flag replaces) is an error naming the variable.
+func (c *commandFlags) parse(args []string, out io.Writer) (settings, error) {
+	if c.err != nil {
+		return settings{}, c.err
+	}
+	if err := c.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			c.printHelp(out)
+			return settings{}, err
+		}
+		return settings{}, c.usageError(err)
+	}
+	if c.NArg() > 0 {
+		return settings{}, c.usageError(c.unexpected(args))
+	}
+	given := map[string]bool{}
+	c.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var errs []error
+	c.VisitAll(func(f *flag.Flag) {
+		if err, ok := c.envErr[f.Name]; ok && !given[f.Name] {
+			errs = append(errs, err)
+		}
+	})
+	if len(errs) > 0 {
+		return settings{}, errors.Join(errs...)
+	}
+	s := c.s
+	if s.InstanceID == "" {
+		s.InstanceID, _ = os.Hostname() // on failure: none, so random ids and dynamic membership
+	}
+	return s, nil
+}
+
+// unexpected explains the first argument left after the flags; after a bool flag given its
+// value with a space (-allow-http true), it says how to give one.
+func (c *commandFlags) unexpected(args []string) error {
+	arg := c.Arg(0)
+	if i := len(args) - c.NArg() - 1; i >= 0 && !strings.Contains(args[i], "=") {
+		if f := c.Lookup(strings.TrimLeft(args[i], "-")); f != nil && isBoolFlag(f) {
+			if _, err := strconv.ParseBool(arg); err == nil {
+				return fmt.Errorf("unexpected argument %q: a bool flag takes a value only after =, as in %s=%s", arg, args[i], arg)
+			}
+		}
+	}
+	return fmt.Errorf("unexpected argument %q", arg)
+}
+
+func (c *commandFlags) usageError(err error) error {
+	return &usageError{err: fmt.Errorf("%s: %w", c.Name(), err),
+		help: fmt.Sprintf("'hookstream %s -h' lists its flags\n", c.Name())}
+}
+
+// printHelp writes the usage, then every flag with its type, help, variable and default.
+func (c *commandFlags) printHelp(w io.Writer) {
+	fmt.Fprint(w, c.usage)
+	var flags, withVariable int
+	c.VisitAll(func(f *flag.Flag) {
+		flags++
+		if _, ok := variableOf(f.Name); ok {
+			withVariable++
+		}
+	})
+	switch {
+	case withVariable > 0:
+		fmt.Fprintln(w, "\nflags (the HOOKSTREAM_* variable named under a flag sets its default; a flag given wins):")
+	case flags > 0:
+		fmt.Fprintln(w, "\nflags:")
+	}
+	c.VisitAll(func(f *flag.Flag) {
+		typ, help := flag.UnquoteUsage(f)
+		if t, ok := f.Value.(interface{ typeName() string }); ok {
+			typ = t.typeName()
+		}
+		fmt.Fprintf(w, "  -%s", f.Name)
+		if typ != "" {
+			fmt.Fprintf(w, " %s", typ)
+		}
+		fmt.Fprintf(w, "\n    \t%s\n", help)
+		def := f.DefValue
+		if def == "" {
+			def = `""`
+		}
+		if v, ok := variableOf(f.Name); ok {
+			set := ""
+			if c.env[f.Name] {
+				set = ", set in the environment"
+			}
+			fmt.Fprintf(w, "    \t(%s%s; default %s)\n", v.env, set, def)
+		} else if f.DefValue != "" && f.DefValue != "false" {
+			fmt.Fprintf(w, "    \t(default %s)\n", def)
+		}
+	})
+}
+
+// variableOf is the variable of a flag.
+func variableOf(flagName string) (variable, bool) {
+	for _, v := range variables {
+		if v.flag == flagName {
+			return v, true
+		}
+	}
+	return variable{}, false
+}
+
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// flagsOf is the flag set of the command name, as its entry in commands() describes it.
+func flagsOf(name string) *commandFlags {
+	for _, c := range commands() {
+		if c.name == name {
+			return newCommandFlags(c.name, c.usage(), c.reads, c.defaults)
+		}
+	}
+	cf := newCommandFlags(name, "", nil, nil)
+	cf.err = fmt.Errorf("no command %q", name)
+	return cf
+}
+
+// parseSettings parses the flags of the command name: the settings it reads.
+func parseSettings(name string, args []string, out io.Writer) (settings, error) {
+	return flagsOf(name).parse(args, out)
 }
 
 // topicConfig is the topic catalog configuration of these settings.

@@ -25,8 +25,8 @@ import (
 
 // runSender is `hookstream sender`: deliveries → signed HTTP requests → attempts. It needs no
 // PostgreSQL (R28).
-func runSender(ctx context.Context, args []string, _ io.Writer) error {
-	return runComponent(ctx, "sender", args, false, func(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, _ *pgxpool.Pool) error {
+func runSender(ctx context.Context, args []string, out io.Writer) error {
+	return runComponent(ctx, "sender", args, out, false, func(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, _ *pgxpool.Pool) error {
 		return runSenderWith(ctx, s, log, reg)
 	})
 }
@@ -76,7 +76,7 @@ func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
 	cfg.InstanceID = s.InstanceID
 	cfg.Egress, cfg.SecretKey = eg, key
-	cfg.UserAgent = "hookstream/" + version
+	cfg.UserAgent = thisBuild().userAgent()
 	snd, err := sender.New(cfg, view, sched)
 	if err != nil {
 		return err
@@ -88,8 +88,8 @@ func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 }
 
 // runRetry is `hookstream retry`: the retry tier consumers and the failure window.
-func runRetry(ctx context.Context, args []string, _ io.Writer) error {
-	return runComponent(ctx, "retry", args, true, runRetryWith)
+func runRetry(ctx context.Context, args []string, out io.Writer) error {
+	return runComponent(ctx, "retry", args, out, true, runRetryWith)
 }
 
 func runRetryWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, pool *pgxpool.Pool) error {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -16,27 +15,24 @@ import (
 
 	"github.com/hookstream/hookstream/cdc"
 	"github.com/hookstream/hookstream/internal/embeddedkafka"
-	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/internal/topics"
 )
 
+// devDefaults are dev's own defaults, by variable: text logs, and local receivers (plain HTTP to
+// loopback on any unprivileged port).
+var devDefaults = map[string]string{
+	"HOOKSTREAM_LOG_FORMAT":         "text",
+	"HOOKSTREAM_ALLOW_HTTP":         "true",
+	"HOOKSTREAM_EGRESS_ALLOW_CIDRS": "127.0.0.0/8,::1/128",
+	"HOOKSTREAM_EGRESS_ALLOW_PORTS": "80,443,1024-65535",
+}
+
 // runDev is the quick start: embedded Kafka persisted under the data directory, the local
 // PostgreSQL migrated, every topic created, cdc tailing the outbox into Kafka, and the admin
 // routes on 127.0.0.1:8080.
-func runDev(ctx context.Context, args []string, _ io.Writer) error {
-	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
-	load := registerFlags(fs, map[string]string{
-		"HOOKSTREAM_LOG_FORMAT": "text",
-		// Local receivers: plain HTTP to loopback on any unprivileged port.
-		"HOOKSTREAM_ALLOW_HTTP":         "true",
-		"HOOKSTREAM_EGRESS_ALLOW_CIDRS": "127.0.0.0/8,::1/128",
-		"HOOKSTREAM_EGRESS_ALLOW_PORTS": "80,443,1024-65535",
-	})
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	s, err := load()
+func runDev(ctx context.Context, args []string, out io.Writer) error {
+	s, err := parseSettings("dev", args, out)
 	if err != nil {
 		return err
 	}
@@ -93,7 +89,7 @@ func runDev(ctx context.Context, args []string, _ io.Writer) error {
 		log.Info("operator token: see the file (Authorization: Bearer <token>)", "file", path)
 	}
 
-	reg := metrics.NewRegistry()
+	reg := newRegistry()
 	pipeline, err := cdc.New(s.cdcConfig(log, reg))
 	if err != nil {
 		return err

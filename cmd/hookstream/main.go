@@ -10,71 +10,139 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
+	"slices"
+	"strings"
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 type command struct {
 	name, summary string
-	run           func(ctx context.Context, args []string, out io.Writer) error
+	// reads are the settings the command reads: its flags, and what its -h lists.
+	reads []string
+	// defaults replace built-in defaults of settings, by variable.
+	defaults map[string]string
+	run      func(ctx context.Context, args []string, out io.Writer) error
 }
 
 func commands() []command {
 	return []command{
-		{"dev", "run everything in one process on embedded Kafka and the local PostgreSQL", runDev},
-		{"cdc", "tail the outbox by logical replication into Kafka (one active per slot, others stand by)", runCDC},
-		{"fanout", "fan each event out to its partner's subscribed endpoints (consumer group)", runFanout},
-		{"recorder", "record every delivery attempt in PostgreSQL (consumer group)", runRecorder},
-		{"sender", "deliver signed webhooks over HTTP through the egress guard (consumer group; no PostgreSQL)", runSender},
-		{"retry", "hold retries in the tier topics until due, and run the failure window (consumer groups)", runRetry},
-		{"admin", "serve the admin HTTP API (endpoints, secrets, history, replay, cursor feed)", runAdmin},
-		{"migrate", "apply the database migrations (idempotent)", runMigrate},
-		{"topics", "create or describe the Kafka topics: topics create | topics describe", runTopics},
-		{"verify-ledger", "check that every committed event reached the endpoints it had to, signed, and that the history agrees", runVerifyLedger},
-		{"version", "print the version", runVersion},
+		{"dev", "run everything in one process on embedded Kafka and the local PostgreSQL",
+			// every component, on its own embedded Kafka, with the metrics on the admin address
+			allSettingsBut("kafka-brokers", "metrics-addr"), devDefaults, runDev},
+		{"cdc", "tail the outbox by logical replication into Kafka (one active per slot, others stand by)",
+			slices.Concat(componentSettings, cdcSettings), nil, runCDC},
+		{"fanout", "fan each event out to its partner's subscribed endpoints (consumer group)",
+			slices.Concat(componentSettings, []string{"topic-prefix", "instance-id"}), nil, runFanout},
+		{"recorder", "record every delivery attempt in PostgreSQL (consumer group)",
+			slices.Concat(componentSettings, []string{"database-url", "topic-prefix", "history-retention", "instance-id"}), nil, runRecorder},
+		{"sender", "deliver signed webhooks over HTTP through the egress guard (consumer group; no PostgreSQL)",
+			slices.Concat(componentSettings, egressSettings, retrySettings, []string{"secret-key"}), nil, runSender},
+		{"retry", "hold retries in the tier topics until due, and run the failure window (consumer groups)",
+			slices.Concat(componentSettings, retrySettings, []string{"database-url", "failing-warn-after", "failing-disable-after"}), nil, runRetry},
+		{"admin", "serve the admin HTTP API (endpoints, secrets, history, replay, cursor feed)",
+			adminSettings, nil, runAdmin},
+		{"migrate", "apply the database migrations (idempotent)",
+			slices.Concat([]string{"database-url"}, logSettings), nil, runMigrate},
+		{"topics", "create or describe the Kafka topics: topics create | topics describe",
+			topicSettings, nil, runTopics},
+		{"verify-ledger", "check that every committed event reached the endpoints it had to, signed, and that the history agrees",
+			[]string{"database-url"}, nil, runVerifyLedger},
+		{"version", "print the version, commit and Go version of this build (also --version)",
+			nil, nil, runVersion},
 	}
+}
+
+// usage is the head of a command's help.
+func (c command) usage() string {
+	flags := " [flags]"
+	if len(c.reads) == 0 {
+		flags = ""
+	}
+	return fmt.Sprintf("usage: hookstream %s%s\n\n%s.\n", c.name, flags, strings.ToUpper(c.summary[:1])+c.summary[1:])
 }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
-		if errors.Is(err, errLedgerFailed) {
-			os.Exit(1) // the report says why
+	err := run(ctx, os.Args[1:], os.Stdout)
+	stop()
+	os.Exit(exitStatus(err, os.Stderr))
+}
+
+// usageError is a command line hookstream cannot run: exitStatus prints it, then help, and the
+// process exits 2.
+type usageError struct {
+	err  error  // what is wrong; nil when the help says it all (no command given)
+	help string // the usage, or where to find it
+}
+
+func (e *usageError) Error() string {
+	if e.err == nil {
+		return "no command given"
+	}
+	return e.err.Error()
+}
+
+func (e *usageError) Unwrap() error { return e.err }
+
+// exitStatus prints what the user needs of err to stderr and returns the exit status of the
+// process: 0 without one; 1 when the ledger does not hold (its report says why); 2 for a command
+// line that cannot run, and for every other failure.
+func exitStatus(err error, stderr io.Writer) int {
+	var usage *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errLedgerFailed):
+		return 1
+	case errors.As(err, &usage):
+		if usage.err != nil {
+			fmt.Fprintln(stderr, "hookstream:", usage.err)
 		}
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "hookstream:", err)
-		}
-		os.Exit(2)
+		fmt.Fprint(stderr, usage.help)
+		return 2
+	default:
+		fmt.Fprintln(stderr, "hookstream:", err)
+		return 2
 	}
 }
 
+// run runs the command line args. Help asked for (-h, help) is written to out and is no error.
 func run(ctx context.Context, args []string, out io.Writer) error {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage()
-		return nil
+	if len(args) == 0 {
+		return &usageError{help: usage()}
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		if len(args) == 1 {
+			fmt.Fprint(out, usage())
+			return nil
+		}
+		if !slices.ContainsFunc(commands(), func(c command) bool { return c.name == args[1] }) {
+			return &usageError{err: fmt.Errorf("help: unknown command %q", args[1]), help: usage()}
+		}
+		args = []string{args[1], "-h"}
+	case "-version", "--version":
+		args = append([]string{"version"}, args[1:]...)
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
-			return c.run(ctx, args[1:], out)
+			err := c.run(ctx, args[1:], out)
+			if errors.Is(err, flag.ErrHelp) {
+				return nil // the command printed its help
+			}
+			return err
 		}
 	}
-	usage()
-	return fmt.Errorf("unknown command %q", args[0])
+	return &usageError{err: fmt.Errorf("unknown command %q", args[0]), help: usage()}
 }
 
-func usage() {
-	fmt.Fprintln(os.Stderr, "usage: hookstream <command> [flags]\n\ncommands:")
+func usage() string {
+	var b strings.Builder
+	b.WriteString("usage: hookstream <command> [flags]\n\ncommands:\n")
 	for _, c := range commands() {
-		fmt.Fprintf(os.Stderr, "  %-13s %s\n", c.name, c.summary)
+		fmt.Fprintf(&b, "  %-14s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(os.Stderr, "\nEvery flag can also be set by its HOOKSTREAM_* variable; `hookstream <command> -h` lists them.")
-}
-
-func runVersion(_ context.Context, _ []string, out io.Writer) error {
-	fmt.Fprintf(out, "hookstream %s (%s)\n", version, runtime.Version())
-	return nil
+	b.WriteString("\n'hookstream <command> -h' (or 'hookstream help <command>') lists the flags of a command;\n" +
+		"each flag can also be set by its HOOKSTREAM_* variable, and a flag given wins.\n")
+	return b.String()
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +82,8 @@ func TestBadSettingsAreRefused(t *testing.T) {
 	cases := [][]string{
 		{"migrate", "--log-format", "xml"},
 		{"topics", "create", "--topic-partitions", "many"},
-		{"topics", "create", "--allow-http", "maybe"},
+		{"sender", "--allow-http=maybe"},
+		{"sender", "--allow-http", "true"},
 		{"topics", "frobnicate"},
 		{"nonsense"},
 	}
@@ -95,7 +97,7 @@ func TestBadSettingsAreRefused(t *testing.T) {
 // TestLimitSettings checks the quota variables reach the admin configuration: defaults, the
 // environment, and the flag winning over it.
 func TestLimitSettings(t *testing.T) {
-	s, err := parseSettings("admin", nil)
+	s, err := parseSettings("admin", nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +108,7 @@ func TestLimitSettings(t *testing.T) {
 	t.Setenv("HOOKSTREAM_LIMIT_REPLAY_JOBS", "3")
 	t.Setenv("HOOKSTREAM_LIMIT_TEST_EVENTS_PER_MINUTE", "5")
 	t.Setenv("HOOKSTREAM_LIMIT_REPLAY_DELIVERIES", "2000")
-	s, err = parseSettings("admin", []string{"--limit-replay-jobs", "4"})
+	s, err = parseSettings("admin", []string{"--limit-replay-jobs", "4"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +116,7 @@ func TestLimitSettings(t *testing.T) {
 	if s.Limits != want {
 		t.Errorf("limits %+v, want %+v", s.Limits, want)
 	}
-	if _, err := parseSettings("admin", []string{"--limit-endpoints", "many"}); err == nil {
+	if _, err := parseSettings("admin", []string{"--limit-endpoints", "many"}, io.Discard); err == nil {
 		t.Error("a limit that is not an integer was accepted")
 	}
 }

@@ -134,7 +134,7 @@ func newMemberEnvOn(t *testing.T, kind string, k *testenv.Kafka) *memberEnv {
 		}))
 		t.Cleanup(rcv.Close)
 		u, _ := url.Parse(rcv.URL)
-		m.args = append(m.args, "--secret-key", raw, "--allow-http", "true", "--egress-allow-cidrs", "127.0.0.0/8",
+		m.args = append(m.args, "--secret-key", raw, "--allow-http", "--egress-allow-cidrs", "127.0.0.0/8",
 			"--egress-allow-ports", u.Port())
 		m.putEndpoint(t, rcv.URL+"/hook", key)
 	}

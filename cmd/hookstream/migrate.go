@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,13 +13,8 @@ import (
 	"github.com/hookstream/hookstream/outbox"
 )
 
-func runMigrate(ctx context.Context, args []string, _ io.Writer) error {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	load := registerFlags(fs, nil)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	s, err := load()
+func runMigrate(ctx context.Context, args []string, out io.Writer) error {
+	s, err := parseSettings("migrate", args, out)
 	if err != nil {
 		return err
 	}

@@ -19,8 +19,8 @@ import (
 )
 
 // runFanout is `hookstream fanout`: events → deliveries, in a consumer group.
-func runFanout(ctx context.Context, args []string, _ io.Writer) error {
-	return runComponent(ctx, "fanout", args, false, func(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, _ *pgxpool.Pool) error {
+func runFanout(ctx context.Context, args []string, out io.Writer) error {
+	return runComponent(ctx, "fanout", args, out, false, func(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, _ *pgxpool.Pool) error {
 		return runFanoutWith(ctx, s, log, reg)
 	})
 }
@@ -78,8 +78,8 @@ func newTxnRepairer(s settings, log *slog.Logger, reg prometheus.Registerer) (*t
 }
 
 // runRecorder is `hookstream recorder`: attempts → PostgreSQL history.
-func runRecorder(ctx context.Context, args []string, _ io.Writer) error {
-	return runComponent(ctx, "recorder", args, true, runRecorderWith)
+func runRecorder(ctx context.Context, args []string, out io.Writer) error {
+	return runComponent(ctx, "recorder", args, out, true, runRecorderWith)
 }
 
 func runRecorderWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, pool *pgxpool.Pool) error {

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -14,16 +14,27 @@ import (
 	"github.com/hookstream/hookstream/internal/topics"
 )
 
+const topicsUsage = `usage: hookstream topics create|describe [flags]
+
+  create    create every topic with its cleanup policy and partition count (idempotent)
+  describe  print each topic's partitions, cleanup policy and retention
+`
+
 func runTopics(ctx context.Context, args []string, out io.Writer) error {
+	cf := flagsOf("topics")
+	cf.usage = topicsUsage
 	if len(args) == 0 || (args[0] != "create" && args[0] != "describe") {
-		return fmt.Errorf("usage: hookstream topics create|describe [flags]")
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+			_, err := cf.parse(args[:1], out)
+			return err
+		}
+		err := errors.New("topics: want create or describe")
+		if len(args) > 0 {
+			err = fmt.Errorf("topics: unknown subcommand %q, want create or describe", args[0])
+		}
+		return &usageError{err: err, help: topicsUsage}
 	}
-	fs := flag.NewFlagSet("topics "+args[0], flag.ContinueOnError)
-	load := registerFlags(fs, nil)
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	s, err := load()
+	s, err := cf.parse(args[1:], out)
 	if err != nil {
 		return err
 	}

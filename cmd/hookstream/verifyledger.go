@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -34,42 +33,36 @@ final states. The rules are in docs/reliability.md and ` + "`go doc ./internal/l
 A receipts file has one JSON object per request and line:
   {"event_id","endpoint_id","partner_id" (of the endpoint the path belongs to),"webhook_id",
    "received_at" (RFC 3339),"verified" (the signature),"status" (the answer; 0 for none),"type"}
-
-flags:
 `
 
 func runVerifyLedger(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("verify-ledger", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), verifyLedgerHelp); fs.PrintDefaults() }
-	dbDefault := "postgres://postgres@127.0.0.1:54329/hookstream?sslmode=disable"
-	if v, ok := os.LookupEnv("HOOKSTREAM_DATABASE_URL"); ok {
-		dbDefault = v
-	}
-	dbURL := fs.String("database-url", dbDefault, "PostgreSQL URL (HOOKSTREAM_DATABASE_URL)")
+	fs := flagsOf("verify-ledger")
+	fs.usage = verifyLedgerHelp
 	receipts := fs.String("receipts", "", "file of the receivers' records (JSON lines); empty: check the history alone")
 	complete := fs.Bool("receipts-complete", false, "the receipts hold every request of every endpoint, also of endpoints that got none")
 	since := fs.String("since", "", "check events that occurred at or after this time (RFC 3339, or a duration ago such as 24h); empty: all")
 	until := fs.String("until", "", "check events that occurred before this time (RFC 3339, or a duration ago such as 10m: leave out what may still be on its way); empty: all")
-	boundary := fs.Duration("boundary", 2*time.Second, "events this close to an endpoint's creation or disable are required neither way")
-	skew := fs.Duration("clock-skew", 2*time.Second, "how far the receivers' clocks may be from the senders' when requests are matched to attempts")
-	maxUnrecorded := fs.Int("max-unrecorded", -1, "fail when more requests than this match no recorded attempt; negative: no bound")
-	if err := fs.Parse(args); err != nil {
+	o := ledger.Options{Boundary: 2 * time.Second, ClockSkew: 2 * time.Second, MaxUnrecorded: -1}
+	fs.Var((*durationValue)(&o.Boundary), "boundary", "events this close to an endpoint's creation or disable are required neither way")
+	fs.Var((*durationValue)(&o.ClockSkew), "clock-skew", "how far the receivers' clocks may be from the senders' when requests are matched to attempts")
+	fs.Var((*intValue)(&o.MaxUnrecorded), "max-unrecorded", "fail when more requests than this match no recorded attempt; negative: no bound")
+	s, err := fs.parse(args, out)
+	if err != nil {
 		return err
 	}
-	o := ledger.Options{Boundary: *boundary, ClockSkew: *skew, MaxUnrecorded: *maxUnrecorded, CoverAll: *complete}
-	var err error
+	o.CoverAll = *complete
 	if o.Since, err = parseMoment(*since, time.Now()); err != nil {
-		return fmt.Errorf("-since: %w", err)
+		return fs.usageError(fmt.Errorf("invalid value for flag -since: %w", err))
 	}
 	if o.Until, err = parseMoment(*until, time.Now()); err != nil {
-		return fmt.Errorf("-until: %w", err)
+		return fs.usageError(fmt.Errorf("invalid value for flag -until: %w", err))
 	}
 	if *receipts != "" {
 		if o.Receipts, err = readReceiptsFile(*receipts); err != nil {
 			return err
 		}
 	}
-	return verifyLedger(ctx, *dbURL, o, out)
+	return verifyLedger(ctx, s.DatabaseURL, o, out)
 }
 
 // verifyLedger runs the check against the database at url and prints its report.

@@ -4,14 +4,27 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Counter sums the counter name in g over its series whose labels hold every pair of labels
 // ("reason", "unknown_type", ...); no pairs sums every series.
 func Counter(t testing.TB, g prometheus.Gatherer, name string, labels ...string) float64 {
 	t.Helper()
+	return sum(t, g, name, labels, func(m *dto.Metric) float64 { return m.GetCounter().GetValue() })
+}
+
+// Gauge sums the gauge name in g over its series whose labels hold every pair of labels, as
+// Counter does.
+func Gauge(t testing.TB, g prometheus.Gatherer, name string, labels ...string) float64 {
+	t.Helper()
+	return sum(t, g, name, labels, func(m *dto.Metric) float64 { return m.GetGauge().GetValue() })
+}
+
+func sum(t testing.TB, g prometheus.Gatherer, name string, labels []string, value func(*dto.Metric) float64) float64 {
+	t.Helper()
 	if len(labels)%2 != 0 {
-		t.Fatalf("Counter %s: labels %v are not name/value pairs", name, labels)
+		t.Fatalf("%s: labels %v are not name/value pairs", name, labels)
 	}
 	mfs, err := g.Gather()
 	if err != nil {
@@ -33,7 +46,7 @@ func Counter(t testing.TB, g prometheus.Gatherer, name string, labels ...string)
 					continue series
 				}
 			}
-			v += m.GetCounter().GetValue()
+			v += value(m)
 		}
 	}
 	return v

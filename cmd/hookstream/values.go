@@ -1,0 +1,172 @@
+package main
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The typed flag values of the settings. Each Set says what it expected; the flag package puts
+// the flag's name before it, newCommandFlags the variable's. The receiver may be nil in String,
+// as package flag allows.
+
+type stringValue string
+
+func (v *stringValue) Set(s string) error { *v = stringValue(s); return nil }
+func (v *stringValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return string(*v)
+}
+func (*stringValue) typeName() string { return "string" }
+
+type boolValue bool
+
+func (v *boolValue) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("want true or false")
+	}
+	*v = boolValue(b)
+	return nil
+}
+func (v *boolValue) String() string { return strconv.FormatBool(v != nil && bool(*v)) }
+func (*boolValue) IsBoolFlag() bool { return true }
+func (*boolValue) typeName() string { return "" }
+
+type intValue int
+
+func (v *intValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("want an integer")
+	}
+	*v = intValue(n)
+	return nil
+}
+func (v *intValue) String() string {
+	if v == nil {
+		return "0"
+	}
+	return strconv.Itoa(int(*v))
+}
+func (*intValue) typeName() string { return "int" }
+
+type durationValue time.Duration
+
+func (v *durationValue) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("want a duration such as 90s, 15m or 720h")
+	}
+	*v = durationValue(d)
+	return nil
+}
+func (v *durationValue) String() string {
+	if v == nil {
+		return "0s"
+	}
+	return time.Duration(*v).String()
+}
+func (*durationValue) typeName() string { return "duration" }
+
+// positiveDurationValue is a duration above zero.
+type positiveDurationValue time.Duration
+
+func (v *positiveDurationValue) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return errors.New("want a positive duration such as 90s, 15m or 24h")
+	}
+	*v = positiveDurationValue(d)
+	return nil
+}
+func (v *positiveDurationValue) String() string {
+	if v == nil {
+		return "0s"
+	}
+	return time.Duration(*v).String()
+}
+func (*positiveDurationValue) typeName() string { return "duration" }
+
+// listValue is a comma-separated list; blanks around items and empty items are dropped.
+type listValue []string
+
+func (v *listValue) Set(s string) error { *v = splitList(s); return nil }
+func (v *listValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return strings.Join(*v, ",")
+}
+func (*listValue) typeName() string { return "list" }
+
+// portsValue is a list of ports and port ranges: 443,8443,9000-9100.
+type portsValue []int
+
+func (v *portsValue) Set(s string) error {
+	ports, err := parsePorts(s)
+	if err != nil {
+		return err
+	}
+	*v = ports
+	return nil
+}
+func (v *portsValue) String() string {
+	if v == nil {
+		return ""
+	}
+	parts := make([]string, len(*v))
+	for i, p := range *v {
+		parts[i] = strconv.Itoa(p)
+	}
+	return strings.Join(parts, ",")
+}
+func (*portsValue) typeName() string { return "ports" }
+
+// scheduleValue is a comma-separated list of positive durations.
+type scheduleValue []time.Duration
+
+func (v *scheduleValue) Set(s string) error {
+	var out []time.Duration
+	for _, item := range splitList(s) {
+		d, err := time.ParseDuration(item)
+		if err != nil || d <= 0 {
+			return errors.New(strconv.Quote(item) + " is not a positive duration; want a list such as 5s,1m,1h")
+		}
+		out = append(out, d)
+	}
+	*v = out
+	return nil
+}
+func (v *scheduleValue) String() string {
+	if v == nil {
+		return ""
+	}
+	parts := make([]string, len(*v))
+	for i, d := range *v {
+		parts[i] = d.String()
+	}
+	return strings.Join(parts, ",")
+}
+func (*scheduleValue) typeName() string { return "durations" }
+
+// logFormatValue is json or text.
+type logFormatValue string
+
+func (v *logFormatValue) Set(s string) error {
+	if s != "json" && s != "text" {
+		return errors.New("want json or text")
+	}
+	*v = logFormatValue(s)
+	return nil
+}
+func (v *logFormatValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return string(*v)
+}
+func (*logFormatValue) typeName() string { return "json|text" }
