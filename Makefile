@@ -17,8 +17,11 @@ KAFKA_PKGS = $(shell grep -rl --include='*_test.go' 'testenv.NewKafka' . | xargs
 
 all: build
 
+# The version `hookstream version` prints: the module's when the build records one, else this
+# (the build info has no VCS revision where GOFLAGS holds -buildvcs=false, or in a worktree).
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 build:
-	$(GO) build -o bin/hookstream ./cmd/hookstream
+	$(GO) build -ldflags '-X main.version=$(VERSION)' -o bin/hookstream ./cmd/hookstream
 
 dev: pg-up
 	$(GO) run ./cmd/hookstream dev
