@@ -147,7 +147,18 @@ func helpFlags(t *testing.T, args ...string) (help string, flags []string) {
 	return stdout, flags
 }
 
+// withoutSettingsEnv unsets every HOOKSTREAM_* setting for the test (restored after it), so the
+// built-in defaults are what the test sees whatever the shell, the Makefile or CI export.
+func withoutSettingsEnv(t *testing.T) {
+	t.Helper()
+	for _, v := range variables {
+		t.Setenv(v.env, "")
+		os.Unsetenv(v.env)
+	}
+}
+
 func TestHelpListsTheCommandsOwnFlags(t *testing.T) {
+	withoutSettingsEnv(t)
 	for _, c := range commands() {
 		help, flags := helpFlags(t, c.name, "-h")
 		for _, v := range variables {
@@ -186,6 +197,7 @@ func TestNoBackQuoteInFlagHelp(t *testing.T) {
 // Every built-in default, dev's own included, is a value its flag accepts; every setting a
 // command reads has a variable.
 func TestDefaultsParse(t *testing.T) {
+	withoutSettingsEnv(t)
 	for _, c := range commands() {
 		if err := newCommandFlags(c.name, "", c.reads, c.defaults).err; err != nil {
 			t.Errorf("%s: %v", c.name, err)

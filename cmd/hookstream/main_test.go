@@ -97,6 +97,7 @@ func TestBadSettingsAreRefused(t *testing.T) {
 // TestLimitSettings checks the quota variables reach the admin configuration: defaults, the
 // environment, and the flag winning over it.
 func TestLimitSettings(t *testing.T) {
+	withoutSettingsEnv(t)
 	s, err := parseSettings("admin", nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
