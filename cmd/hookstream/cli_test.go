@@ -44,6 +44,11 @@ func TestExitStatus(t *testing.T) {
 		{args: []string{"topics", "-h"}, status: 0, stdout: "usage: hookstream topics create|describe"},
 		{args: []string{"topics"}, status: 2, stderr: "want create or describe"},
 		{args: []string{"version", "extra"}, status: 2, stderr: `unexpected argument "extra"`},
+		{args: []string{"trigger"}, status: 2, stderr: "want an event type", noneOnOut: true},
+		{args: []string{"trigger", "-h"}, status: 0, stdout: "usage: hookstream trigger <event-type> [flags]"},
+		{args: []string{"trigger", "nope"}, status: 2, stderr: "  usage.finalized ", noneOnOut: true},
+		{args: []string{"trigger", "--partner", "acme", "customer.created"}, status: 2, stderr: "the event type comes first"},
+		{args: []string{"trigger", "customer.created", "extra"}, status: 2, stderr: `unexpected argument "extra"`},
 	}
 	for _, c := range cases {
 		status, stdout, stderr := cli(t, c.args...)

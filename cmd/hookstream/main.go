@@ -45,6 +45,8 @@ func commands() []command {
 			slices.Concat([]string{"database-url"}, logSettings), nil, runMigrate},
 		{"topics", "create or describe the Kafka topics: topics create | topics describe",
 			topicSettings, nil, runTopics},
+		{"trigger", "write the event catalog's example of an event type, with fresh ids, to the outbox of a running deployment",
+			[]string{"database-url"}, nil, runTrigger},
 		{"verify-ledger", "check that every committed event reached the endpoints it had to, signed, and that the history agrees",
 			[]string{"database-url"}, nil, runVerifyLedger},
 		{"version", "print the version, commit and Go version of this build (also --version)",
