@@ -47,7 +47,7 @@ func TestExitStatus(t *testing.T) {
 		{args: []string{"trigger"}, status: 2, stderr: "want an event type", noneOnOut: true},
 		{args: []string{"trigger", "-h"}, status: 0, stdout: "usage: hookstream trigger <event-type> [flags]"},
 		{args: []string{"trigger", "nope"}, status: 2, stderr: "  usage.finalized ", noneOnOut: true},
-		{args: []string{"trigger", "--partner", "acme", "customer.created"}, status: 2, stderr: "the event type comes first"},
+		{args: []string{"trigger", "--partner", "acme", "nope"}, status: 2, stderr: `unknown event type "nope"`},
 		{args: []string{"trigger", "customer.created", "extra"}, status: 2, stderr: `unexpected argument "extra"`},
 	}
 	for _, c := range cases {

@@ -199,18 +199,33 @@ func newCommandFlags(name, usage string, reads []string, defaults map[string]str
 // it cannot run is a *usageError naming the flag; a variable whose value is refused (and that
 // no flag replaces) is an error naming the variable.
 func (c *commandFlags) parse(args []string, out io.Writer) (settings, error) {
+	s, _, err := c.parseWithArgs(args, out, 0)
+	return s, err
+}
+
+// parseWithArgs is parse for a command that takes up to n arguments besides its flags, before,
+// between or after them (hookstream endpoints get ep_… --partner acme); it returns them in order.
+func (c *commandFlags) parseWithArgs(args []string, out io.Writer, n int) (settings, []string, error) {
 	if c.err != nil {
-		return settings{}, c.err
+		return settings{}, nil, c.err
 	}
-	if err := c.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			c.printHelp(out)
-			return settings{}, err
+	var positional []string
+	for {
+		if err := c.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				c.printHelp(out)
+				return settings{}, nil, err
+			}
+			return settings{}, nil, c.usageError(err)
 		}
-		return settings{}, c.usageError(err)
+		if c.NArg() == 0 || len(positional) == n {
+			break
+		}
+		positional = append(positional, c.Arg(0))
+		args = c.Args()[1:]
 	}
 	if c.NArg() > 0 {
-		return settings{}, c.usageError(c.unexpected(args))
+		return settings{}, nil, c.usageError(c.unexpected(args))
 	}
 	given := map[string]bool{}
 	c.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -221,13 +236,13 @@ func (c *commandFlags) parse(args []string, out io.Writer) (settings, error) {
 		}
 	})
 	if len(errs) > 0 {
-		return settings{}, errors.Join(errs...)
+		return settings{}, nil, errors.Join(errs...)
 	}
 	s := c.s
 	if s.InstanceID == "" {
 		s.InstanceID, _ = os.Hostname() // on failure: none, so random ids and dynamic membership
 	}
-	return s, nil
+	return s, positional, nil
 }
 
 // unexpected explains the first argument left after the flags; after a bool flag given its

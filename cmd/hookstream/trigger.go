@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -40,23 +39,16 @@ func runTrigger(ctx context.Context, args []string, out io.Writer) error {
 	fs := flagsOf("trigger")
 	fs.usage = triggerUsage()
 	partner := fs.String("partner", "", "the partner whose endpoints receive the event; empty: the deployment's only partner")
-	if len(args) == 0 {
-		return &usageError{err: errors.New("trigger: want an event type"), help: knownTypes()}
-	}
-	if strings.HasPrefix(args[0], "-") {
-		if slices.Contains([]string{"-h", "-help", "--help"}, args[0]) {
-			_, err := fs.parse(args[:1], out)
-			return err
-		}
-		return fs.usageError(errors.New("the event type comes first: hookstream trigger <event-type> [flags]"))
-	}
-	s, err := fs.parse(args[1:], out)
+	s, typ, err := fs.parseWithArgs(args, out, 1)
 	if err != nil {
 		return err
 	}
-	ev, ok := eventcatalog.ExampleEvent(args[0], *partner)
+	if len(typ) == 0 {
+		return &usageError{err: errors.New("trigger: want an event type"), help: knownTypes()}
+	}
+	ev, ok := eventcatalog.ExampleEvent(typ[0], *partner)
 	if !ok {
-		return &usageError{err: fmt.Errorf("trigger: unknown event type %q", args[0]), help: knownTypes()}
+		return &usageError{err: fmt.Errorf("trigger: unknown event type %q", typ[0]), help: knownTypes()}
 	}
 
 	conn, err := pgx.Connect(ctx, s.DatabaseURL)
