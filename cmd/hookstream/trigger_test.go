@@ -48,7 +48,7 @@ func TestTriggerDeliversEveryCatalogType(t *testing.T) {
 	time.Sleep(500 * time.Millisecond) // the endpoint records reach the views before the events
 
 	types := eventcatalog.Types()
-	sent := map[string]string{} // event id → type
+	sent := map[string]string{}                  // event id → type
 	sent[trigger(types[0].Type)] = types[0].Type // the deployment's only partner
 	dev.createEndpoint(t, "other", otherSrv.URL+"/hooks", "*")
 	time.Sleep(500 * time.Millisecond)
