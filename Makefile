@@ -13,7 +13,7 @@ GOTEST     ?= $(GO) test -race -count=1 -timeout 30m
 # Packages whose tests use Kafka (they call testenv.NewKafka); they run on both lanes.
 KAFKA_PKGS = $(shell grep -rl --include='*_test.go' 'testenv.NewKafka' . | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build dev test test-real test-embedded test-fuzz test-chaos chaos vet bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down down clean
+.PHONY: all build generate dev test test-real test-embedded test-fuzz test-chaos chaos vet bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down down clean
 
 all: build
 
@@ -22,6 +22,11 @@ all: build
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 build:
 	$(GO) build -ldflags '-X main.version=$(VERSION)' -o bin/hookstream ./cmd/hookstream
+
+# Regenerates the committed generated code (the admin API client from admin/openapi.json);
+# TestGeneratedClientIsCurrent fails until this has been run after a change of the document.
+generate:
+	$(GO) generate ./...
 
 dev: pg-up
 	$(GO) run ./cmd/hookstream dev

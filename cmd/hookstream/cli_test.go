@@ -44,6 +44,16 @@ func TestExitStatus(t *testing.T) {
 		{args: []string{"topics", "-h"}, status: 0, stdout: "usage: hookstream topics create|describe"},
 		{args: []string{"topics"}, status: 2, stderr: "want create or describe"},
 		{args: []string{"version", "extra"}, status: 2, stderr: `unexpected argument "extra"`},
+		{args: []string{"trigger"}, status: 2, stderr: "want an event type", noneOnOut: true},
+		{args: []string{"endpoints"}, status: 2, stderr: "want a subcommand: list, create, get", noneOnOut: true},
+		{args: []string{"endpoints", "get"}, status: 2, stderr: "want <endpoint-id>", noneOnOut: true},
+		{args: []string{"endpoints", "create", "-h"}, status: 0, stdout: "-events list"},
+		{args: []string{"deliveries", "purge"}, status: 2, stderr: `unknown subcommand "purge", want list, get, replay`},
+		{args: []string{"deliveries", "get", "dlv_a", "dlv_b"}, status: 2, stderr: `unexpected argument "dlv_b"`},
+		{args: []string{"trigger", "-h"}, status: 0, stdout: "usage: hookstream trigger <event-type> [flags]"},
+		{args: []string{"trigger", "nope"}, status: 2, stderr: "  usage.finalized ", noneOnOut: true},
+		{args: []string{"trigger", "--partner", "acme", "nope"}, status: 2, stderr: `unknown event type "nope"`},
+		{args: []string{"trigger", "customer.created", "extra"}, status: 2, stderr: `unexpected argument "extra"`},
 	}
 	for _, c := range cases {
 		status, stdout, stderr := cli(t, c.args...)
@@ -300,5 +310,32 @@ func TestREADMEConfigurationTable(t *testing.T) {
 	}
 	for env := range rows {
 		t.Errorf("README lists %s, which the binary does not read", env)
+	}
+}
+
+// TestREADMECommandsTable holds the README's table of commands to the binary's: every command
+// (one row, or one per subcommand as for topics), and none the binary lacks.
+func TestREADMECommandsTable(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Commands\n")
+	if !ok {
+		t.Fatal("README.md has no ## Commands section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	listed := map[string]int{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z-]+)[^`]*` \\|").FindAllStringSubmatch(section, -1) {
+		listed[m[1]]++
+	}
+	for _, c := range commands() {
+		if listed[c.name] == 0 {
+			t.Errorf("README's commands table lacks %s", c.name)
+		}
+		delete(listed, c.name)
+	}
+	for name := range listed {
+		t.Errorf("README's commands table lists %s, which the binary lacks", name)
 	}
 }

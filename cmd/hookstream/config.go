@@ -32,6 +32,8 @@ type settings struct {
 	SecretKey         string
 	AdminToken        string
 	AdminAddr         string
+	AdminURL          string
+	APIKey            string
 	EgressAllowCIDRs  []string
 	AllowHTTP         bool
 	DataDir           string
@@ -76,11 +78,15 @@ var variables = []variable{
 		func(s *settings) flag.Value { return (*stringValue)(&s.AdminToken) }},
 	{"HOOKSTREAM_ADMIN_ADDR", "admin-addr", "127.0.0.1:8080", "listen address of the admin API",
 		func(s *settings) flag.Value { return (*stringValue)(&s.AdminAddr) }},
+	{"HOOKSTREAM_ADMIN_URL", "admin-url", "http://127.0.0.1:8080", "base URL of the admin API that the API commands (endpoints, deliveries) call",
+		func(s *settings) flag.Value { return (*stringValue)(&s.AdminURL) }},
+	{"HOOKSTREAM_API_KEY", "api-key", "", "a partner API key the API commands authenticate with, in place of the operator token",
+		func(s *settings) flag.Value { return (*stringValue)(&s.APIKey) }},
 	{"HOOKSTREAM_EGRESS_ALLOW_CIDRS", "egress-allow-cidrs", "", "comma-separated CIDRs the egress guard allows besides public addresses",
 		func(s *settings) flag.Value { return (*listValue)(&s.EgressAllowCIDRs) }},
 	{"HOOKSTREAM_ALLOW_HTTP", "allow-http", "false", "allow plain-HTTP webhook URLs",
 		func(s *settings) flag.Value { return (*boolValue)(&s.AllowHTTP) }},
-	{"HOOKSTREAM_DATA_DIR", "data-dir", ".data", "where dev keeps its embedded Kafka's data, its secret key and its operator token",
+	{"HOOKSTREAM_DATA_DIR", "data-dir", ".data", "where dev keeps its embedded Kafka's data, its secret key and its operator token (which the API commands read when given no token)",
 		func(s *settings) flag.Value { return (*stringValue)(&s.DataDir) }},
 	{"HOOKSTREAM_DEV_KAFKA_PORT", "dev-kafka-port", "19192", "port of the embedded Kafka of dev, on 127.0.0.1",
 		func(s *settings) flag.Value { return (*intValue)(&s.DevKafkaPort) }},
@@ -129,6 +135,9 @@ var (
 	egressSettings = []string{"allow-http", "egress-allow-cidrs", "egress-allow-ports"}
 	// retrySettings: settings.retryConfig.
 	retrySettings = []string{"kafka-brokers", "topic-prefix", "retry-schedule", "instance-id"}
+	// apiSettings: newAPISession, for the commands over the admin API (the dev token is read
+	// from the data directory when no token is given).
+	apiSettings = []string{"admin-url", "api-key", "admin-token", "data-dir"}
 	// adminSettings: runAdmin and serveAdmin.
 	adminSettings = slices.Concat([]string{"database-url", "admin-addr", "admin-token", "secret-key", "kafka-brokers", "topic-prefix",
 		"feed-retention", "outbox-retention", "history-retention", "retry-schedule",
@@ -199,18 +208,33 @@ func newCommandFlags(name, usage string, reads []string, defaults map[string]str
 // it cannot run is a *usageError naming the flag; a variable whose value is refused (and that
 // no flag replaces) is an error naming the variable.
 func (c *commandFlags) parse(args []string, out io.Writer) (settings, error) {
+	s, _, err := c.parseWithArgs(args, out, 0)
+	return s, err
+}
+
+// parseWithArgs is parse for a command that takes up to n arguments besides its flags, before,
+// between or after them (hookstream endpoints get ep_… --partner acme); it returns them in order.
+func (c *commandFlags) parseWithArgs(args []string, out io.Writer, n int) (settings, []string, error) {
 	if c.err != nil {
-		return settings{}, c.err
+		return settings{}, nil, c.err
 	}
-	if err := c.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			c.printHelp(out)
-			return settings{}, err
+	var positional []string
+	for {
+		if err := c.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				c.printHelp(out)
+				return settings{}, nil, err
+			}
+			return settings{}, nil, c.usageError(err)
 		}
-		return settings{}, c.usageError(err)
+		if c.NArg() == 0 || len(positional) == n {
+			break
+		}
+		positional = append(positional, c.Arg(0))
+		args = c.Args()[1:]
 	}
 	if c.NArg() > 0 {
-		return settings{}, c.usageError(c.unexpected(args))
+		return settings{}, nil, c.usageError(c.unexpected(args))
 	}
 	given := map[string]bool{}
 	c.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -221,13 +245,13 @@ func (c *commandFlags) parse(args []string, out io.Writer) (settings, error) {
 		}
 	})
 	if len(errs) > 0 {
-		return settings{}, errors.Join(errs...)
+		return settings{}, nil, errors.Join(errs...)
 	}
 	s := c.s
 	if s.InstanceID == "" {
 		s.InstanceID, _ = os.Hostname() // on failure: none, so random ids and dynamic membership
 	}
-	return s, nil
+	return s, positional, nil
 }
 
 // unexpected explains the first argument left after the flags; after a bool flag given its

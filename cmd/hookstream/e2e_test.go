@@ -18,6 +18,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/hookstream/hookstream/adminclient"
+	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/webhook"
@@ -66,6 +68,7 @@ func (r *received) waitFor(t *testing.T, n int, timeout time.Duration) []receive
 // devInstance is a running `hookstream dev`.
 type devInstance struct {
 	dataDir, adminURL, token string
+	api                      *adminclient.ClientWithResponses // the admin API as the operator
 }
 
 // startDev runs `hookstream dev` on db until the test ends.
@@ -112,29 +115,18 @@ func startDev(t *testing.T, db *testenv.Database, extra ...string) *devInstance 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &devInstance{dataDir: dataDir, adminURL: "http://" + adminAddr, token: strings.TrimSpace(string(token))}
-}
-
-// call makes an admin API request as the operator and decodes the JSON answer into out.
-func (d *devInstance) call(t *testing.T, method, path string, body any, wantStatus int, out any) {
-	t.Helper()
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(method, d.adminURL+path, bytes.NewReader(b))
-	req.Header.Set("Authorization", "Bearer "+d.token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
+	d := &devInstance{dataDir: dataDir, adminURL: "http://" + adminAddr, token: strings.TrimSpace(string(token))}
+	if d.api, err = adminclient.New(d.adminURL, d.token); err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != wantStatus {
-		t.Fatalf("%s %s: %d %s, want %d", method, path, resp.StatusCode, raw, wantStatus)
-	}
-	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
-			t.Fatalf("%s %s: %v in %s", method, path, err, raw)
-		}
+	return d
+}
+
+// must fails the test when an admin API call was not answered with a 2xx.
+func must(t *testing.T, what string, res adminclient.Response, err error) {
+	t.Helper()
+	if err := adminclient.Check(res, err); err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
 }
 
@@ -142,23 +134,18 @@ func (d *devInstance) call(t *testing.T, method, path string, body any, wantStat
 // endpoint's id and its secret, shown only in this response.
 func (d *devInstance) createEndpoint(t *testing.T, partner, url string, types ...string) (id, secret string) {
 	t.Helper()
-	var p map[string]any
-	req, _ := http.NewRequest("GET", d.adminURL+"/v1/partners/"+partner, nil)
-	req.Header.Set("Authorization", "Bearer "+d.token)
-	if resp, err := http.DefaultClient.Do(req); err == nil {
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusNotFound {
-			d.call(t, "POST", "/v1/partners", map[string]string{"id": partner, "name": partner}, http.StatusCreated, &p)
-		}
+	ctx := context.Background()
+	p, err := d.api.GetPartnerWithResponse(ctx, partner)
+	if err == nil && p.JSON404 != nil {
+		created, err := d.api.CreatePartnerWithResponse(ctx, adminclient.PartnerCreate{ID: partner, Name: &partner})
+		must(t, "create partner "+partner, created, err)
 	}
-	var ep struct {
-		ID, Secret, Status string
+	res, err := d.api.CreateEndpointWithResponse(ctx, partner, adminclient.EndpointCreate{URL: url, EventTypes: types})
+	must(t, "create endpoint", res, err)
+	if ep := res.JSON201; ep == nil || ep.Status != adminclient.EndpointCreatedStatusActive || !strings.HasPrefix(ep.Secret, "whsec_") {
+		t.Fatalf("created endpoint %s", res.Body)
 	}
-	d.call(t, "POST", "/v1/partners/"+partner+"/endpoints", map[string]any{"url": url, "event_types": types}, http.StatusCreated, &ep)
-	if ep.Status != "active" || !strings.HasPrefix(ep.Secret, "whsec_") {
-		t.Fatalf("created endpoint %+v", ep)
-	}
-	return ep.ID, ep.Secret
+	return res.JSON201.ID, res.JSON201.Secret
 }
 
 // appendEvent commits an event of the catalog type typ about customer cus_42, with the catalog's
@@ -231,20 +218,31 @@ func TestDevDeliversEndToEnd(t *testing.T) {
 		t.Fatalf("another partner's receiver got %d requests", n)
 	}
 
-	// The recorder writes both attempts.
+	// The recorder writes both attempts, and the history shows them (R18).
+	ctx := context.Background()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		var state string
-		var attempts int
-		err := db.Pool.QueryRow(context.Background(), `SELECT d.state, (SELECT count(*) FROM delivery_attempt a WHERE a.delivery_id = d.delivery_id)
-			FROM delivery d WHERE d.event_id = $1 AND d.endpoint_id = $2`, eventID, epA).Scan(&state, &attempts)
-		if err == nil && state == "succeeded" && attempts == 2 {
+		list, err := dev.api.ListDeliveriesWithResponse(ctx, "pa", epA, nil)
+		must(t, "list deliveries", list, err)
+		if d := list.JSON200.Data; len(d) == 1 && d[0].EventID == eventID &&
+			d[0].State == adminclient.DeliveryStateSucceeded && d[0].AttemptCount == 2 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("history: state %q, %d attempts (%v); want succeeded after 2", state, attempts, err)
+			t.Fatalf("history of %s: %s; want the event succeeded after 2 attempts", epA, list.Body)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	detail, err := dev.api.GetDeliveryWithResponse(ctx, "pa", records.DeliveryID(eventID, epA))
+	must(t, "get delivery", detail, err)
+	var statuses []int
+	for _, a := range detail.JSON200.Attempts {
+		if a.Status != nil {
+			statuses = append(statuses, *a.Status)
+		}
+	}
+	if fmt.Sprint(statuses) != "[503 200]" {
+		t.Fatalf("attempts answered %v, want [503 200]: %s", statuses, detail.Body)
 	}
 }
 
@@ -339,25 +337,21 @@ func TestDevRefusesRowsOutsideTheCatalog(t *testing.T) {
 	}
 	every.waitFor(t, 3, 60*time.Second)
 	exact.waitFor(t, 1, 60*time.Second)
-	var page struct {
-		Data []struct {
-			EventID string `json:"event_id"`
-			Reason  string `json:"reason"`
-			Detail  string `json:"detail"`
-		}
-	}
+	var page adminclient.OutboxDeadLetterList
 	deadline := time.Now().Add(30 * time.Second)
 	for len(page.Data) < 2 {
 		if time.Now().After(deadline) {
 			t.Fatalf("GET /v1/outbox/dead-letters lists %+v, want both refused rows", page.Data)
 		}
 		time.Sleep(100 * time.Millisecond)
-		dev.call(t, "GET", "/v1/outbox/dead-letters", nil, http.StatusOK, &page)
+		res, err := dev.api.ListOutboxDeadLettersWithResponse(ctx, nil)
+		must(t, "list outbox dead letters", res, err)
+		page = *res.JSON200
 	}
-	if d := page.Data[0]; d.EventID != invalid || d.Reason != "invalid_data" || !strings.Contains(d.Detail, "data/amount/value") {
+	if d := page.Data[0]; d.EventID != invalid || d.Reason != adminclient.OutboxDeadLetterReasonInvalidData || !strings.Contains(d.Detail, "data/amount/value") {
 		t.Errorf("newest refused row %+v, want %s as invalid_data", d, invalid)
 	}
-	if d := page.Data[1]; d.EventID != unknown || d.Reason != "unknown_type" {
+	if d := page.Data[1]; d.EventID != unknown || d.Reason != adminclient.OutboxDeadLetterReasonUnknownType {
 		t.Errorf("older refused row %+v, want %s as unknown_type", d, unknown)
 	}
 	time.Sleep(time.Second) // anything still on its way arrives

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hookstream/hookstream/adminclient"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/webhook"
@@ -101,7 +102,11 @@ func TestDevDeliversIntoInbox(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	dev.call(t, "POST", "/v1/partners/pc/deliveries/"+did+"/replay", map[string]any{}, http.StatusAccepted, nil)
+	replay, err := dev.api.ReplayDeliveryWithResponse(ctx, "pc", did, adminclient.Empty{})
+	must(t, "replay", replay, err)
+	if replay.JSON202 == nil || replay.JSON202.EventID != events[0] {
+		t.Fatalf("replay answered %s", replay.Body)
+	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var attempts int

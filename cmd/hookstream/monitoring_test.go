@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/hookstream/hookstream/adminclient"
 	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/internal/topics"
 )
@@ -288,8 +289,9 @@ func TestMonitoringMetricsExportedByDev(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	since := time.Now().Add(-10 * time.Minute).UTC().Format(time.RFC3339)
-	dev.call(t, "POST", "/v1/partners/mon-ok/endpoints/"+okID+"/replay", map[string]string{"since": since}, http.StatusAccepted, nil)
+	job, err := dev.api.CreateReplayJobWithResponse(context.Background(), "mon-ok", okID,
+		adminclient.ReplayJobRequest{Since: time.Now().Add(-10 * time.Minute)})
+	must(t, "bulk replay", job, err)
 	ok.waitFor(t, 2, 60*time.Second)
 
 	// The rest (retry, exhaustion, deferrals, the refusal) happens within seconds; poll.

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookstream/hookstream/eventcatalog"
+	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/outbox"
+	"github.com/hookstream/hookstream/webhook"
+)
+
+// Issue 15: `hookstream trigger` of every catalog type, against a running `hookstream dev`,
+// reaches the partner's receiver as a signed request that verifies with the endpoint's secret,
+// carrying the printed event id and data its type's schema accepts; another partner's receiver
+// gets none of them.
+func TestTriggerDeliversEveryCatalogType(t *testing.T) {
+	db := testenv.NewEmptyDatabase(t)
+	dev := startDev(t, db)
+	var rx, other received
+	srv := httptest.NewServer(rx.handler(func(int) int { return http.StatusNoContent }))
+	defer srv.Close()
+	otherSrv := httptest.NewServer(other.handler(func(int) int { return http.StatusNoContent }))
+	defer otherSrv.Close()
+
+	trigger := func(args ...string) string {
+		t.Helper()
+		status, stdout, stderr := cli(t, append([]string{"trigger"}, append(args, "--database-url", db.URL)...)...)
+		id := strings.TrimSpace(stdout)
+		if status != 0 || !outbox.ValidEventID(id) {
+			t.Fatalf("hookstream trigger %s: status %d, stdout %q\n%s", strings.Join(args, " "), status, stdout, stderr)
+		}
+		return id
+	}
+	if status, _, stderr := cli(t, "trigger", "customer.created", "--database-url", db.URL); status != 2 || !strings.Contains(stderr, "no partner yet") {
+		t.Errorf("trigger with no partner: status %d\n%s", status, stderr)
+	}
+	_, secret := dev.createEndpoint(t, "pt", srv.URL+"/hooks", "*")
+	time.Sleep(500 * time.Millisecond) // the endpoint records reach the views before the events
+
+	types := eventcatalog.Types()
+	sent := map[string]string{}                  // event id → type
+	sent[trigger(types[0].Type)] = types[0].Type // the deployment's only partner
+	dev.createEndpoint(t, "other", otherSrv.URL+"/hooks", "*")
+	time.Sleep(500 * time.Millisecond)
+	for _, et := range types[1:] {
+		sent[trigger(et.Type, "--partner", "pt")] = et.Type
+	}
+	if status, _, stderr := cli(t, "trigger", "customer.created", "--database-url", db.URL); status != 2 || !strings.Contains(stderr, "several partners (other, pt)") {
+		t.Errorf("trigger without --partner beside two partners: status %d\n%s", status, stderr)
+	}
+	if status, _, stderr := cli(t, "trigger", "customer.created", "--partner", "nobody", "--database-url", db.URL); status != 2 || !strings.Contains(stderr, `no partner "nobody"`) {
+		t.Errorf("trigger --partner nobody: status %d\n%s", status, stderr)
+	}
+
+	v, err := webhook.NewVerifier([]string{secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	deadline := time.Now().Add(60 * time.Second)
+	for len(got) < len(sent) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the receiver got %d of the %d triggered events in 60s", len(got), len(sent))
+		}
+		time.Sleep(100 * time.Millisecond)
+		for _, m := range rx.all() {
+			id := m.header.Get("webhook-id")
+			if got[id] {
+				continue
+			}
+			if err := v.VerifyHeader(m.header, m.body); err != nil {
+				t.Fatalf("the request of %s does not verify: %v", id, err)
+			}
+			var env outbox.Envelope
+			if err := json.Unmarshal(m.body, &env); err != nil {
+				t.Fatalf("body of %s: %v", id, err)
+			}
+			if typ, ok := sent[id]; !ok || env.EventID != id || env.Type != typ || env.PartnerID != "pt" {
+				t.Fatalf("received %s, a %s of %s; triggered %v", id, env.Type, env.PartnerID, sent)
+			}
+			if err := eventcatalog.Published().CheckEvent(env.Event()); err != nil {
+				t.Fatalf("received %s: its data breaks the schema of %s: %v", id, env.Type, err)
+			}
+			got[id] = true
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // anything on its way to the other partner arrives
+	if n := len(other.all()); n != 0 {
+		t.Fatalf("another partner's receiver got %d requests", n)
+	}
+
+	status, stdout, stderr := cli(t, "trigger", "invoice.paid", "--partner", "pt", "--database-url", db.URL)
+	if status != 2 || stdout != "" || !strings.Contains(stderr, `unknown event type "invoice.paid"`) {
+		t.Errorf("trigger invoice.paid: status %d, stdout %q\n%s", status, stdout, stderr)
+	}
+	for _, et := range types {
+		if !strings.Contains(stderr, "\n  "+et.Type+" ") {
+			t.Errorf("the refusal of an unknown type does not list %s:\n%s", et.Type, stderr)
+		}
+	}
+}
+
+// The README's quick start, as a user types it after `make dev`: its shell block that creates a
+// partner and an endpoint with curl and triggers events runs against a running `hookstream dev`
+// (its address, data directory and database, the receiver's address and the built binary put in
+// for the README's), and the receiver gets each printed event id, verified with the secret the
+// endpoint's creation printed.
+func TestREADMEQuickStartTriggers(t *testing.T) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Fatalf("the README's quick start uses curl: %v", err)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quickStart, _, _ := strings.Cut(string(readme[bytes.Index(readme, []byte("## Quick start")):]), "\n## ")
+	var script string
+	for _, block := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(quickStart, -1) {
+		if strings.Contains(block[1], "hookstream trigger") {
+			script = block[1]
+		}
+	}
+	if script == "" {
+		t.Fatal("the README's quick start shows no hookstream trigger")
+	}
+
+	db := testenv.NewEmptyDatabase(t)
+	dev := startDev(t, db)
+	var rx received
+	srv := httptest.NewServer(rx.handler(func(int) int { return http.StatusNoContent }))
+	defer srv.Close()
+	for from, to := range map[string]string{
+		"localhost:8080":          strings.TrimPrefix(dev.adminURL, "http://"),
+		".data/":                  dev.dataDir + "/",
+		"127.0.0.1:9000":          strings.TrimPrefix(srv.URL, "http://"),
+		"go run ./cmd/hookstream": testenv.Binary(t),
+		"curl ":                   curl + " ",
+	} {
+		if !strings.Contains(script, from) {
+			t.Fatalf("the quick start's block has no %q to replace:\n%s", from, script)
+		}
+		script = strings.ReplaceAll(script, from, to)
+	}
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Env = append(os.Environ(), "HOOKSTREAM_DATABASE_URL="+db.URL)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the quick start's commands: %v\n%s\nstdout:\n%s\nstderr:\n%s", err, script, out, stderr.Bytes())
+	}
+
+	// Output: the partner, the endpoint with its secret, then one event id per trigger.
+	dec := json.NewDecoder(bytes.NewReader(out))
+	var partner, endpoint struct{ ID, Secret string }
+	if dec.Decode(&partner) != nil || dec.Decode(&endpoint) != nil || partner.ID != "acme" || !strings.HasPrefix(endpoint.Secret, "whsec_") {
+		t.Fatalf("the quick start printed\n%s", out)
+	}
+	rest, _ := io.ReadAll(dec.Buffered())
+	ids := strings.Fields(string(rest))
+	if len(ids) != strings.Count(script, "hookstream trigger") {
+		t.Fatalf("the triggers printed %q, want one event id each", rest)
+	}
+	v, err := webhook.NewVerifier([]string{endpoint.Secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range rx.waitFor(t, len(ids), 60*time.Second) {
+		if err := v.VerifyHeader(m.header, m.body); err != nil {
+			t.Fatalf("a request does not verify: %v", err)
+		}
+		got = append(got, m.header.Get("webhook-id"))
+	}
+	if !sameIDs(got, ids) {
+		t.Fatalf("the receiver got %v, the triggers printed %v", got, ids)
+	}
+}
