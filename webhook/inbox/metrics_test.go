@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,6 +150,29 @@ func TestMetrics(t *testing.T) {
 	}
 	if got := counter("hookstream_inbox_purged_total"); got != 2 {
 		t.Errorf("hookstream_inbox_purged_total = %v, want 2", got)
+	}
+
+	// The example alerts name only metrics the inbox exports.
+	raw, err := os.ReadFile("../../deploy/monitoring/receiver-alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported := map[string]bool{}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		exported[mf.GetName()] = true
+	}
+	names := regexp.MustCompile(`hookstream_inbox_[a-z_]+`).FindAllString(string(raw), -1)
+	if len(names) < 5 {
+		t.Fatalf("receiver-alerts.yml names %d metrics", len(names))
+	}
+	for _, name := range names {
+		if !exported[strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, "_bucket"), "_count"), "_sum")] {
+			t.Errorf("receiver-alerts.yml names %s, which the inbox does not export", name)
+		}
 	}
 
 	// A second Inbox on the same Registerer is refused rather than silently sharing series.
