@@ -40,12 +40,14 @@ test-real: pg-up kafka-up
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA='$(KAFKA_REAL)' $(GOTEST) ./...
 
 # Short fuzzing runs in every CI run: the egress URL policy (R26), the receiver inbox's handler,
+# the provider signature verifiers,
 # the envelope-head reader, the response excerpt and the record codec; longer runs by hand.
 # Counts, not durations: a -fuzztime duration that runs out while a worker is busy can fail the
 # run with "context deadline exceeded" and no finding (seen in CI-like runs of FuzzUnmarshalDelivery).
 test-fuzz: pg-up
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckURL$$' -fuzztime 300000x ./sender/egress/
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' $(GO) test -run '^$$' -fuzz '^FuzzHandler$$' -fuzztime 60000x ./webhook/inbox/
+	$(GO) test -run '^$$' -fuzz '^FuzzProviderVerifiers$$' -fuzztime 150000x ./webhook/
 	$(GO) test -run '^$$' -fuzz '^FuzzReadHead$$' -fuzztime 100000x ./sender/
 	$(GO) test -run '^$$' -fuzz '^FuzzExcerpt$$' -fuzztime 8000x ./sender/
 	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalDelivery$$' -fuzztime 300000x ./internal/records/

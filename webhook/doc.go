@@ -1,4 +1,5 @@
-// Package webhook is the public Standard Webhooks library shared by hookstream and its partners.
+// Package webhook signs and verifies webhooks: Standard Webhooks for hookstream and its partners,
+// and the schemes of the other providers partners receive from.
 //
 // A sender signs with a [Signer] built once per endpoint from its active secrets: the
 // webhook-signature header carries one v1 signature per secret, so a receiver holding either the
@@ -8,7 +9,28 @@
 // Verification failures are typed errors (ErrMissingHeader, ErrTimestampTooOld, ...) that callers
 // tell apart with errors.Is.
 //
-// Secrets are "whsec_" followed by the standard base64 encoding of 24 to 64 random bytes;
+// Partners also receive webhooks from other providers, and each signs differently, so each has
+// its own verifier behind one interface, [RequestVerifier], whose VerifyRequest checks a
+// request's headers over its raw body and returns the [Message] it carries (the event id to
+// deduplicate on, the type, the signed time):
+//
+//   - [Verifier]: Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature), as
+//     hookstream, and Svix-based senders, sign.
+//   - [GitHubVerifier]: X-Hub-Signature-256, "sha256=" and the hex HMAC of the body; the id is
+//     X-GitHub-Delivery.
+//   - [StripeVerifier]: Stripe-Signature "t=…,v1=…", the hex HMAC of "t.body", one v1 per
+//     active secret, with the timestamp tolerance; the id is the event's "id" in the body.
+//   - [SlackVerifier]: X-Slack-Signature "v0=" and the hex HMAC of "v0:ts:body" with
+//     X-Slack-Request-Timestamp and the tolerance; the id is the callback's event_id.
+//   - [ShopifyVerifier]: X-Shopify-Hmac-Sha256, the base64 HMAC of the body; the id is
+//     X-Shopify-Webhook-Id.
+//
+// Every comparison is constant-time, every verifier takes several secrets for a rotation, and
+// a bad header is an error, never a panic. GitHub and Shopify sign neither a timestamp nor the
+// id header: a captured request verifies for ever and can be resent under a fresh id, so keep
+// those endpoints on TLS and make the effects idempotent by the resource they change.
+//
+// Standard Webhooks secrets are "whsec_" followed by the standard base64 encoding of 24 to 64 random bytes;
 // [NewSecret] makes 32. Package webhook/inbox builds a receiver on the Verifier that stores each
 // event id once and hands it to the application's processor.
 package webhook

@@ -3,7 +3,10 @@ package webhook
 import (
 	"bytes"
 	"crypto/hmac"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -151,4 +154,62 @@ func isOneOf(err error, targets []error) bool {
 		}
 	}
 	return false
+}
+
+// FuzzProviderVerifiers sends arbitrary header values and bodies to every provider's verifier:
+// a refusal is always one of the typed errors and never a panic, and an acceptance always
+// comes with the HMAC of exactly these bytes under the secret.
+func FuzzProviderVerifiers(f *testing.F) {
+	const secret = "fuzz secret"
+	now := time.Unix(1735689600, 0)
+	clock := WithClock(fixedClock(now))
+	github, _ := NewGitHubVerifier([]string{secret})
+	shopify, _ := NewShopifyVerifier([]string{secret})
+	stripe, err := NewStripeVerifier([]string{secret}, clock)
+	if err != nil {
+		f.Fatal(err)
+	}
+	slack, err := NewSlackVerifier([]string{secret}, clock)
+	if err != nil {
+		f.Fatal(err)
+	}
+	body := `{"id":"evt_1","type":"x"}`
+	f.Add("sha256="+hex.EncodeToString(hmacSHA256([]byte(secret), []byte(body))), "1735689600", body)
+	f.Add("t=1735689600,v1="+hex.EncodeToString(hmacSHA256([]byte(secret), []byte("1735689600."+body))), "", body)
+	f.Add("v0="+hex.EncodeToString(hmacSHA256([]byte(secret), []byte("v0:1735689600:"+body))), "1735689600", body)
+	f.Add(base64.StdEncoding.EncodeToString(hmacSHA256([]byte(secret), []byte(body))), "", body)
+	f.Add("t=,v1=,,==", "-5", "")
+	f.Add("sha256=zz", "99999999999999999999", "\xff")
+	f.Fuzz(func(t *testing.T, sig, ts, body string) {
+		h := http.Header{}
+		for _, name := range []string{HeaderGitHubSignature, HeaderShopifyHmac, HeaderStripeSignature, HeaderSlackSignature} {
+			h.Set(name, sig)
+		}
+		h.Set(HeaderSlackTimestamp, ts)
+		for name, v := range map[string]RequestVerifier{"github": github, "shopify": shopify, "stripe": stripe, "slack": slack} {
+			_, err := v.VerifyRequest(h, []byte(body))
+			if err != nil {
+				if !isOneOf(err, verifyErrors) {
+					t.Fatalf("%s: untyped error %v", name, err)
+				}
+				continue
+			}
+			var signed string
+			switch name {
+			case "github":
+				signed = body
+			case "shopify":
+				signed = body
+			case "stripe":
+				tPart, _, _ := parseStripeSignature(sig)
+				signed = tPart + "." + body
+			case "slack":
+				signed = "v0:" + ts + ":" + body
+			}
+			if !strings.Contains(sig, hex.EncodeToString(hmacSHA256([]byte(secret), []byte(signed)))) &&
+				!strings.Contains(sig, base64.StdEncoding.EncodeToString(hmacSHA256([]byte(secret), []byte(signed)))) {
+				t.Fatalf("%s accepted %q over %q without its HMAC", name, sig, body)
+			}
+		}
+	})
 }

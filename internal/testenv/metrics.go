@@ -51,3 +51,16 @@ func sum(t testing.TB, g prometheus.Gatherer, name string, labels []string, valu
 	}
 	return v
 }
+
+// HistogramCount sums the sample counts of the histogram name in g over its series whose
+// labels hold every pair of labels, as Counter does.
+func HistogramCount(t testing.TB, g prometheus.Gatherer, name string, labels ...string) uint64 {
+	t.Helper()
+	return uint64(sum(t, g, name, labels, func(m *dto.Metric) float64 { return float64(m.GetHistogram().GetSampleCount()) }))
+}
+
+// Series counts the series of name in g.
+func Series(t testing.TB, g prometheus.Gatherer, name string) int {
+	t.Helper()
+	return int(sum(t, g, name, nil, func(*dto.Metric) float64 { return 1 }))
+}

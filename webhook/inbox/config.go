@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"regexp"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // PayloadValidator checks an authenticated envelope before it is stored, typically against the
@@ -28,6 +30,10 @@ type Config struct {
 	// ValidatePayload, when set, checks each verified envelope before it is stored.
 	ValidatePayload PayloadValidator
 
+	// Authorize, when set, runs before the ProcessFunc for every event of every source, in
+	// its transaction: the place to check current permissions (see AuthorizeFunc).
+	Authorize AuthorizeFunc
+
 	// BatchSize is how many due events one claim locks. Events claimed together share one
 	// transaction: their effects commit together, and locks taken while processing one of them
 	// are held until the batch commits. 1, the default, gives every event its own transaction;
@@ -45,11 +51,27 @@ type Config struct {
 	FirstRetryDelay time.Duration
 	MaxRetryDelay   time.Duration
 
+	// Retention is how long finished rows (processed, refused) are kept before Run purges
+	// them, counted from when they finished; 0 keeps them for ever. Keep it at least as long
+	// as any source redelivers: hookstream's replay window (replay_window_seconds in
+	// GET /v1/limits, 30 days by default), Stripe's and GitHub's 3 days of retries and
+	// redeliveries. An event redelivered after its row is purged is processed again. Dead
+	// rows are never purged: they wait for an operator.
+	Retention time.Duration
+	// PurgeInterval is how often Run purges when Retention is set.
+	PurgeInterval time.Duration
+
+	// Registerer, when set, receives the inbox's metrics (hookstream_inbox_*, see the package
+	// documentation); nil exports none. One Registerer takes one Inbox: give others their
+	// own, or wrap it with prometheus.WrapRegistererWith.
+	Registerer prometheus.Registerer
+
 	// Logger receives refused requests (Info), storage and processing failures (Warn, Error).
 	Logger *slog.Logger
 }
 
-// Defaults. With them a failing event is tried 20 times over about 10 hours before it is dead.
+// Defaults. With them a failing event is tried 20 times over about 10 hours before it is dead,
+// and finished rows are kept 30 days.
 const (
 	DefaultTable           = "webhook_inbox"
 	DefaultMaxBodyBytes    = 1 << 20
@@ -60,6 +82,8 @@ const (
 	DefaultMaxAttempts     = 20
 	DefaultFirstRetryDelay = 5 * time.Second
 	DefaultMaxRetryDelay   = time.Hour
+	DefaultRetention       = 30 * 24 * time.Hour
+	DefaultPurgeInterval   = time.Hour
 )
 
 // maxBatchSize keeps one claim's locks and memory bounded whatever the configuration says.
@@ -77,6 +101,8 @@ func DefaultConfig() Config {
 		MaxAttempts:     DefaultMaxAttempts,
 		FirstRetryDelay: DefaultFirstRetryDelay,
 		MaxRetryDelay:   DefaultMaxRetryDelay,
+		Retention:       DefaultRetention,
+		PurgeInterval:   DefaultPurgeInterval,
 		Logger:          slog.Default(),
 	}
 }
@@ -117,6 +143,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxAttempts < 1 {
 		bad("max attempts %d must be at least 1", c.MaxAttempts)
+	}
+	if c.Retention < 0 {
+		bad("retention %s must not be negative (0 keeps rows for ever)", c.Retention)
+	}
+	if c.Retention > 0 && c.PurgeInterval <= 0 {
+		bad("purge interval %s must be positive when a retention is set", c.PurgeInterval)
 	}
 	if c.Logger == nil {
 		bad("logger is nil (use slog.New(slog.DiscardHandler) for none)")

@@ -172,3 +172,69 @@ func ExampleConfig_Validate() {
 	// inbox: config: table "partner-inbox" must be lowercase letters, digits and underscores, at most 48 bytes
 	// inbox: config: batch size 0 must be between 1 and 1000
 }
+
+// An AuthorizeFunc checks, just before the effect, that the customer an event names may still
+// do what it asks, reading the permission in the processing transaction and locking it until
+// the effect commits. A refusal is final; an error of the permission lookup itself is retried.
+func ExampleAuthorizeFunc() {
+	authorize := func(ctx context.Context, tx pgx.Tx, ev inbox.Event) error {
+		env, err := ev.Envelope()
+		if err != nil {
+			return fmt.Errorf("%w: %v", inbox.ErrRefused, err) // not an event we can act on
+		}
+		var active bool
+		err = tx.QueryRow(ctx, `SELECT active FROM customers_of_partner WHERE id = $1 FOR SHARE`, env.Subject.ID).Scan(&active)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows) || (err == nil && !active):
+			return fmt.Errorf("customer %s is not active: %w", env.Subject.ID, inbox.ErrRefused)
+		case err != nil:
+			return err // could not decide: retried
+		}
+		return nil
+	}
+	cfg := inbox.DefaultConfig()
+	cfg.Authorize = authorize
+	_ = cfg // pass to inbox.New
+}
+
+// One inbox receives hookstream's webhooks and GitHub's on their own paths; Run processes both,
+// and the ProcessFunc tells them apart by Event.Source. A duplicate of a processed GitHub
+// delivery gets the result the first one recorded.
+func ExampleInbox_Handler() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, "postgres://app@127.0.0.1:5432/app")
+	if err != nil {
+		log.Fatal(err)
+	}
+	hookstreamVerifier, err := webhook.NewVerifier([]string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	githubVerifier, err := webhook.NewGitHubVerifier([]string{"the GitHub webhook secret"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	process := func(ctx context.Context, tx pgx.Tx, ev inbox.Event) error {
+		switch ev.Source {
+		case "github":
+			// ... start a build for the pushed commit, idempotently by ev.ID ...
+			return ev.SetResult(json.RawMessage(`{"build":"queued"}`))
+		case inbox.HookstreamSource:
+			return applyCustomerEvent(ctx, tx, ev)
+		}
+		return nil
+	}
+	receiver, err := inbox.New(pool, hookstreamVerifier, process, inbox.DefaultConfig())
+	if err != nil {
+		log.Fatal(err)
+	}
+	github, err := receiver.Handler(inbox.Source{Name: "github", Verifier: githubVerifier})
+	if err != nil {
+		log.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST /webhooks/hookstream", receiver)
+	mux.Handle("POST /webhooks/github", github)
+	go func() { _ = receiver.Run(ctx) }()
+	log.Fatal(http.ListenAndServe(":8080", mux))
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -186,3 +187,6 @@ func eventually(t testing.TB, timeout time.Duration, what string, cond func() bo
 
 // noProcessing is a ProcessFunc for tests of the handler alone.
 func noProcessing(context.Context, pgx.Tx, inbox.Event) error { return nil }
+
+// bodyOf is a request body holding b.
+func bodyOf(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }
