@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookstream/hookstream/internal/bench/benchenv"
 	"github.com/hookstream/hookstream/internal/harness"
 )
 
@@ -82,7 +81,7 @@ func newInstance(bin, logDir, kind string, n int, vars map[string]string, adminA
 		in.probe = "http://" + adminAddr // the admin command serves its probes beside the API
 		own["HOOKSTREAM_METRICS_ADDR"] = ""
 	} else {
-		port, err := benchenv.FreePort()
+		port, err := freePort(1)
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -43,17 +44,16 @@ func newInfra(repo, dir string, log io.Writer) (*infra, error) {
 	return &infra{repo: repo, dir: dir, pgPort: pg, kafkaPort: kafka, log: log}, nil
 }
 
-// freePort finds a port p on 127.0.0.1 such that p … p+n-1 are free.
+// freePort finds a port p on 127.0.0.1 such that p … p+n-1 are free, below the kernel's
+// ephemeral range (32768 and up on Linux by default). PostgreSQL and the broker are stopped and
+// started again on their ports during the run: an ephemeral port can meanwhile be taken as the
+// source port of some client's connection (the restarted service then cannot bind), while a
+// port below that range is only ever taken by a listener.
 func freePort(n int) (int, error) {
 	for range 100 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, fmt.Errorf("free port: %w", err)
-		}
-		p := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
+		p := 20000 + rand.IntN(12000-n) // [20000, 32000)
 		ok := true
-		for i := 1; i < n && ok; i++ {
+		for i := 0; i < n && ok; i++ {
 			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+i))
 			if ok = err == nil; ok {
 				l.Close()

@@ -201,7 +201,7 @@ func (s *session) startHookstream(ctx context.Context) error {
 // configure makes the installation's shared variables and admin client, migrates the database
 // and creates the topics.
 func (s *session) configure(ctx context.Context) (vars map[string]string, adminAddr string, err error) {
-	port, err := benchenv.FreePort()
+	port, err := freePort(1)
 	if err != nil {
 		return nil, "", err
 	}
