@@ -53,6 +53,13 @@ type Config struct {
 	LookAheadBytes int
 	// ReleaseBatch is the most records released in one Kafka transaction.
 	ReleaseBatch int
+	// ReleaseLinger is how long the earliest due record may wait for others to fall due and
+	// share its release transaction. With retries falling due all the time, a tier without it
+	// commits a transaction for almost every record, and each costs the broker a round of
+	// coordinator writes and markers; with it a tier commits at most one per linger while its
+	// records stream in. Records are released at most this much (plus the transaction) late,
+	// never early. Zero releases each record as soon as it is due.
+	ReleaseLinger time.Duration
 	// MaxPollWait is the longest a tier consumer waits in a poll when nothing is due sooner;
 	// it bounds how stale the pause decisions and gauges get.
 	MaxPollWait time.Duration
@@ -104,6 +111,7 @@ func DefaultConfig() Config {
 		LookAheadRecords:   20000,
 		LookAheadBytes:     8 << 20,
 		ReleaseBatch:       1000,
+		ReleaseLinger:      20 * time.Millisecond,
 		MaxPollWait:        time.Second,
 		FetchMaxWait:       500 * time.Millisecond,
 		FetchMaxBytes:      1 << 20,
@@ -155,6 +163,9 @@ func (c Config) Validate() error {
 	}
 	if c.ReleaseBatch < 1 {
 		errs = append(errs, errors.New("release batch must be at least 1"))
+	}
+	if c.ReleaseLinger < 0 || c.ReleaseLinger > time.Second {
+		errs = append(errs, errors.New("release linger must be between 0 and 1s"))
 	}
 	if c.MaxPollWait <= 0 || c.FetchMaxWait <= 0 || c.TransactionTimeout <= 0 || c.StatsInterval <= 0 || c.RetryInterval <= 0 {
 		errs = append(errs, errors.New("intervals and timeouts must be positive"))

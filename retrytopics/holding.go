@@ -177,6 +177,9 @@ type heldRecord struct {
 	deadReason string
 	// deadBare drops the original value from the dead letter (the dlq refused it whole).
 	deadBare bool
+	// alone: the record was in a refused release of several; it is released in a transaction
+	// of its own, to learn whether it is the one refused.
+	alone bool
 
 	released bool // popped; still listed in byOffset until compacted away
 }
@@ -295,7 +298,7 @@ func (h *holding) nextDue() (int64, bool) {
 }
 
 // popDue removes and returns up to maxN records due at or before now (and about maxBytes), in
-// due order across partitions.
+// due order across partitions. A record marked alone comes in a batch of its own.
 func (h *holding) popDue(now int64, maxN, maxBytes int) []*heldRecord {
 	var out []*heldRecord
 	size := 0
@@ -306,8 +309,8 @@ func (h *holding) popDue(now int64, maxN, maxBytes int) []*heldRecord {
 				best = ph
 			}
 		}
-		if best == nil {
-			break
+		if best == nil || best.byDue[0].alone && len(out) > 0 {
+			break // a record to release alone waits for a batch of its own
 		}
 		r := heap.Pop(&best.byDue).(*heldRecord)
 		best.release(r)
@@ -315,6 +318,9 @@ func (h *holding) popDue(now int64, maxN, maxBytes int) []*heldRecord {
 		h.bytes -= r.size
 		size += r.size
 		out = append(out, r)
+		if r.alone {
+			break
+		}
 	}
 	return out
 }

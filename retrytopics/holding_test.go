@@ -1,6 +1,7 @@
 package retrytopics
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -200,6 +201,35 @@ func TestHoldingRewindAfterAbort(t *testing.T) {
 	}
 	if got := h.popDue(10, 10, 1<<20); len(got) != 2 {
 		t.Fatalf("released %d after the rewind, want 2", len(got))
+	}
+}
+
+// A record of a refused release of several is released alone, so that the broker's refusal of
+// one record's batch does not dead-letter its batch-mates (TestRefusedReleaseIsDeadLettered
+// is the same on a broker).
+func TestHoldingReleasesSuspectsAlone(t *testing.T) {
+	h := newHolding()
+	h.assign(0, commitPoint{offset: -1})
+	h.assign(1, commitPoint{offset: -1})
+	suspect := rec(1, 20, 6)
+	suspect.alone = true
+	for _, r := range []*heldRecord{rec(0, 10, 5), suspect, rec(0, 11, 7), rec(1, 21, 8)} {
+		h.add(r)
+	}
+	var batches [][]int64
+	for {
+		got := h.popDue(10, 10, 1<<20)
+		if len(got) == 0 {
+			break
+		}
+		var offs []int64
+		for _, r := range got {
+			offs = append(offs, r.pos.offset)
+		}
+		batches = append(batches, offs)
+	}
+	if fmt.Sprint(batches) != "[[10] [20] [11 21]]" {
+		t.Fatalf("batches %v, want [[10] [20] [11 21]]", batches)
 	}
 }
 

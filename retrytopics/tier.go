@@ -49,6 +49,10 @@ type Tier struct {
 	// refused counts, per record, releases the deliveries topic (then the dlq) refused
 	// outright; such a record goes to the dlq next time (whole, then without its value).
 	refused map[recordRef]int
+	// suspect are the records of a refused release of several: the broker refuses a whole
+	// batch for one bad record, so each is released alone next time, and only a record
+	// refused alone counts as refused.
+	suspect map[recordRef]bool
 
 	topicID [16]byte // owned by the poll loop
 }
@@ -94,6 +98,7 @@ func newTier(cfg Config, r tierRoute, m *retryMetrics, instance string) *Tier {
 		assigned: map[int32]bool{},
 		paused:   map[int32]bool{},
 		refused:  map[recordRef]int{},
+		suspect:  map[recordRef]bool{},
 	}
 }
 
@@ -267,7 +272,7 @@ func (t *Tier) pollPlan() (room int, wait time.Duration) {
 	room = max(1, min(room, (t.cfg.LookAheadBytes-t.hold.bytes)/avg))
 	wait = t.cfg.MaxPollWait
 	if due, ok := t.hold.nextDue(); ok {
-		wait = min(wait, max(time.Until(time.Unix(0, due)), 0))
+		wait = min(wait, max(time.Until(time.Unix(0, due).Add(t.cfg.ReleaseLinger)), 0))
 	}
 	return room, wait
 }
@@ -328,6 +333,7 @@ func (t *Tier) intake(fs kgo.Fetches) {
 			problem = "the deliveries topic refused the record"
 			h.deadBare = n > 1
 		}
+		h.alone = t.suspect[recordRef{r.Partition, r.Offset}]
 		if problem != "" {
 			h.deadReason, due = problem, 0
 		}
@@ -381,12 +387,17 @@ func (t *Tier) dueOf(r *kgo.Record, now time.Time) (int64, string) {
 	return due.UnixNano(), ""
 }
 
-// releaseDue releases the records due now, at most ReleaseBatch of them in one transaction.
-// Records falling due meanwhile wait for the next turn of the loop, so a steady stream of due
-// records never starves the poll.
+// releaseDue releases the records due now, at most ReleaseBatch of them in one transaction,
+// once the earliest of them has been due for ReleaseLinger (so that a stream of due records
+// shares transactions). Records falling due meanwhile wait for the next turn of the loop, so a
+// steady stream of due records never starves the poll.
 func (t *Tier) releaseDue(ctx context.Context, s *kgo.GroupTransactSession) error {
 	now := time.Now()
 	t.mu.Lock()
+	if due, ok := t.hold.nextDue(); !ok || now.UnixNano()-due < int64(t.cfg.ReleaseLinger) {
+		t.mu.Unlock()
+		return nil
+	}
 	batch := t.hold.popDue(now.UnixNano(), t.cfg.ReleaseBatch, 4<<20)
 	if len(batch) == 0 {
 		t.mu.Unlock()
@@ -405,6 +416,7 @@ func (t *Tier) releaseDue(ctx context.Context, s *kgo.GroupTransactSession) erro
 		t.hold.committedAt(points)
 		for _, r := range batch {
 			delete(t.refused, recordRef{r.partition, r.pos.offset})
+			delete(t.suspect, recordRef{r.partition, r.pos.offset})
 		}
 	} else {
 		// The transaction aborted and franz-go rewound the consumer to the committed offsets:
@@ -444,8 +456,13 @@ func (t *Tier) release(ctx context.Context, s *kgo.GroupTransactSession, batch [
 				mu.Lock()
 				failed = append(failed, err)
 				if refusedOutright(err) {
+					ref := recordRef{r.partition, r.pos.offset}
 					t.mu.Lock()
-					t.refused[recordRef{r.partition, r.pos.offset}]++
+					if len(batch) == 1 {
+						t.refused[ref]++
+					} else {
+						t.suspect[ref] = true
+					}
 					t.mu.Unlock()
 				}
 				mu.Unlock()
