@@ -102,6 +102,12 @@ func newTier(cfg Config, r tierRoute, m *retryMetrics, instance string) *Tier {
 	}
 }
 
+// Topic is the tier's topic.
+func (t *Tier) Topic() string { return t.route.topic }
+
+// Group is the consumer group of the tier's topic.
+func (t *Tier) Group() string { return t.group }
+
 // Name is the tier's name ("5s", "1m", ...).
 func (t *Tier) Name() string { return t.route.name }
 

@@ -127,6 +127,9 @@ func newSender(cfg Config, view endpointSource, retrier Retrier) (*Sender, error
 	return s, nil
 }
 
+// Group is the consumer group of the deliveries topic.
+func (s *Sender) Group() string { return s.cfg.group() }
+
 // Run delivers until ctx ends, then shuts down in order: it stops taking records, lets the
 // requests in flight finish (up to Config.ShutdownGrace; the rest are abandoned and delivered
 // again after a restart), commits the offsets of finished work and closes (a dynamic member

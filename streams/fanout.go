@@ -130,6 +130,10 @@ func NewFanout(cfg FanoutConfig, view *EndpointView) (*Fanout, error) {
 	return &Fanout{cfg: cfg, names: topics.For(cfg.Prefix), view: view, log: cfg.Logger.With("component", "fanout"), metrics: m}, nil
 }
 
+// Group is the consumer group fanout reads the events topic in (its lag is exported by
+// `hookstream fanout`).
+func (f *Fanout) Group() string { return f.cfg.Group }
+
 // Run consumes events until ctx ends. A session that fails (the broker went away, a commit could
 // not finish) is closed and a new one started after a growing wait: the new transactional
 // producer fences the old one and aborts whatever it left open, and the group hands the

@@ -65,7 +65,8 @@ func pendingOf(rec *kgo.Record, stale time.Time) (row pendingRow, skip string) {
 
 // recordPending writes pending rows until ctx ends.
 func (r *Recorder) recordPending(ctx context.Context) error {
-	return r.consume(ctx, r.cfg.Group+".pending", r.names.Deliveries, func(_ *kgo.Client, recs []*kgo.Record) bool {
+	_, pending := r.Groups()
+	return r.consume(ctx, pending, r.names.Deliveries, func(_ *kgo.Client, recs []*kgo.Record) bool {
 		return r.storePending(ctx, recs)
 	})
 }

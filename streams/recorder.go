@@ -173,6 +173,10 @@ func NewRecorder(cfg RecorderConfig, pool *pgxpool.Pool) (*Recorder, error) {
 	return &Recorder{cfg: cfg, pool: pool, names: topics.For(cfg.Prefix), log: cfg.Logger.With("component", "recorder"), metrics: m}, nil
 }
 
+// Groups are the recorder's consumer groups: the one of the attempts topic and the one of the
+// deliveries topic that writes pending rows.
+func (r *Recorder) Groups() (attempts, pending string) { return r.cfg.Group, r.cfg.Group + ".pending" }
+
 // Run records attempts until ctx ends. Offsets are committed after the PostgreSQL transaction:
 // at least once, and idempotent. Beside it, every delivery fanout emits gets its pending row
 // (pending.go), and finished deliveries older than the history retention are deleted every

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hookstream/hookstream/internal/kafkalag"
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/retrytopics"
@@ -81,9 +82,14 @@ func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 	if err != nil {
 		return err
 	}
+	lag, err := lagMonitor(s, log, reg, kafkalag.Consumption{Group: snd.Group(), Topic: topics.For(s.TopicPrefix).Deliveries})
+	if err != nil {
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return view.Run(gctx) })
 	g.Go(func() error { return snd.Run(gctx) })
+	g.Go(func() error { return lag(gctx) })
 	return g.Wait()
 }
 
@@ -106,8 +112,19 @@ func runRetryWith(ctx context.Context, s settings, log *slog.Logger, reg prometh
 	if err != nil {
 		return err
 	}
+	var held []kafkalag.Consumption
+	for _, t := range tiers.All() {
+		held = append(held, kafkalag.Consumption{Group: t.Group(), Topic: t.Topic()})
+	}
+	// A tier's lag is mostly records waiting for their time, by design; it is exported for the
+	// dashboard, and the alerts on growth leave the tiers out.
+	lag, err := lagMonitor(s, log, reg, held...)
+	if err != nil {
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return tiers.Run(gctx) })
+	g.Go(func() error { return lag(gctx) })
 	g.Go(func() error { return window.Run(gctx) })
 	return g.Wait()
 }

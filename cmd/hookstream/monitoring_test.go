@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -366,4 +367,42 @@ func exported(families map[string]string, name string) bool {
 		}
 	}
 	return false
+}
+
+// A component command exports the consumer lag of its own groups, and of no other, on its
+// metrics address (package kafkalag): fanout, the events topic in <prefix>.fanout.
+func TestMonitoringComponentExportsConsumerLag(t *testing.T) {
+	k := testenv.NewKafka(t)
+	names := k.CreateTopics(t)
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	stop := testenv.Go(t, "fanout", func(ctx context.Context) error {
+		return run(ctx, []string{"fanout", "--kafka-brokers", strings.Join(k.Brokers, ","), "--topic-prefix", k.Prefix,
+			"--metrics-addr", metricsAddr, "--log-format", "text"}, io.Discard)
+	})
+	defer stop()
+
+	const name = "hookstream_kafka_consumer_lag_records"
+	want := fmt.Sprintf(`%s{group="%s.fanout",topic="%s"}`, name, k.Prefix, names.Events)
+	var series []string
+	deadline := time.Now().Add(time.Minute)
+	for {
+		series = series[:0]
+		if resp, err := http.Get("http://" + metricsAddr + "/metrics"); err == nil {
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(make([]byte, 1<<20), 1<<20)
+			for sc.Scan() {
+				if line := sc.Text(); strings.HasPrefix(line, name+"{") {
+					series = append(series, line)
+				}
+			}
+			resp.Body.Close()
+		}
+		if len(series) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if len(series) != 1 || !strings.HasPrefix(series[0], want+" ") {
+		t.Fatalf("fanout's /metrics has lag series %q, want exactly %s", series, want)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hookstream/hookstream/internal/kafkalag"
 	"github.com/hookstream/hookstream/internal/kafkatxn"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/streams"
@@ -46,9 +47,14 @@ func runFanoutWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 		return err
 	}
 	defer repair.close()
+	lag, err := lagMonitor(s, log, reg, kafkalag.Consumption{Group: f.Group(), Topic: topics.For(s.TopicPrefix).Events})
+	if err != nil {
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return view.Run(gctx) })
 	g.Go(func() error { return f.Run(gctx) })
+	g.Go(func() error { return lag(gctx) })
 	g.Go(func() error { repair.Run(gctx, txnCheckInterval); return nil })
 	return g.Wait()
 }
@@ -91,5 +97,16 @@ func runRecorderWith(ctx context.Context, s settings, log *slog.Logger, reg prom
 	if err != nil {
 		return err
 	}
-	return r.Run(ctx)
+	names := topics.For(s.TopicPrefix)
+	attempts, pending := r.Groups()
+	lag, err := lagMonitor(s, log, reg,
+		kafkalag.Consumption{Group: attempts, Topic: names.Attempts},
+		kafkalag.Consumption{Group: pending, Topic: names.Deliveries})
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return r.Run(gctx) })
+	g.Go(func() error { return lag(gctx) })
+	return g.Wait()
 }

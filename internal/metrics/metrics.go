@@ -3,6 +3,8 @@
 package metrics
 
 import (
+	"errors"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -15,4 +17,20 @@ func NewRegistry() *prometheus.Registry {
 	r := prometheus.NewRegistry()
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return r
+}
+
+// Adopt registers c, or returns the collector of the same description registered before, so
+// components that share a process and a registry (`hookstream dev`) or are built again in it
+// count in the same series. Any other registration error is a name clash, a bug.
+func Adopt[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+		panic(err)
+	}
+	return c
 }
