@@ -37,8 +37,9 @@ type API struct {
 	instance     string // lease owner name of this process's replay runner
 	wake         chan struct{}
 	stop         chan struct{} // closed by Close: ends the reader janitor
+	streamsEnd   chan struct{} // closed by EndStreams: ends the open event streams
 
-	closeOnce sync.Once
+	closeOnce, endStreamsOnce sync.Once
 
 	mux     *http.ServeMux
 	routes  []route
@@ -92,6 +93,7 @@ func New(cfg Config, pool *pgxpool.Pool) (*API, error) {
 		instance:     "admin-" + ulid.Make().String(),
 		wake:         make(chan struct{}, 1),
 		stop:         make(chan struct{}),
+		streamsEnd:   make(chan struct{}),
 	}
 	a.events = newEventLog(a, names.Events)
 	a.buildRouter()
@@ -118,10 +120,19 @@ func (a *API) Checks() []Check {
 // returned.
 func (a *API) Close() {
 	a.closeOnce.Do(func() {
+		a.EndStreams()
 		close(a.stop)
 		a.events.close()
 		a.kafka.Close()
 	})
+}
+
+// EndStreams ends every open event stream (GET …/events/stream), as the client would see a
+// dropped connection: it reconnects with its last cursor elsewhere or later. Register it with
+// the HTTP server's RegisterOnShutdown, whose graceful shutdown otherwise waits for streams
+// that never end on their own.
+func (a *API) EndStreams() {
+	a.endStreamsOnce.Do(func() { close(a.streamsEnd) })
 }
 
 // janitor closes events-topic readers kept too long without a continuation and forgets

@@ -83,6 +83,11 @@ type Config struct {
 	// (the longest a platform transaction stays open plus cdc's lag). Lookups by event id scan
 	// the partner's partition from the id's time to this much after it.
 	EventLookupWindow time.Duration
+	// StreamPoll is how often an open event stream looks for new records in the partner's
+	// partition; StreamHeartbeat how long it stays silent at most, writing a comment then, so
+	// proxies and the client keep an idle stream open.
+	StreamPoll      time.Duration
+	StreamHeartbeat time.Duration
 
 	// Limits are the quotas of every partner, stated by GET /v1/limits.
 	Limits Limits
@@ -110,6 +115,8 @@ func DefaultConfig() Config {
 		MaxLogReaders:     16,
 		MaxFeedScan:       20000,
 		EventLookupWindow: time.Hour,
+		StreamPoll:        250 * time.Millisecond,
+		StreamHeartbeat:   15 * time.Second,
 		Limits:            DefaultLimits(),
 		Logger:            slog.Default(),
 	}
@@ -179,6 +186,7 @@ func (c Config) Validate() error {
 		{"history retention", c.HistoryRetention},
 		{"replay window", c.ReplayWindow}, {"job lease", c.JobLease},
 		{"job poll interval", c.JobPollInterval}, {"event lookup window", c.EventLookupWindow},
+		{"stream poll", c.StreamPoll}, {"stream heartbeat", c.StreamHeartbeat},
 	} {
 		if d.value <= 0 {
 			errs = append(errs, fmt.Errorf("%s %s must be positive", d.name, d.value))

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -51,23 +52,13 @@ func (a *API) listEvents(w http.ResponseWriter, r *http.Request, _ caller) error
 	if e != nil {
 		return e
 	}
-	var types []string
-	if raw := q.Get("types"); raw != "" {
-		var p problems
-		types = p.eventTypes(strings.Split(raw, ","), false)
-		if len(p) > 0 {
-			return invalid("types: a comma-separated list of event types like \"api_key.created\" or wildcards like \"api_key.*\"")
-		}
+	types, e := feedTypes(q)
+	if e != nil {
+		return e
 	}
-	var cur *feedCursor
-	if s := q.Get("after"); s != "" {
-		cur = &feedCursor{}
-		if e := decodeCursor(s, "events", cur); e != nil {
-			return e
-		}
-		if cur.Partner != partnerTag(pid) {
-			return badCursor()
-		}
+	cur, e := parseFeedCursor(q.Get("after"), pid)
+	if e != nil {
+		return e
 	}
 	ctx := r.Context()
 	release, err := a.events.acquire(ctx)
@@ -83,29 +74,15 @@ func (a *API) listEvents(w http.ResponseWriter, r *http.Request, _ caller) error
 	if err != nil {
 		return err
 	}
-	from := start
-	if cur != nil {
-		switch {
-		case cur.Partitions != n || cur.Partition != p:
-			return errorf(http.StatusGone, CodeGone, "the events topic was repartitioned since this cursor was issued; start again without a cursor and reconcile through the platform's state APIs")
-		case cur.Offset < start:
-			return expiredCursor(a)
-		case cur.Offset > end:
-			return badCursor()
-		}
-		from = cur.Offset
+	from, e := a.feedStart(cur, p, n, start, end, start)
+	if e != nil {
+		return e
 	}
 	page := feedPage{Data: []json.RawMessage{}}
 	scanned, size := 0, 0
 	next, err := a.events.scan(ctx, p, from, end, func(rec *kgo.Record) bool {
 		scanned++
-		ev, ok := eventFromRecord(rec)
-		if ok && ev.PartnerID == pid && (len(types) == 0 || streams.Subscribed(types, ev.Type)) {
-			if !bodyAgrees(ev) {
-				a.log.Error("events record whose envelope disagrees with its key or headers left out of the feed",
-					"partition", rec.Partition, "offset", rec.Offset)
-				return true
-			}
+		if _, ok := a.wanted(rec, pid, types); ok {
 			page.Data = append(page.Data, json.RawMessage(rec.Value))
 			size += len(rec.Value)
 		}
@@ -117,11 +94,78 @@ func (a *API) listEvents(w http.ResponseWriter, r *http.Request, _ caller) error
 	if err != nil {
 		return err
 	}
-	page.NextCursor = encodeCursor("events", feedCursor{Partition: p, Partitions: n, Offset: next, Partner: partnerTag(pid)})
+	page.NextCursor = feedCursorAt(pid, p, n, next)
 	page.HasMore = next < end
 	a.metrics.feedReads.Inc()
 	respond(w, http.StatusOK, page)
 	return nil
+}
+
+// feedTypes is the types parameter of the feed and the stream: event types and wildcards, with
+// the pattern rules of endpoint filters (streams.Subscribed).
+func feedTypes(q url.Values) ([]string, *apiError) {
+	raw := q.Get("types")
+	if raw == "" {
+		return nil, nil
+	}
+	var p problems
+	types := p.eventTypes(strings.Split(raw, ","), false)
+	if len(p) > 0 {
+		return nil, invalid("types: a comma-separated list of event types like \"api_key.created\" or wildcards like \"api_key.*\"")
+	}
+	return types, nil
+}
+
+// parseFeedCursor decodes a cursor of the partner's feed; "" is none (nil).
+func parseFeedCursor(s, pid string) (*feedCursor, *apiError) {
+	if s == "" {
+		return nil, nil
+	}
+	cur := &feedCursor{}
+	if e := decodeCursor(s, "events", cur); e != nil {
+		return nil, e
+	}
+	if cur.Partner != partnerTag(pid) {
+		return nil, badCursor()
+	}
+	return cur, nil
+}
+
+// feedStart is the offset a cursor resumes at in partition p of n partitions, whose records
+// span [start, end); with no cursor it is fresh.
+func (a *API) feedStart(cur *feedCursor, p, n int32, start, end, fresh int64) (int64, *apiError) {
+	if cur == nil {
+		return fresh, nil
+	}
+	switch {
+	case cur.Partitions != n || cur.Partition != p:
+		return 0, errorf(http.StatusGone, CodeGone, "the events topic was repartitioned since this cursor was issued; start again without a cursor and reconcile through the platform's state APIs")
+	case cur.Offset < start:
+		return 0, expiredCursor(a)
+	case cur.Offset > end:
+		return 0, badCursor()
+	}
+	return cur.Offset, nil
+}
+
+// feedCursorAt is the partner's cursor at offset of partition p of n.
+func feedCursorAt(pid string, p, n int32, offset int64) string {
+	return encodeCursor("events", feedCursor{Partition: p, Partitions: n, Offset: offset, Partner: partnerTag(pid)})
+}
+
+// wanted is whether a record of the events topic is an event of the partner's feed: theirs, of
+// one of the types (all when none), and consistent with its key and headers.
+func (a *API) wanted(rec *kgo.Record, pid string, types []string) (storedEvent, bool) {
+	ev, ok := eventFromRecord(rec)
+	if !ok || ev.PartnerID != pid || (len(types) > 0 && !streams.Subscribed(types, ev.Type)) {
+		return ev, false
+	}
+	if !bodyAgrees(ev) {
+		a.log.Error("events record whose envelope disagrees with its key or headers left out of the feed",
+			"partition", rec.Partition, "offset", rec.Offset)
+		return ev, false
+	}
+	return ev, true
 }
 
 func expiredCursor(a *API) *apiError {

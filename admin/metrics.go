@@ -16,6 +16,7 @@ type apiMetrics struct {
 	jobsDone   *prometheus.CounterVec   // jobs this process finished, by state
 	replayed   *prometheus.CounterVec   // delivery records produced, by trigger
 	feedReads  prometheus.Counter
+	streams    prometheus.Gauge
 	feedRecs   prometheus.Counter
 	secretsOut prometheus.Counter
 	// quotaRefusals counts requests refused by a partner quota, by quota name (never by
@@ -36,6 +37,8 @@ func newMetrics(reg prometheus.Registerer) (*apiMetrics, error) {
 			Help: "Replay jobs finished by this process, by final state (succeeded, failed)."}, []string{"state"}),
 		replayed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "deliveries_produced_total",
 			Help: "Delivery records the API produced to the deliveries topic, by trigger (replay, test)."}, []string{"trigger"}),
+		streams: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "event_streams",
+			Help: "Event streams (GET …/events/stream) open now."}),
 		feedReads: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "feed_pages_total",
 			Help: "Pages of the event feed served."}),
 		feedRecs: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "feed_records_scanned_total",
@@ -52,7 +55,7 @@ func newMetrics(reg prometheus.Registerer) (*apiMetrics, error) {
 		m.quotaRefusals.WithLabelValues(q)
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.requests, m.latency, m.jobs, m.jobsDone, m.replayed, m.feedReads, m.feedRecs, m.secretsOut, m.quotaRefusals} {
+		for _, c := range []prometheus.Collector{m.requests, m.latency, m.jobs, m.jobsDone, m.replayed, m.feedReads, m.streams, m.feedRecs, m.secretsOut, m.quotaRefusals} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("admin: metrics: %w", err)
 			}

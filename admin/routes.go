@@ -59,6 +59,7 @@ func (a *API) routeTable() []route {
 		{"GET", partner + "/replay-jobs/{jid}", partnerOwn, a.getReplayJob},
 
 		{"GET", partner + "/events", partnerOwn, a.listEvents},
+		{"GET", partner + "/events/stream", partnerOwn, a.streamEvents},
 		{"GET", partner + "/events/{event_id}", partnerOwn, a.getEvent},
 	}
 }
@@ -117,6 +118,9 @@ func (s *statusWriter) WriteHeader(status int) {
 	}
 	s.ResponseWriter.WriteHeader(status)
 }
+
+// Unwrap lets http.ResponseController reach the connection's Flush (the event stream).
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func (s *statusWriter) Write(b []byte) (int, error) {
 	if s.status == 0 {

@@ -1080,6 +1080,18 @@ type ListEventsParams struct {
 	Types *string `form:"types,omitempty" json:"types,omitempty"`
 }
 
+// StreamEventsParams defines parameters for StreamEvents.
+type StreamEventsParams struct {
+	// After a cursor (an SSE id or a feed page's next_cursor) to resume after; omit to start at the end of the log
+	After *string `form:"after,omitempty" json:"after,omitempty"`
+
+	// Types comma-separated event types or prefix wildcards, as in endpoint filters
+	Types *string `form:"types,omitempty" json:"types,omitempty"`
+
+	// LastEventID the last SSE id received; wins over after
+	LastEventID *string `json:"Last-Event-ID,omitempty"`
+}
+
 // CreatePartnerJSONRequestBody defines body for CreatePartner for application/json ContentType.
 type CreatePartnerJSONRequestBody = PartnerCreate
 
@@ -1412,6 +1424,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/partners/{pid}/events (the `ListEvents` operationId).
 	ListEvents(ctx context.Context, pid Pid, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StreamEvents The cursor feed as it happens: the partner's events in server-sent events (hookstream listen)
+	//
+	// The partner's events, in log order, from the same partition, scope and cursors as the cursor feed. Each event is one SSE message: `id` is the feed cursor after the event, `event` its type, `data` its envelope (a line of the envelope per `data` field). A message with only an `id` moves the cursor past records the partner does not see; a comment (`: heartbeat`) comes whenever the stream was silent for 15 seconds. Reconnect with `Last-Event-ID` (or `?after=`) set to the last id received to resume with no gap and no duplicate; without either the stream starts at the end of the log. A cursor that stops being servable while streaming (past the retention) ends the stream with an `error` message carrying the error body; a fault of a dependency ends it without one, and the client reconnects from its last id.
+	//
+	// Corresponds with GET /v1/partners/{pid}/events/stream (the `StreamEvents` operationId).
+	StreamEvents(ctx context.Context, pid Pid, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetEvent One event's envelope
 	//
@@ -2000,6 +2019,23 @@ func (c *Client) SendTestEvent(ctx context.Context, pid Pid, eid Eid, body SendT
 // Corresponds with GET /v1/partners/{pid}/events (the `ListEvents` operationId).
 func (c *Client) ListEvents(ctx context.Context, pid Pid, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListEventsRequest(c.Server, pid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamEvents The cursor feed as it happens: the partner's events in server-sent events (hookstream listen)
+//
+// The partner's events, in log order, from the same partition, scope and cursors as the cursor feed. Each event is one SSE message: `id` is the feed cursor after the event, `event` its type, `data` its envelope (a line of the envelope per `data` field). A message with only an `id` moves the cursor past records the partner does not see; a comment (`: heartbeat`) comes whenever the stream was silent for 15 seconds. Reconnect with `Last-Event-ID` (or `?after=`) set to the last id received to resume with no gap and no duplicate; without either the stream starts at the end of the log. A cursor that stops being servable while streaming (past the retention) ends the stream with an `error` message carrying the error body; a fault of a dependency ends it without one, and the client reconnects from its last id.
+//
+// Corresponds with GET /v1/partners/{pid}/events/stream (the `StreamEvents` operationId).
+func (c *Client) StreamEvents(ctx context.Context, pid Pid, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamEventsRequest(c.Server, pid, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3427,6 +3463,94 @@ func NewListEventsRequest(server string, pid Pid, params *ListEventsParams) (*ht
 	return req, nil
 }
 
+// NewStreamEventsRequest constructs an http.Request for the StreamEvents method
+func NewStreamEventsRequest(server string, pid Pid, params *StreamEventsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "pid", pid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/partners/%s/events/stream", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Types != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "types", *params.Types, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetEventRequest constructs an http.Request for the GetEvent method
 func NewGetEventRequest(server string, pid Pid, eventID EventID) (*http.Request, error) {
 	var err error
@@ -3806,6 +3930,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/partners/{pid}/events (the `ListEvents` operationId).
 	ListEventsWithResponse(ctx context.Context, pid Pid, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error)
+
+	// StreamEventsWithResponse The cursor feed as it happens: the partner's events in server-sent events (hookstream listen)
+	//
+	// The partner's events, in log order, from the same partition, scope and cursors as the cursor feed. Each event is one SSE message: `id` is the feed cursor after the event, `event` its type, `data` its envelope (a line of the envelope per `data` field). A message with only an `id` moves the cursor past records the partner does not see; a comment (`: heartbeat`) comes whenever the stream was silent for 15 seconds. Reconnect with `Last-Event-ID` (or `?after=`) set to the last id received to resume with no gap and no duplicate; without either the stream starts at the end of the log. A cursor that stops being servable while streaming (past the retention) ends the stream with an `error` message carrying the error body; a fault of a dependency ends it without one, and the client reconnects from its last id.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/partners/{pid}/events/stream (the `StreamEvents` operationId).
+	StreamEventsWithResponse(ctx context.Context, pid Pid, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*StreamEventsResponse, error)
 
 	// GetEventWithResponse One event's envelope
 	//
@@ -5785,6 +5918,75 @@ func (r ListEventsResponse) ContentType() string {
 	return ""
 }
 
+type StreamEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON410 the response for an HTTP 410 `application/json` response
+	JSON410 *Gone
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StreamEventsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r StreamEventsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r StreamEventsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON410 returns the response for an HTTP 410 `application/json` response
+func (r StreamEventsResponse) GetJSON410() *Gone {
+	return r.JSON410
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r StreamEventsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetEventResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6377,6 +6579,21 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, pid Pi
 		return nil, err
 	}
 	return ParseListEventsResponse(rsp)
+}
+
+// StreamEventsWithResponse The cursor feed as it happens: the partner's events in server-sent events (hookstream listen)
+//
+// The partner's events, in log order, from the same partition, scope and cursors as the cursor feed. Each event is one SSE message: `id` is the feed cursor after the event, `event` its type, `data` its envelope (a line of the envelope per `data` field). A message with only an `id` moves the cursor past records the partner does not see; a comment (`: heartbeat`) comes whenever the stream was silent for 15 seconds. Reconnect with `Last-Event-ID` (or `?after=`) set to the last id received to resume with no gap and no duplicate; without either the stream starts at the end of the log. A cursor that stops being servable while streaming (past the retention) ends the stream with an `error` message carrying the error body; a fault of a dependency ends it without one, and the client reconnects from its last id.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/partners/{pid}/events/stream (the `StreamEvents` operationId).
+func (c *ClientWithResponses) StreamEventsWithResponse(ctx context.Context, pid Pid, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*StreamEventsResponse, error) {
+	rsp, err := c.StreamEvents(ctx, pid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamEventsResponse(rsp)
 }
 
 // GetEventWithResponse One event's envelope
@@ -7977,6 +8194,60 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest Gone
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseStreamEventsResponse parses an HTTP response from a StreamEventsWithResponse call
+func ParseStreamEventsResponse(rsp *http.Response) (*StreamEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest BadRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {

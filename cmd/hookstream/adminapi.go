@@ -71,6 +71,7 @@ func serveAdmin(ctx context.Context, s settings, log *slog.Logger, reg *promethe
 		return fmt.Errorf("admin listen %s: %w", s.AdminAddr, err)
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv.RegisterOnShutdown(api.EndStreams)
 	log.Info("admin API listening", "addr", "http://"+ln.Addr().String())
 
 	g, gctx := errgroup.WithContext(ctx)

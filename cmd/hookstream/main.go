@@ -51,6 +51,8 @@ func commands() []command {
 			apiSettings, nil, runEndpoints},
 		{"deliveries", "a partner's delivery history over the admin API: list, get, replay",
 			apiSettings, nil, runDeliveries},
+		{"listen", "forward the partner's events as they happen to a local URL, signed with a session secret (like stripe listen)",
+			apiSettings, nil, runListen},
 		{"verify-ledger", "check that every committed event reached the endpoints it had to, signed, and that the history agrees",
 			[]string{"database-url"}, nil, runVerifyLedger},
 		{"version", "print the version, commit and Go version of this build (also --version)",

@@ -1,0 +1,183 @@
+package admin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// streamEvents is the cursor feed as it happens, in server-sent events (issue 15, for
+// `hookstream listen`): the partner's events of the types asked for, in log order, from the
+// same partition, scoping and cursors as listEvents. Each event's SSE id is the feed cursor
+// after it, so a client that reconnects with Last-Event-ID (or ?after=) resumes with no gap and
+// no duplicate; without either the stream starts at the end of the log, with the events
+// committed from now on. A message with only an id moves the cursor past records the partner
+// does not see, and a comment every StreamHeartbeat keeps an idle connection open.
+//
+// Refusals (a bad cursor, a cursor past the retention) are answered before the stream starts,
+// with the JSON error of every route. A fault once it has started ends it with an `error` event
+// when the cursor can no longer be served (410), or silently when a dependency failed, so the
+// client reconnects from its last id.
+func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, _ caller) error {
+	pid := r.PathValue("pid")
+	q := r.URL.Query()
+	types, e := feedTypes(q)
+	if e != nil {
+		return e
+	}
+	after := q.Get("after")
+	if id := r.Header.Get("Last-Event-ID"); id != "" {
+		after = id // the browser's EventSource resends the URL it was opened with
+	}
+	cur, e := parseFeedCursor(after, pid)
+	if e != nil {
+		return e
+	}
+	ctx := r.Context()
+	p, n, err := a.events.partitionOf(ctx, pid)
+	if err != nil {
+		return err
+	}
+	start, end, err := a.events.bounds(ctx, p)
+	if err != nil {
+		return err
+	}
+	from, e := a.feedStart(cur, p, n, start, end, end)
+	if e != nil {
+		return e
+	}
+
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no") // nginx would buffer the stream otherwise
+	w.WriteHeader(http.StatusOK)
+	s := &eventStream{w: w, rc: rc, at: from}
+	s.message(feedCursorAt(pid, p, n, from), "", nil)
+	s.flush()
+	a.metrics.streams.Inc()
+	defer a.metrics.streams.Dec()
+
+	poll := time.NewTicker(a.cfg.StreamPoll)
+	defer poll.Stop()
+	for s.err == nil {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-a.streamsEnd:
+			return nil
+		case <-poll.C:
+		}
+		next, err := a.streamStep(ctx, s, pid, types, p, n, from)
+		if errors.Is(err, errOffsetExpired) {
+			gone := expiredCursor(a)
+			body, _ := json.Marshal(errorBody{Error: errorDetail{Code: gone.Code, Message: gone.Message}})
+			s.message("", "error", body)
+			s.flush()
+			return nil
+		}
+		if err != nil && ctx.Err() == nil {
+			// A broker that stopped answering is a fault of ours: logged, and the stream ends so
+			// the client reconnects from the last id it got, possibly to a healthier instance.
+			a.log.Warn("event stream ended by a read error", "partner_id", pid, "err", err)
+			return nil
+		}
+		from = next
+		if from != s.at {
+			s.message(feedCursorAt(pid, p, n, from), "", nil)
+			s.at = from
+		} else if time.Since(s.wrote) >= a.cfg.StreamHeartbeat {
+			s.comment("heartbeat")
+		}
+		s.flush()
+	}
+	return nil // the client went away
+}
+
+// streamStep sends the partner's events between from and the end of the committed log now, at
+// most MaxFeedScan records at a time so the reader slot is shared with feed pages, and returns
+// the offset after the last record examined.
+func (a *API) streamStep(ctx context.Context, s *eventStream, pid string, types []string, p, n int32, from int64) (int64, error) {
+	_, end, err := a.events.bounds(ctx, p)
+	if err != nil || from >= end {
+		return from, err
+	}
+	release, err := a.events.acquire(ctx)
+	if err != nil {
+		return from, err
+	}
+	defer release()
+	scanned := 0
+	return a.events.scan(ctx, p, from, end, func(rec *kgo.Record) bool {
+		scanned++
+		if ev, ok := a.wanted(rec, pid, types); ok {
+			s.message(feedCursorAt(pid, p, n, rec.Offset+1), ev.Type, rec.Value)
+			s.at = rec.Offset + 1
+			s.flush()
+		}
+		return s.err == nil && scanned < a.cfg.MaxFeedScan
+	})
+}
+
+// eventStream writes server-sent events; the first write error is kept and ends the stream.
+type eventStream struct {
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	at    int64 // the offset of the last id sent
+	wrote time.Time
+	err   error
+	buf   bytes.Buffer
+}
+
+// message writes one event: its id (a feed cursor) when given, its type as the SSE event name,
+// and data, the envelope's bytes; a message with only an id moves the client's cursor.
+func (s *eventStream) message(id, event string, data []byte) {
+	s.buf.Reset()
+	if id != "" {
+		fmt.Fprintf(&s.buf, "id: %s\n", id)
+	}
+	if event != "" {
+		fmt.Fprintf(&s.buf, "event: %s\n", event)
+	}
+	if data != nil {
+		// A line break ends an SSE field: each line of the data is a field of its own, which the
+		// client joins with "\n" again. A carriage return is a line break there too, and JSON
+		// has it only as whitespace, so such a body is compacted instead.
+		if bytes.IndexByte(data, '\r') >= 0 {
+			var c bytes.Buffer
+			if json.Compact(&c, data) == nil {
+				data = c.Bytes()
+			}
+		}
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			s.buf.WriteString("data: ")
+			s.buf.Write(line)
+			s.buf.WriteByte('\n')
+		}
+	}
+	s.buf.WriteByte('\n')
+	s.write(s.buf.Bytes())
+}
+
+func (s *eventStream) comment(text string) { s.write([]byte(": " + text + "\n\n")) }
+
+func (s *eventStream) write(b []byte) {
+	if s.err != nil {
+		return
+	}
+	_, s.err = s.w.Write(b)
+	s.wrote = time.Now()
+}
+
+func (s *eventStream) flush() {
+	if s.err == nil {
+		s.err = s.rc.Flush()
+	}
+}
