@@ -82,6 +82,9 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"GET /v1/partners/{pid}/replay-jobs/{jid}", 200, func() (string, any) { return "/v1/partners/acme/replay-jobs/" + job.JobID, nil }},
 		{"GET /v1/partners/{pid}/events", 200, func() (string, any) { return "/v1/partners/acme/events?limit=10", nil }},
 		{"GET /v1/partners/{pid}/events/{event_id}", 200, func() (string, any) { return "/v1/partners/acme/events/" + evID, nil }},
+		// A stream that is let through never ends; a bad cursor is refused after the access
+		// check and before the stream starts, so the callers let through get its 400.
+		{"GET /v1/partners/{pid}/events/stream", 400, func() (string, any) { return "/v1/partners/acme/events/stream?after=not-a-cursor", nil }},
 	}
 
 	accessOf := map[string]access{}
