@@ -165,6 +165,9 @@ type commandFlags struct {
 	env    map[string]bool  // flag name → its variable is set
 	envErr map[string]error // flag name → why its variable's value was refused
 	err    error            // a bug of the command: a setting no variable has, a bad default
+	// check, when a command sets it, checks its own flags after parsing, before anything is
+	// contacted; its error is a usage error.
+	check func() error
 }
 
 // newCommandFlags makes the flag set of the command name for the settings it reads; defaults
