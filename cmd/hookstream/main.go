@@ -53,6 +53,8 @@ func commands() []command {
 			apiSettings, nil, runDeliveries},
 		{"replay", "replay an endpoint's deliveries of a time range as a replay job, following its progress to the end",
 			apiSettings, nil, runReplay},
+		{"feed", "read the partner's cursor feed of events, a page or (--follow) as they come",
+			apiSettings, nil, runFeed},
 		{"listen", "forward the partner's events as they happen to a local URL, signed with a session secret (like stripe listen)",
 			apiSettings, nil, runListen},
 		{"verify-ledger", "check that every committed event reached the endpoints it had to, signed, and that the history agrees",
