@@ -46,6 +46,9 @@ const apiUsageTail = `
 The token is --api-key (a partner API key, which acts on its own partner only), else
 --admin-token (the operator's), else the one hookstream dev keeps in --data-dir. --partner
 names the partner; without it, the API key's own, or the deployment's only partner.
+The config file HOOKSTREAM_CONFIG (default ~/.config/hookstream/config; mode 600, or it is
+refused) may hold them as key = value lines: admin_url, api_key, admin_token, partner. A flag
+wins over a variable, a variable over the file.
 --output json prints the API's JSON answer as it came (a list: one page, with next_cursor).
 'hookstream <command> <subcommand> -h' lists the subcommand's own flags too.
 `
@@ -108,6 +111,10 @@ func runAPISubcommand(ctx context.Context, fs *commandFlags, title string, sc ap
 		if err := fs.check(); err != nil {
 			return fs.usageError(err)
 		}
+	}
+	s, *partner, err = withConfigFile(fs, s, *partner)
+	if err != nil {
+		return fmt.Errorf("%s: %w", title, err)
 	}
 	api, err := newAPISession(ctx, s, *partner, output, out)
 	if err != nil {
