@@ -46,6 +46,9 @@ const apiUsageTail = `
 The token is --api-key (a partner API key, which acts on its own partner only), else
 --admin-token (the operator's), else the one hookstream dev keeps in --data-dir. --partner
 names the partner; without it, the API key's own, or the deployment's only partner.
+The config file HOOKSTREAM_CONFIG (default ~/.config/hookstream/config; mode 600, or it is
+refused) may hold them as key = value lines: admin_url, api_key, admin_token, partner. A flag
+wins over a variable, a variable over the file.
 --output json prints the API's JSON answer as it came (a list: one page, with next_cursor).
 'hookstream <command> <subcommand> -h' lists the subcommand's own flags too.
 `
@@ -82,31 +85,45 @@ func runAPICommand(ctx context.Context, name, usage string, subs []apiSubcommand
 		return &usageError{err: fmt.Errorf("%s: want a subcommand: %s", name, want), help: usage}
 	}
 	for _, sc := range subs {
-		if sc.name != args[0] {
-			continue
+		if sc.name == args[0] {
+			fs.FlagSet.Init(name+" "+sc.name, fs.ErrorHandling())
+			return runAPISubcommand(ctx, fs, name+" "+sc.name, sc, args[1:], out)
 		}
-		fs.FlagSet.Init(name+" "+sc.name, fs.ErrorHandling())
-		partner := fs.String("partner", "", "the partner; empty: the API key's own, or the deployment's only partner")
-		output := "table"
-		fs.Var((*outputValue)(&output), "output", "json or table")
-		runSub := sc.flags(fs)
-		s, positional, err := fs.parseWithArgs(args[1:], out, len(sc.args))
-		if err != nil {
-			return err
-		}
-		if len(positional) < len(sc.args) {
-			return fs.usageError(fmt.Errorf("want %s", strings.Join(sc.args, " ")))
-		}
-		api, err := newAPISession(ctx, s, *partner, output, out)
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", name, sc.name, err)
-		}
-		if err := runSub(ctx, api, positional); err != nil {
-			return fmt.Errorf("%s %s: %w", name, sc.name, err)
-		}
-		return nil
 	}
 	return &usageError{err: fmt.Errorf("%s: unknown subcommand %q, want %s", name, args[0], want), help: usage}
+}
+
+// runAPISubcommand parses the flags of sc (with --partner and --output) from args and runs it
+// as the command line `hookstream <title>`.
+func runAPISubcommand(ctx context.Context, fs *commandFlags, title string, sc apiSubcommand, args []string, out io.Writer) error {
+	partner := fs.String("partner", "", "the partner; empty: the API key's own, or the deployment's only partner")
+	output := "table"
+	fs.Var((*outputValue)(&output), "output", "json or table")
+	runSub := sc.flags(fs)
+	s, positional, err := fs.parseWithArgs(args, out, len(sc.args))
+	if err != nil {
+		return err
+	}
+	if len(positional) < len(sc.args) {
+		return fs.usageError(fmt.Errorf("want %s", strings.Join(sc.args, " ")))
+	}
+	if fs.check != nil {
+		if err := fs.check(); err != nil {
+			return fs.usageError(err)
+		}
+	}
+	s, *partner, err = withConfigFile(fs, s, *partner)
+	if err != nil {
+		return fmt.Errorf("%s: %w", title, err)
+	}
+	api, err := newAPISession(ctx, s, *partner, output, out)
+	if err != nil {
+		return fmt.Errorf("%s: %w", title, err)
+	}
+	if err := runSub(ctx, api, positional); err != nil {
+		return fmt.Errorf("%s: %w", title, err)
+	}
+	return nil
 }
 
 // apiSession is the client, the partner and the output of one API command.

@@ -47,6 +47,8 @@ func TestExitStatus(t *testing.T) {
 		{args: []string{"trigger"}, status: 2, stderr: "want an event type", noneOnOut: true},
 		{args: []string{"endpoints"}, status: 2, stderr: "want a subcommand: list, create, get", noneOnOut: true},
 		{args: []string{"endpoints", "get"}, status: 2, stderr: "want <endpoint-id>", noneOnOut: true},
+		{args: []string{"replay", "--endpoint", "ep_x"}, status: 2, stderr: "want --endpoint and --since", noneOnOut: true},
+		{args: []string{"replay", "--endpoint", "ep_x", "--since", "yesterday"}, status: 2, stderr: "--since: \"yesterday\" is neither", noneOnOut: true},
 		{args: []string{"endpoints", "create", "-h"}, status: 0, stdout: "-events list"},
 		{args: []string{"deliveries", "purge"}, status: 2, stderr: `unknown subcommand "purge", want list, get, replay`},
 		{args: []string{"deliveries", "get", "dlv_a", "dlv_b"}, status: 2, stderr: `unexpected argument "dlv_b"`},

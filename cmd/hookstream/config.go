@@ -78,7 +78,7 @@ var variables = []variable{
 		func(s *settings) flag.Value { return (*stringValue)(&s.AdminToken) }},
 	{"HOOKSTREAM_ADMIN_ADDR", "admin-addr", "127.0.0.1:8080", "listen address of the admin API",
 		func(s *settings) flag.Value { return (*stringValue)(&s.AdminAddr) }},
-	{"HOOKSTREAM_ADMIN_URL", "admin-url", "http://127.0.0.1:8080", "base URL of the admin API that the API commands (endpoints, deliveries) call",
+	{"HOOKSTREAM_ADMIN_URL", "admin-url", "http://127.0.0.1:8080", "base URL of the admin API that the API commands (endpoints, deliveries, replay, feed, listen) call",
 		func(s *settings) flag.Value { return (*stringValue)(&s.AdminURL) }},
 	{"HOOKSTREAM_API_KEY", "api-key", "", "a partner API key the API commands authenticate with, in place of the operator token",
 		func(s *settings) flag.Value { return (*stringValue)(&s.APIKey) }},
@@ -165,6 +165,9 @@ type commandFlags struct {
 	env    map[string]bool  // flag name → its variable is set
 	envErr map[string]error // flag name → why its variable's value was refused
 	err    error            // a bug of the command: a setting no variable has, a bad default
+	// check, when a command sets it, checks its own flags after parsing, before anything is
+	// contacted; its error is a usage error.
+	check func() error
 }
 
 // newCommandFlags makes the flag set of the command name for the settings it reads; defaults

@@ -39,6 +39,8 @@ backing off up to 10 s, from its last cursor.
 
 The token is --api-key (a partner API key, which streams its own partner only), else
 --admin-token (the operator's, with --partner), else the one hookstream dev keeps in --data-dir.
+The config file HOOKSTREAM_CONFIG (default ~/.config/hookstream/config; mode 600) may hold
+them: admin_url, api_key, admin_token, partner; flags and variables win over it.
 `
 
 // listenBackoff bounds the wait between reconnections; listenSilence is how long a stream may
@@ -65,6 +67,10 @@ func runListen(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if u, err := url.Parse(*forwardTo); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fs.usageError(fmt.Errorf("--forward-to %q is not an http or https URL", *forwardTo))
+	}
+	s, *partner, err = withConfigFile(fs, s, *partner)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
 	}
 	api, err := newAPISession(ctx, s, *partner, "table", out)
 	if err != nil {

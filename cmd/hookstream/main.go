@@ -51,6 +51,10 @@ func commands() []command {
 			apiSettings, nil, runEndpoints},
 		{"deliveries", "a partner's delivery history over the admin API: list, get, replay",
 			apiSettings, nil, runDeliveries},
+		{"replay", "replay an endpoint's deliveries of a time range as a replay job, following its progress to the end",
+			apiSettings, nil, runReplay},
+		{"feed", "read the partner's cursor feed of events, a page or (--follow) as they come",
+			apiSettings, nil, runFeed},
 		{"listen", "forward the partner's events as they happen to a local URL, signed with a session secret (like stripe listen)",
 			apiSettings, nil, runListen},
 		{"verify-ledger", "check that every committed event reached the endpoints it had to, signed, and that the history agrees",
@@ -93,7 +97,8 @@ func (e *usageError) Error() string {
 func (e *usageError) Unwrap() error { return e.err }
 
 // exitStatus prints what the user needs of err to stderr and returns the exit status of the
-// process: 0 without one; 1 when the ledger does not hold (its report says why); 2 for a command
+// process: 0 without one; 1 when the ledger does not hold (its report says why) or a replay job
+// failed (its counts are printed); 2 for a command
 // line that cannot run, and for every other failure.
 func exitStatus(err error, stderr io.Writer) int {
 	var usage *usageError
@@ -101,6 +106,9 @@ func exitStatus(err error, stderr io.Writer) int {
 	case err == nil:
 		return 0
 	case errors.Is(err, errLedgerFailed):
+		return 1
+	case errors.Is(err, errReplayJobFailed):
+		fmt.Fprintln(stderr, "hookstream:", err)
 		return 1
 	case errors.As(err, &usage):
 		if usage.err != nil {
