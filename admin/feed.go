@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -66,18 +67,11 @@ func (a *API) listEvents(w http.ResponseWriter, r *http.Request, _ caller) error
 		return err
 	}
 	defer release()
-	p, n, err := a.events.partitionOf(ctx, pid)
+	pos, err := a.feedPosition(ctx, pid, cur, false)
 	if err != nil {
 		return err
 	}
-	start, end, err := a.events.bounds(ctx, p)
-	if err != nil {
-		return err
-	}
-	from, e := a.feedStart(cur, p, n, start, end, start)
-	if e != nil {
-		return e
-	}
+	p, n, from, end := pos.p, pos.n, pos.from, pos.end
 	page := feedPage{Data: []json.RawMessage{}}
 	scanned, size := 0, 0
 	next, err := a.events.scan(ctx, p, from, end, func(rec *kgo.Record) bool {
@@ -131,21 +125,40 @@ func parseFeedCursor(s, pid string) (*feedCursor, *apiError) {
 	return cur, nil
 }
 
-// feedStart is the offset a cursor resumes at in partition p of n partitions, whose records
-// span [start, end); with no cursor it is fresh.
-func (a *API) feedStart(cur *feedCursor, p, n int32, start, end, fresh int64) (int64, *apiError) {
-	if cur == nil {
-		return fresh, nil
+// feedPos is where a read of a partner's feed starts: its partition p of n, the offset from,
+// and the end of the committed log then.
+type feedPos struct {
+	p, n      int32
+	from, end int64
+}
+
+// feedPosition finds the partner's partition and the offset a read resumes at from cur; with
+// no cursor the read starts at the oldest retained event, or with fromEnd at the end (from now
+// on). A cursor of another partitioning, past the retention or past the end is refused.
+func (a *API) feedPosition(ctx context.Context, pid string, cur *feedCursor, fromEnd bool) (feedPos, error) {
+	p, n, err := a.events.partitionOf(ctx, pid)
+	if err != nil {
+		return feedPos{}, err
 	}
+	start, end, err := a.events.bounds(ctx, p)
+	if err != nil {
+		return feedPos{}, err
+	}
+	pos := feedPos{p: p, n: n, from: start, end: end}
 	switch {
+	case cur == nil && fromEnd:
+		pos.from = end
+	case cur == nil:
 	case cur.Partitions != n || cur.Partition != p:
-		return 0, errorf(http.StatusGone, CodeGone, "the events topic was repartitioned since this cursor was issued; start again without a cursor and reconcile through the platform's state APIs")
+		return feedPos{}, errorf(http.StatusGone, CodeGone, "the events topic was repartitioned since this cursor was issued; start again without a cursor and reconcile through the platform's state APIs")
 	case cur.Offset < start:
-		return 0, expiredCursor(a)
+		return feedPos{}, expiredCursor(a)
 	case cur.Offset > end:
-		return 0, badCursor()
+		return feedPos{}, badCursor()
+	default:
+		pos.from = cur.Offset
 	}
-	return cur.Offset, nil
+	return pos, nil
 }
 
 // feedCursorAt is the partner's cursor at offset of partition p of n.

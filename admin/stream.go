@@ -40,18 +40,11 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, _ caller) err
 		return e
 	}
 	ctx := r.Context()
-	p, n, err := a.events.partitionOf(ctx, pid)
+	pos, err := a.feedPosition(ctx, pid, cur, true)
 	if err != nil {
 		return err
 	}
-	start, end, err := a.events.bounds(ctx, p)
-	if err != nil {
-		return err
-	}
-	from, e := a.feedStart(cur, p, n, start, end, end)
-	if e != nil {
-		return e
-	}
+	p, n, from := pos.p, pos.n, pos.from
 
 	rc := http.NewResponseController(w)
 	h := w.Header()

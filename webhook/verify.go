@@ -148,17 +148,7 @@ func parseTimestamp(s string) (time.Time, error) {
 }
 
 func (v *Verifier) checkTolerance(ts time.Time) error {
-	now := time.Now()
-	if v.now != nil {
-		now = v.now()
-	}
-	switch {
-	case now.Sub(ts) > v.tolerance:
-		return fmt.Errorf("%w: %s is more than %s before now", ErrTimestampTooOld, ts.UTC().Format(time.RFC3339), v.tolerance)
-	case ts.Sub(now) > v.tolerance:
-		return fmt.Errorf("%w: %s is more than %s after now", ErrTimestampTooNew, ts.UTC().Format(time.RFC3339), v.tolerance)
-	}
-	return nil
+	return timing{tolerance: v.tolerance, now: v.now}.check(ts)
 }
 
 // matches reports whether any v1 signature equals the HMAC under any key. Every pair is
