@@ -113,14 +113,13 @@ func (s *Scheduler) Schedule(ctx context.Context, d records.Delivery, a records.
 }
 
 // Defer hands over work that made no attempt (the endpoint's circuit is open or its queue is
-// full): the same attempt number is asked for again after `after` (at most Config.MaxHold), and
-// d.Deferrals counts the hand-off.
+// full): the same attempt number is asked for again after `after` (at most Config.MaxHold). The
+// record keeps d.Deferrals as given: the caller counts the hand-offs its delay backs off on.
 func (s *Scheduler) Defer(ctx context.Context, d records.Delivery, after time.Duration) error {
 	if d.EndpointID == "" {
 		return errors.New("retrytopics: defer: delivery has no endpoint id")
 	}
 	now := s.now()
-	d.Deferrals++
 	d.DueAt = now.Add(min(max(after, 0), s.cfg.MaxHold)).UTC()
 	route, err := s.write(ctx, d, now)
 	if err != nil {

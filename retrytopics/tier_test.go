@@ -38,7 +38,6 @@ func scheduleMix(t *testing.T, s *retrytopics.Scheduler, n int, maxWait time.Dur
 			if err := s.Defer(ctx, d, time.Duration(rand.Int64N(int64(maxWait)))); err != nil {
 				return err
 			}
-			exp.Deferrals = 1
 		}
 		mu.Lock()
 		want[d.DeliveryID] = exp
@@ -195,7 +194,6 @@ func TestLookAheadIsBounded(t *testing.T) {
 	})
 	for i := 0; i < n; i++ {
 		d := delivery(i)
-		d.Deferrals = 1
 		want[d.DeliveryID] = d
 	}
 	run := runTiers(t, cfg)
@@ -295,7 +293,8 @@ func TestExhaustedDeliveryIsDeadLettered(t *testing.T) {
 	}
 }
 
-// A deferral asks for the same attempt again later and counts itself.
+// A deferral asks for the same attempt again later and keeps the record's deferral count (the
+// sender counts the deferrals it backs off on).
 func TestDeferKeepsTheAttempt(t *testing.T) {
 	e := newEnv(t)
 	cfg := e.config(t)
@@ -305,7 +304,7 @@ func TestDeferKeepsTheAttempt(t *testing.T) {
 	ctx := context.Background()
 
 	d := delivery(7)
-	d.AttemptNo, d.Trigger = 3, records.TriggerRetry
+	d.AttemptNo, d.Trigger, d.Deferrals = 3, records.TriggerRetry, 2
 	for round := 1; round <= 2; round++ {
 		start := time.Now()
 		if err := sched.Defer(ctx, d, 300*time.Millisecond); err != nil {
@@ -313,7 +312,7 @@ func TestDeferKeepsTheAttempt(t *testing.T) {
 		}
 		rs := decodeReleases(t, out.waitFor(t, round, 30*time.Second))
 		r := rs[round-1]
-		if r.d.AttemptNo != 3 || r.d.Deferrals != round || r.d.Trigger != records.TriggerRetry || r.d.EventID != d.EventID {
+		if r.d.AttemptNo != 3 || r.d.Deferrals != 2 || r.d.Trigger != records.TriggerRetry || r.d.EventID != d.EventID {
 			t.Fatalf("round %d: released attempt %d, deferrals %d, trigger %s", round, r.d.AttemptNo, r.d.Deferrals, r.d.Trigger)
 		}
 		if r.d.DueAt.Before(start.Add(300*time.Millisecond)) || r.releasedAt.Before(r.d.DueAt) {

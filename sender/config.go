@@ -65,7 +65,7 @@ type Config struct {
 	// MaxBufferedBytes caps the bytes of those records the same way.
 	MaxBufferedBytes int64
 	// DeferDelay is the delay asked for work deferred because its endpoint's queue is full. It
-	// doubles with each earlier deferral of the same record, up to MaxDeferDelay.
+	// doubles with each earlier such deferral of the same record, up to MaxDeferDelay.
 	DeferDelay    time.Duration
 	MaxDeferDelay time.Duration
 	// DueTolerance: a record due at most this far in the future is sent now rather than

@@ -357,7 +357,7 @@ func (s *Sender) enqueue(l *lane, w *work) {
 }
 
 // deferDelay is the delay for work deferred from a full queue: DeferDelay doubled for each
-// earlier deferral of the record, up to MaxDeferDelay.
+// earlier deferral of the record from a full queue (Deferrals), up to MaxDeferDelay.
 func (s *Sender) deferDelay(d records.Delivery) time.Duration {
 	delay := s.cfg.DeferDelay
 	for i := 0; i < d.Deferrals && delay < s.cfg.MaxDeferDelay; i++ {
@@ -867,10 +867,17 @@ func (s *Sender) countAttempt(a records.Attempt) {
 	s.m.attempts.WithLabelValues(a.Outcome, category).Inc()
 }
 
-// deferWork hands w to the retrier without an attempt.
+// deferWork hands w to the retrier without an attempt. A deferral from a full queue counts in
+// the record's Deferrals, on which the next one's delay backs off (deferDelay); one while the
+// circuit is open does not: its delay is the circuit's, and counting it put a record that met a
+// full queue as its endpoint recovered off for a minute.
 func (s *Sender) deferWork(w *work, reason string, after time.Duration) bool {
+	d := w.d
+	if reason == deferQueueFull {
+		d.Deferrals++
+	}
 	if !s.persist(w.part.ctx, "defer a delivery", func(ctx context.Context) error {
-		return s.retrier.Defer(ctx, w.d, after)
+		return s.retrier.Defer(ctx, d, after)
 	}) {
 		return false
 	}

@@ -317,7 +317,7 @@ func TestHangingEndpointDoesNotDelayOthers(t *testing.T) {
 	// 2 in flight + 8 queued; the other 4 were deferred without an attempt.
 	waitFor(t, 10*time.Second, "deferrals of the overflow", func() bool { return len(e.retrier.deferred("ep_hang")) == 4 })
 	for _, c := range e.retrier.deferred("ep_hang") {
-		if c.after != cfg.DeferDelay || c.d.AttemptNo != 1 {
+		if c.after != cfg.DeferDelay || c.d.AttemptNo != 1 || c.d.Deferrals != 1 {
 			t.Fatalf("deferral %+v", c)
 		}
 	}
@@ -437,6 +437,13 @@ func TestCircuitBreaker(t *testing.T) {
 	waitFor(t, 10*time.Second, "deferrals_total{circuit_open} = 9", func() bool {
 		return metricValue(t, reg, "hookstream_sender_deferrals_total", map[string]string{"reason": "circuit_open"}) == 9
 	})
+	// An open circuit's deferrals are not counted in the record: a full queue met later backs
+	// off from DeferDelay, not from a delay doubled for every round the circuit was open.
+	for _, c := range e.retrier.deferred("ep_cb") {
+		if c.d.Deferrals != 0 {
+			t.Fatalf("circuit-open deferral counted in the record: %+v", c.d)
+		}
+	}
 }
 
 // Design section 7: an ordered endpoint gets one request at a time in offset order, and a

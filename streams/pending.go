@@ -43,7 +43,7 @@ func pendingOf(rec *kgo.Record, stale time.Time) (row pendingRow, skip string) {
 	switch {
 	case err != nil:
 		return row, "invalid"
-	case d.AttemptNo != 1 || d.Deferrals != 0:
+	case d.AttemptNo != 1 || d.Deferrals != 0 || backFromATier(rec):
 		return row, "" // not a first request: skipped silently
 	case !rec.Timestamp.After(stale):
 		return row, "stale"
@@ -175,4 +175,16 @@ func insertPending(ctx context.Context, pool *pgxpool.Pool, rows []pendingRow) (
 		return 0, fmt.Errorf("streams: pending rows: %w", err)
 	}
 	return int(tag.RowsAffected()), nil
+}
+
+// backFromATier reports a record a retry tier released (it carries the tier's released_at
+// header, retrytopics.HeaderReleasedAt): a deferral that came back, whose first record came
+// before it.
+func backFromATier(rec *kgo.Record) bool {
+	for _, h := range rec.Headers {
+		if h.Key == "released_at" {
+			return true
+		}
+	}
+	return false
 }

@@ -158,7 +158,9 @@ type Delivery struct {
 	CreatedAt time.Time `json:"created_at"`
 	// DueAt is the earliest time the attempt may be made; zero means now.
 	DueAt time.Time `json:"due_at"`
-	// Deferrals counts hand-offs to a retry tier that made no attempt (open circuit, full queue).
+	// Deferrals counts the record's hand-offs to a retry tier from a full queue (no attempt
+	// made), on which the sender's next deferral delay backs off; deferrals while the
+	// endpoint's circuit is open are not counted.
 	Deferrals int `json:"deferrals,omitempty"`
 }
 
