@@ -20,8 +20,8 @@ const (
 	// can hold a record without decoding its value. It equals the value's due_at.
 	HeaderDueAt = "due_at"
 	// HeaderReleasedAt is added when a tier consumer releases the record to the deliveries
-	// topic: the time (RFC 3339, nanoseconds, UTC) at which it checked the record was due.
-	HeaderReleasedAt = "released_at"
+	// topic (records.HeaderReleasedAt).
+	HeaderReleasedAt = records.HeaderReleasedAt
 )
 
 // Scheduler hands deliveries the sender cannot finish now to the retry tiers, and exhausted ones

@@ -34,8 +34,8 @@ type pendingRow struct {
 }
 
 // pendingOf reads a deliveries record: the row of a delivery fanout emitted, or why it gets
-// none. Only first requests get one (attempt 1, never deferred): a retry's or a deferral's
-// record comes back after the delivery's first record, whose row is already there. A record
+// none. Only first requests get one (attempt 1, not back from a retry tier): a retry's or a
+// deferral's record comes back after the delivery's first record, whose row is already there. A record
 // older than stale (zero: none is) is skipped, since its delivery's history may have expired
 // meanwhile and must not come back as pending.
 func pendingOf(rec *kgo.Record, stale time.Time) (row pendingRow, skip string) {
@@ -43,7 +43,7 @@ func pendingOf(rec *kgo.Record, stale time.Time) (row pendingRow, skip string) {
 	switch {
 	case err != nil:
 		return row, "invalid"
-	case d.AttemptNo != 1 || d.Deferrals != 0 || backFromATier(rec):
+	case d.AttemptNo != 1 || backFromATier(rec):
 		return row, "" // not a first request: skipped silently
 	case !rec.Timestamp.After(stale):
 		return row, "stale"
@@ -177,12 +177,11 @@ func insertPending(ctx context.Context, pool *pgxpool.Pool, rows []pendingRow) (
 	return int(tag.RowsAffected()), nil
 }
 
-// backFromATier reports a record a retry tier released (it carries the tier's released_at
-// header, retrytopics.HeaderReleasedAt): a deferral that came back, whose first record came
-// before it.
+// backFromATier reports a record a retry tier released (a retry or a deferral that came back),
+// whose delivery's first record came before it.
 func backFromATier(rec *kgo.Record) bool {
 	for _, h := range rec.Headers {
-		if h.Key == "released_at" {
+		if h.Key == records.HeaderReleasedAt {
 			return true
 		}
 	}

@@ -52,6 +52,10 @@ const (
 	HeaderCommitTime    = "commit_time"
 )
 
+// HeaderReleasedAt is on a deliveries record a retry tier released (a retry or a deferral that
+// came back): the time (RFC 3339, nanoseconds, UTC) at which the tier checked it was due.
+const HeaderReleasedAt = "released_at"
+
 // EventPartition is the events-topic partition of a partner: every event of one partner lands in
 // the same partition, in commit order (R32). FNV-1a keeps it simple to compute in any language.
 func EventPartition(partnerID string, partitions int32) int32 {
