@@ -250,7 +250,7 @@ func TestCatalogRefusedRowsAreNotPublished(t *testing.T) {
 	if got := settle(t, e, e.names.Events, len(valid), 30*time.Second); fmt.Sprint(got.keys()) != fmt.Sprint(valid) {
 		t.Fatalf("after the restart: events %v, want %v", got.keys(), valid)
 	}
-	if got := settle(t, e, e.names.DLQ, 3, 5*time.Second); len(got.records) != 3 {
+	if got := settle(t, e, e.names.DLQ, 3, 30*time.Second); len(got.records) != 3 {
 		t.Fatalf("after the restart: %d dead letters, want 3", len(got.records))
 	}
 	check("after the restart")

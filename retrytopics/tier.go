@@ -431,6 +431,14 @@ func (t *Tier) releaseDue(ctx context.Context, s *kgo.GroupTransactSession) erro
 	}
 	t.publishLocked()
 	t.mu.Unlock()
+	var refused refusedRelease
+	if errors.As(err, &refused) {
+		// The session goes on: the abort rewound the consumer, and the records read again are
+		// released alone (suspect) or dead-lettered (refused alone), without a rejoin of the group.
+		t.m.aborted.WithLabelValues(t.route.name).Inc()
+		t.log.Warn("the deliveries topic refused a release; reading the tier again from its committed offsets", "err", err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -483,7 +491,11 @@ func (t *Tier) release(ctx context.Context, s *kgo.GroupTransactSession, batch [
 		if _, err := s.End(tctx, kgo.TryAbort); err != nil {
 			return false, fmt.Errorf("abort release: %w", err)
 		}
-		return false, fmt.Errorf("release of %d records: %w", len(batch), errors.Join(failed...))
+		err := fmt.Errorf("release of %d records: %w", len(batch), errors.Join(failed...))
+		if all(failed, refusedOutright) {
+			err = refusedRelease{err}
+		}
+		return false, err
 	}
 	fill := func(req *kmsg.TxnOffsetCommitRequest) error {
 		t.fillCommit(req, points)
@@ -520,6 +532,21 @@ func (t *Tier) fillCommit(req *kmsg.TxnOffsetCommitRequest, points map[int32]com
 }
 
 // refusedOutright reports a produce error that retrying the same record cannot cure.
+// refusedRelease is a release the deliveries topic refused for the records in it (refusedOutright),
+// not for a fault of the session.
+type refusedRelease struct{ error }
+
+func (e refusedRelease) Unwrap() error { return e.error }
+
+func all(errs []error, is func(error) bool) bool {
+	for _, err := range errs {
+		if !is(err) {
+			return false
+		}
+	}
+	return true
+}
+
 func refusedOutright(err error) bool {
 	return errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge) ||
 		errors.Is(err, kerr.InvalidRecord) || errors.Is(err, kerr.CorruptMessage)
