@@ -13,7 +13,7 @@ GOTEST     ?= $(GO) test -race -count=1 -timeout 30m
 # Packages whose tests use Kafka (they call testenv.NewKafka); they run on both lanes.
 KAFKA_PKGS = $(shell grep -rl --include='*_test.go' 'testenv.NewKafka' . | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build generate dev test test-real test-embedded test-fuzz test-chaos chaos vet bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down down clean
+.PHONY: all build generate dev test test-real test-embedded test-fuzz test-rules test-chaos chaos vet bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down down clean
 
 all: build
 
@@ -34,7 +34,7 @@ dev: pg-up
 vet:
 	$(GO) vet ./...
 
-test: pg-up kafka-up vet test-real test-embedded test-fuzz test-chaos
+test: pg-up kafka-up vet test-rules test-real test-embedded test-fuzz test-chaos
 
 test-real: pg-up kafka-up
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA='$(KAFKA_REAL)' $(GOTEST) ./...
@@ -52,6 +52,11 @@ test-fuzz: pg-up
 	$(GO) test -run '^$$' -fuzz '^FuzzExcerpt$$' -fuzztime 8000x ./sender/
 	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalDelivery$$' -fuzztime 300000x ./internal/records/
 	$(GO) test -run '^$$' -fuzz '^FuzzAttemptAppendJSON$$' -fuzztime 30000x ./internal/records/
+
+# The alerting rules: promtool check rules, and promtool test rules on the unit tests in
+# deploy/monitoring/tests (promtool is unpacked from Debian's prometheus package on first use).
+test-rules:
+	bash deploy/monitoring/promtool.sh check
 
 test-embedded: pg-up
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA=embedded $(GOTEST) $(KAFKA_PKGS)
