@@ -2,18 +2,26 @@
 #   make dev    the quick start: local PostgreSQL + `hookstream dev` (embedded Kafka, admin on :8080)
 #   make test   everything CI runs: vet, and the whole suite against real PostgreSQL and real Kafka,
 #               then the Kafka-dependent packages again against embedded kfake
+#
+# Beside another PostgreSQL: PG_PORT (54329) is the local cluster's port and PG_DATA its folder
+# (.data/pg on 54329, .data/pg-<port> on another), for pg-up, pg-down, dev and the tests; with
+# HOOKSTREAM_DATABASE_URL set, `make dev` uses that database and starts no cluster.
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 
 GO         ?= go
-PG_URL     := postgres://postgres@127.0.0.1:54329/hookstream?sslmode=disable
+PG_PORT    ?= 54329
+PG_DATA    ?=
+PG_URL     := postgres://postgres@127.0.0.1:$(PG_PORT)/hookstream?sslmode=disable
+# The local cluster's script, with the port and folder chosen here.
+PG_SH      := PG_PORT='$(PG_PORT)' PG_DATA='$(PG_DATA)' bash deploy/local/pg.sh
 KAFKA_REAL := 127.0.0.1:19092
 GOTEST     ?= $(GO) test -race -count=1 -timeout 30m
 
 # Packages whose tests use Kafka (they call testenv.NewKafka); they run on both lanes.
 KAFKA_PKGS = $(shell grep -rl --include='*_test.go' 'testenv.NewKafka' . | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build generate dev test test-real test-embedded test-fuzz test-chaos chaos vet bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down down clean
+.PHONY: all build generate dev test test-real test-embedded test-fuzz test-rules test-chaos chaos vet bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down down clean
 
 all: build
 
@@ -28,13 +36,14 @@ build:
 generate:
 	$(GO) generate ./...
 
-dev: pg-up
-	$(GO) run ./cmd/hookstream dev
+# deploy/local/dev.sh: HOOKSTREAM_DATABASE_URL when set, else the local cluster (started).
+dev:
+	PG_PORT='$(PG_PORT)' PG_DATA='$(PG_DATA)' GO='$(GO)' bash deploy/local/dev.sh
 
 vet:
 	$(GO) vet ./...
 
-test: pg-up kafka-up vet test-real test-embedded test-fuzz test-chaos
+test: pg-up kafka-up vet test-rules test-real test-embedded test-fuzz test-chaos
 
 test-real: pg-up kafka-up
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA='$(KAFKA_REAL)' $(GOTEST) ./...
@@ -52,6 +61,11 @@ test-fuzz: pg-up
 	$(GO) test -run '^$$' -fuzz '^FuzzExcerpt$$' -fuzztime 8000x ./sender/
 	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalDelivery$$' -fuzztime 300000x ./internal/records/
 	$(GO) test -run '^$$' -fuzz '^FuzzAttemptAppendJSON$$' -fuzztime 30000x ./internal/records/
+
+# The alerting rules: promtool check rules, and promtool test rules on the unit tests in
+# deploy/monitoring/tests (promtool is unpacked from Debian's prometheus package on first use).
+test-rules:
+	bash deploy/monitoring/promtool.sh check
 
 test-embedded: pg-up
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA=embedded $(GOTEST) $(KAFKA_PKGS)
@@ -119,10 +133,10 @@ bench-retry: kafka-up
 	$(GO) run ./internal/bench/retrybench -brokers '$(KAFKA_REAL)'
 
 pg-up:
-	@bash deploy/local/pg.sh up >/dev/null
+	@$(PG_SH) up >/dev/null
 
 pg-down:
-	@bash deploy/local/pg.sh down
+	@$(PG_SH) down
 
 kafka-up:
 	@bash deploy/kafka/kafka.sh up

@@ -53,23 +53,29 @@ type dashboardPanel struct {
 		UID string `json:"uid"`
 	} `json:"datasource"`
 	Targets []struct {
-		Expr string `json:"expr"`
+		Expr       string `json:"expr"`
+		Datasource *struct {
+			UID string `json:"uid"`
+		} `json:"datasource"`
 	} `json:"targets"`
 	Panels []dashboardPanel `json:"panels"` // a collapsed row holds its panels
 }
 
-// dashboardInput is what Grafana asks for at import, such as the Prometheus data source.
-type dashboardInput struct {
-	Name     string `json:"name"`
-	PluginID string `json:"pluginId"`
+// dashboardVariable is a template variable: a drop-down at the top of the dashboard.
+type dashboardVariable struct {
+	Name  string `json:"name"`
+	Type  string `json:"type"`
+	Query any    `json:"query"`
 }
 
 type dashboard struct {
 	UID           string           `json:"uid"`
 	Title         string           `json:"title"`
 	SchemaVersion int              `json:"schemaVersion"`
-	Inputs        []dashboardInput `json:"__inputs"`
 	Panels        []dashboardPanel `json:"panels"`
+	Templating    struct {
+		List []dashboardVariable `json:"list"`
+	} `json:"templating"`
 }
 
 func loadAlertRules(t *testing.T) alertRules {
@@ -117,6 +123,28 @@ var (
 	// Prometheus durations: 30s, 1h30m, 2d.
 	promDuration = regexp.MustCompile(`^([0-9]+(ms|s|m|h|d|w|y))+$`)
 )
+
+// promSelector is a metric name with its label matchers, if any; a following ( makes it a
+// function call instead (vector(0), rate(...)).
+var promSelector = regexp.MustCompile(`\b([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?(\s*\()?`)
+
+// unfilteredSelectors returns the metric selectors of a PromQL expression that lack the
+// dashboard's instance matcher, so a panel that ignores the instance drop-down is caught.
+func unfilteredSelectors(expr string) []string {
+	// Mask string literals, keeping offsets: a label value names no metric.
+	masked := promString.ReplaceAllStringFunc(expr, func(s string) string { return strings.Repeat("x", len(s)) })
+	var out []string
+	for _, m := range promSelector.FindAllStringSubmatchIndex(masked, -1) {
+		name := masked[m[2]:m[3]]
+		if m[6] >= 0 || !strings.Contains(name, "_") || strings.HasPrefix(name, "__") {
+			continue // a function, a label name (by (instance), le), $__rate_interval
+		}
+		if m[4] < 0 || !strings.Contains(expr[m[4]:m[5]], `instance=~"$instance"`) {
+			out = append(out, expr[m[0]:m[1]])
+		}
+	}
+	return out
+}
 
 // metricsIn returns the hookstream_ names in a PromQL expression, outside string literals.
 func metricsIn(expr string) []string {
@@ -195,8 +223,15 @@ func TestMonitoringAssetsWellFormed(t *testing.T) {
 	if d.Title == "" || d.SchemaVersion < 36 {
 		t.Errorf("dashboard title %q, schemaVersion %d", d.Title, d.SchemaVersion)
 	}
-	if !slices.Contains(d.Inputs, dashboardInput{Name: "DS_PROMETHEUS", PluginID: "prometheus"}) {
-		t.Error("dashboard: no DS_PROMETHEUS input; import could not ask for the Prometheus data source")
+	vars := map[string]dashboardVariable{}
+	for _, v := range d.Templating.List {
+		vars[v.Name] = v
+	}
+	if v := vars["datasource"]; v.Type != "datasource" || v.Query != "prometheus" {
+		t.Errorf("dashboard: template variable datasource is %+v, want a Prometheus data source variable", v)
+	}
+	if v := vars["instance"]; v.Type != "query" {
+		t.Errorf("dashboard: template variable instance is %+v, want a query variable", v)
 	}
 	ids := map[int]string{}
 	panels := 0
@@ -219,9 +254,15 @@ func TestMonitoringAssetsWellFormed(t *testing.T) {
 			if strings.TrimSpace(tg.Expr) == "" {
 				t.Errorf("panel %q has a target without expr", p.Title)
 			}
+			if tg.Datasource != nil && tg.Datasource.UID != "${datasource}" {
+				t.Errorf("panel %q: a target's datasource is %q, not ${datasource}", p.Title, tg.Datasource.UID)
+			}
+			for _, sel := range unfilteredSelectors(tg.Expr) {
+				t.Errorf("panel %q: %s does not follow the instance variable (instance=~\"$instance\")", p.Title, sel)
+			}
 		}
-		if p.Datasource == nil || p.Datasource.UID != "${DS_PROMETHEUS}" {
-			t.Errorf("panel %q: datasource is not ${DS_PROMETHEUS}; it would not follow the data source chosen at import", p.Title)
+		if p.Datasource == nil || p.Datasource.UID != "${datasource}" {
+			t.Errorf("panel %q: datasource is not ${datasource}; it would not follow the data source variable", p.Title)
 		}
 	}
 	if panels == 0 {

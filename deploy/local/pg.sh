@@ -6,16 +6,20 @@
 #
 # Idempotent: `up` on a running cluster succeeds, `down` on a stopped one succeeds. `crash` stops
 # it as a power cut would (pg_ctl -m immediate: no checkpoint, crash recovery at the next `up`),
-# for the chaos run's private cluster.
-# Variables: PG_PORT (54329), HOOKSTREAM_DATA_DIR (<repo>/.data), PG_DATABASE (hookstream).
+# for the chaos run's private cluster. `up` prints the cluster's URL.
+# Variables: PG_PORT (54329), HOOKSTREAM_DATA_DIR (<repo>/.data), PG_DATA (the cluster's folder:
+# <data dir>/pg on port 54329, <data dir>/pg-<port> on another, so a second cluster can run beside
+# the first), PG_DATABASE (hookstream). A cluster is made for one port: `up` refuses a PG_DATA
+# initialised for another, and a port another server holds.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 data_root=${HOOKSTREAM_DATA_DIR:-$repo/.data}
-pgdata=$data_root/pg
 port=${PG_PORT:-54329}
+if [ "$port" = 54329 ]; then default_pgdata=$data_root/pg; else default_pgdata=$data_root/pg-$port; fi
+pgdata=${PG_DATA:-$default_pgdata}
 dbname=${PG_DATABASE:-hookstream}
-logfile=$data_root/pg.log
+logfile=$pgdata.log
 
 say() { printf 'pg: %s\n' "$*" >&2; }
 
@@ -77,13 +81,40 @@ is_running() {
 	[ -f "$pgdata/postmaster.pid" ] && as_owner "$bin/pg_ctl" -D "$pgdata" status >/dev/null 2>&1
 }
 
+# psql_bin prints the psql to use: the one beside the server binaries, else PATH's; as root with
+# apt-get and none found, it installs Debian's postgresql-client.
+psql_bin() {
+	local bin=$1
+	if [ -x "$bin/psql" ]; then echo "$bin/psql"; return 0; fi
+	if command -v psql >/dev/null; then command -v psql; return 0; fi
+	if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+		say "no psql found; installing Debian's postgresql-client"
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-client >&2
+		if command -v psql >/dev/null; then command -v psql; return 0; fi
+	fi
+	say "no psql beside the server binaries ($bin) or on PATH"
+	return 1
+}
+
 psql_cmd() {
-	psql -X -q -h 127.0.0.1 -p "$port" -U postgres "$@"
+	"$psql" -X -q -h 127.0.0.1 -p "$port" -U postgres "$@"
+}
+
+# port_taken reports whether something accepts connections on 127.0.0.1:$port.
+port_taken() {
+	(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null
+}
+
+# configured_port prints the port a cluster was initialised for (its postgresql.conf).
+configured_port() {
+	sed -nE 's/^port = ([0-9]+).*/\1/p' "$pgdata/postgresql.conf" | tail -n 1
 }
 
 up() {
-	local bin
+	local bin psql
 	bin=$(bindir)
+	psql=$(psql_bin "$bin")
 	ensure_owner
 	mkdir -p "$data_root"
 	if [ "$(id -u)" -eq 0 ]; then
@@ -92,10 +123,18 @@ up() {
 		d=$data_root
 		while [ "$d" != / ]; do chmod o+x "$d" 2>/dev/null || true; d=$(dirname "$d"); done
 	fi
+	if ! is_running "$bin" && port_taken; then
+		say "127.0.0.1:$port is taken by another server: PG_PORT picks another port, or point HOOKSTREAM_DATABASE_URL at that server"
+		exit 1
+	fi
+	if [ -f "$pgdata/PG_VERSION" ] && [ "$(configured_port)" != "$port" ]; then
+		say "$pgdata holds a cluster for port $(configured_port), not $port: set PG_DATA to another folder for port $port"
+		exit 1
+	fi
 	if [ ! -f "$pgdata/PG_VERSION" ]; then
 		say "initialising $pgdata"
 		mkdir -p "$pgdata"
-		[ "$(id -u)" -eq 0 ] && chown postgres: "$pgdata"
+		if [ "$(id -u)" -eq 0 ]; then chown postgres: "$pgdata"; fi
 		chmod 700 "$pgdata"
 		as_owner "$bin/initdb" -D "$pgdata" -U postgres --auth=trust --encoding=UTF8 --locale=C.UTF-8 >/dev/null
 		cat >>"$pgdata/postgresql.conf" <<CONF
@@ -123,7 +162,7 @@ HBA
 		say "already running on 127.0.0.1:$port"
 	else
 		touch "$logfile"
-		[ "$(id -u)" -eq 0 ] && chown postgres: "$logfile"
+		if [ "$(id -u)" -eq 0 ]; then chown postgres: "$logfile"; fi
 		# A crashed server leaves a stale pid file; pg_ctl handles that itself.
 		as_owner "$bin/pg_ctl" -D "$pgdata" -l "$logfile" -w -t 60 start >/dev/null ||
 			{ say "start failed; last log lines:"; tail -n 30 "$logfile" >&2; exit 1; }
