@@ -29,7 +29,7 @@ document.addEventListener("DOMContentLoaded", function () {
           bar.value = p.done;
           document.getElementById("job-error").textContent = p.error || "";
           if (p.state === "succeeded" || p.state === "failed") {
-            job.dataset.finished = "true";
+            window.location.reload(); // the finished job's page, with its end time
             return;
           }
           window.setTimeout(poll, 1000);

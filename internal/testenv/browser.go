@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -45,10 +44,10 @@ func NewBrowser(t testing.TB) context.Context {
 		cancelTab()
 		cancelAlloc()
 	})
-	// Start the browser now, so a browser that cannot start fails here with its reason.
-	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	if err := chromedp.Do(sctx); err != nil {
+	// Start the browser now, so a browser that cannot start fails here with its reason. (No
+	// timeout on this first call: its context's end would stop the browser; the test's own
+	// timeout bounds it.)
+	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
 	return ctx
