@@ -104,8 +104,9 @@ func (h health) MedianLatency() string {
 // The charts are inline SVG drawn here (no script, no inline style: the CSP allows neither), so
 // they show with JavaScript off. Only numbers and fixed words go into them.
 
-// RateChart draws one bar per hour, its height the success rate, green when every delivery of the
-// hour succeeded, amber from 90 %, red below; an hour without deliveries is a grey stub.
+// RateChart draws one stacked bar per hour with deliveries: green for the share that succeeded,
+// red for the rest, so a bad hour shows as much as a good one; an hour without deliveries is a
+// grey stub.
 func (h health) RateChart(width, height int) template.HTML {
 	var b strings.Builder
 	bw := float64(width) / healthBuckets
@@ -113,26 +114,22 @@ func (h health) RateChart(width, height int) template.HTML {
 		width, height, width, height, h.Rate())
 	for i, bk := range h.Buckets {
 		x := float64(i)*bw + 1
+		hour := bk.Start.UTC().Format("15:04")
 		n := bk.Succeeded + bk.Failed
 		if n == 0 {
 			fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="%.1f" height="2" fill="#d0d4da"><title>%s: no deliveries</title></rect>`,
-				x, height-2, bw-2, bk.Start.UTC().Format("15:04"))
+				x, height-2, bw-2, hour)
 			continue
 		}
-		rate := float64(bk.Succeeded) / float64(n)
-		bh := rate * float64(height-2)
-		if bh < 2 {
-			bh = 2
+		ok := float64(bk.Succeeded) / float64(n) * float64(height)
+		fmt.Fprintf(&b, `<g><title>%s: %d of %d succeeded</title>`, hour, bk.Succeeded, n)
+		if bk.Failed > 0 {
+			fmt.Fprintf(&b, `<rect x="%.1f" y="0" width="%.1f" height="%.1f" fill="#e03131"/>`, x, bw-2, float64(height)-ok)
 		}
-		color := "#2f9e44"
-		switch {
-		case rate < 0.9:
-			color = "#e03131"
-		case rate < 1:
-			color = "#f08c00"
+		if bk.Succeeded > 0 {
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#2f9e44"/>`, x, float64(height)-ok, bw-2, ok)
 		}
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s: %d of %d succeeded</title></rect>`,
-			x, float64(height)-bh, bw-2, bh, color, bk.Start.UTC().Format("15:04"), bk.Succeeded, n)
+		b.WriteString(`</g>`)
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
