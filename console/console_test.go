@@ -123,6 +123,10 @@ func (b *browser) do(method, path string, form url.Values, header ...string) ans
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+			continue
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	for k, v := range b.cookies {
@@ -228,6 +232,31 @@ func TestSignInRefusesBadTokensAndForgedForms(t *testing.T) {
 	}
 	if got := testenv.Counter(t, s.reg, "hookstream_console_sign_ins_total", "outcome", "refused"); got != 1 {
 		t.Fatalf("refused sign-ins = %v, want 1", got)
+	}
+}
+
+// Over plain HTTP on a name that is not loopback a browser would drop the Secure cookie and come
+// back signed out without a word; the console says why instead, and opens no session.
+func TestSignInOverPlainHTTPElsewhereSaysWhy(t *testing.T) {
+	s := newSite(t)
+	b := s.browser(t)
+	page := b.do("GET", "/console/sign-in", nil, "Host", "console.example.com")
+	if !strings.Contains(page.body, "needs HTTPS") {
+		t.Fatalf("sign-in page on a plain-HTTP name:\n%s", page.body)
+	}
+	res := b.do("POST", "/console/sign-in", url.Values{"csrf": {csrfOf(t, page.body)}, "token": {operatorToken}}, "Host", "console.example.com")
+	if res.status != http.StatusBadRequest || !strings.Contains(res.body, "needs HTTPS") {
+		t.Fatalf("sign-in over plain HTTP: %d", res.status)
+	}
+	if _, ok := b.cookies["hookstream_console"]; ok {
+		t.Fatal("a session was opened")
+	}
+	// Behind a TLS proxy that says so, the same request signs in.
+	page = b.do("GET", "/console/sign-in", nil, "Host", "console.example.com", "X-Forwarded-Proto", "https")
+	res = b.do("POST", "/console/sign-in", url.Values{"csrf": {csrfOf(t, page.body)}, "token": {operatorToken}},
+		"Host", "console.example.com", "X-Forwarded-Proto", "https")
+	if res.status != http.StatusSeeOther || b.cookies["hookstream_console"] == "" {
+		t.Fatalf("sign-in behind TLS: %d", res.status)
 	}
 }
 

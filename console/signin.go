@@ -1,7 +1,9 @@
 package console
 
 import (
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 
 	"github.com/hookstream/hookstream/adminclient"
@@ -24,6 +26,9 @@ func (c *Console) signInPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) showSignIn(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if msg == "" && !secureContext(r) {
+		msg = insecureOrigin
+	}
 	tok := randomToken()
 	http.SetCookie(w, cookie(signInCookie, tok, 600))
 	if err := c.render(w, r, nil, status, "signin.html", "Sign in", signInView{Token: tok, Error: msg}); err != nil {
@@ -45,6 +50,11 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		c.metrics.refused.WithLabelValues("csrf").Inc()
 		c.renderError(w, r, nil, &pageError{status: http.StatusForbidden,
 			msg: "The sign-in form has no valid CSRF token; open the sign-in page again."})
+		return
+	}
+	if !secureContext(r) {
+		// The browser would drop the Secure session cookie and come back signed out, silently.
+		c.showSignIn(w, r, http.StatusBadRequest, insecureOrigin)
 		return
 	}
 	token := strings.TrimSpace(r.PostForm.Get("token"))
@@ -101,6 +111,28 @@ func (c *Console) homeOf(ss *session) string {
 		return "/console/operator/partners"
 	}
 	return pathOf("partners", ss.partnerID, "endpoints")
+}
+
+const insecureOrigin = "The console needs HTTPS (or http://localhost / 127.0.0.1): its session cookie is Secure, " +
+	"so a browser keeps it only there. Serve the admin address behind TLS (a proxy that sets X-Forwarded-Proto: https), " +
+	"or reach it through localhost, e.g. ssh -L 8080:127.0.0.1:8080."
+
+// secureContext reports whether the browser will keep a Secure cookie from this request: over
+// TLS, behind a TLS proxy that says so, or on a loopback host, which browsers treat as secure.
+func secureContext(r *http.Request) bool {
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		return true
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // asPageError keeps a *pageError and turns anything else into the 502 of an API that could not
