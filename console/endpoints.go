@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -286,7 +287,7 @@ func (f endpointForm) body() (map[string]any, error) {
 	switch {
 	case f.RateLimit != "":
 		x, err := strconv.ParseFloat(f.RateLimit, 64)
-		if err != nil {
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 			return nil, fmt.Errorf("rate limit must be a number of requests per second")
 		}
 		b["rate_limit_per_sec"] = x
