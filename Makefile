@@ -21,7 +21,7 @@ GOTEST     ?= $(GO) test -race -count=1 -timeout 30m
 # Packages whose tests use Kafka (they call testenv.NewKafka); they run on both lanes.
 KAFKA_PKGS = $(shell grep -rl --include='*_test.go' 'testenv.NewKafka' . | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build generate dev test test-real test-embedded test-fuzz test-rules test-chaos chaos vet bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down down clean
+.PHONY: all build generate dev test test-real test-embedded test-fuzz test-rules test-chaos chaos vet chromium bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down down clean
 
 all: build
 
@@ -43,9 +43,9 @@ dev:
 vet:
 	$(GO) vet ./...
 
-test: pg-up kafka-up vet test-rules test-real test-embedded test-fuzz test-chaos
+test: pg-up kafka-up chromium vet test-rules test-real test-embedded test-fuzz test-chaos
 
-test-real: pg-up kafka-up
+test-real: pg-up kafka-up chromium
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA='$(KAFKA_REAL)' $(GOTEST) ./...
 
 # Short fuzzing runs in every CI run: the egress URL policy (R26), the receiver inbox's handler,
@@ -67,7 +67,7 @@ test-fuzz: pg-up
 test-rules:
 	bash deploy/monitoring/promtool.sh check
 
-test-embedded: pg-up
+test-embedded: pg-up chromium
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA=embedded $(GOTEST) $(KAFKA_PKGS)
 
 # Proof under faults (docs/reliability.md): its own PostgreSQL and Kafka broker on private ports
@@ -134,6 +134,16 @@ bench-retry: kafka-up
 
 pg-up:
 	@$(PG_SH) up >/dev/null
+
+# Headless Chromium for the console's browser tests (Debian's chromium package, driven from Go by
+# chromedp: no driver binary needed). Installed only when missing; the package index is updated
+# only when the package is not found without it.
+chromium:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+		echo "installing Debian's chromium for the browser tests" >&2; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2 || \
+		{ DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2; }; \
+	fi
 
 pg-down:
 	@$(PG_SH) down

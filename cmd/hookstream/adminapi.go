@@ -15,12 +15,13 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hookstream/hookstream/admin"
+	"github.com/hookstream/hookstream/console"
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/sender/egress"
 )
 
-// runAdmin is `hookstream admin`: the HTTP API on HOOKSTREAM_ADMIN_ADDR, with the probes and
-// metrics on the same address.
+// runAdmin is `hookstream admin`: the HTTP API on HOOKSTREAM_ADMIN_ADDR, with the web console
+// (/console), the probes and metrics on the same address.
 func runAdmin(ctx context.Context, args []string, out io.Writer) error {
 	s, err := parseSettings("admin", args, out)
 	if err != nil {
@@ -35,7 +36,7 @@ func runAdmin(ctx context.Context, args []string, out io.Writer) error {
 	return serveAdmin(ctx, s, log, newRegistry(), pool, nil)
 }
 
-// serveAdmin serves the admin API and the probes on s.AdminAddr, runs the replay-job runner,
+// serveAdmin serves the admin API, the console and the probes on s.AdminAddr, runs the replay-job runner,
 // and runs the extra components alongside until ctx ends or one fails.
 func serveAdmin(ctx context.Context, s settings, log *slog.Logger, reg *prometheus.Registry, pool *pgxpool.Pool,
 	components map[string]func(context.Context) error) error {
@@ -63,8 +64,17 @@ func serveAdmin(ctx context.Context, s settings, log *slog.Logger, reg *promethe
 	}
 	defer api.Close()
 
+	ccfg := console.DefaultConfig()
+	ccfg.API, ccfg.Logger, ccfg.Registerer = api.Handler(), log, reg
+	web, err := console.New(ccfg)
+	if err != nil {
+		return err
+	}
+
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", api.Handler())
+	mux.Handle(console.Prefix, web.Handler())
+	mux.Handle("GET /{$}", http.RedirectHandler(console.Prefix, http.StatusFound))
 	mux.Handle("/", admin.Probes(reg, api.Checks()...))
 	ln, err := net.Listen("tcp", s.AdminAddr)
 	if err != nil {
