@@ -321,8 +321,9 @@ cluster_up() {
   echo "kafka cluster up (nodes 1-$NODES, bootstrap $(cluster_bootstrap), replication factor 3, min.insync.replicas 2)"
 }
 
-# cluster_down stops every node at once: stopped one after the other, the last ones would wait
-# for a controller quorum that is already gone.
+# cluster_down stops every node at once, SIGKILL after 10 s: a node whose controlled shutdown
+# waits for a controller quorum that is gone (the other nodes stopping too) would wait for good,
+# and a killed node recovers its logs at its next start.
 cluster_down() {
   local n pid pids=()
   for n in $(seq 1 "$NODES"); do
@@ -331,9 +332,9 @@ cluster_down() {
     rm -f "$PIDFILE"
   done
   for pid in "${pids[@]}"; do
-    for _ in $(seq 1 60); do alive "$pid" || break; sleep 0.5; done
+    for _ in $(seq 1 20); do alive "$pid" || break; sleep 0.5; done
     if alive "$pid"; then
-      log "broker pid $pid ignored SIGTERM for 30s, sending SIGKILL"
+      log "broker pid $pid still stopping after 10s, sending SIGKILL"
       kill -KILL "$pid" 2>/dev/null || true
       while alive "$pid"; do sleep 0.2; done
     fi

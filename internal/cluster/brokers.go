@@ -132,7 +132,7 @@ func (b *Brokers) startGuard() (io.Closer, error) {
 	return stdin, nil
 }
 
-// Stop stops every node (SIGTERM, SIGKILL after 30 s) and the guard.
+// Stop stops every node (SIGTERM, SIGKILL after 10 s) and the guard.
 func (b *Brokers) Stop() error {
 	_, err := b.script(context.Background(), "down")
 	return errors.Join(err, b.guard.Close())
