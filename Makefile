@@ -21,7 +21,7 @@ GOTEST     ?= $(GO) test -race -count=1 -timeout 30m
 # Packages whose tests use Kafka (they call testenv.NewKafka); they run on both lanes.
 KAFKA_PKGS = $(shell grep -rl --include='*_test.go' 'testenv.NewKafka' . | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build generate dev test test-real test-embedded test-fuzz test-rules test-chaos chaos vet chromium bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down down clean
+.PHONY: all build generate dev test test-real test-embedded test-fuzz test-rules test-cluster test-chaos chaos vet chromium bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down kafka-cluster-up kafka-cluster-down down clean
 
 all: build
 
@@ -43,7 +43,7 @@ dev:
 vet:
 	$(GO) vet ./...
 
-test: pg-up kafka-up chromium vet test-rules test-real test-embedded test-fuzz test-chaos
+test: pg-up kafka-up chromium vet test-rules test-real test-embedded test-fuzz test-cluster test-chaos
 
 test-real: pg-up kafka-up chromium
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA='$(KAFKA_REAL)' $(GOTEST) ./...
@@ -69,6 +69,15 @@ test-rules:
 
 test-embedded: pg-up chromium
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA=embedded $(GOTEST) $(KAFKA_PKGS)
+
+# Three Kafka brokers (deploy/kafka/kafka.sh cluster: KRaft, replication factor 3,
+# min.insync.replicas 2) on free loopback ports under .data/test-cluster, and the pipeline on
+# them as separate processes: two brokers SIGKILLed one after the other under load, and the
+# active cdc killed while a standby waits (internal/cluster, build tag cluster: it runs here,
+# alone, and not in test-real's ./...). About 5 minutes; logs stay in .data/test-cluster/logs.
+test-cluster: pg-up
+	$(GO) vet -tags cluster ./internal/cluster/
+	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' $(GOTEST) -tags cluster ./internal/cluster/
 
 # Proof under faults (docs/reliability.md): its own PostgreSQL and Kafka broker on private ports
 # under .data/chaos, every component as its own process (two of each that scales), a steady load,
@@ -153,6 +162,16 @@ kafka-up:
 
 kafka-down:
 	@bash deploy/kafka/kafka.sh down
+
+# Three brokers on 127.0.0.1:19292,19294,19296 (deploy/kafka/README.md) with the project's
+# topics (prefix hookstream), replicated on all three.
+KAFKA_CLUSTER := 127.0.0.1:19292,127.0.0.1:19294,127.0.0.1:19296
+kafka-cluster-up:
+	@bash deploy/kafka/kafka.sh cluster up
+	$(GO) run ./cmd/hookstream topics create --kafka-brokers '$(KAFKA_CLUSTER)'
+
+kafka-cluster-down:
+	@bash deploy/kafka/kafka.sh cluster down
 
 down: kafka-down pg-down
 

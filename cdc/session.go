@@ -114,8 +114,13 @@ func (s *session) close() {
 	bg := context.Background()
 	if s.prod != nil {
 		if s.txnOpen {
-			_ = s.prod.AbortBufferedRecords(bg)
-			_ = s.prod.EndTransaction(bg, kgo.TryAbort)
+			// Bounded, so that a stop with the broker gone still ends within the documented
+			// bound (design.md section 12): an abort that does not arrive is done by the
+			// coordinator at the transaction timeout, or by the next holder of the id.
+			abort, cancel := context.WithTimeout(bg, abortTimeout)
+			_ = s.prod.AbortBufferedRecords(abort)
+			_ = s.prod.EndTransaction(abort, kgo.TryAbort)
+			cancel()
 		}
 		s.prod.Close()
 	}
@@ -126,6 +131,9 @@ func (s *session) close() {
 		_ = s.lock.Close(bg) // releases the leadership lock
 	}
 }
+
+// abortTimeout bounds the abort of the open Kafka transaction when a session ends.
+const abortTimeout = 10 * time.Second
 
 func (s *session) checkpointLSN() string {
 	if s.checkpoint == nil {

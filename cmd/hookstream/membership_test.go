@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -68,7 +69,10 @@ type memberEnv struct {
 	args     []string // the command and its flags
 
 	mu   sync.Mutex
-	seen map[string]bool // ids processed: webhook-ids received, event ids delivered, delivery ids recorded
+	seen map[string]int // ids processed, and how often: webhook-ids received, event ids delivered, delivery ids recorded
+	// delay is how long the sender's receiver takes to answer (nanoseconds), so that requests
+	// are in flight when a test stops the sender.
+	delay atomic.Int64
 }
 
 // A sender, fanout, retry or recorder started while the broker is down waits for it (its
@@ -100,7 +104,7 @@ func newMemberEnv(t *testing.T, kind string) *memberEnv {
 
 func newMemberEnvOn(t *testing.T, kind string, k *testenv.Kafka) *memberEnv {
 	t.Helper()
-	m := &memberEnv{kind: kind, db: testenv.NewDatabase(t), k: k, seen: map[string]bool{}}
+	m := &memberEnv{kind: kind, db: testenv.NewDatabase(t), k: k, seen: map[string]int{}}
 	m.names = m.k.CreateTopics(t)
 	m.producer = m.k.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	m.args = []string{kind, "--kafka-brokers", strings.Join(m.k.Brokers, ","), "--topic-prefix", m.k.Prefix,
@@ -129,6 +133,7 @@ func newMemberEnvOn(t *testing.T, kind string, k *testenv.Kafka) *memberEnv {
 			t.Fatal(err)
 		}
 		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(time.Duration(m.delay.Load()))
 			m.saw(r.Header.Get("webhook-id"))
 			w.WriteHeader(http.StatusNoContent)
 		}))
@@ -144,7 +149,7 @@ func newMemberEnvOn(t *testing.T, kind string, k *testenv.Kafka) *memberEnv {
 func (m *memberEnv) saw(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.seen[id] = true
+	m.seen[id]++
 }
 
 // putEndpoint publishes endpoint ep1 of partner p1, subscribed to every type, as cdc does; with
@@ -276,7 +281,7 @@ func (m *memberEnv) missing(t *testing.T, ids []string) int {
 	defer m.mu.Unlock()
 	n := 0
 	for _, id := range ids {
-		if !m.seen[id] {
+		if m.seen[id] == 0 {
 			n++
 		}
 	}

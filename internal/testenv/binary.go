@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 var (
@@ -55,6 +56,7 @@ func CleanupBinary() {
 type Process struct {
 	cmd  *exec.Cmd
 	done chan struct{}
+	err  error // how it exited, once done is closed
 	tail *tailBuffer
 }
 
@@ -72,7 +74,7 @@ func StartProcess(t testing.TB, args ...string) *Process {
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("testenv: start %v: %v", args, err)
 	}
-	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(p.Kill)
 	return p
 }
@@ -82,6 +84,27 @@ func StartProcess(t testing.TB, args ...string) *Process {
 func (p *Process) Kill() {
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	<-p.done
+}
+
+// Terminate sends SIGTERM, as an orchestrator stopping a pod does, and waits for the process
+// to exit. It returns how long that took and an error when the process did not exit with
+// status 0 within bound (then it is killed).
+func (p *Process) Terminate(bound time.Duration) (time.Duration, error) {
+	began := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return 0, fmt.Errorf("testenv: SIGTERM: %w", err)
+	}
+	select {
+	case <-p.done:
+		took := time.Since(began)
+		if p.err != nil {
+			return took, fmt.Errorf("exited after SIGTERM with %v:\n%s", p.err, p.LogTail())
+		}
+		return took, nil
+	case <-time.After(bound):
+		p.Kill()
+		return time.Since(began), fmt.Errorf("did not exit within %s of SIGTERM (killed):\n%s", bound, p.LogTail())
+	}
 }
 
 // LogTail returns the last few KiB the process wrote, for a failure message.
