@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -434,7 +435,7 @@ type fakeRetrier struct {
 	defers    []deferCall
 }
 
-func (f *fakeRetrier) Schedule(_ context.Context, d records.Delivery, a records.Attempt, retryAfter time.Duration) (time.Time, bool, error) {
+func (f *fakeRetrier) Schedule(_ context.Context, d records.Delivery, a records.Attempt, retryAfter time.Duration, _ *retrypolicy.Policy) (time.Time, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	next := time.Now().Add(max(f.delay, retryAfter)).Truncate(time.Millisecond)

@@ -7,7 +7,10 @@
 // Resolution for an event type: the rule of the most specific event_types key that covers the
 // type (the exact type, then the "prefix.*" wildcard with the longest prefix, then "*") gives
 // each field it sets; the endpoint's own fields give the others; the deployment's schedule
-// (HOOKSTREAM_RETRY_SCHEDULE) and 4xx policy (HOOKSTREAM_RETRY_CLIENT_ERRORS) the rest.
+// (HOOKSTREAM_RETRY_SCHEDULE) and 4xx policy (HOOKSTREAM_RETRY_CLIENT_ERRORS) the rest. A rule
+// that sets delays_seconds sets the attempt count with them (len+1, or its own attempts), so an
+// endpoint's attempts never cut a type's schedule; a rule that sets attempts alone cuts or
+// extends the schedule it inherits.
 package retrypolicy
 
 import (
@@ -158,7 +161,8 @@ func (p *Policy) For(eventType string) Rule {
 	}
 	t := p.EventTypes[best]
 	if t.DelaysSeconds != nil {
-		r.DelaysSeconds = t.DelaysSeconds
+		// A schedule comes with its own count: len+1 attempts unless the same rule says.
+		r.DelaysSeconds, r.Attempts = t.DelaysSeconds, nil
 	}
 	if t.Attempts != nil {
 		r.Attempts = t.Attempts

@@ -34,17 +34,19 @@ func TestDelaysResolution(t *testing.T) {
 		policy, eventType string
 		want              string
 	}{
-		{``, "customer.created", "[5s 1m0s 10m0s]"},                                             // no policy: the deployment's
-		{`{"event_types":{"balance.*":{"attempts":1}}}`, "customer.created", "[5s 1m0s 10m0s]"}, // no rule covers it
-		{`{"event_types":{"balance.*":{"attempts":1}}}`, "balance.credited", "[]"},              // one attempt: no retry
-		{`{"attempts":5}`, "customer.created", "[5s 1m0s 10m0s 10m0s]"},                         // extended by the last delay
-		{`{"attempts":2}`, "customer.created", "[5s]"},                                          // cut
-		{p, "customer.created", "[10s 20s]"},                                                    // the endpoint's own ("*" sets no delays)
-		{p, "balance.credited", "[30s 1m0s 2m0s]"},                                              // the wildcard
-		{p, "balance.low", "[10s]"},                                                             // the exact rule alone; its delays from the endpoint
-		{p, "usage.reported", "[10s 20s 20s 20s]"},                                              // attempts over the endpoint's delays
-		{p, "api_key.created", "[1s 1s 1s 1s 1s]"},                                              // cut to the operator's 6 attempts
-		{p, "api_key.status_changed", "[1s 1h0m0s]"},                                            // clamped into the bounds
+		{``, "customer.created", "[5s 1m0s 10m0s]"},                                              // no policy: the deployment's
+		{`{"event_types":{"balance.*":{"attempts":1}}}`, "customer.created", "[5s 1m0s 10m0s]"},  // no rule covers it
+		{`{"event_types":{"balance.*":{"attempts":1}}}`, "balance.credited", "[]"},               // one attempt: no retry
+		{`{"attempts":5}`, "customer.created", "[5s 1m0s 10m0s 10m0s]"},                          // extended by the last delay
+		{`{"attempts":2}`, "customer.created", "[5s]"},                                           // cut
+		{p, "customer.created", "[10s 20s]"},                                                     // the endpoint's own ("*" sets no delays)
+		{p, "balance.credited", "[30s 1m0s 2m0s]"},                                               // the wildcard
+		{`{"attempts":2,"event_types":{"a.*":{"delays_seconds":[1,2,3]}}}`, "a.b", "[1s 2s 3s]"}, // the type's schedule brings its count
+		{`{"delays_seconds":[1,2,3],"event_types":{"a.*":{"attempts":2}}}`, "a.b", "[1s]"},       // attempts alone cut the inherited schedule
+		{p, "balance.low", "[10s]"},                                                              // the exact rule alone; its delays from the endpoint
+		{p, "usage.reported", "[10s 20s 20s 20s]"},                                               // attempts over the endpoint's delays
+		{p, "api_key.created", "[1s 1s 1s 1s 1s]"},                                               // cut to the operator's 6 attempts
+		{p, "api_key.status_changed", "[1s 1h0m0s]"},                                             // clamped into the bounds
 	}
 	for _, c := range cases {
 		var pol *retrypolicy.Policy
