@@ -12,6 +12,7 @@ import (
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/outbox"
+	"github.com/hookstream/hookstream/streams"
 )
 
 // An endpoint's payload filter and retry policy (issue 14, parts 2 and 3): checked here at
@@ -156,4 +157,27 @@ func (n *nullableValue[T]) UnmarshalJSON(b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	return dec.Decode(&n.Value)
+}
+
+// filterOf returns what a log replay asks of each event: whether the endpoint's payload filter
+// refuses it, as fanout would have (in the envelope version the endpoint is pinned to), so a
+// replay from the log sends only what the endpoint would have received. Stored filters were
+// parsed at registration; one that no longer parses (written past the API) fails the job
+// rather than be skipped.
+func filterOf(ep endpointView) (func(storedEvent) bool, error) {
+	if ep.Filter == nil {
+		return func(storedEvent) bool { return false }, nil
+	}
+	flt, err := filter.Parse(*ep.Filter)
+	if err != nil {
+		return nil, fmt.Errorf("the endpoint's filter does not parse: %w", err)
+	}
+	return func(ev storedEvent) bool {
+		body, err := streams.ConvertEnvelope(ev.Body, ev.SchemaVersion, ep.SchemaVersion)
+		if err != nil {
+			return false // prepareReplay refuses it with the reason
+		}
+		doc, err := filter.Decode(body)
+		return err != nil || !flt.Match(doc)
+	}, nil
 }

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 )
 
@@ -174,4 +177,45 @@ func errorMessage(t *testing.T, r response) string {
 	}
 	r.json(t, &body)
 	return body.Error.Message
+}
+
+// A replay from the event log sends an endpoint only the events its filter lets through, as
+// fanout would have: the log holds every event of the partner, the endpoint asked for some.
+func TestLogReplayAppliesTheFilter(t *testing.T) {
+	e := newEnv(t)
+	pid := partnersInPartition("filt", 1, int32(e.kafka.TopicConfig().Partitions))[0]
+	key := e.partner(pid)
+	var ep endpointView
+	e.must(201, key, "POST", "/v1/partners/"+pid+"/endpoints", map[string]any{
+		"url": "https://hooks.example.com/f", "event_types": []string{"customer.*"}, "filter": `data.n >= 10 and data.n < 20`,
+	}).json(t, &ep)
+	parts := e.kafka.TopicConfig().Partitions
+	t0 := time.Now().UTC()
+	var recs []*kgo.Record
+	want := map[string]bool{}
+	for i := 0; i < 30; i++ {
+		env := testEnvelope(pid, "customer.updated", i)
+		recs = append(recs, envelopeRecord(e.names.Events, parts, env, records.LSN(2000+i), time.Now()))
+		if i >= 10 && i < 20 {
+			want[env.EventID] = true
+		}
+	}
+	e.produceEvents(recs)
+	run(t, e.api)
+	var job jobAccepted
+	e.must(202, key, "POST", "/v1/partners/"+pid+"/endpoints/"+ep.ID+"/replay", map[string]string{
+		"since": t0.Add(-time.Second).Format(time.RFC3339Nano), "source": "log",
+	}).json(t, &job)
+	if v := e.waitJob(pid, job.JobID, time.Minute, nil); v.State != jobSucceeded || v.Total != 10 || v.Done != 10 {
+		t.Fatalf("log replay job: %+v, want the 10 events the filter lets through", v)
+	}
+	got := e.deliveries(10, time.Minute)
+	for _, d := range got {
+		if !want[d.EventID] {
+			t.Errorf("replayed %s, which the filter refuses", d.EventID)
+		}
+	}
+	if len(got) != 10 {
+		t.Fatalf("%d deliveries, want 10", len(got))
+	}
 }
