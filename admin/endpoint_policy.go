@@ -19,6 +19,19 @@ import (
 // registration, carried by cdc to the endpoints topic, applied by fanout (the filter), the retry
 // scheduler and the sender (the policy).
 
+// endpointPolicies are the endpoint's filter and retry policy, as shown and as created; nil:
+// none (every event of its types; the deployment's retry policy).
+type endpointPolicies struct {
+	Filter      *string             `json:"filter"`
+	RetryPolicy *retrypolicy.Policy `json:"retry_policy"`
+}
+
+// endpointPoliciesPatch are the same in a PATCH: absent keeps, null removes, a value replaces.
+type endpointPoliciesPatch struct {
+	Filter      nullableValue[string]             `json:"filter"`
+	RetryPolicy nullableValue[retrypolicy.Policy] `json:"retry_policy"`
+}
+
 // RetryLimits is the deployment's retry policy, which endpoints without a policy of their own
 // get, and the bounds of endpoint policies; registration checks policies against the bounds
 // and GET /v1/limits states all of it.

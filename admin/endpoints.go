@@ -56,9 +56,7 @@ type endpointView struct {
 	CreatedAt       time.Time    `json:"created_at"`
 	UpdatedAt       time.Time    `json:"updated_at"`
 	Secrets         []secretInfo `json:"secrets"`
-	// Filter and RetryPolicy: endpoint_policy.go.
-	Filter      *string             `json:"filter"`
-	RetryPolicy *retrypolicy.Policy `json:"retry_policy"`
+	endpointPolicies
 }
 
 // secretInfo describes a signing secret without its value (R16).
@@ -148,15 +146,14 @@ func attachSecrets(ctx context.Context, q querier, eps []*endpointView) error {
 }
 
 type createEndpointRequest struct {
-	URL             string              `json:"url"`
-	Description     string              `json:"description"`
-	EventTypes      []string            `json:"event_types"`
-	SchemaVersion   *int                `json:"schema_version"`
-	MaxInFlight     *int                `json:"max_in_flight"`
-	RateLimitPerSec *float64            `json:"rate_limit_per_sec"`
-	Ordered         bool                `json:"ordered"`
-	Filter          *string             `json:"filter"`
-	RetryPolicy     *retrypolicy.Policy `json:"retry_policy"`
+	URL             string   `json:"url"`
+	Description     string   `json:"description"`
+	EventTypes      []string `json:"event_types"`
+	SchemaVersion   *int     `json:"schema_version"`
+	MaxInFlight     *int     `json:"max_in_flight"`
+	RateLimitPerSec *float64 `json:"rate_limit_per_sec"`
+	Ordered         bool     `json:"ordered"`
+	endpointPolicies
 }
 
 func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) error {
@@ -391,9 +388,7 @@ type patchEndpointRequest struct {
 	MaxInFlight     *int           `json:"max_in_flight"`
 	RateLimitPerSec *nullableFloat `json:"rate_limit_per_sec"`
 	Ordered         *bool          `json:"ordered"`
-	// Filter and RetryPolicy: null removes them (endpoint_policy.go).
-	Filter      nullableValue[string]             `json:"filter"`
-	RetryPolicy nullableValue[retrypolicy.Policy] `json:"retry_policy"`
+	endpointPoliciesPatch
 }
 
 // patchEndpoint changes the given fields; status changes go through disable and enable.
