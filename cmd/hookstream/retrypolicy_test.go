@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -63,6 +64,26 @@ func TestDevRetryPolicyPerEventType(t *testing.T) {
 		t.Fatalf("created endpoint shows policy %s", res.Body)
 	}
 	epID := res.JSON201.ID
+
+	// The same from a terminal: endpoints create takes a filter and a policy, get shows them,
+	// and a filter that does not parse is refused with its position.
+	hs := func(args ...string) (int, string, string) {
+		return cli(t, append(args, "--admin-url", dev.adminURL, "--data-dir", dev.dataDir)...)
+	}
+	status, stdout, stderr := hs("endpoints", "create", "--url", srv.URL+"/other", "--events", "api_key.*",
+		"--filter", `data.status == "revoked"`, "--retry-policy", `{"attempts": 3}`, "--output", "json")
+	var other adminclient.Endpoint
+	if err := json.Unmarshal([]byte(stdout), &other); status != 0 || err != nil {
+		t.Fatalf("endpoints create --filter --retry-policy: %d %v\n%s%s", status, err, stdout, stderr)
+	}
+	if status, stdout, _ = hs("endpoints", "get", other.ID); status != 0 || !hasRow(stdout, "filter", `data.status`, "==", `"revoked"`) ||
+		!hasRow(stdout, "retry", "policy", `{"attempts":3}`) {
+		t.Fatalf("endpoints get: %d\n%s", status, stdout)
+	}
+	if status, _, stderr = hs("endpoints", "create", "--url", srv.URL+"/bad", "--events", "*", "--filter", "data.x =="); status != 2 ||
+		!strings.Contains(stderr, "position 10") {
+		t.Fatalf("endpoints create with a bad filter: %d\n%s", status, stderr)
+	}
 	time.Sleep(500 * time.Millisecond) // the endpoint record reaches the views before the events
 
 	schedules := map[string][]time.Duration{
