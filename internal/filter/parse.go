@@ -353,7 +353,7 @@ func (p *parser) path() (path, error) {
 	out := path{{key: p.tok.text}}
 	p.next()
 	for {
-		if len(out) > MaxSegments {
+		if (p.tok.kind == tokDot || p.tok.kind == tokLBracket) && len(out) == MaxSegments {
 			return nil, p.fail(p.tok, fmt.Sprintf("a path has at most %d segments", MaxSegments))
 		}
 		switch p.tok.kind {
