@@ -50,7 +50,8 @@ test-real: pg-up kafka-up chromium
 
 # Short fuzzing runs in every CI run: the egress URL policy (R26), the receiver inbox's handler,
 # the provider signature verifiers,
-# the envelope-head reader, the response excerpt and the record codec; longer runs by hand.
+# the envelope-head reader, the response excerpt, the record codec and the endpoint filter
+# language; longer runs by hand.
 # Counts, not durations: a -fuzztime duration that runs out while a worker is busy can fail the
 # run with "context deadline exceeded" and no finding (seen in CI-like runs of FuzzUnmarshalDelivery).
 test-fuzz: pg-up
@@ -61,6 +62,7 @@ test-fuzz: pg-up
 	$(GO) test -run '^$$' -fuzz '^FuzzExcerpt$$' -fuzztime 8000x ./sender/
 	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalDelivery$$' -fuzztime 300000x ./internal/records/
 	$(GO) test -run '^$$' -fuzz '^FuzzAttemptAppendJSON$$' -fuzztime 30000x ./internal/records/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 100000x ./internal/filter/
 
 # The alerting rules: promtool check rules, and promtool test rules on the unit tests in
 # deploy/monitoring/tests (promtool is unpacked from Debian's prometheus package on first use).

@@ -38,6 +38,7 @@ type limitsView struct {
 	// ?partner_id=; empty (the operator without it): the limits alone.
 	PartnerID string      `json:"partner_id,omitempty"`
 	Quotas    quotasView  `json:"quotas"`
+	Retry     retryView   `json:"retry"`
 	Notes     limitsNotes `json:"notes"`
 }
 
@@ -46,6 +47,7 @@ type limitsNotes struct {
 	History string `json:"history"`
 	Replay  string `json:"replay"`
 	Quotas  string `json:"quotas"`
+	Retry   string `json:"retry"`
 }
 
 // quotasView holds each quota by the name error.quota gives it.
@@ -74,6 +76,7 @@ func (a *API) getLimits(w http.ResponseWriter, r *http.Request, c caller) error 
 		HistoryRetentionSeconds: seconds(cfg.HistoryRetention), ReplayWindowSeconds: seconds(cfg.ReplayWindow),
 		RotationOverlapSeconds: seconds(cfg.RotationOverlap), AutomaticAttempts: cfg.AutomaticAttempts,
 		MaxPageLimit: MaxPageLimit, DefaultPageLimit: DefaultPageLimit, MaxRequestBytes: MaxBodyBytes,
+		Retry: cfg.Retry.view(),
 		Quotas: quotasView{
 			Endpoints:           quotaView{Limit: cfg.Limits.Endpoints},
 			ReplayJobs:          quotaView{Limit: cfg.Limits.ReplayJobs},
@@ -84,6 +87,7 @@ func (a *API) getLimits(w http.ResponseWriter, r *http.Request, c caller) error 
 	v.Notes.Feed = "GET /v1/partners/{pid}/events reaches back feed_retention; a cursor older than that answers 410 and the partner reconciles from the platform's state APIs."
 	v.Notes.History = "Delivery history and attempts are kept for history_retention; the feed stays available after delivery records expire."
 	v.Notes.Replay = "Replays read the event from the outbox (outbox_retention; 0: rows are never dropped) or the events topic (feed_retention); events older than replay_window cannot be replayed (410)."
+	v.Notes.Retry = "After a failed attempt a delivery waits schedule_seconds[i] (±jitter) before attempt i+2, attempts in all; an endpoint's retry_policy replaces the schedule, the attempt count and client_errors (what a 4xx other than 408, 410, 425 and 429 does: retry by the schedule, or stop at once) for all its events or per event type, within bounds. Retries wait in the shared tiers whatever the policy. automatic_attempts is the highest number an automatic attempt can have; replays made while one may still come are numbered above it."
 	v.Notes.Quotas = "Per partner, whoever calls: over endpoints, replay_jobs or test_events_per_minute a request answers 429 quota_exceeded (Retry-After for test events); a replay selecting more than replay_deliveries answers 422 replay_too_large (a log replay stops at it instead). test_events_per_minute is counted over the last 60 s by each admin process."
 
 	pid := r.URL.Query().Get("partner_id")

@@ -58,10 +58,10 @@ type Config struct {
 	// FeedRetention and OutboxRetention, where envelopes can still be found.
 	ReplayWindow time.Duration
 
-	// AutomaticAttempts is the number of attempts of the retry schedule (retrytopics'
-	// Schedule.Attempts(), 10 by default). Automatic attempts are numbered 1 to
-	// AutomaticAttempts; a replay made while automatic attempts may still be in flight is
-	// numbered above them (see replay.go).
+	// AutomaticAttempts is the most attempts a retry policy may give: the deployment's schedule
+	// or an endpoint's policy within Retry.Bounds (20 by default). Automatic attempts are
+	// numbered 1 to AutomaticAttempts; a replay made while automatic attempts may still be in
+	// flight is numbered above them (see replay.go).
 	AutomaticAttempts int
 
 	// ReplayBatch is how many deliveries a replay job reserves and produces per step.
@@ -91,6 +91,9 @@ type Config struct {
 
 	// Limits are the quotas of every partner, stated by GET /v1/limits.
 	Limits Limits
+	// Retry is the deployment's retry policy and the bounds endpoint policies are checked
+	// against, stated by GET /v1/limits.
+	Retry RetryLimits
 
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer // nil: metrics are kept but not registered
@@ -107,7 +110,7 @@ func DefaultConfig() Config {
 		OutboxRetention:   7 * 24 * time.Hour,
 		HistoryRetention:  30 * 24 * time.Hour,
 		ReplayWindow:      30 * 24 * time.Hour,
-		AutomaticAttempts: 10,
+		AutomaticAttempts: 20,
 		ReplayBatch:       500,
 		ReplayWorkers:     2,
 		JobLease:          30 * time.Second,
@@ -118,6 +121,7 @@ func DefaultConfig() Config {
 		StreamPoll:        250 * time.Millisecond,
 		StreamHeartbeat:   15 * time.Second,
 		Limits:            DefaultLimits(),
+		Retry:             DefaultRetryLimits(),
 		Logger:            slog.Default(),
 	}
 }
@@ -215,6 +219,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("max feed scan %d must be at least %d", c.MaxFeedScan, MaxPageLimit))
 	}
 	errs = append(errs, c.Limits.validate()...)
+	errs = append(errs, c.Retry.validate(c.AutomaticAttempts)...)
 	if c.Logger == nil {
 		errs = append(errs, errors.New("logger is nil"))
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/sender/egress"
@@ -55,6 +56,7 @@ type endpointView struct {
 	CreatedAt       time.Time    `json:"created_at"`
 	UpdatedAt       time.Time    `json:"updated_at"`
 	Secrets         []secretInfo `json:"secrets"`
+	endpointPolicies
 }
 
 // secretInfo describes a signing secret without its value (R16).
@@ -71,7 +73,7 @@ type createdEndpoint struct {
 }
 
 const endpointColumns = `id, partner_id, url, description, status, event_types, schema_version, max_in_flight,
-	rate_limit_per_sec, ordered, failing_since, disabled_reason, version, created_at, updated_at`
+	rate_limit_per_sec, ordered, failing_since, disabled_reason, version, created_at, updated_at, filter, retry_policy`
 
 func scanEndpoint(row pgx.Row) (endpointView, error) {
 	var (
@@ -79,7 +81,7 @@ func scanEndpoint(row pgx.Row) (endpointView, error) {
 		schema, flight int32
 	)
 	err := row.Scan(&v.ID, &v.PartnerID, &v.URL, &v.Description, &v.Status, &v.EventTypes, &schema, &flight,
-		&v.RateLimitPerSec, &v.Ordered, &v.FailingSince, &v.DisabledReason, &v.Version, &v.CreatedAt, &v.UpdatedAt)
+		&v.RateLimitPerSec, &v.Ordered, &v.FailingSince, &v.DisabledReason, &v.Version, &v.CreatedAt, &v.UpdatedAt, &v.Filter, &v.RetryPolicy)
 	v.SchemaVersion, v.MaxInFlight = int(schema), int(flight)
 	if v.EventTypes == nil {
 		v.EventTypes = []string{}
@@ -151,6 +153,7 @@ type createEndpointRequest struct {
 	MaxInFlight     *int     `json:"max_in_flight"`
 	RateLimitPerSec *float64 `json:"rate_limit_per_sec"`
 	Ordered         bool     `json:"ordered"`
+	endpointPolicies
 }
 
 func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) error {
@@ -165,6 +168,8 @@ func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) e
 	schema := p.schemaVersion(req.SchemaVersion)
 	flight := p.maxInFlight(req.MaxInFlight)
 	p.rateLimit(req.RateLimitPerSec)
+	flt := p.filter(req.Filter)
+	policy := p.retryPolicy(req.RetryPolicy, a.cfg.Retry.Bounds)
 	if e := p.err(); e != nil {
 		return e
 	}
@@ -184,9 +189,9 @@ func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) e
 			return err
 		}
 		v, err := scanEndpoint(tx.QueryRow(r.Context(), `INSERT INTO endpoint
-			(id, partner_id, url, description, event_types, schema_version, max_in_flight, rate_limit_per_sec, ordered)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING `+endpointColumns,
-			eid, pid, req.URL, req.Description, types, schema, flight, req.RateLimitPerSec, req.Ordered))
+			(id, partner_id, url, description, event_types, schema_version, max_in_flight, rate_limit_per_sec, ordered, filter, retry_policy)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING `+endpointColumns,
+			eid, pid, req.URL, req.Description, types, schema, flight, req.RateLimitPerSec, req.Ordered, flt, policyJSON(policy)))
 		if err != nil {
 			return err
 		}
@@ -383,6 +388,7 @@ type patchEndpointRequest struct {
 	MaxInFlight     *int           `json:"max_in_flight"`
 	RateLimitPerSec *nullableFloat `json:"rate_limit_per_sec"`
 	Ordered         *bool          `json:"ordered"`
+	endpointPoliciesPatch
 }
 
 // patchEndpoint changes the given fields; status changes go through disable and enable.
@@ -428,6 +434,16 @@ func (a *API) patchEndpoint(w http.ResponseWriter, r *http.Request, _ caller) er
 			rate = &v
 		}
 	}
+	var (
+		flt    *string
+		policy *retrypolicy.Policy
+	)
+	if req.Filter.Set && !req.Filter.Null {
+		flt = p.filter(&req.Filter.Value)
+	}
+	if req.RetryPolicy.Set && !req.RetryPolicy.Null {
+		policy = p.retryPolicy(&req.RetryPolicy.Value, a.cfg.Retry.Bounds)
+	}
 	if e := p.err(); e != nil {
 		return e
 	}
@@ -437,7 +453,7 @@ func (a *API) patchEndpoint(w http.ResponseWriter, r *http.Request, _ caller) er
 		}
 	}
 	changes := req.URL != nil || req.Description != nil || req.EventTypes != nil || schema != nil ||
-		flight != nil || setRL || req.Ordered != nil
+		flight != nil || setRL || req.Ordered != nil || req.Filter.Set || req.RetryPolicy.Set
 	if !changes {
 		return a.getEndpoint(w, r, caller{})
 	}
@@ -451,9 +467,12 @@ func (a *API) patchEndpoint(w http.ResponseWriter, r *http.Request, _ caller) er
 				max_in_flight = COALESCE($7, max_in_flight),
 				rate_limit_per_sec = CASE WHEN $8 THEN $9 ELSE rate_limit_per_sec END,
 				ordered = COALESCE($10, ordered),
+				filter = CASE WHEN $11 THEN $12 ELSE filter END,
+				retry_policy = CASE WHEN $13 THEN $14::jsonb ELSE retry_policy END,
 				version = version + 1, updated_at = now()
 			WHERE id = $1 AND partner_id = $2 RETURNING `+endpointColumns,
-			eid, pid, req.URL, req.Description, types, schema, flight, setRL, rate, req.Ordered))
+			eid, pid, req.URL, req.Description, types, schema, flight, setRL, rate, req.Ordered,
+			req.Filter.Set, flt, req.RetryPolicy.Set, policyJSON(policy)))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return notFound("endpoint")
 		}

@@ -505,6 +505,10 @@ func (a *API) stepLog(ctx context.Context, j *job, ep endpointView) (bool, error
 	if err != nil {
 		return false, err
 	}
+	refused, err := filterOf(ep)
+	if err != nil {
+		return false, fmt.Errorf("%w: %v", errJobFailed, err)
+	}
 	var (
 		targets []replayTarget
 		known   = map[string]storedEvent{}
@@ -522,7 +526,7 @@ func (a *API) stepLog(ctx context.Context, j *job, ep endpointView) (bool, error
 			past = true
 			return false
 		case ev.CommitTime.Before(f.Since) || !ev.CommitTime.Before(f.Until):
-		case !streams.Subscribed(ep.EventTypes, ev.Type):
+		case !streams.Subscribed(ep.EventTypes, ev.Type), refused(ev):
 		case !bodyAgrees(ev):
 			a.log.Error("events record whose envelope disagrees with its key or headers not replayed",
 				"job_id", j.ID, "partition", rec.Partition, "offset", rec.Offset)

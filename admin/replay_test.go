@@ -93,7 +93,7 @@ func TestReplaySingle(t *testing.T) {
 	for i, want := range []struct {
 		did, ev string
 		no      int
-	}{{did, evID, 4}, {did, evID, 11}, {retryingDid, retryingEv, 11}} {
+	}{{did, evID, 4}, {did, evID, e.cfg.AutomaticAttempts + 1}, {retryingDid, retryingEv, e.cfg.AutomaticAttempts + 1}} {
 		d := got[i]
 		if d.DeliveryID != want.did || d.EventID != want.ev || d.AttemptNo != want.no || d.Trigger != records.TriggerReplay ||
 			d.EndpointID != ep.ID || d.PartnerID != "acme" || d.V != records.DeliveryVersion {
@@ -111,15 +111,16 @@ func TestReplaySingle(t *testing.T) {
 	// The attempt history after the recorder caught up: a final replay makes the next one
 	// plain "next number" again.
 	ctx := context.Background()
+	second.AttemptNo = e.cfg.AutomaticAttempts + 1
 	if _, err := e.db.Pool.Exec(ctx, `INSERT INTO delivery_attempt (delivery_id, attempt_no, trigger, started_at, status)
-		VALUES ($1, 4, 'replay', now(), 200), ($1, 11, 'replay', now(), 200)`, did); err != nil {
+		VALUES ($1, 4, 'replay', now(), 200), ($1, $2, 'replay', now(), 200)`, did, second.AttemptNo); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.db.Pool.Exec(ctx, `UPDATE delivery SET state = 'succeeded', attempt_count = 11 WHERE delivery_id = $1`, did); err != nil {
+	if _, err := e.db.Pool.Exec(ctx, `UPDATE delivery SET state = 'succeeded', attempt_count = $2 WHERE delivery_id = $1`, did, second.AttemptNo); err != nil {
 		t.Fatal(err)
 	}
-	if third, r := replay(key, did); third.AttemptNo != 12 {
-		t.Errorf("replay after the replays were recorded: %s, want attempt 12", r)
+	if third, r := replay(key, did); third.AttemptNo != second.AttemptNo+1 {
+		t.Errorf("replay after the replays were recorded: %s, want attempt %d", r, second.AttemptNo+1)
 	}
 
 	// Refusals.
@@ -138,7 +139,7 @@ func TestReplaySingle(t *testing.T) {
 	}
 	var detail deliveryDetail
 	e.must(200, key, "GET", "/v1/partners/acme/deliveries/"+did, nil).json(t, &detail)
-	if len(detail.Attempts) != 5 || detail.Attempts[4].AttemptNo != 11 || detail.EventID != evID {
+	if len(detail.Attempts) != 5 || detail.Attempts[4].AttemptNo != e.cfg.AutomaticAttempts+1 || detail.EventID != evID {
 		t.Errorf("delivery detail: %+v", detail)
 	}
 }

@@ -380,6 +380,60 @@ func (e ReplayJobRequestSource) Valid() bool {
 	}
 }
 
+// Defines values for RetryLimitsClientErrors.
+const (
+	RetryLimitsClientErrorsRetry RetryLimitsClientErrors = "retry"
+	RetryLimitsClientErrorsStop  RetryLimitsClientErrors = "stop"
+)
+
+// Valid indicates whether the value is a known member of the RetryLimitsClientErrors enum.
+func (e RetryLimitsClientErrors) Valid() bool {
+	switch e {
+	case RetryLimitsClientErrorsRetry:
+		return true
+	case RetryLimitsClientErrorsStop:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryPolicyClientErrors.
+const (
+	RetryPolicyClientErrorsRetry RetryPolicyClientErrors = "retry"
+	RetryPolicyClientErrorsStop  RetryPolicyClientErrors = "stop"
+)
+
+// Valid indicates whether the value is a known member of the RetryPolicyClientErrors enum.
+func (e RetryPolicyClientErrors) Valid() bool {
+	switch e {
+	case RetryPolicyClientErrorsRetry:
+		return true
+	case RetryPolicyClientErrorsStop:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RetryRuleClientErrors.
+const (
+	RetryRuleClientErrorsRetry RetryRuleClientErrors = "retry"
+	RetryRuleClientErrorsStop  RetryRuleClientErrors = "stop"
+)
+
+// Valid indicates whether the value is a known member of the RetryRuleClientErrors enum.
+func (e RetryRuleClientErrors) Valid() bool {
+	switch e {
+	case RetryRuleClientErrorsRetry:
+		return true
+	case RetryRuleClientErrorsStop:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TestAcceptedTrigger.
 const (
 	TestAcceptedTriggerTest TestAcceptedTrigger = "test"
@@ -552,22 +606,28 @@ type Empty = map[string]interface{}
 
 // Endpoint defines model for Endpoint.
 type Endpoint struct {
-	CreatedAt       time.Time      `json:"created_at"`
-	Description     string         `json:"description"`
-	DisabledReason  *string        `json:"disabled_reason"`
-	EventTypes      []string       `json:"event_types"`
-	FailingSince    *time.Time     `json:"failing_since"`
-	ID              string         `json:"id"`
-	MaxInFlight     int            `json:"max_in_flight"`
-	Ordered         bool           `json:"ordered"`
-	PartnerID       string         `json:"partner_id"`
-	RateLimitPerSec *float64       `json:"rate_limit_per_sec"`
-	SchemaVersion   int            `json:"schema_version"`
-	Secrets         []Secret       `json:"secrets"`
-	Status          EndpointStatus `json:"status"`
-	UpdatedAt       time.Time      `json:"updated_at"`
-	URL             string         `json:"url"`
-	Version         int            `json:"version"`
+	CreatedAt      time.Time  `json:"created_at"`
+	Description    string     `json:"description"`
+	DisabledReason *string    `json:"disabled_reason"`
+	EventTypes     []string   `json:"event_types"`
+	FailingSince   *time.Time `json:"failing_since"`
+
+	// Filter A payload filter over the event envelope: the endpoint receives only the events of its types for which it holds (issue 14). Grammar: or-separated and-terms of comparisons, `not` and parentheses; a comparison is `path == value`, `!=`, `<`, `<=`, `>`, `>=` (numbers only), `path in [v1, v2]`, `path not in [...]` or `exists(path)`. A path starts at an envelope field (event_id, type, occurred_at, partner_id, subject, schema_version, correlation_id, data) and goes on with `.name`, `[index]` or `["key"]`; values are JSON strings, numbers, true, false or null. A number compares exactly with numbers and decimal strings ("12.50"); a missing path makes every comparison false but != and not in. Example: `data.amount.value >= 100 and data.source in ["purchase", "refund"]`. At most 2048 bytes, 16 levels of nesting, 64 values per list. An invalid filter is refused with 422, the message naming the position (in characters, from 1) of the fault. null: every event of the subscribed types.
+	Filter          *string  `json:"filter"`
+	ID              string   `json:"id"`
+	MaxInFlight     int      `json:"max_in_flight"`
+	Ordered         bool     `json:"ordered"`
+	PartnerID       string   `json:"partner_id"`
+	RateLimitPerSec *float64 `json:"rate_limit_per_sec"`
+
+	// RetryPolicy null: the deployment's schedule and 4xx policy (GET /v1/limits retry)
+	RetryPolicy   *RetryPolicy   `json:"retry_policy"`
+	SchemaVersion int            `json:"schema_version"`
+	Secrets       []Secret       `json:"secrets"`
+	Status        EndpointStatus `json:"status"`
+	UpdatedAt     time.Time      `json:"updated_at"`
+	URL           string         `json:"url"`
+	Version       int            `json:"version"`
 }
 
 // EndpointStatus defines model for Endpoint.Status.
@@ -578,10 +638,14 @@ type EndpointCreate struct {
 	Description *string  `json:"description,omitempty"`
 	EventTypes  []string `json:"event_types"`
 
+	// Filter A payload filter over the event envelope: the endpoint receives only the events of its types for which it holds (issue 14). Grammar: or-separated and-terms of comparisons, `not` and parentheses; a comparison is `path == value`, `!=`, `<`, `<=`, `>`, `>=` (numbers only), `path in [v1, v2]`, `path not in [...]` or `exists(path)`. A path starts at an envelope field (event_id, type, occurred_at, partner_id, subject, schema_version, correlation_id, data) and goes on with `.name`, `[index]` or `["key"]`; values are JSON strings, numbers, true, false or null. A number compares exactly with numbers and decimal strings ("12.50"); a missing path makes every comparison false but != and not in. Example: `data.amount.value >= 100 and data.source in ["purchase", "refund"]`. At most 2048 bytes, 16 levels of nesting, 64 values per list. An invalid filter is refused with 422, the message naming the position (in characters, from 1) of the fault.
+	Filter *string `json:"filter,omitempty"`
+
 	// MaxInFlight The most requests in flight to this endpoint at once: the ceiling of the sender's adaptive concurrency, which starts at 8 and rises while the endpoint answers fast.
 	MaxInFlight     *int                         `json:"max_in_flight,omitempty"`
 	Ordered         *bool                        `json:"ordered,omitempty"`
 	RateLimitPerSec *float64                     `json:"rate_limit_per_sec,omitempty"`
+	RetryPolicy     *RetryPolicy                 `json:"retry_policy,omitempty"`
 	SchemaVersion   *EndpointCreateSchemaVersion `json:"schema_version,omitempty"`
 
 	// URL HTTPS URL accepted by the egress policy (R26)
@@ -593,17 +657,23 @@ type EndpointCreateSchemaVersion int
 
 // EndpointCreated defines model for EndpointCreated.
 type EndpointCreated struct {
-	CreatedAt       time.Time  `json:"created_at"`
-	Description     string     `json:"description"`
-	DisabledReason  *string    `json:"disabled_reason"`
-	EventTypes      []string   `json:"event_types"`
-	FailingSince    *time.Time `json:"failing_since"`
-	ID              string     `json:"id"`
-	MaxInFlight     int        `json:"max_in_flight"`
-	Ordered         bool       `json:"ordered"`
-	PartnerID       string     `json:"partner_id"`
-	RateLimitPerSec *float64   `json:"rate_limit_per_sec"`
-	SchemaVersion   int        `json:"schema_version"`
+	CreatedAt      time.Time  `json:"created_at"`
+	Description    string     `json:"description"`
+	DisabledReason *string    `json:"disabled_reason"`
+	EventTypes     []string   `json:"event_types"`
+	FailingSince   *time.Time `json:"failing_since"`
+
+	// Filter A payload filter over the event envelope: the endpoint receives only the events of its types for which it holds (issue 14). Grammar: or-separated and-terms of comparisons, `not` and parentheses; a comparison is `path == value`, `!=`, `<`, `<=`, `>`, `>=` (numbers only), `path in [v1, v2]`, `path not in [...]` or `exists(path)`. A path starts at an envelope field (event_id, type, occurred_at, partner_id, subject, schema_version, correlation_id, data) and goes on with `.name`, `[index]` or `["key"]`; values are JSON strings, numbers, true, false or null. A number compares exactly with numbers and decimal strings ("12.50"); a missing path makes every comparison false but != and not in. Example: `data.amount.value >= 100 and data.source in ["purchase", "refund"]`. At most 2048 bytes, 16 levels of nesting, 64 values per list. An invalid filter is refused with 422, the message naming the position (in characters, from 1) of the fault. null: every event of the subscribed types.
+	Filter          *string  `json:"filter"`
+	ID              string   `json:"id"`
+	MaxInFlight     int      `json:"max_in_flight"`
+	Ordered         bool     `json:"ordered"`
+	PartnerID       string   `json:"partner_id"`
+	RateLimitPerSec *float64 `json:"rate_limit_per_sec"`
+
+	// RetryPolicy null: the deployment's schedule and 4xx policy (GET /v1/limits retry)
+	RetryPolicy   *RetryPolicy `json:"retry_policy"`
+	SchemaVersion int          `json:"schema_version"`
 
 	// Secret whsec_…; shown only in this response (R16)
 	Secret    string                `json:"secret"`
@@ -630,13 +700,19 @@ type EndpointList struct {
 type EndpointPatch struct {
 	Description *string   `json:"description,omitempty"`
 	EventTypes  *[]string `json:"event_types,omitempty"`
-	MaxInFlight *int      `json:"max_in_flight,omitempty"`
-	Ordered     *bool     `json:"ordered,omitempty"`
+
+	// Filter replaces the filter; null removes it. A payload filter over the event envelope: the endpoint receives only the events of its types for which it holds (issue 14). Grammar: or-separated and-terms of comparisons, `not` and parentheses; a comparison is `path == value`, `!=`, `<`, `<=`, `>`, `>=` (numbers only), `path in [v1, v2]`, `path not in [...]` or `exists(path)`. A path starts at an envelope field (event_id, type, occurred_at, partner_id, subject, schema_version, correlation_id, data) and goes on with `.name`, `[index]` or `["key"]`; values are JSON strings, numbers, true, false or null. A number compares exactly with numbers and decimal strings ("12.50"); a missing path makes every comparison false but != and not in. Example: `data.amount.value >= 100 and data.source in ["purchase", "refund"]`. At most 2048 bytes, 16 levels of nesting, 64 values per list. An invalid filter is refused with 422, the message naming the position (in characters, from 1) of the fault.
+	Filter      *string `json:"filter,omitempty"`
+	MaxInFlight *int    `json:"max_in_flight,omitempty"`
+	Ordered     *bool   `json:"ordered,omitempty"`
 
 	// RateLimitPerSec null removes the limit
-	RateLimitPerSec *float64                    `json:"rate_limit_per_sec,omitempty"`
-	SchemaVersion   *EndpointPatchSchemaVersion `json:"schema_version,omitempty"`
-	URL             *string                     `json:"url,omitempty"`
+	RateLimitPerSec *float64 `json:"rate_limit_per_sec,omitempty"`
+
+	// RetryPolicy replaces the whole policy; null removes it
+	RetryPolicy   *RetryPolicy                `json:"retry_policy,omitempty"`
+	SchemaVersion *EndpointPatchSchemaVersion `json:"schema_version,omitempty"`
+	URL           *string                     `json:"url,omitempty"`
 }
 
 // EndpointPatchSchemaVersion defines model for EndpointPatch.SchemaVersion.
@@ -713,6 +789,7 @@ type EventTypeList struct {
 
 // Limits defines model for Limits.
 type Limits struct {
+	// AutomaticAttempts the highest number an automatic attempt can have: the most attempts the deployment's schedule or any endpoint policy gives; a replay made while one may still come is numbered above it
 	AutomaticAttempts       *int                    `json:"automatic_attempts,omitempty"`
 	DefaultPageLimit        *int                    `json:"default_page_limit,omitempty"`
 	FeedRetentionSeconds    int                     `json:"feed_retention_seconds"`
@@ -726,9 +803,12 @@ type Limits struct {
 	PartnerID *string `json:"partner_id,omitempty"`
 
 	// Quotas per-partner quotas; over one a request answers 429 quota_exceeded (replay_deliveries: 422 replay_too_large)
-	Quotas                 Quotas `json:"quotas"`
-	ReplayWindowSeconds    int    `json:"replay_window_seconds"`
-	RotationOverlapSeconds *int   `json:"rotation_overlap_seconds,omitempty"`
+	Quotas              Quotas `json:"quotas"`
+	ReplayWindowSeconds int    `json:"replay_window_seconds"`
+
+	// Retry the deployment's retry policy, which endpoints without a retry_policy follow, and the bounds of endpoint policies
+	Retry                  RetryLimits `json:"retry"`
+	RotationOverlapSeconds *int        `json:"rotation_overlap_seconds,omitempty"`
 }
 
 // OutboxDeadLetter defines model for OutboxDeadLetter.
@@ -901,6 +981,67 @@ type ReplayJobRequest struct {
 
 // ReplayJobRequestSource defines model for ReplayJobRequest.Source.
 type ReplayJobRequestSource string
+
+// RetryLimits the deployment's retry policy, which endpoints without a retry_policy follow, and the bounds of endpoint policies
+type RetryLimits struct {
+	// Attempts attempts in all under the deployment's schedule
+	Attempts int `json:"attempts"`
+
+	// Bounds what an endpoint's retry_policy may ask for (HOOKSTREAM_RETRY_MIN_DELAY, _MAX_DELAY, _MAX_ATTEMPTS)
+	Bounds struct {
+		MaxAttempts     int     `json:"max_attempts"`
+		MaxDelaySeconds float64 `json:"max_delay_seconds"`
+		MinDelaySeconds float64 `json:"min_delay_seconds"`
+	} `json:"bounds"`
+
+	// ClientErrors HOOKSTREAM_RETRY_CLIENT_ERRORS: what a 4xx other than 408, 410, 425 and 429 does
+	ClientErrors RetryLimitsClientErrors `json:"client_errors"`
+
+	// Jitter every delay is spread by ± this share of itself
+	Jitter float64 `json:"jitter"`
+
+	// ScheduleSeconds HOOKSTREAM_RETRY_SCHEDULE: the wait after each failed attempt
+	ScheduleSeconds []float64 `json:"schedule_seconds"`
+
+	// Tiers the retry tier topics (<prefix>.retry.<tier>) every policy's retries wait in
+	Tiers []string `json:"tiers"`
+}
+
+// RetryLimitsClientErrors HOOKSTREAM_RETRY_CLIENT_ERRORS: what a 4xx other than 408, 410, 425 and 429 does
+type RetryLimitsClientErrors string
+
+// RetryPolicy the endpoint's retry policy (issue 14): its schedule, attempt count and policy for other 4xx, for all its events and per event type, within the operator's bounds (GET /v1/limits retry.bounds; a policy outside them is refused with 422 naming the field). Retries of every policy wait in the shared retry tiers.
+type RetryPolicy struct {
+	// Attempts attempts in all, the first included: the delays are cut to attempts-1, or extended by their last one; at most retry.bounds.max_attempts
+	Attempts *int `json:"attempts,omitempty"`
+
+	// ClientErrors what a 4xx other than 408, 410, 425 and 429 does: retry by the schedule, or stop (the delivery fails at once); default: the deployment's (GET /v1/limits retry.client_errors)
+	ClientErrors *RetryPolicyClientErrors `json:"client_errors,omitempty"`
+
+	// DelaysSeconds the wait after each failed attempt, before the ±jitter of GET /v1/limits; len+1 attempts unless attempts says otherwise; each within retry.bounds of GET /v1/limits
+	DelaysSeconds *[]float64 `json:"delays_seconds,omitempty"`
+
+	// EventTypes rules per event type, keyed by an event type, a prefix wildcard like "balance.*" or "*": the most specific key covering an event's type (exact, then the longest wildcard, then "*") applies, its fields over the endpoint's own; a rule that sets delays_seconds brings its own attempt count
+	EventTypes *map[string]RetryRule `json:"event_types,omitempty"`
+}
+
+// RetryPolicyClientErrors what a 4xx other than 408, 410, 425 and 429 does: retry by the schedule, or stop (the delivery fails at once); default: the deployment's (GET /v1/limits retry.client_errors)
+type RetryPolicyClientErrors string
+
+// RetryRule one level of a retry policy; a field left out is inherited
+type RetryRule struct {
+	// Attempts attempts in all, the first included: the delays are cut to attempts-1, or extended by their last one; at most retry.bounds.max_attempts
+	Attempts *int `json:"attempts,omitempty"`
+
+	// ClientErrors what a 4xx other than 408, 410, 425 and 429 does: retry by the schedule, or stop (the delivery fails at once); default: the deployment's (GET /v1/limits retry.client_errors)
+	ClientErrors *RetryRuleClientErrors `json:"client_errors,omitempty"`
+
+	// DelaysSeconds the wait after each failed attempt, before the ±jitter of GET /v1/limits; len+1 attempts unless attempts says otherwise; each within retry.bounds of GET /v1/limits
+	DelaysSeconds *[]float64 `json:"delays_seconds,omitempty"`
+}
+
+// RetryRuleClientErrors what a 4xx other than 408, 410, 425 and 429 does: retry by the schedule, or stop (the delivery fails at once); default: the deployment's (GET /v1/limits retry.client_errors)
+type RetryRuleClientErrors string
 
 // RotateRequest defines model for RotateRequest.
 type RotateRequest struct {

@@ -83,6 +83,9 @@ func endpointFromRow(rels *relations, rw row, e *records.Endpoint) error {
 		return err
 	}
 	e.DisabledReason = reason.String
+	if err := filterAndPolicyFromRow(rels, rw, e); err != nil {
+		return err
+	}
 	e.CreatedAt, e.UpdatedAt = e.CreatedAt.UTC(), e.UpdatedAt.UTC()
 	return nil
 }

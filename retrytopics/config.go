@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
 )
 
@@ -29,8 +30,13 @@ type Config struct {
 	// above its own; a wait shorter than every tier goes to the shortest. The nominal delays
 	// are the defaults; tests compress them.
 	TierDelays map[string]time.Duration
-	// Schedule is the retry policy.
+	// Schedule is the deployment's retry policy, which endpoints without a retry policy of
+	// their own follow.
 	Schedule Schedule
+	// Bounds limit the delays and attempts of endpoint retry policies (issue 14); the admin API
+	// refuses a policy outside them, and the scheduler brings a policy registered under wider
+	// bounds within them. The configured Schedule is the operator's own and not bound by them.
+	Bounds retrypolicy.Bounds
 	// MaxHold is the longest a record may wait in a tier. It must stay below the retention of
 	// the tier topics (7 days by default), or retention could delete a record still held; a
 	// tier record due further away is dead-lettered, and Defer waits at most this long.
@@ -107,6 +113,7 @@ func DefaultConfig() Config {
 		Prefix:             "hookstream",
 		TierDelays:         DefaultTierDelays(),
 		Schedule:           DefaultSchedule(),
+		Bounds:             retrypolicy.DefaultBounds(),
 		MaxHold:            6 * 24 * time.Hour,
 		LookAheadRecords:   20000,
 		LookAheadBytes:     8 << 20,
@@ -154,6 +161,11 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	} else if longest := c.Schedule.longest(); longest > c.MaxHold {
 		errs = append(errs, fmt.Errorf("the schedule can wait %s, longer than the max hold %s", longest, c.MaxHold))
+	}
+	if err := c.Bounds.Validate(); err != nil {
+		errs = append(errs, err)
+	} else if longest := time.Duration(float64(c.Bounds.MaxDelay) * (1 + c.Schedule.Jitter)); longest > c.MaxHold {
+		errs = append(errs, fmt.Errorf("a retry policy may wait %s (the max delay with jitter), longer than the max hold %s", longest, c.MaxHold))
 	}
 	if c.LookAheadRecords < 1 {
 		errs = append(errs, errors.New("look-ahead records must be at least 1"))

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
 )
 
@@ -77,15 +78,21 @@ func (s *Scheduler) Close() {
 // trigger retry and its due time, to the retry tier matching the wait and returns the due time.
 // Otherwise it writes a dead letter holding d and a to the dlq topic and returns final = true.
 // retryAfter is the receiver's valid Retry-After, zero when none: it raises the wait, up to
-// Schedule.MaxRetryAfter, counted from now. An error means nothing may be assumed written; the
-// caller must not commit its input.
-func (s *Scheduler) Schedule(ctx context.Context, d records.Delivery, a records.Attempt, retryAfter time.Duration) (next time.Time, final bool, err error) {
+// Schedule.MaxRetryAfter, counted from now. policy is the endpoint's retry policy: its delays
+// and attempt count for d's event type replace the configured schedule's, brought within
+// Config.Bounds (retrypolicy.Delays); nil keeps the configured schedule. An error means nothing
+// may be assumed written; the caller must not commit its input.
+func (s *Scheduler) Schedule(ctx context.Context, d records.Delivery, a records.Attempt, retryAfter time.Duration, policy *retrypolicy.Policy) (next time.Time, final bool, err error) {
 	if d.EndpointID == "" {
 		return time.Time{}, false, errors.New("retrytopics: schedule: delivery has no endpoint id")
 	}
 	now := s.now()
 	attemptNo := max(d.AttemptNo, 1)
-	delay, ok := s.cfg.Schedule.Next(attemptNo, retryAfter)
+	schedule := s.cfg.Schedule
+	if policy != nil {
+		schedule.Delays = retrypolicy.Delays(policy, d.EventType, schedule.Delays, s.cfg.Bounds)
+	}
+	delay, ok := schedule.Next(attemptNo, retryAfter)
 	if !ok {
 		if err := s.deadLetter(ctx, d, a, attemptNo, now); err != nil {
 			return time.Time{}, false, err

@@ -30,7 +30,7 @@ func scheduleMix(t *testing.T, s *retrytopics.Scheduler, n int, maxWait time.Dur
 		if i%4 == 0 {
 			d.AttemptNo = 1 + (i/4)%4 // the compressed schedule allows 5 attempts
 			exp = d
-			if _, final, err := s.Schedule(ctx, d, failedAttempt(d, time.Now()), 0); err != nil || final {
+			if _, final, err := s.Schedule(ctx, d, failedAttempt(d, time.Now()), 0, nil); err != nil || final {
 				return err
 			}
 			exp.AttemptNo, exp.Trigger = d.AttemptNo+1, records.TriggerRetry
@@ -234,7 +234,7 @@ func TestExhaustedDeliveryIsDeadLettered(t *testing.T) {
 	seen := []int{d.AttemptNo}
 	for {
 		a := failedAttempt(d, time.Now())
-		next, final, err := sched.Schedule(ctx, d, a, 0)
+		next, final, err := sched.Schedule(ctx, d, a, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,7 +337,7 @@ func TestRetryAfterRaisesAndIsCapped(t *testing.T) {
 	a := failedAttempt(d, time.Now())
 	a.Status = 429
 	before := time.Now()
-	next, final, err := sched.Schedule(ctx, d, a, 2*time.Second)
+	next, final, err := sched.Schedule(ctx, d, a, 2*time.Second, nil)
 	if err != nil || final {
 		t.Fatalf("schedule: %v, final %v", err, final)
 	}
@@ -351,7 +351,7 @@ func TestRetryAfterRaisesAndIsCapped(t *testing.T) {
 
 	d2 := delivery(2)
 	before = time.Now()
-	next, final, err = sched.Schedule(ctx, d2, failedAttempt(d2, before), 30*24*time.Hour)
+	next, final, err = sched.Schedule(ctx, d2, failedAttempt(d2, before), 30*24*time.Hour, nil)
 	if err != nil || final {
 		t.Fatalf("schedule: %v, final %v", err, final)
 	}

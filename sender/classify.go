@@ -39,6 +39,9 @@ type Failure struct {
 	// RetryAfter is the receiver's valid Retry-After, capped by Policy.MaxRetryAfter; zero when
 	// there was none.
 	RetryAfter time.Duration
+	// ClientError marks a 4xx other than 408, 410, 425 and 429, whose Retryable the policy for
+	// client errors decides (Policy.RetryClientErrors, or the endpoint's own).
+	ClientError bool
 	// Gone marks a 410: the receiver asked to stop, and the endpoint is to be disabled. The
 	// recorder disables it on seeing the attempt's status 410.
 	Gone bool
@@ -95,7 +98,7 @@ func Classify(resp *http.Response, err error, now time.Time, p Policy) *Failure 
 	case status >= 300 && status <= 399:
 		return &Failure{Category: records.CategoryRedirect, Status: status, Retryable: true}
 	case status >= 400 && status <= 499:
-		return &Failure{Category: records.CategoryHTTPStatus, Status: status, Retryable: p.RetryClientErrors}
+		return &Failure{Category: records.CategoryHTTPStatus, Status: status, Retryable: p.RetryClientErrors, ClientError: true}
 	default: // 1xx as a final answer, or outside the HTTP range
 		return &Failure{Category: records.CategoryHTTPStatus, Status: status, Retryable: true}
 	}

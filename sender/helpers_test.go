@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -417,6 +418,7 @@ type scheduleCall struct {
 	a          records.Attempt
 	retryAfter time.Duration
 	next       time.Time
+	policy     *retrypolicy.Policy
 }
 
 type deferCall struct {
@@ -434,7 +436,7 @@ type fakeRetrier struct {
 	defers    []deferCall
 }
 
-func (f *fakeRetrier) Schedule(_ context.Context, d records.Delivery, a records.Attempt, retryAfter time.Duration) (time.Time, bool, error) {
+func (f *fakeRetrier) Schedule(_ context.Context, d records.Delivery, a records.Attempt, retryAfter time.Duration, policy *retrypolicy.Policy) (time.Time, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	next := time.Now().Add(max(f.delay, retryAfter)).Truncate(time.Millisecond)
@@ -442,7 +444,7 @@ func (f *fakeRetrier) Schedule(_ context.Context, d records.Delivery, a records.
 	if final {
 		next = time.Time{}
 	}
-	f.schedules = append(f.schedules, scheduleCall{d: d, a: a, retryAfter: retryAfter, next: next})
+	f.schedules = append(f.schedules, scheduleCall{d: d, a: a, retryAfter: retryAfter, next: next, policy: policy})
 	return next, final, nil
 }
 

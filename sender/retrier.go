@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/retrypolicy"
 )
 
 // Retrier takes the deliveries the sender cannot finish now. retrytopics implements it with
@@ -13,8 +14,9 @@ type Retrier interface {
 	// Schedule is called after a failed attempt that may be retried (R20). It decides the next
 	// attempt: it durably hands the delivery to a retry tier and returns when the next attempt is
 	// due, or, when the attempts are exhausted, writes it to the dead-letter topic and returns
-	// final = true. retryAfter is the receiver's valid Retry-After (zero when none).
-	Schedule(ctx context.Context, d records.Delivery, a records.Attempt, retryAfter time.Duration) (next time.Time, final bool, err error)
+	// final = true. retryAfter is the receiver's valid Retry-After (zero when none); policy is
+	// the endpoint's retry policy (nil: the deployment's schedule).
+	Schedule(ctx context.Context, d records.Delivery, a records.Attempt, retryAfter time.Duration, policy *retrypolicy.Policy) (next time.Time, final bool, err error)
 	// Defer hands over work that made no attempt (the endpoint's circuit is open or its queue
 	// is full): the same attempt number is asked for again after about `after`.
 	Defer(ctx context.Context, d records.Delivery, after time.Duration) error

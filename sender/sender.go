@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/sender/egress"
 	"github.com/hookstream/hookstream/streams"
@@ -662,18 +663,18 @@ func (s *Sender) deliver(l *lane, w *work, probe bool) {
 		l.breaker.record(res.failure == nil, probe, s.now())
 		l.mu.Unlock()
 	}
-	s.report(w, res)
+	s.report(w, ep, res)
 }
 
 // report ends w with the outcome of its attempt. A retryable failure goes to the retrier first,
 // which may wait on Kafka, in a goroutine of its own; any other outcome only needs its attempt
 // record, produced asynchronously.
-func (s *Sender) report(w *work, res result) {
+func (s *Sender) report(w *work, ep *records.Endpoint, res result) {
 	if f := res.failure; f != nil && f.Retryable {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.end(w, s.conclude(w, w.d, res))
+			s.end(w, s.conclude(w, ep, w.d, res))
 		}()
 		return
 	}
@@ -701,6 +702,10 @@ func (s *Sender) attemptOnce(l *lane, part *partition, ep *records.Endpoint, d r
 	s.m.inFlight.Dec()
 	if res.abandoned {
 		return res, false, false
+	}
+	if f := res.failure; f != nil && f.ClientError {
+		// The endpoint's policy for other 4xx, per event type, over the deployment's (R20).
+		f.Retryable = retrypolicy.RetryClientErrors(ep.RetryPolicy, d.EventType, s.cfg.RetryClientErrors)
 	}
 	s.m.latency.Observe(res.latency.Seconds())
 	l.mu.Lock()
@@ -741,14 +746,14 @@ func (s *Sender) deliverOrdered(l *lane, w *work) bool {
 			return false
 		}
 		if res.failure == nil || !res.failure.Retryable {
-			return s.conclude(w, d, res)
+			return s.conclude(w, ep, d, res)
 		}
 		wait := jitter(backoff)
 		if ra := res.failure.RetryAfter; ra > wait {
 			wait = ra
 		}
 		if s.now().Add(wait).Sub(heldSince) > s.cfg.OrderedMaxHold {
-			return s.conclude(w, d, res) // to the retry tiers; the order gives way
+			return s.conclude(w, ep, d, res) // to the retry tiers; the order gives way
 		}
 		a := attemptOf(d, res)
 		next := s.now().Add(wait).UTC()
@@ -767,8 +772,8 @@ func (s *Sender) deliverOrdered(l *lane, w *work) bool {
 
 // conclude reports a finished attempt: a retryable failure is first handed to the retrier (the
 // attempt it sees has outcome failed and no next attempt time), whose answer decides between
-// retrying (with the next attempt time) and failed (exhausted).
-func (s *Sender) conclude(w *work, d records.Delivery, res result) bool {
+// retrying (with the next attempt time) and failed (exhausted), by the endpoint's retry policy.
+func (s *Sender) conclude(w *work, ep *records.Endpoint, d records.Delivery, res result) bool {
 	a := attemptOf(d, res)
 	if f := res.failure; f != nil && f.Retryable {
 		var (
@@ -777,7 +782,7 @@ func (s *Sender) conclude(w *work, d records.Delivery, res result) bool {
 		)
 		if !s.persist(w.part.ctx, "schedule a retry", func(ctx context.Context) error {
 			var err error
-			next, final, err = s.retrier.Schedule(ctx, d, a, f.RetryAfter)
+			next, final, err = s.retrier.Schedule(ctx, d, a, f.RetryAfter, ep.RetryPolicy)
 			return err
 		}) {
 			return false

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/internal/filter"
 	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/records"
 )
@@ -39,8 +40,9 @@ type EndpointView struct {
 	mu        sync.RWMutex
 	byID      map[string]*records.Endpoint
 	byPartner map[string][]*records.Endpoint
-	pos       int64         // offset after the last record (data or control marker) applied
-	advanced  chan struct{} // closed and replaced whenever pos moves
+	filters   map[string]*filter.Filter // parsed payload filters of the endpoints that have one
+	pos       int64                     // offset after the last record (data or control marker) applied
+	advanced  chan struct{}             // closed and replaced whenever pos moves
 }
 
 // ViewConfig configures an EndpointView.
@@ -86,7 +88,7 @@ func NewEndpointView(cfg ViewConfig) (*EndpointView, error) {
 	return &EndpointView{
 		cl: cl, adm: kadm.NewClient(cl), topic: cfg.Topic, log: cfg.Logger.With("view", cfg.Name), bad: bad,
 		byID: map[string]*records.Endpoint{}, byPartner: map[string][]*records.Endpoint{},
-		advanced: make(chan struct{}),
+		filters: map[string]*filter.Filter{}, advanced: make(chan struct{}),
 	}, nil
 }
 
@@ -118,10 +120,13 @@ func (v *EndpointView) apply(r *kgo.Record) {
 		return
 	}
 	id := string(r.Key)
-	var e *records.Endpoint
+	var (
+		e   *records.Endpoint
+		flt *filter.Filter
+	)
 	if r.Value != nil { // nil is a tombstone: the endpoint was deleted
 		var err error
-		if e, err = readEndpoint(id, r.Value); err != nil {
+		if e, flt, err = readEndpoint(id, r.Value); err != nil {
 			v.bad.Inc()
 			_, kept := v.byID[id]
 			v.log.Error("endpoint record not understood; the view keeps the endpoint's last good state",
@@ -135,36 +140,50 @@ func (v *EndpointView) apply(r *kgo.Record) {
 			delete(v.byPartner, old.PartnerID)
 		}
 		delete(v.byID, id)
+		delete(v.filters, id)
 	}
 	if e != nil {
 		v.byID[id] = e
+		if flt != nil {
+			v.filters[id] = flt
+		}
 		v.byPartner[e.PartnerID] = append(v.byPartner[e.PartnerID], e)
 	}
 }
 
-// readEndpoint decodes the endpoints record keyed id. Its errors never quote the value.
-func readEndpoint(id string, value []byte) (*records.Endpoint, error) {
+// readEndpoint decodes the endpoints record keyed id, with its payload filter parsed (nil when
+// it has none). Its errors never quote the value.
+func readEndpoint(id string, value []byte) (*records.Endpoint, *filter.Filter, error) {
 	var e records.Endpoint
 	if err := json.Unmarshal(value, &e); err != nil {
 		var syntax *json.SyntaxError
 		if errors.As(err, &syntax) {
-			return nil, fmt.Errorf("not JSON (at byte %d)", syntax.Offset)
+			return nil, nil, fmt.Errorf("not JSON (at byte %d)", syntax.Offset)
 		}
 		var field *json.UnmarshalTypeError
 		if errors.As(err, &field) {
-			return nil, fmt.Errorf("field %s is not a %s", field.Field, field.Type)
+			return nil, nil, fmt.Errorf("field %s is not a %s", field.Field, field.Type)
 		}
-		return nil, errors.New("not an endpoint record")
+		return nil, nil, errors.New("not an endpoint record")
 	}
 	switch {
 	case e.V != records.EndpointVersion:
-		return nil, fmt.Errorf("endpoint record version %d, this view reads %d", e.V, records.EndpointVersion)
+		return nil, nil, fmt.Errorf("endpoint record version %d, this view reads %d", e.V, records.EndpointVersion)
 	case e.ID != id:
-		return nil, errors.New("the record's id is not its key")
+		return nil, nil, errors.New("the record's id is not its key")
 	case e.PartnerID == "":
-		return nil, errors.New("the record names no partner")
+		return nil, nil, errors.New("the record names no partner")
 	}
-	return &e, nil
+	if e.Filter == "" {
+		return &e, nil, nil
+	}
+	// The admin API parsed it at registration; one this view cannot parse comes from a newer
+	// grammar, and delivering past it would break the filter's promise.
+	flt, err := filter.Parse(e.Filter)
+	if err != nil {
+		return nil, nil, fmt.Errorf("filter: %w", err)
+	}
+	return &e, flt, nil
 }
 
 // CatchUp waits until the view holds every endpoint record committed before the call: it reads
@@ -201,6 +220,13 @@ func (v *EndpointView) Get(id string) (*records.Endpoint, bool) {
 	defer v.mu.RUnlock()
 	e, ok := v.byID[id]
 	return e, ok
+}
+
+// Filter returns the parsed payload filter of endpoint id, nil when it has none.
+func (v *EndpointView) Filter(id string) *filter.Filter {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.filters[id]
 }
 
 // ForPartner returns the partner's endpoints (shared values: do not modify).

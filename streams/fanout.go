@@ -86,6 +86,7 @@ type fanoutMetrics struct {
 	events     prometheus.Counter
 	deliveries *prometheus.CounterVec
 	unmatched  prometheus.Counter
+	filtered   prometheus.Counter
 	invalid    prometheus.Counter
 	txns       prometheus.Counter
 	restarts   prometheus.Counter
@@ -109,6 +110,8 @@ func NewFanout(cfg FanoutConfig, view *EndpointView) (*Fanout, error) {
 			Help: "Delivery records produced, by trigger."}, []string{"trigger"}),
 		unmatched: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "unmatched_events_total",
 			Help: "Events no endpoint receives."}),
+		filtered: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "filtered_deliveries_total",
+			Help: "Deliveries not made because the endpoint's payload filter is false for the event: one per (event, endpoint)."}),
 		invalid: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "invalid_events_total",
 			Help: "Event records that could not be read; sent to the dlq."}),
 		restarts: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "session_restarts_total",
@@ -121,7 +124,7 @@ func NewFanout(cfg FanoutConfig, view *EndpointView) (*Fanout, error) {
 			Help: "Time the endpoint view took to reach the endpoints topic's last stable offset before a batch (view lag).", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}),
 	}
 	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{m.events, m.deliveries, m.unmatched, m.invalid, m.txns, m.restarts, m.viewSize, m.catchUp} {
+		for _, c := range []prometheus.Collector{m.events, m.deliveries, m.unmatched, m.filtered, m.invalid, m.txns, m.restarts, m.viewSize, m.catchUp} {
 			if err := cfg.Registerer.Register(c); err != nil {
 				return nil, fmt.Errorf("streams: fanout metrics: %w", err)
 			}
@@ -256,7 +259,10 @@ func (f *Fanout) deliveries(r *kgo.Record) []*kgo.Record {
 		f.log.Error("event record dead-lettered", "offset", r.Offset, "partition", r.Partition, "err", err)
 		return []*kgo.Record{deadLetter(f.names.DLQ, string(r.Key), records.DeadLetter{Source: "fanout", Reason: err.Error()}, r.Value)}
 	}
-	var out []*kgo.Record
+	var (
+		out  []*kgo.Record
+		docs filterDocs
+	)
 	now := time.Now().UTC()
 	for _, e := range f.view.ForPartner(ev.partnerID) {
 		if !Receives(e, ev.partnerID, ev.eventType) || e.CreatedLSN > ev.lsn {
@@ -266,6 +272,10 @@ func (f *Fanout) deliveries(r *kgo.Record) []*kgo.Record {
 		if err != nil {
 			out = append(out, deadLetter(f.names.DLQ, e.ID, records.DeadLetter{Source: "fanout", Reason: fmt.Sprintf("endpoint %s: %v", e.ID, err),
 				EventID: ev.eventID, Partner: ev.partnerID}, r.Value))
+			continue
+		}
+		if flt := f.view.Filter(e.ID); flt != nil && !docs.match(flt, e.SchemaVersion, body) {
+			f.metrics.filtered.Inc()
 			continue
 		}
 		d := records.Delivery{

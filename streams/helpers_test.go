@@ -69,11 +69,12 @@ type fanout struct {
 
 func startFanout(t *testing.T, e *env) *fanout {
 	t.Helper()
-	view, err := streams.NewEndpointView(streams.ViewConfig{Brokers: e.kafka.Brokers, Topic: e.names.Endpoints, Logger: logger(t)})
+	reg := prometheus.NewRegistry()
+	view, err := streams.NewEndpointView(streams.ViewConfig{Brokers: e.kafka.Brokers, Topic: e.names.Endpoints, Logger: logger(t),
+		Registerer: reg, Name: "fanout"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := prometheus.NewRegistry()
 	cfg := streams.DefaultFanoutConfig()
 	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = e.kafka.Brokers, e.kafka.Prefix, logger(t), reg
 	cfg.InstanceID = "test-" + e.db.Name

@@ -25,7 +25,7 @@ const endpointsUsage = `usage: hookstream endpoints <subcommand> [arguments] [fl
 A partner's endpoints, through the admin API at --admin-url.
 
   list                           the partner's endpoints
-  create --url URL --events T,…  a new endpoint; its secret is shown in this answer only
+  create --url URL --events T,…  a new endpoint (--filter, --retry-policy); its secret is shown in this answer only
   get <endpoint-id>              one endpoint
   disable <endpoint-id>          stop delivering to it (--reason; an endpoint.disabled event)
   enable <endpoint-id>           deliver to it again
@@ -239,11 +239,24 @@ var endpointSubcommands = []apiSubcommand{
 		description := fs.String("description", "", "what it is for")
 		maxInFlight := fs.Int("max-in-flight", 0, "most requests to it at once; 0: the API's default")
 		ordered := fs.Bool("ordered", false, "one request at a time, in order")
+		filter := fs.String("filter", "", `a payload filter, e.g. 'data.amount.value >= 100' (README: Payload filters)`)
+		policy := fs.String("retry-policy", "", `a retry policy as JSON, e.g. '{"event_types":{"balance.*":{"attempts":15}}}'`)
 		return func(ctx context.Context, a *apiSession, _ []string) error {
 			if *url == "" || len(events) == 0 {
 				return errors.New("want --url and --events")
 			}
 			body := adminclient.EndpointCreate{URL: *url, EventTypes: events, Ordered: ordered}
+			if *filter != "" {
+				body.Filter = filter
+			}
+			if *policy != "" {
+				body.RetryPolicy = new(adminclient.RetryPolicy)
+				dec := json.NewDecoder(strings.NewReader(*policy))
+				dec.DisallowUnknownFields()
+				if err := dec.Decode(body.RetryPolicy); err != nil {
+					return fmt.Errorf("--retry-policy is not a retry policy: %w", err)
+				}
+			}
 			if *description != "" {
 				body.Description = description
 			}
@@ -399,6 +412,13 @@ func printEndpoint(w io.Writer, ep adminclient.Endpoint) {
 	fmt.Fprintf(w, "description\t%s\nmax in flight\t%d\nordered\t%t\nfailing since\t%s\nsecrets\t%s\ncreated\t%s\n",
 		ep.Description, ep.MaxInFlight, ep.Ordered, timeOrDash(ep.FailingSince), strings.Join(secrets, ", "),
 		ep.CreatedAt.UTC().Format(time.RFC3339))
+	if ep.Filter != nil {
+		fmt.Fprintf(w, "filter\t%s\n", *ep.Filter)
+	}
+	if ep.RetryPolicy != nil {
+		p, _ := json.Marshal(ep.RetryPolicy)
+		fmt.Fprintf(w, "retry policy\t%s\n", p)
+	}
 }
 
 // lastStatus is an attempt's answer: its HTTP status, or the category of its failure.

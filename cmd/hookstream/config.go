@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookstream/hookstream/admin"
 	"github.com/hookstream/hookstream/cdc"
+	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
 )
 
@@ -46,6 +47,8 @@ type settings struct {
 	InstanceID        string
 	EgressAllowPorts  []int
 	RetrySchedule     []time.Duration
+	RetryBounds       retrypolicy.Bounds
+	RetryClientErrors bool
 	FailingWarnAfter  time.Duration
 	FailingDisable    time.Duration
 	Limits            admin.Limits
@@ -104,6 +107,14 @@ var variables = []variable{
 		func(s *settings) flag.Value { return (*portsValue)(&s.EgressAllowPorts) }},
 	{"HOOKSTREAM_RETRY_SCHEDULE", "retry-schedule", "5s,1m,10m,1h,3h,6h,12h,24h,24h", "comma-separated delays after each failed attempt; attempts = delays + 1",
 		func(s *settings) flag.Value { return (*scheduleValue)(&s.RetrySchedule) }},
+	{"HOOKSTREAM_RETRY_CLIENT_ERRORS", "retry-client-errors", "retry", "what a 4xx other than 408, 410, 425 and 429 does: retry (by the schedule) or stop; an endpoint's retry_policy may say otherwise",
+		func(s *settings) flag.Value { return (*clientErrorsValue)(&s.RetryClientErrors) }},
+	{"HOOKSTREAM_RETRY_MIN_DELAY", "retry-min-delay", "5s", "shortest delay an endpoint's retry_policy may ask for",
+		func(s *settings) flag.Value { return (*positiveDurationValue)(&s.RetryBounds.MinDelay) }},
+	{"HOOKSTREAM_RETRY_MAX_DELAY", "retry-max-delay", "24h", "longest delay an endpoint's retry_policy may ask for",
+		func(s *settings) flag.Value { return (*positiveDurationValue)(&s.RetryBounds.MaxDelay) }},
+	{"HOOKSTREAM_RETRY_MAX_ATTEMPTS", "retry-max-attempts", strconv.Itoa(retrypolicy.DefaultBounds().MaxAttempts), "most attempts an endpoint's retry_policy may give a delivery",
+		func(s *settings) flag.Value { return (*intValue)(&s.RetryBounds.MaxAttempts) }},
 	{"HOOKSTREAM_FAILING_WARN_AFTER", "failing-warn-after", "24h", "an endpoint failing this long with no success gets an endpoint.failing event",
 		func(s *settings) flag.Value { return (*positiveDurationValue)(&s.FailingWarnAfter) }},
 	{"HOOKSTREAM_FAILING_DISABLE_AFTER", "failing-disable-after", "120h", "an endpoint failing this long with no success is disabled (endpoint.disabled)",
@@ -134,13 +145,14 @@ var (
 	// egressSettings: settings.egressConfig.
 	egressSettings = []string{"allow-http", "egress-allow-cidrs", "egress-allow-ports"}
 	// retrySettings: settings.retryConfig.
-	retrySettings = []string{"kafka-brokers", "topic-prefix", "retry-schedule", "instance-id"}
+	retrySettings = []string{"kafka-brokers", "topic-prefix", "retry-schedule", "retry-min-delay", "retry-max-delay", "retry-max-attempts", "instance-id"}
 	// apiSettings: newAPISession, for the commands over the admin API (the dev token is read
 	// from the data directory when no token is given).
 	apiSettings = []string{"admin-url", "api-key", "admin-token", "data-dir"}
 	// adminSettings: runAdmin and serveAdmin.
 	adminSettings = slices.Concat([]string{"database-url", "admin-addr", "admin-token", "secret-key", "kafka-brokers", "topic-prefix",
 		"feed-retention", "outbox-retention", "history-retention", "retry-schedule",
+		"retry-client-errors", "retry-min-delay", "retry-max-delay", "retry-max-attempts",
 		"limit-endpoints", "limit-replay-jobs", "limit-test-events-per-minute", "limit-replay-deliveries"}, egressSettings, logSettings)
 )
 

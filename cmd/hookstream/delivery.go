@@ -50,6 +50,7 @@ func (s settings) retryConfig(log *slog.Logger, reg prometheus.Registerer) retry
 	cfg := retrytopics.DefaultConfig()
 	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
 	cfg.Schedule.Delays = s.RetrySchedule
+	cfg.Bounds = s.RetryBounds
 	cfg.InstanceID = s.InstanceID
 	return cfg
 }
@@ -78,6 +79,7 @@ func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 	cfg.InstanceID = s.InstanceID
 	cfg.Egress, cfg.SecretKey = eg, key
 	cfg.UserAgent = thisBuild().userAgent()
+	cfg.RetryClientErrors = s.RetryClientErrors
 	snd, err := sender.New(cfg, view, sched)
 	if err != nil {
 		return err

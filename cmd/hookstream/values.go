@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hookstream/hookstream/internal/retrypolicy"
 )
 
 // The typed flag values of the settings. Each Set says what it expected; the flag package puts
@@ -170,3 +172,25 @@ func (v *logFormatValue) String() string {
 	return string(*v)
 }
 func (*logFormatValue) typeName() string { return "json|text" }
+
+// clientErrorsValue is the policy for other 4xx answers: "retry" (true) or "stop" (false).
+type clientErrorsValue bool
+
+func (v *clientErrorsValue) Set(s string) error {
+	switch s {
+	case retrypolicy.ClientErrorsRetry:
+		*v = true
+	case retrypolicy.ClientErrorsStop:
+		*v = false
+	default:
+		return errors.New("want retry or stop")
+	}
+	return nil
+}
+func (v *clientErrorsValue) String() string {
+	if v == nil || bool(*v) {
+		return retrypolicy.ClientErrorsRetry
+	}
+	return retrypolicy.ClientErrorsStop
+}
+func (*clientErrorsValue) typeName() string { return "retry|stop" }

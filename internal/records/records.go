@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/jackc/pglogrepl"
+
+	"github.com/hookstream/hookstream/internal/retrypolicy"
 )
 
 // LSN is a PostgreSQL WAL position, written in JSON as PostgreSQL prints it ("16/B374D848").
@@ -89,6 +91,10 @@ type Endpoint struct {
 	// LSN is the commit LSN of the change this record describes.
 	LSN     LSN      `json:"lsn"`
 	Secrets []Secret `json:"secrets"`
+	// Filter is the endpoint's payload filter (internal/filter); empty: none.
+	Filter string `json:"filter,omitempty"`
+	// RetryPolicy is the endpoint's retry policy; nil: the deployment's.
+	RetryPolicy *retrypolicy.Policy `json:"retry_policy,omitempty"`
 }
 
 // Secret is one signing secret, encrypted with AES-256-GCM under the processes' key (R16).
