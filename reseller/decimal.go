@@ -131,3 +131,5 @@ func cut(s string) string {
 	}
 	return s
 }
+
+var currencyPattern = regexp.MustCompile(`^[A-Z]{3}$`)
