@@ -126,7 +126,7 @@ func (p *Platform) SetAPIKeyStatus(ctx context.Context, pid, kid string, in KeyS
 	}
 	var k APIKey
 	err := p.change(ctx, func(tx pgx.Tx, emit emitFunc) error {
-		old, err := scanAPIKey(tx.QueryRow(ctx, `SELECT `+apiKeyColumns+` FROM reseller.api_key WHERE partner_id = $1 AND id = $2 FOR UPDATE`, pid, kid))
+		old, err := scanAPIKey(tx.QueryRow(ctx, `SELECT `+apiKeyColumns+` FROM reseller.api_key WHERE partner_id = $1 AND id = $2 FOR NO KEY UPDATE`, pid, kid))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return notFound("api key")
 		}

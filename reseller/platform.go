@@ -181,7 +181,7 @@ func (p *Platform) Customers(ctx context.Context, pid, after string, limit int) 
 // balance and budgets is serialised here.
 func lockCustomer(ctx context.Context, tx pgx.Tx, pid, cid string) (Customer, error) {
 	c, err := scanCustomer(tx.QueryRow(ctx, `SELECT `+customerColumns+` FROM reseller.customer
-		WHERE partner_id = $1 AND id = $2 FOR UPDATE`, pid, cid))
+		WHERE partner_id = $1 AND id = $2 FOR NO KEY UPDATE`, pid, cid))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, notFound("customer")
 	}

@@ -165,7 +165,7 @@ func (p *Platform) Budgets(ctx context.Context, pid, cid string) ([]Budget, erro
 // that concurrent changes take the locks in one order. The customer is locked first.
 func lockBudgets(ctx context.Context, tx pgx.Tx, pid, cid, extra string, args ...any) ([]Budget, error) {
 	rows, err := tx.Query(ctx, `SELECT `+budgetColumns+` FROM reseller.budget WHERE partner_id = $1 AND customer_id = $2 `+extra+`
-		ORDER BY id FOR UPDATE`, append([]any{pid, cid}, args...)...)
+		ORDER BY id FOR NO KEY UPDATE`, append([]any{pid, cid}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("reseller: lock budgets: %w", err)
 	}
