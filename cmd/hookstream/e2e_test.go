@@ -68,6 +68,7 @@ func (r *received) waitFor(t *testing.T, n int, timeout time.Duration) []receive
 // devInstance is a running `hookstream dev`.
 type devInstance struct {
 	dataDir, adminURL, token string
+	resellerAddr             string
 	api                      *adminclient.ClientWithResponses // the admin API as the operator
 }
 
@@ -76,10 +77,11 @@ func startDev(t *testing.T, db *testenv.Database, extra ...string) *devInstance 
 	t.Helper()
 	dataDir := t.TempDir()
 	adminAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	resellerAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	args := append([]string{"dev",
-		"--database-url", db.URL, "--admin-addr", adminAddr,
+		"--database-url", db.URL, "--admin-addr", adminAddr, "--reseller-addr", resellerAddr,
 		"--dev-kafka-port", fmt.Sprint(freePort(t)), "--data-dir", dataDir,
 		"--topic-partitions", "2", "--cdc-slot", db.Name, "--log-format", "text",
 	}, extra...)
@@ -115,7 +117,7 @@ func startDev(t *testing.T, db *testenv.Database, extra ...string) *devInstance 
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &devInstance{dataDir: dataDir, adminURL: "http://" + adminAddr, token: strings.TrimSpace(string(token))}
+	d := &devInstance{dataDir: dataDir, adminURL: "http://" + adminAddr, token: strings.TrimSpace(string(token)), resellerAddr: resellerAddr}
 	if d.api, err = adminclient.New(d.adminURL, d.token); err != nil {
 		t.Fatal(err)
 	}
