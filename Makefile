@@ -1,5 +1,8 @@
 # hookstream — the one entry point for building, running and testing.
-#   make dev    the quick start: local PostgreSQL + `hookstream dev` (embedded Kafka, admin on :8080)
+#   make dev    the quick start: local PostgreSQL + `hookstream dev` (embedded Kafka, admin on :8080,
+#               the reseller reference platform on :8081)
+#   make seed   with make dev running: a reseller partner, a webhook/inbox receiver, and verified
+#               events of every reseller type
 #   make test   everything CI runs: vet, and the whole suite against real PostgreSQL and real Kafka,
 #               then the Kafka-dependent packages again against embedded kfake
 SHELL := /bin/bash
@@ -13,7 +16,7 @@ GOTEST     ?= $(GO) test -race -count=1 -timeout 30m
 # Packages whose tests use Kafka (they call testenv.NewKafka); they run on both lanes.
 KAFKA_PKGS = $(shell grep -rl --include='*_test.go' 'testenv.NewKafka' . | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build generate dev test test-real test-embedded test-fuzz test-chaos chaos vet bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down down clean
+.PHONY: all build generate dev seed test test-real test-embedded test-fuzz test-chaos chaos vet bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down down clean
 
 all: build
 
@@ -30,6 +33,9 @@ generate:
 
 dev: pg-up
 	$(GO) run ./cmd/hookstream dev
+
+seed:
+	$(GO) run ./cmd/hookstream seed
 
 vet:
 	$(GO) vet ./...
