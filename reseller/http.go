@@ -303,7 +303,7 @@ func (p *Platform) Serve(ctx context.Context, addr string) error {
 	go func() { errc <- srv.ListenAndServe() }()
 	select {
 	case err := <-errc:
-		return fmt.Errorf("reseller: serve %s: %w", addr, err)
+		return fmt.Errorf("reseller: serve %s: %w (HOOKSTREAM_RESELLER_ADDR picks another address)", addr, err)
 	case <-ctx.Done():
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -77,7 +77,7 @@ func runSeed(ctx context.Context, args []string, out io.Writer) error {
 
 	// The partner and its key.
 	if err := operator.call(ctx, "POST", "/v1/partners", map[string]string{"id": *partner, "name": "Demo reseller partner"}, nil, http.StatusCreated, http.StatusConflict); err != nil {
-		return fmt.Errorf("seed: partner: %w", err)
+		return fmt.Errorf("seed: partner: %w (is hookstream dev running? HOOKSTREAM_ADMIN_URL names the admin API)", err)
 	}
 	var key struct{ Key string }
 	if err := operator.call(ctx, "POST", "/v1/partners/"+*partner+"/api-keys", nil, &key, http.StatusCreated); err != nil {
@@ -159,7 +159,7 @@ func runSeed(ctx context.Context, args []string, out io.Writer) error {
 
 	ids, err := simulate(ctx, platform)
 	if err != nil {
-		return fmt.Errorf("seed: %w", err)
+		return fmt.Errorf("seed: the reseller platform at %s: %w (is hookstream dev running? HOOKSTREAM_RESELLER_ADDR names its address)", platform.base, err)
 	}
 	env := fmt.Sprintf("PARTNER=%s\nAPI_KEY=%s\nENDPOINT=%s\nCUSTOMER=%s\nBUDGET=%s\n", *partner, key.Key, ep.ID, ids.customer, ids.budget)
 	if err := os.MkdirAll(s.DataDir, 0o700); err == nil {
@@ -284,6 +284,9 @@ func (s *seenTypes) count() int {
 	return s.n
 }
 
+// seedClient bounds every call of seed to the local APIs.
+var seedClient = &http.Client{Timeout: 30 * time.Second}
+
 // jsonClient calls a JSON HTTP API with a bearer token.
 type jsonClient struct {
 	base, token string
@@ -308,7 +311,7 @@ func (c *jsonClient) call(ctx context.Context, method, path string, body, out an
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := seedClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
