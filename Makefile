@@ -58,6 +58,7 @@ test-fuzz: pg-up
 	$(GO) test -run '^$$' -fuzz '^FuzzExcerpt$$' -fuzztime 8000x ./sender/
 	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalDelivery$$' -fuzztime 300000x ./internal/records/
 	$(GO) test -run '^$$' -fuzz '^FuzzAttemptAppendJSON$$' -fuzztime 30000x ./internal/records/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseDecimal$$' -fuzztime 20000x ./reseller/
 
 test-embedded: pg-up
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA=embedded $(GOTEST) $(KAFKA_PKGS)
