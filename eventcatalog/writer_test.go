@@ -13,8 +13,9 @@ import (
 )
 
 // The platform's path against a real PostgreSQL (R4, R9): a Writer with the catalog refuses a
-// nonconforming event (R6's forbidden fields included) with a *outbox.ValidationError and writes nothing, and the transaction
-// stays usable: a conforming event appended next in it commits, alone.
+// nonconforming event (R6's forbidden fields included) with a *outbox.ValidationError and
+// writes nothing, and the transaction stays usable: a conforming event appended next in it
+// commits, alone.
 func TestWriterRefusesNonconformingEvent(t *testing.T) {
 	db := testenv.NewDatabase(t)
 	ctx := context.Background()
