@@ -38,7 +38,8 @@ both, usage that crosses again, a suspended key and a deleted customer.
 
 Each verified webhook is printed as it is stored: the time, the type, the event id and the
 latency from its occurred_at. seed ends when an event of every reseller type has arrived, or
-fails after --wait naming those that did not. The partner's key and ids are written to
+fails after --wait naming those that did not; with --follow the receiver stays up, printing
+what else arrives (a replay, a test event), until interrupted. The partner's key and ids are written to
 --data-dir as seed.env (shell variables: PARTNER, API_KEY, ENDPOINT, CUSTOMER, BUDGET), for the
 README's next commands.
 `
@@ -60,6 +61,7 @@ func runSeed(ctx context.Context, args []string, out io.Writer) error {
 	partner := fs.String("partner", "demo", "the partner to seed; created if missing")
 	receiverAddr := fs.String("receiver-addr", "127.0.0.1:0", "listen address of the receiver (port 0: any free port)")
 	wait := fs.Duration("wait", time.Minute, "how long to wait for an event of every reseller type")
+	follow := fs.Bool("follow", false, "keep the receiver running after every type arrived, printing what comes (replays, tests), until interrupted")
 	s, err := fs.parse(args, out)
 	if err != nil {
 		return err
@@ -172,6 +174,10 @@ func runSeed(ctx context.Context, args []string, out io.Writer) error {
 	case <-seen.all:
 		fmt.Fprintf(out, "Every reseller event type arrived, verified (%d events). Ids and the partner key: %s\n",
 			seen.count(), filepath.Join(s.DataDir, "seed.env"))
+		if *follow {
+			fmt.Fprintln(out, "Receiving until interrupted (Ctrl-C).")
+			<-ctx.Done()
+		}
 		return nil
 	case <-time.After(*wait):
 		return fmt.Errorf("seed: after %s no verified event of %s arrived", *wait, strings.Join(seen.missing(), ", "))
