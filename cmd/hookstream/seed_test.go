@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookstream/hookstream/adminclient"
 	"github.com/hookstream/hookstream/internal/testenv"
 )
 
@@ -38,6 +39,35 @@ func TestSeedShowsEveryResellerType(t *testing.T) {
 	var stored int
 	if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM seed_inbox WHERE state = 'processed'`).Scan(&stored); err != nil || stored < len(seedTypes()) {
 		t.Errorf("the inbox holds %d processed events (%v)", stored, err)
+	}
+
+	// Again, with --follow: the partner is reused, the earlier seed endpoint replaced, and the
+	// receiver stays up after every type arrived: a test event sent then is shown verified.
+	ctx, cancel := context.WithCancel(context.Background())
+	var follow lockedBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"seed", "--follow", "--admin-url", dev.adminURL, "--data-dir", dev.dataDir,
+			"--reseller-addr", dev.resellerAddr, "--database-url", db.URL}, &follow)
+	}()
+	waitOutput(t, &follow, "Receiving until interrupted", cancel)
+	env, _ = os.ReadFile(filepath.Join(dev.dataDir, "seed.env"))
+	endpoint := regexp.MustCompile(`ENDPOINT=(\S+)`).FindStringSubmatch(string(env))
+	if endpoint == nil {
+		t.Fatalf("seed.env: %s", env)
+	}
+	res, err := dev.api.SendTestEventWithResponse(context.Background(), "demo", endpoint[1], adminclient.Empty{})
+	if err != nil || res.StatusCode() >= 300 {
+		t.Fatalf("test event: %v %s", err, res.Body)
+	}
+	waitOutput(t, &follow, "verified  webhook.test ", cancel)
+	var endpoints int
+	if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM endpoint WHERE partner_id = 'demo'`).Scan(&endpoints); err != nil || endpoints != 1 {
+		t.Errorf("the partner has %d endpoints (%v), want the last seed's alone", endpoints, err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("seed --follow, interrupted: %v", err)
 	}
 }
 
