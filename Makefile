@@ -59,6 +59,7 @@ test-fuzz: pg-up
 	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalDelivery$$' -fuzztime 300000x ./internal/records/
 	$(GO) test -run '^$$' -fuzz '^FuzzAttemptAppendJSON$$' -fuzztime 30000x ./internal/records/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseDecimal$$' -fuzztime 20000x ./reseller/
+	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' $(GO) test -run '^$$' -fuzz '^FuzzRequestBodies$$' -fuzztime 10000x ./reseller/
 
 test-embedded: pg-up
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA=embedded $(GOTEST) $(KAFKA_PKGS)

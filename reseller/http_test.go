@@ -24,7 +24,7 @@ func (f *fixture) partnerKey(pid string) string {
 }
 
 type client struct {
-	t   *testing.T
+	t   testing.TB
 	url string
 	key string
 }

@@ -16,13 +16,13 @@ import (
 )
 
 type fixture struct {
-	t   *testing.T
+	t   testing.TB
 	db  *testenv.Database
 	p   *reseller.Platform
 	ctx context.Context
 }
 
-func newFixture(t *testing.T, cfg reseller.Config) *fixture {
+func newFixture(t testing.TB, cfg reseller.Config) *fixture {
 	t.Helper()
 	db := testenv.NewDatabase(t)
 	for _, pid := range []string{"pa", "pb"} {
