@@ -21,6 +21,7 @@ func TestSeedShowsEveryResellerType(t *testing.T) {
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db)
 	out := seed(t, dev, db)
+	t.Log(out)
 	for _, typ := range seedTypes() {
 		if !strings.Contains(out, "verified  "+typ+" ") {
 			t.Errorf("no verified %s in the seed's output:\n%s", typ, out)
