@@ -1,5 +1,8 @@
 # hookstream — the one entry point for building, running and testing.
-#   make dev    the quick start: local PostgreSQL + `hookstream dev` (embedded Kafka, admin on :8080)
+#   make dev    the quick start: local PostgreSQL + `hookstream dev` (embedded Kafka, admin on :8080,
+#               the reseller reference platform on :8081)
+#   make seed   with make dev running: a reseller partner, a webhook/inbox receiver, and verified
+#               events of every reseller type
 #   make test   everything CI runs: vet, and the whole suite against real PostgreSQL and real Kafka,
 #               then the Kafka-dependent packages again against embedded kfake
 #
@@ -21,7 +24,7 @@ GOTEST     ?= $(GO) test -race -count=1 -timeout 30m
 # Packages whose tests use Kafka (they call testenv.NewKafka); they run on both lanes.
 KAFKA_PKGS = $(shell grep -rl --include='*_test.go' 'testenv.NewKafka' . | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build generate dev test test-real test-embedded test-fuzz test-rules test-cluster test-chaos chaos vet chromium bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down kafka-cluster-up kafka-cluster-down down clean
+.PHONY: all build generate dev seed test test-real test-embedded test-fuzz test-rules test-cluster test-chaos chaos vet chromium bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down kafka-cluster-up kafka-cluster-down down clean
 
 all: build
 
@@ -39,6 +42,9 @@ generate:
 # deploy/local/dev.sh: HOOKSTREAM_DATABASE_URL when set, else the local cluster (started).
 dev:
 	PG_PORT='$(PG_PORT)' PG_DATA='$(PG_DATA)' GO='$(GO)' bash deploy/local/dev.sh
+
+seed:
+	$(GO) run ./cmd/hookstream seed
 
 vet:
 	$(GO) vet ./...
@@ -63,6 +69,8 @@ test-fuzz: pg-up
 	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalDelivery$$' -fuzztime 300000x ./internal/records/
 	$(GO) test -run '^$$' -fuzz '^FuzzAttemptAppendJSON$$' -fuzztime 30000x ./internal/records/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 100000x ./internal/filter/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseDecimal$$' -fuzztime 20000x ./reseller/
+	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' $(GO) test -run '^$$' -fuzz '^FuzzRequestBodies$$' -fuzztime 10000x ./reseller/
 
 # The alerting rules: promtool check rules, and promtool test rules on the unit tests in
 # deploy/monitoring/tests (promtool is unpacked from Debian's prometheus package on first use).

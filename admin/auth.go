@@ -11,8 +11,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // access says who may call a route.
@@ -79,27 +77,14 @@ func (a *API) authenticate(ctx context.Context, r *http.Request) (caller, *apiEr
 	if subtle.ConstantTimeCompare(sum[:], a.operatorHash[:]) == 1 {
 		return caller{operator: true}, nil
 	}
-	if !strings.HasPrefix(token, APIKeyPrefix) {
-		return caller{}, unauthorized
-	}
-	var (
-		c        caller
-		lastUsed *time.Time
-	)
-	err := a.pool.QueryRow(ctx, `SELECT id, partner_id, last_used_at FROM partner_api_key
-		WHERE key_hash = $1 AND revoked_at IS NULL`, sum[:]).Scan(&c.keyID, &c.partnerID, &lastUsed)
-	if errors.Is(err, pgx.ErrNoRows) {
+	k, err := VerifyPartnerKey(ctx, a.pool, a.log, token)
+	if errors.Is(err, ErrUnknownPartnerKey) {
 		return caller{}, unauthorized
 	}
 	if err != nil {
 		return caller{}, a.fault(ctx, "authenticate", err)
 	}
-	if lastUsed == nil || time.Since(*lastUsed) > keyTouchInterval {
-		if _, err := a.pool.Exec(ctx, `UPDATE partner_api_key SET last_used_at = now() WHERE id = $1`, c.keyID); err != nil {
-			a.log.Warn("api key last_used_at not updated", "key_id", c.keyID, "err", err)
-		}
-	}
-	return c, nil
+	return caller{partnerID: k.PartnerID, keyID: k.KeyID}, nil
 }
 
 // authorize applies a route's access rule. A partner key on an operator route gets 403 before

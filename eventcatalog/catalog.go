@@ -62,13 +62,15 @@ func idOf(prefix, description string) schema {
 
 var (
 	timestamp = schema{"type": "string", "format": "date-time"}
-	// money is R7: a decimal string, never a float, with its currency. Amounts keep the
-	// currency's minor units or more (up to 6 decimals for per-token prices); no rounding is
-	// applied by hookstream.
+	// money is R7: a decimal string, never a float, with its currency. The precision and
+	// rounding rules are published in the schema's own descriptions (MoneyPrecision), so a
+	// partner reads them where it reads the shape.
 	money = object([]string{"value", "currency"}, schema{
-		"value":    schema{"type": "string", "pattern": `^-?[0-9]+(\.[0-9]{1,6})?$`, "description": "decimal amount as a string"},
+		"value":    schema{"type": "string", "pattern": `^-?[0-9]+(\.[0-9]{1,6})?$`, "description": "decimal amount as a string. " + MoneyPrecision},
 		"currency": schema{"type": "string", "pattern": "^[A-Z]{3}$", "description": "ISO 4217 code"},
 	})
+	// percent is a spend ratio of a budget, in percent, as a decimal string (PercentPrecision).
+	percent    = schema{"type": "string", "pattern": `^[0-9]+(\.[0-9]{1,2})?$`, "description": PercentPrecision}
 	customerID = idOf("cus", "the customer")
 	apiKeyID   = idOf("key", "the API key (its identifier, never the key)")
 	// endpointID is what hookstream's admin API issues: "ep_" and a ULID.
@@ -87,6 +89,13 @@ func eventType(typ, category, description string, s schema, example string) Even
 	return EventType{Type: typ, Category: category, Description: description, SchemaVersion: 1,
 		Schema: mustJSON(s), Example: json.RawMessage(example)}
 }
+
+// MoneyPrecision and PercentPrecision are the decimal rules of R7, published in the schemas.
+// Package reseller implements them (reseller.Decimal, reseller.Crossings).
+const (
+	MoneyPrecision   = "At most 6 decimals, never a float; written with at least 2. An amount with more decimals is refused, never rounded: each value is exact, and sums and differences of values are exact."
+	PercentPrecision = "spent / limit x 100, at most 2 decimals, truncated toward zero (so a value shown as 80.00 is never below 80 %); whether a threshold is crossed is decided on the exact ratio, not on this rounded value."
+)
 
 // catalog is the list of event types, in the order GET /v1/event-types shows them. Payloads
 // carry identifiers and minimal state, never API key material, credentials, prompts or abuse
@@ -153,14 +162,14 @@ var catalog = []EventType{
 			"threshold":   money,
 		}),
 		`{"customer_id":"cus_8f2k1","balance":{"value":"4.90","currency":"USD"},"threshold":{"value":"5.00","currency":"USD"}}`),
-	eventType("budget.threshold_crossed", "business", "Spending crossed a budget threshold (R5): emitted when the prior share of the limit was below the threshold and the new one is at or above it; a reversal below re-arms it, and an adjustment may cross it anew.",
+	eventType("budget.threshold_crossed", "business", "Spending crossed a budget threshold (R5): emitted when the prior share of the limit was below the threshold and the new one is at or above it; a reversal or credit that brings the share back below re-arms it, and a later change may cross it anew. One change that crosses several thresholds emits one event per threshold, lowest first. A budget's thresholds are 80 and 100 by default, any of 50, 80, 90 and 100.",
 		object([]string{"budget_id", "customer_id", "threshold_percent", "previous_percent", "current_percent", "spent", "limit", "period_start", "period_end"}, schema{
 			"budget_id":         idOf("bud", "the budget"),
 			"customer_id":       customerID,
 			"api_key_id":        apiKeyID,
 			"threshold_percent": schema{"type": "integer", "enum": []int{50, 80, 90, 100}},
-			"previous_percent":  schema{"type": "string", "pattern": `^[0-9]+(\.[0-9]{1,2})?$`},
-			"current_percent":   schema{"type": "string", "pattern": `^[0-9]+(\.[0-9]{1,2})?$`},
+			"previous_percent":  percent,
+			"current_percent":   percent,
 			"spent":             money,
 			"limit":             money,
 			"period_start":      timestamp,

@@ -89,6 +89,8 @@ func schemaURL(typ string, version int) string {
 //   - a type the catalog lacks: Field "type", wrapping outbox.ErrInvalidType;
 //   - a schema version other than the type's (zero counts as 1, as in outbox.Append): Field
 //     "schema_version", wrapping outbox.ErrInvalidField;
+//   - data holding a property the catalog forbids anywhere (ForbiddenWords, R6): wrapping
+//     outbox.ErrInvalidData, Field "data" and the property's JSON pointer;
 //   - data that is not a JSON object or breaks the type's schema: wrapping
 //     outbox.ErrInvalidData, with Field "data" followed by the JSON pointer of the offending
 //     value ("data/amount/value"), and a Reason naming the rule and the schema keyword. When
@@ -119,8 +121,12 @@ func (c *Catalog) CheckEvent(ev outbox.Event) error {
 	if _, ok := doc.(map[string]any); !ok {
 		return &outbox.ValidationError{Field: "data", Reason: "must be a JSON object", Err: outbox.ErrInvalidData}
 	}
+	// The schema first: a declared property with a wrong value is told by its own keyword.
 	err = t.schema.Validate(doc)
 	if err == nil {
+		if ferr := checkForbidden(doc); ferr != nil {
+			return ferr
+		}
 		return nil
 	}
 	var verr *jsonschema.ValidationError

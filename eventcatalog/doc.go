@@ -15,10 +15,15 @@
 //   - Payloads carry identifiers and minimal state: no property of a schema holds an API key, a
 //     secret, a provider credential, a prompt or abuse evidence (R6). api_key_id is the key's
 //     identifier and key_hint its last 4 characters, never the key; a test over the catalog
-//     refuses such names and checks the shape of the few allowed ones. (Schemas are open, so
-//     the Catalog does not police properties a platform adds beyond them.)
+//     refuses such names and checks the shape of the few allowed ones. Schemas are open, so the
+//     Catalog also refuses, anywhere in data, a property whose name holds a word of
+//     ForbiddenWords (a key, secret, token, password, credential, cookie, session, prompt,
+//     completion or evidence), declared or not; api_key_id and key_hint pass only with their
+//     harmless shapes.
 //   - Money is an object of a decimal string value (at most 6 decimals, no float anywhere in
-//     the catalog) and an ISO 4217 currency; hookstream never rounds it (R7).
+//     the catalog) and an ISO 4217 currency; hookstream never rounds it (R7). The precision
+//     and rounding rules are published in the schemas' descriptions (MoneyPrecision,
+//     PercentPrecision).
 //   - Timestamps are RFC 3339 date-times, and the Catalog asserts format "date-time" although
 //     draft 2020-12 makes it only an annotation: what a partner parses is checked when written.
 //   - Schemas accept additional properties, so adding an optional field is a compatible change

@@ -13,8 +13,9 @@ import (
 )
 
 // The platform's path against a real PostgreSQL (R4, R9): a Writer with the catalog refuses a
-// nonconforming event with a *outbox.ValidationError and writes nothing, and the transaction
-// stays usable: a conforming event appended next in it commits, alone.
+// nonconforming event (R6's forbidden fields included) with a *outbox.ValidationError and
+// writes nothing, and the transaction stays usable: a conforming event appended next in it
+// commits, alone.
 func TestWriterRefusesNonconformingEvent(t *testing.T) {
 	db := testenv.NewDatabase(t)
 	ctx := context.Background()
@@ -42,6 +43,11 @@ func TestWriterRefusesNonconformingEvent(t *testing.T) {
 		}
 		if n := count(tx); n != 0 {
 			t.Fatalf("the refused event left %d rows", n)
+		}
+		// R6: a forbidden field anywhere in data, though no schema declares it.
+		leak := eventOf(et, []byte(`{"customer_id":"cus_8f2k1","credit_id":"crd_51x","amount":{"value":"50.00","currency":"USD"},"balance":{"value":"62.40","currency":"USD"},"provider":[{"credentials":{"id":"x"}}]}`))
+		if _, err := w.Append(ctx, tx, leak); !errors.As(err, &verr) || verr.Field != "data/provider/0/credentials" {
+			t.Fatalf("Append of a nested credentials field: %v", err)
 		}
 		if _, err := w.Append(ctx, tx, outbox.Event{PartnerID: "partner_a", Type: "customer.exploded",
 			Subject: outbox.Subject{Type: "customer", ID: "cus_8f2k1"}}); !errors.Is(err, outbox.ErrInvalidType) {

@@ -33,6 +33,7 @@ type settings struct {
 	SecretKey         string
 	AdminToken        string
 	AdminAddr         string
+	ResellerAddr      string
 	AdminURL          string
 	APIKey            string
 	EgressAllowCIDRs  []string
@@ -81,6 +82,8 @@ var variables = []variable{
 		func(s *settings) flag.Value { return (*stringValue)(&s.AdminToken) }},
 	{"HOOKSTREAM_ADMIN_ADDR", "admin-addr", "127.0.0.1:8080", "listen address of the admin API",
 		func(s *settings) flag.Value { return (*stringValue)(&s.AdminAddr) }},
+	{"HOOKSTREAM_RESELLER_ADDR", "reseller-addr", "127.0.0.1:8081", "listen address of the reseller reference platform's API in dev; the address seed calls",
+		func(s *settings) flag.Value { return (*stringValue)(&s.ResellerAddr) }},
 	{"HOOKSTREAM_ADMIN_URL", "admin-url", "http://127.0.0.1:8080", "base URL of the admin API that the API commands (endpoints, deliveries, replay, feed, listen) call",
 		func(s *settings) flag.Value { return (*stringValue)(&s.AdminURL) }},
 	{"HOOKSTREAM_API_KEY", "api-key", "", "a partner API key the API commands authenticate with, in place of the operator token",

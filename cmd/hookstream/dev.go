@@ -17,6 +17,7 @@ import (
 	"github.com/hookstream/hookstream/internal/embeddedkafka"
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/internal/topics"
+	"github.com/hookstream/hookstream/reseller"
 )
 
 // devDefaults are dev's own defaults, by variable: text logs, and local receivers (plain HTTP to
@@ -30,7 +31,7 @@ var devDefaults = map[string]string{
 
 // runDev is the quick start: embedded Kafka persisted under the data directory, the local
 // PostgreSQL migrated, every topic created, cdc tailing the outbox into Kafka, and the admin
-// routes on 127.0.0.1:8080.
+// routes on 127.0.0.1:8080, and the reseller reference platform's API on 127.0.0.1:8081.
 func runDev(ctx context.Context, args []string, out io.Writer) error {
 	s, err := parseSettings("dev", args, out)
 	if err != nil {
@@ -94,7 +95,10 @@ func runDev(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	platform := reseller.New(pool, reseller.Config{Logger: log.With("component", "reseller")})
+	log.Info("reseller reference platform", "url", "http://"+s.ResellerAddr)
 	err = serveAdmin(ctx, s, log, reg, pool, map[string]func(context.Context) error{
+		"reseller": func(ctx context.Context) error { return platform.Serve(ctx, s.ResellerAddr) },
 		"cdc":      pipeline.Run,
 		"fanout":   func(ctx context.Context) error { return runFanoutWith(ctx, s, log, reg) },
 		"recorder": func(ctx context.Context) error { return runRecorderWith(ctx, s, log, reg, pool) },

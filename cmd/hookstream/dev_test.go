@@ -36,6 +36,7 @@ func TestDevStartsAndAnswersProbes(t *testing.T) {
 			"--database-url", db.URL,
 			"--admin-addr", adminAddr,
 			"--dev-kafka-port", fmt.Sprint(freePort(t)),
+			"--reseller-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 			"--data-dir", t.TempDir(),
 			"--topic-partitions", "2",
 			"--cdc-slot", db.Name, // slots are cluster-wide; the test database's own

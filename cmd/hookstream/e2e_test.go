@@ -68,6 +68,7 @@ func (r *received) waitFor(t *testing.T, n int, timeout time.Duration) []receive
 // devInstance is a running `hookstream dev`.
 type devInstance struct {
 	dataDir, adminURL, token string
+	resellerAddr             string
 	api                      *adminclient.ClientWithResponses // the admin API as the operator
 }
 
@@ -76,10 +77,11 @@ func startDev(t *testing.T, db *testenv.Database, extra ...string) *devInstance 
 	t.Helper()
 	dataDir := t.TempDir()
 	adminAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	resellerAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	args := append([]string{"dev",
-		"--database-url", db.URL, "--admin-addr", adminAddr,
+		"--database-url", db.URL, "--admin-addr", adminAddr, "--reseller-addr", resellerAddr,
 		"--dev-kafka-port", fmt.Sprint(freePort(t)), "--data-dir", dataDir,
 		"--topic-partitions", "2", "--cdc-slot", db.Name, "--log-format", "text",
 	}, extra...)
@@ -115,7 +117,7 @@ func startDev(t *testing.T, db *testenv.Database, extra ...string) *devInstance 
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &devInstance{dataDir: dataDir, adminURL: "http://" + adminAddr, token: strings.TrimSpace(string(token))}
+	d := &devInstance{dataDir: dataDir, adminURL: "http://" + adminAddr, token: strings.TrimSpace(string(token)), resellerAddr: resellerAddr}
 	if d.api, err = adminclient.New(d.adminURL, d.token); err != nil {
 		t.Fatal(err)
 	}
@@ -326,6 +328,8 @@ func TestDevRefusesRowsOutsideTheCatalog(t *testing.T) {
 	valid := []string{appendEvent(t, db, "pa", "customer.created")}
 	unknown := raw("invoice.paid", `{"invoice_id":"inv_1","amount":{"value":"10.00","currency":"USD"}}`)
 	invalid := raw("balance.credited", `{"customer_id":"cus_42","credit_id":"crd_1","amount":{"value":50.0,"currency":"USD"},"balance":{"value":"62.40","currency":"USD"}}`)
+	// R6: a field the catalog forbids anywhere in data, though the type's schema is open.
+	forbidden := raw("customer.created", `{"customer_id":"cus_42","status":"active","created_at":"2026-03-01T09:30:00Z","debug":{"api_key":"rsk_live_leaked"}}`)
 	valid = append(valid, appendEvent(t, db, "pa", "balance.credited"), appendEvent(t, db, "pa", "customer.deleted"))
 
 	ids := func(msgs []receivedMsg) []string {
@@ -339,20 +343,30 @@ func TestDevRefusesRowsOutsideTheCatalog(t *testing.T) {
 	exact.waitFor(t, 1, 60*time.Second)
 	var page adminclient.OutboxDeadLetterList
 	deadline := time.Now().Add(30 * time.Second)
-	for len(page.Data) < 2 {
+	for len(page.Data) < 3 {
 		if time.Now().After(deadline) {
-			t.Fatalf("GET /v1/outbox/dead-letters lists %+v, want both refused rows", page.Data)
+			t.Fatalf("GET /v1/outbox/dead-letters lists %+v, want the three refused rows", page.Data)
 		}
 		time.Sleep(100 * time.Millisecond)
 		res, err := dev.api.ListOutboxDeadLettersWithResponse(ctx, nil)
 		must(t, "list outbox dead letters", res, err)
 		page = *res.JSON200
 	}
-	if d := page.Data[0]; d.EventID != invalid || d.Reason != adminclient.OutboxDeadLetterReasonInvalidData || !strings.Contains(d.Detail, "data/amount/value") {
-		t.Errorf("newest refused row %+v, want %s as invalid_data", d, invalid)
+	if d := page.Data[0]; d.EventID != forbidden || d.Reason != adminclient.OutboxDeadLetterReasonInvalidData || !strings.Contains(d.Detail, "data/debug/api_key") {
+		t.Errorf("newest refused row %+v, want %s as invalid_data at data/debug/api_key", d, forbidden)
 	}
-	if d := page.Data[1]; d.EventID != unknown || d.Reason != adminclient.OutboxDeadLetterReasonUnknownType {
-		t.Errorf("older refused row %+v, want %s as unknown_type", d, unknown)
+	if d := page.Data[1]; d.EventID != invalid || d.Reason != adminclient.OutboxDeadLetterReasonInvalidData || !strings.Contains(d.Detail, "data/amount/value") {
+		t.Errorf("refused row %+v, want %s as invalid_data", d, invalid)
+	}
+	if d := page.Data[2]; d.EventID != unknown || d.Reason != adminclient.OutboxDeadLetterReasonUnknownType {
+		t.Errorf("oldest refused row %+v, want %s as unknown_type", d, unknown)
+	}
+	// The operator sees them in the metric too, by reason.
+	metrics := scrape(t, dev.adminURL+"/metrics")
+	for _, want := range []string{`hookstream_cdc_dead_letters_total{reason="invalid_data"} 2`, `hookstream_cdc_dead_letters_total{reason="unknown_type"} 1`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 	time.Sleep(time.Second) // anything still on its way arrives
 	if got := ids(every.all()); !sameIDs(got, valid) {
@@ -361,6 +375,21 @@ func TestDevRefusesRowsOutsideTheCatalog(t *testing.T) {
 	if got := ids(exact.all()); len(got) != 1 || got[0] != valid[1] {
 		t.Errorf("the receiver of invoice.paid and balance.credited got %v, want only %s", got, valid[1])
 	}
+}
+
+// scrape returns the text of a metrics page.
+func scrape(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // sameIDs reports whether a and b hold the same ids, in any order (deliveries of one endpoint

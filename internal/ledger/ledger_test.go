@@ -28,9 +28,9 @@ const (
 
 // The events: e1 and e2 of pa (e1 reaches A1 and A2, e2 only A1), e3 of pb (B1).
 const (
-	e1 = "evt_1"
-	e2 = "evt_2"
-	e3 = "evt_3"
+	e1 = "evt_00000000000000000000000001"
+	e2 = "evt_00000000000000000000000002"
+	e3 = "evt_00000000000000000000000003"
 )
 
 func newFixture(t *testing.T) *fixture {
@@ -125,15 +125,15 @@ func TestCleanLedger(t *testing.T) {
 func TestRefusedRowsAreExpectedNowhere(t *testing.T) {
 	f := newFixture(t)
 	f.deliverAll()
-	f.event("evt_refused", "pa", "invoice.paid", 4*time.Minute)
+	f.event("evt_00000000000000000000000REF", "pa", "invoice.paid", 4*time.Minute)
 	f.exec(`INSERT INTO outbox_dead_letter (event_id, occurred_at, partner_id, type, schema_version, subject_type, subject_id, reason, detail, commit_lsn)
 		SELECT event_id, occurred_at, partner_id, type, 1, subject_type, subject_id, 'unknown_type', 'not in the catalog', '0/1'
-		FROM outbox_event WHERE event_id = 'evt_refused'`)
+		FROM outbox_event WHERE event_id = 'evt_00000000000000000000000REF'`)
 	rep := f.check(Options{MaxUnrecorded: 0})
 	if fails := rep.Failures(); len(fails) != 0 || rep.Refused != 1 || rep.Events != 3 {
 		t.Fatalf("failures %q, %d refused, %d events; want none, 1 and 3", fails, rep.Refused, rep.Events)
 	}
-	f.receipt("evt_refused", epA1, "pa", 241*time.Second, 200)
+	f.receipt("evt_00000000000000000000000REF", epA1, "pa", 241*time.Second, 200)
 	if rep := f.check(Options{MaxUnrecorded: 0}); rep.UnknownEvents != 1 {
 		t.Fatalf("a refused row received: %d unknown events, want 1", rep.UnknownEvents)
 	}
@@ -253,26 +253,26 @@ func TestDisabledEndpoints(t *testing.T) {
 	// A2 was disabled 90 s in: e1 (60 s) was pending and is excused; it answered 410.
 	f.exec(`UPDATE endpoint SET status = 'disabled', updated_at = $2 WHERE id = $1`, epA2, f.base.Add(90*time.Second))
 	f.exec(`INSERT INTO outbox_event (event_id, partner_id, type, subject_type, subject_id, occurred_at, payload)
-		VALUES ('evt_dis', 'pa', 'endpoint.disabled', 'endpoint', $1, $2, jsonb_build_object('endpoint_id', $1::text))`, epA2, f.base.Add(90*time.Second))
+		VALUES ('evt_00000000000000000000000D1S', 'pa', 'endpoint.disabled', 'endpoint', $1, $2, jsonb_build_object('endpoint_id', $1::text))`, epA2, f.base.Add(90*time.Second))
 	f.exec(`UPDATE delivery SET state = 'failed' WHERE endpoint_id = $1`, epA2)
 	f.exec(`UPDATE delivery_attempt SET status = 410, error_category = 'http_status' WHERE delivery_id = $1`, records.DeliveryID(e1, epA2))
 	f.receipts[1].Status = 410
-	// evt_dis reaches A1 (every type): deliver it.
-	f.delivered("evt_dis", epA1, "pa", 91*time.Second)
+	// evt_00000000000000000000000D1S reaches A1 (every type): deliver it.
+	f.delivered("evt_00000000000000000000000D1S", epA1, "pa", 91*time.Second)
 	// B1 was disabled at 150 s and enabled again at 200 s: e3 (180 s) is excused, e4 (250 s) required.
 	f.exec(`UPDATE endpoint SET updated_at = $2 WHERE id = $1`, epB1, f.base.Add(200*time.Second))
 	f.exec(`INSERT INTO outbox_event (event_id, partner_id, type, subject_type, subject_id, occurred_at, payload)
-		VALUES ('evt_disB', 'pb', 'endpoint.disabled', 'endpoint', $1, $2, jsonb_build_object('endpoint_id', $1::text))`, epB1, f.base.Add(150*time.Second))
+		VALUES ('evt_0000000000000000000000D1SB', 'pb', 'endpoint.disabled', 'endpoint', $1, $2, jsonb_build_object('endpoint_id', $1::text))`, epB1, f.base.Add(150*time.Second))
 	f.exec(`DELETE FROM delivery WHERE endpoint_id = $1`, epB1)
-	f.receipts = f.receipts[:len(f.receipts)-2] // drop e3's receipt at B1, keep evt_dis at A1
-	f.receipts = append(f.receipts, Receipt{EventID: "evt_dis", EndpointID: epA1, PartnerID: "pa", WebhookID: "evt_dis",
+	f.receipts = f.receipts[:len(f.receipts)-2] // drop e3's receipt at B1, keep evt_00000000000000000000000D1S at A1
+	f.receipts = append(f.receipts, Receipt{EventID: "evt_00000000000000000000000D1S", EndpointID: epA1, PartnerID: "pa", WebhookID: "evt_00000000000000000000000D1S",
 		ReceivedAt: f.base.Add(91 * time.Second).Add(5 * time.Millisecond), Verified: true, Status: 200})
-	f.event("evt_4", "pb", "customer.created", 250*time.Second)
+	f.event("evt_00000000000000000000000004", "pb", "customer.created", 250*time.Second)
 	rep := f.check(Options{MaxUnrecorded: 0})
-	if rep.Pairs["excused"] != 3 || rep.Missing != 1 || !strings.Contains(strings.Join(rep.Failures(), ""), "evt_4") {
+	if rep.Pairs["excused"] != 3 || rep.Missing != 1 || !strings.Contains(strings.Join(rep.Failures(), ""), "evt_00000000000000000000000004") {
 		var b strings.Builder
 		rep.Print(&b)
-		t.Fatalf("want e1→A2, e3→B1 and evt_disB→B1 excused and only evt_4→B1 missing:\n%s", b.String())
+		t.Fatalf("want e1→A2, e3→B1 and evt_0000000000000000000000D1SB→B1 excused and only evt_00000000000000000000000004→B1 missing:\n%s", b.String())
 	}
 }
 
@@ -314,15 +314,15 @@ func TestSubscribed(t *testing.T) {
 }
 
 func TestReadReceipts(t *testing.T) {
-	in := `{"event_id":"evt_1","endpoint_id":"ep_1","partner_id":"pa","webhook_id":"evt_1","received_at":"2026-01-01T00:00:00Z","verified":true,"status":200}
+	in := `{"event_id":"evt_00000000000000000000000001","endpoint_id":"ep_1","partner_id":"pa","webhook_id":"evt_00000000000000000000000001","received_at":"2026-01-01T00:00:00Z","verified":true,"status":200}
 
-{"event_id":"evt_2","endpoint_id":"ep_1","partner_id":"pa","webhook_id":"evt_2","received_at":"2026-01-01T00:00:01Z","verified":false,"status":401}
+{"event_id":"evt_00000000000000000000000002","endpoint_id":"ep_1","partner_id":"pa","webhook_id":"evt_00000000000000000000000002","received_at":"2026-01-01T00:00:01Z","verified":false,"status":401}
 `
 	rs, err := ReadReceipts(strings.NewReader(in))
 	if err != nil || len(rs) != 2 || !rs[0].accepted() || rs[1].accepted() {
 		t.Fatalf("ReadReceipts = %+v, %v", rs, err)
 	}
-	if _, err := ReadReceipts(strings.NewReader(`{"event_id":"evt_1"}`)); err == nil || !strings.Contains(err.Error(), "line 1") {
+	if _, err := ReadReceipts(strings.NewReader(`{"event_id":"evt_00000000000000000000000001"}`)); err == nil || !strings.Contains(err.Error(), "line 1") {
 		t.Fatalf("a receipt without endpoint and time: %v, want an error naming line 1", err)
 	}
 	if rs, err := ReadReceipts(strings.NewReader("")); err != nil || rs == nil {

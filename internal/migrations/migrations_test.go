@@ -176,12 +176,12 @@ func TestEventIDMigrationKeepsExistingDuplicates(t *testing.T) {
 		id, partner string
 		at          time.Time
 	}{
-		{"evt_01JDUPAC0SSPARTNERS00000000", "pa", now},
-		{"evt_01JDUPAC0SSPARTNERS00000000", "pb", now.Add(26 * time.Hour)}, // the next day's partition
-		{"evt_01JDUPSAMEPARTNER0000000000", "pa", now.Add(-time.Hour)},
-		{"evt_01JDUPSAMEPARTNER0000000000", "pa", now.Add(-2 * time.Hour)},
-		{"evt_01JDUPSAMEPARTNER0000000000", "pa", now.Add(-3 * time.Hour)},
-		{"evt_01JUN1QUE000000000000000000", "pa", now},
+		{"evt_01JD0PAC0SSPARTNERS0000000", "pa", now},
+		{"evt_01JD0PAC0SSPARTNERS0000000", "pb", now.Add(26 * time.Hour)}, // the next day's partition
+		{"evt_01JD0PSAMEPARTNER000000000", "pa", now.Add(-time.Hour)},
+		{"evt_01JD0PSAMEPARTNER000000000", "pa", now.Add(-2 * time.Hour)},
+		{"evt_01JD0PSAMEPARTNER000000000", "pa", now.Add(-3 * time.Hour)},
+		{"evt_01J0N1QVE00000000000000000", "pa", now},
 	}
 	for _, r := range rows {
 		if _, err := conn.Exec(ctx, insert, r.id, r.partner, r.at); err != nil {
@@ -213,9 +213,9 @@ func TestEventIDMigrationKeepsExistingDuplicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]time.Time{
-		"evt_01JDUPAC0SSPARTNERS00000000": now.Add(26 * time.Hour),
-		"evt_01JDUPSAMEPARTNER0000000000": now.Add(-time.Hour),
-		"evt_01JUN1QUE000000000000000000": now,
+		"evt_01JD0PAC0SSPARTNERS0000000": now.Add(26 * time.Hour),
+		"evt_01JD0PSAMEPARTNER000000000": now.Add(-time.Hour),
+		"evt_01J0N1QVE00000000000000000": now,
 	}
 	if len(claims) != len(want) {
 		t.Fatalf("claims %v, want %v", claims, want)
@@ -225,13 +225,13 @@ func TestEventIDMigrationKeepsExistingDuplicates(t *testing.T) {
 			t.Errorf("claim of %s at %s, want its newest row's %s", id, claims[id], at)
 		}
 	}
-	for _, id := range []string{"evt_01JDUPAC0SSPARTNERS00000000", "evt_01JUN1QUE000000000000000000"} {
+	for _, id := range []string{"evt_01JD0PAC0SSPARTNERS0000000", "evt_01J0N1QVE00000000000000000"} {
 		_, err := conn.Exec(ctx, insert, id, "pc", now.Add(time.Minute))
 		if pgErr, ok := errors.AsType[*pgconn.PgError](err); !ok || pgErr.Code != "23505" || pgErr.ConstraintName != "outbox_event_id_pkey" {
 			t.Errorf("a new row with the existing id %s: err = %v, want unique_violation on outbox_event_id_pkey", id, err)
 		}
 	}
-	if _, err := conn.Exec(ctx, insert, "evt_01JNEW0000000000000000000", "pc", now); err != nil {
+	if _, err := conn.Exec(ctx, insert, "evt_01JNEW00000000000000000000", "pc", now); err != nil {
 		t.Fatalf("a new id after the migration: %v", err)
 	}
 }

@@ -196,6 +196,11 @@ func (e *env) startDev(ctx context.Context, vars map[string]string) error {
 	e.brokers = []string{fmt.Sprintf("127.0.0.1:%d", port)}
 	vars["HOOKSTREAM_DATA_DIR"] = dir
 	vars["HOOKSTREAM_DEV_KAFKA_PORT"] = fmt.Sprint(port)
+	rport, err := benchenv.FreePort()
+	if err != nil {
+		return err
+	}
+	vars["HOOKSTREAM_RESELLER_ADDR"] = fmt.Sprintf("127.0.0.1:%d", rport)
 	delete(vars, "HOOKSTREAM_KAFKA_BROKERS")
 	p, err := harness.StartProcess("dev", e.o.bin, []string{"dev"}, harness.Environ(vars), e.logPath("dev"))
 	if err != nil {
