@@ -89,6 +89,9 @@ type Endpoint struct {
 	// LSN is the commit LSN of the change this record describes.
 	LSN     LSN      `json:"lsn"`
 	Secrets []Secret `json:"secrets"`
+	// RequestOptions are the endpoint's headers, authentication, client certificate and
+	// egress proxy; absent in records written before issue 14, which means none.
+	RequestOptions RequestOptions `json:"request_options"`
 }
 
 // Secret is one signing secret, encrypted with AES-256-GCM under the processes' key (R16).
