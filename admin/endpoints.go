@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/sender/egress"
@@ -55,6 +56,7 @@ type endpointView struct {
 	CreatedAt       time.Time    `json:"created_at"`
 	UpdatedAt       time.Time    `json:"updated_at"`
 	Secrets         []secretInfo `json:"secrets"`
+	requestOptionsView
 }
 
 // secretInfo describes a signing secret without its value (R16).
@@ -71,16 +73,18 @@ type createdEndpoint struct {
 }
 
 const endpointColumns = `id, partner_id, url, description, status, event_types, schema_version, max_in_flight,
-	rate_limit_per_sec, ordered, failing_since, disabled_reason, version, created_at, updated_at`
+	rate_limit_per_sec, ordered, failing_since, disabled_reason, version, created_at, updated_at, request_options`
 
 func scanEndpoint(row pgx.Row) (endpointView, error) {
 	var (
 		v              endpointView
 		schema, flight int32
+		opts           records.RequestOptions
 	)
 	err := row.Scan(&v.ID, &v.PartnerID, &v.URL, &v.Description, &v.Status, &v.EventTypes, &schema, &flight,
-		&v.RateLimitPerSec, &v.Ordered, &v.FailingSince, &v.DisabledReason, &v.Version, &v.CreatedAt, &v.UpdatedAt)
+		&v.RateLimitPerSec, &v.Ordered, &v.FailingSince, &v.DisabledReason, &v.Version, &v.CreatedAt, &v.UpdatedAt, &opts)
 	v.SchemaVersion, v.MaxInFlight = int(schema), int(flight)
+	v.requestOptionsView = viewRequestOptions(opts)
 	if v.EventTypes == nil {
 		v.EventTypes = []string{}
 	}
@@ -151,6 +155,7 @@ type createEndpointRequest struct {
 	MaxInFlight     *int     `json:"max_in_flight"`
 	RateLimitPerSec *float64 `json:"rate_limit_per_sec"`
 	Ordered         bool     `json:"ordered"`
+	requestOptionsRequest
 }
 
 func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) error {
@@ -174,6 +179,10 @@ func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) e
 
 	pid := r.PathValue("pid")
 	eid, sid := newID(endpointIDPrefix), newID(secretIDPrefix)
+	opts, e := a.checkRequestOptions(r.Context(), eid, req.requestOptionsRequest)
+	if e != nil {
+		return e
+	}
 	secret, sealed, err := a.newSecret(eid, sid)
 	if err != nil {
 		return err
@@ -184,9 +193,9 @@ func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) e
 			return err
 		}
 		v, err := scanEndpoint(tx.QueryRow(r.Context(), `INSERT INTO endpoint
-			(id, partner_id, url, description, event_types, schema_version, max_in_flight, rate_limit_per_sec, ordered)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING `+endpointColumns,
-			eid, pid, req.URL, req.Description, types, schema, flight, req.RateLimitPerSec, req.Ordered))
+			(id, partner_id, url, description, event_types, schema_version, max_in_flight, rate_limit_per_sec, ordered, request_options)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING `+endpointColumns,
+			eid, pid, req.URL, req.Description, types, schema, flight, req.RateLimitPerSec, req.Ordered, opts))
 		if err != nil {
 			return err
 		}
@@ -383,6 +392,7 @@ type patchEndpointRequest struct {
 	MaxInFlight     *int           `json:"max_in_flight"`
 	RateLimitPerSec *nullableFloat `json:"rate_limit_per_sec"`
 	Ordered         *bool          `json:"ordered"`
+	requestOptionsPatch
 }
 
 // patchEndpoint changes the given fields; status changes go through disable and enable.
@@ -437,7 +447,7 @@ func (a *API) patchEndpoint(w http.ResponseWriter, r *http.Request, _ caller) er
 		}
 	}
 	changes := req.URL != nil || req.Description != nil || req.EventTypes != nil || schema != nil ||
-		flight != nil || setRL || req.Ordered != nil
+		flight != nil || setRL || req.Ordered != nil || req.requestOptionsPatch.any()
 	if !changes {
 		return a.getEndpoint(w, r, caller{})
 	}
@@ -461,6 +471,15 @@ func (a *API) patchEndpoint(w http.ResponseWriter, r *http.Request, _ caller) er
 			return err
 		}
 		out = v
+		if req.requestOptionsPatch.any() {
+			if err := a.applyRequestOptionsPatch(r.Context(), tx, eid, req.requestOptionsPatch); err != nil {
+				return err
+			}
+			if out, err = loadEndpoint(r.Context(), tx, pid, eid, false); err != nil {
+				return err
+			}
+			return nil
+		}
 		return attachSecrets(r.Context(), tx, []*endpointView{&out})
 	})
 	if err != nil {
