@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -45,6 +46,8 @@ type settings struct {
 	MetricsAddr       string
 	InstanceID        string
 	EgressAllowPorts  []int
+	EgressProxy       *url.URL
+	EgressProxies     map[string]*url.URL
 	RetrySchedule     []time.Duration
 	FailingWarnAfter  time.Duration
 	FailingDisable    time.Duration
@@ -102,6 +105,10 @@ var variables = []variable{
 		func(s *settings) flag.Value { return (*stringValue)(&s.InstanceID) }},
 	{"HOOKSTREAM_EGRESS_ALLOW_PORTS", "egress-allow-ports", "", "webhook destination ports, e.g. 443,8443,9000-9100; empty: 443 and 8443 (and 80 with plain HTTP)",
 		func(s *settings) flag.Value { return (*portsValue)(&s.EgressAllowPorts) }},
+	{"HOOKSTREAM_EGRESS_PROXY", "egress-proxy", "", "forward proxy every webhook connection goes through by CONNECT, http://[user:password@]host:port; the destination is still checked by the egress guard",
+		func(s *settings) flag.Value { return &proxyValue{&s.EgressProxy} }},
+	{"HOOKSTREAM_EGRESS_PROXIES", "egress-proxies", "", "named forward proxies endpoints may choose (egress_proxy), name=http://host:port,...",
+		func(s *settings) flag.Value { return &proxiesValue{&s.EgressProxies} }},
 	{"HOOKSTREAM_RETRY_SCHEDULE", "retry-schedule", "5s,1m,10m,1h,3h,6h,12h,24h,24h", "comma-separated delays after each failed attempt; attempts = delays + 1",
 		func(s *settings) flag.Value { return (*scheduleValue)(&s.RetrySchedule) }},
 	{"HOOKSTREAM_FAILING_WARN_AFTER", "failing-warn-after", "24h", "an endpoint failing this long with no success gets an endpoint.failing event",
@@ -132,7 +139,7 @@ var (
 	// cdcSettings: settings.cdcConfig.
 	cdcSettings = []string{"database-url", "kafka-brokers", "topic-prefix", "cdc-slot", "outbox-retention"}
 	// egressSettings: settings.egressConfig.
-	egressSettings = []string{"allow-http", "egress-allow-cidrs", "egress-allow-ports"}
+	egressSettings = []string{"allow-http", "egress-allow-cidrs", "egress-allow-ports", "egress-proxy", "egress-proxies"}
 	// retrySettings: settings.retryConfig.
 	retrySettings = []string{"kafka-brokers", "topic-prefix", "retry-schedule", "instance-id"}
 	// apiSettings: newAPISession, for the commands over the admin API (the dev token is read

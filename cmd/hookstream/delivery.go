@@ -43,6 +43,7 @@ func (s settings) egressConfig() (egress.Config, error) {
 		}
 		cfg.AllowCIDRs = append(cfg.AllowCIDRs, p.Masked())
 	}
+	cfg.Proxy, cfg.Proxies = s.EgressProxy, s.EgressProxies
 	return cfg, cfg.Validate()
 }
 

@@ -2,9 +2,15 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hookstream/hookstream/sender/egress"
 )
 
 // The typed flag values of the settings. Each Set says what it expected; the flag package puts
@@ -170,3 +176,90 @@ func (v *logFormatValue) String() string {
 	return string(*v)
 }
 func (*logFormatValue) typeName() string { return "json|text" }
+
+// proxyValue is a forward proxy URL. It prints without its password, so neither -h nor a log of
+// the settings shows it.
+type proxyValue struct{ u **url.URL }
+
+func (v *proxyValue) Set(s string) error {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		*v.u = nil
+		return nil
+	}
+	u, err := parseProxy(s)
+	if err != nil {
+		return err
+	}
+	*v.u = u
+	return nil
+}
+
+func (v *proxyValue) String() string {
+	if v == nil || v.u == nil || *v.u == nil {
+		return ""
+	}
+	return egress.ProxyDisplay(*v.u)
+}
+func (*proxyValue) typeName() string { return "url" }
+
+// proxiesValue is a list of named forward proxies: name=http://host:port,...
+type proxiesValue struct{ m *map[string]*url.URL }
+
+func (v *proxiesValue) Set(s string) error {
+	out := map[string]*url.URL{}
+	for _, item := range splitList(s) {
+		name, raw, ok := strings.Cut(item, "=")
+		if !ok || !egress.ValidProxyName(name) {
+			return fmt.Errorf("%q is not name=http://host:port with a name of lowercase letters, digits, _ and -", truncateSetting(item))
+		}
+		if _, dup := out[name]; dup {
+			return fmt.Errorf("proxy %s is given twice", name)
+		}
+		u, err := parseProxy(raw)
+		if err != nil {
+			return fmt.Errorf("proxy %s: %w", name, err)
+		}
+		out[name] = u
+	}
+	if len(out) == 0 {
+		out = nil
+	}
+	*v.m = out
+	return nil
+}
+
+func (v *proxiesValue) String() string {
+	if v == nil || v.m == nil {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(*v.m))
+	items := make([]string, len(names))
+	for i, n := range names {
+		items[i] = n + "=" + egress.ProxyDisplay((*v.m)[n])
+	}
+	return strings.Join(items, ",")
+}
+func (*proxiesValue) typeName() string { return "list" }
+
+// parseProxy reads a proxy URL; its errors never quote it (it may hold a password). The
+// egress configuration's Validate checks the form.
+func parseProxy(s string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, errors.New("not a proxy URL like http://proxy.internal:3128")
+	}
+	return u, nil
+}
+
+// truncateSetting keeps a setting's text short in an error; only the part before "=" is kept
+// when there is one, so a URL with a password is not repeated.
+func truncateSetting(s string) string {
+	if name, _, ok := strings.Cut(s, "="); ok {
+		s = name + "=…"
+	}
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return s
+}
