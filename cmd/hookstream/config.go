@@ -48,6 +48,8 @@ type settings struct {
 	EgressAllowPorts  []int
 	EgressProxy       *url.URL
 	EgressProxies     map[string]*url.URL
+	// egressProxyErr and egressProxiesErr are why those could not be read (see proxyValue).
+	egressProxyErr, egressProxiesErr error
 	RetrySchedule     []time.Duration
 	FailingWarnAfter  time.Duration
 	FailingDisable    time.Duration
@@ -106,9 +108,9 @@ var variables = []variable{
 	{"HOOKSTREAM_EGRESS_ALLOW_PORTS", "egress-allow-ports", "", "webhook destination ports, e.g. 443,8443,9000-9100; empty: 443 and 8443 (and 80 with plain HTTP)",
 		func(s *settings) flag.Value { return (*portsValue)(&s.EgressAllowPorts) }},
 	{"HOOKSTREAM_EGRESS_PROXY", "egress-proxy", "", "forward proxy every webhook connection goes through by CONNECT, http://[user:password@]host:port; the destination is still checked by the egress guard",
-		func(s *settings) flag.Value { return &proxyValue{&s.EgressProxy} }},
+		func(s *settings) flag.Value { return &proxyValue{&s.EgressProxy, &s.egressProxyErr} }},
 	{"HOOKSTREAM_EGRESS_PROXIES", "egress-proxies", "", "named forward proxies endpoints may choose (egress_proxy), name=http://host:port,...",
-		func(s *settings) flag.Value { return &proxiesValue{&s.EgressProxies} }},
+		func(s *settings) flag.Value { return &proxiesValue{&s.EgressProxies, &s.egressProxiesErr} }},
 	{"HOOKSTREAM_RETRY_SCHEDULE", "retry-schedule", "5s,1m,10m,1h,3h,6h,12h,24h,24h", "comma-separated delays after each failed attempt; attempts = delays + 1",
 		func(s *settings) flag.Value { return (*scheduleValue)(&s.RetrySchedule) }},
 	{"HOOKSTREAM_FAILING_WARN_AFTER", "failing-warn-after", "24h", "an endpoint failing this long with no success gets an endpoint.failing event",

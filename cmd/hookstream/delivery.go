@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -42,6 +43,9 @@ func (s settings) egressConfig() (egress.Config, error) {
 			return cfg, fmt.Errorf("HOOKSTREAM_EGRESS_ALLOW_CIDRS: %q is not a CIDR like 10.1.0.0/16", c)
 		}
 		cfg.AllowCIDRs = append(cfg.AllowCIDRs, p.Masked())
+	}
+	if err := errors.Join(s.egressProxyErr, s.egressProxiesErr); err != nil {
+		return cfg, err
 	}
 	cfg.Proxy, cfg.Proxies = s.EgressProxy, s.EgressProxies
 	return cfg, cfg.Validate()

@@ -178,20 +178,22 @@ func (v *logFormatValue) String() string {
 func (*logFormatValue) typeName() string { return "json|text" }
 
 // proxyValue is a forward proxy URL. It prints without its password, so neither -h nor a log of
-// the settings shows it.
-type proxyValue struct{ u **url.URL }
+// the settings shows it. Set never fails: the flag package would quote the refused value, password
+// and all, so a problem is kept in *err and reported by settings.egressConfig without the value.
+type proxyValue struct {
+	u   **url.URL
+	err *error
+}
 
 func (v *proxyValue) Set(s string) error {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		*v.u = nil
+	*v.u, *v.err = nil, nil
+	if s = strings.TrimSpace(s); s == "" {
 		return nil
 	}
-	u, err := parseProxy(s)
-	if err != nil {
-		return err
+	*v.u, *v.err = parseProxy(s)
+	if *v.err != nil {
+		*v.err = fmt.Errorf("HOOKSTREAM_EGRESS_PROXY (--egress-proxy): %w", *v.err)
 	}
-	*v.u = u
 	return nil
 }
 
@@ -203,30 +205,44 @@ func (v *proxyValue) String() string {
 }
 func (*proxyValue) typeName() string { return "url" }
 
-// proxiesValue is a list of named forward proxies: name=http://host:port,...
-type proxiesValue struct{ m *map[string]*url.URL }
+// proxiesValue is a list of named forward proxies: name=http://host:port,... Like proxyValue, it
+// keeps a problem in *err rather than failing Set.
+type proxiesValue struct {
+	m   *map[string]*url.URL
+	err *error
+}
 
 func (v *proxiesValue) Set(s string) error {
+	*v.m, *v.err = nil, nil
+	out, err := parseProxies(s)
+	if err != nil {
+		*v.err = fmt.Errorf("HOOKSTREAM_EGRESS_PROXIES (--egress-proxies): %w", err)
+		return nil
+	}
+	*v.m = out
+	return nil
+}
+
+func parseProxies(s string) (map[string]*url.URL, error) {
 	out := map[string]*url.URL{}
 	for _, item := range splitList(s) {
 		name, raw, ok := strings.Cut(item, "=")
 		if !ok || !egress.ValidProxyName(name) {
-			return fmt.Errorf("%q is not name=http://host:port with a name of lowercase letters, digits, _ and -", truncateSetting(item))
+			return nil, fmt.Errorf("%q is not name=http://host:port with a name of lowercase letters, digits, _ and -", truncateSetting(item))
 		}
 		if _, dup := out[name]; dup {
-			return fmt.Errorf("proxy %s is given twice", name)
+			return nil, fmt.Errorf("proxy %s is given twice", name)
 		}
 		u, err := parseProxy(raw)
 		if err != nil {
-			return fmt.Errorf("proxy %s: %w", name, err)
+			return nil, fmt.Errorf("proxy %s: %w", name, err)
 		}
 		out[name] = u
 	}
 	if len(out) == 0 {
-		out = nil
+		return nil, nil
 	}
-	*v.m = out
-	return nil
+	return out, nil
 }
 
 func (v *proxiesValue) String() string {
