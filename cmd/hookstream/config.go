@@ -48,12 +48,13 @@ type settings struct {
 	EgressAllowPorts  []int
 	EgressProxy       *url.URL
 	EgressProxies     map[string]*url.URL
-	// egressProxyErr and egressProxiesErr are why those could not be read (see proxyValue).
-	egressProxyErr, egressProxiesErr error
 	RetrySchedule     []time.Duration
 	FailingWarnAfter  time.Duration
 	FailingDisable    time.Duration
 	Limits            admin.Limits
+
+	// egressProxyErr and egressProxiesErr are why those could not be read (see proxyValue).
+	egressProxyErr, egressProxiesErr error
 }
 
 // variable is one setting: its HOOKSTREAM_* variable, its flag, its built-in default as text
