@@ -472,7 +472,7 @@ func (a *API) patchEndpoint(w http.ResponseWriter, r *http.Request, _ caller) er
 		}
 		out = v
 		if req.requestOptionsPatch.any() {
-			if err := a.applyRequestOptionsPatch(r.Context(), tx, eid, req.requestOptionsPatch); err != nil {
+			if err := a.applyRequestOptionsPatch(r.Context(), tx, pid, eid, req.requestOptionsPatch); err != nil {
 				return err
 			}
 			if out, err = loadEndpoint(r.Context(), tx, pid, eid, false); err != nil {

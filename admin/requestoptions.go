@@ -190,12 +190,12 @@ func (a *API) checkRequestOptions(ctx context.Context, eid string, req requestOp
 	return opts, nil
 }
 
-// applyRequestOptionsPatch changes the endpoint's stored options as patch says, in tx, after
-// the endpoint row was updated (and so locked) by the caller. The result is checked as a whole
-// (the auth header must not be among the headers, whichever of the two changed).
-func (a *API) applyRequestOptionsPatch(ctx context.Context, tx pgx.Tx, eid string, patch requestOptionsPatch) error {
+// applyRequestOptionsPatch changes the partner's endpoint's stored options as patch says, in
+// tx, after the endpoint row was updated (and so locked) by the caller. The result is checked
+// as a whole (the auth header must not be among the headers, whichever of the two changed).
+func (a *API) applyRequestOptionsPatch(ctx context.Context, tx pgx.Tx, pid, eid string, patch requestOptionsPatch) error {
 	var cur records.RequestOptions
-	if err := tx.QueryRow(ctx, `SELECT request_options FROM endpoint WHERE id = $1`, eid).Scan(&cur); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT request_options FROM endpoint WHERE id = $1 AND partner_id = $2`, eid, pid).Scan(&cur); err != nil {
 		return err
 	}
 	var p problems
@@ -229,7 +229,7 @@ func (a *API) applyRequestOptionsPatch(ctx context.Context, tx pgx.Tx, eid strin
 			return e
 		}
 	}
-	_, err := tx.Exec(ctx, `UPDATE endpoint SET request_options = $2 WHERE id = $1`, eid, cur)
+	_, err := tx.Exec(ctx, `UPDATE endpoint SET request_options = $3 WHERE id = $1 AND partner_id = $2`, eid, pid, cur)
 	return err
 }
 
