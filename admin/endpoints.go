@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/outbox"
@@ -57,6 +58,7 @@ type endpointView struct {
 	UpdatedAt       time.Time    `json:"updated_at"`
 	Secrets         []secretInfo `json:"secrets"`
 	endpointPolicies
+	requestOptionsView
 }
 
 // secretInfo describes a signing secret without its value (R16).
@@ -73,16 +75,18 @@ type createdEndpoint struct {
 }
 
 const endpointColumns = `id, partner_id, url, description, status, event_types, schema_version, max_in_flight,
-	rate_limit_per_sec, ordered, failing_since, disabled_reason, version, created_at, updated_at, filter, retry_policy`
+	rate_limit_per_sec, ordered, failing_since, disabled_reason, version, created_at, updated_at, filter, retry_policy, request_options`
 
 func scanEndpoint(row pgx.Row) (endpointView, error) {
 	var (
 		v              endpointView
 		schema, flight int32
+		opts           records.RequestOptions
 	)
 	err := row.Scan(&v.ID, &v.PartnerID, &v.URL, &v.Description, &v.Status, &v.EventTypes, &schema, &flight,
-		&v.RateLimitPerSec, &v.Ordered, &v.FailingSince, &v.DisabledReason, &v.Version, &v.CreatedAt, &v.UpdatedAt, &v.Filter, &v.RetryPolicy)
+		&v.RateLimitPerSec, &v.Ordered, &v.FailingSince, &v.DisabledReason, &v.Version, &v.CreatedAt, &v.UpdatedAt, &v.Filter, &v.RetryPolicy, &opts)
 	v.SchemaVersion, v.MaxInFlight = int(schema), int(flight)
+	v.requestOptionsView = viewRequestOptions(opts)
 	if v.EventTypes == nil {
 		v.EventTypes = []string{}
 	}
@@ -154,6 +158,7 @@ type createEndpointRequest struct {
 	RateLimitPerSec *float64 `json:"rate_limit_per_sec"`
 	Ordered         bool     `json:"ordered"`
 	endpointPolicies
+	requestOptionsRequest
 }
 
 func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) error {
@@ -179,6 +184,10 @@ func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) e
 
 	pid := r.PathValue("pid")
 	eid, sid := newID(endpointIDPrefix), newID(secretIDPrefix)
+	opts, e := a.checkRequestOptions(r.Context(), eid, req.requestOptionsRequest)
+	if e != nil {
+		return e
+	}
 	secret, sealed, err := a.newSecret(eid, sid)
 	if err != nil {
 		return err
@@ -189,9 +198,9 @@ func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) e
 			return err
 		}
 		v, err := scanEndpoint(tx.QueryRow(r.Context(), `INSERT INTO endpoint
-			(id, partner_id, url, description, event_types, schema_version, max_in_flight, rate_limit_per_sec, ordered, filter, retry_policy)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING `+endpointColumns,
-			eid, pid, req.URL, req.Description, types, schema, flight, req.RateLimitPerSec, req.Ordered, flt, policyJSON(policy)))
+			(id, partner_id, url, description, event_types, schema_version, max_in_flight, rate_limit_per_sec, ordered, filter, retry_policy, request_options)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING `+endpointColumns,
+			eid, pid, req.URL, req.Description, types, schema, flight, req.RateLimitPerSec, req.Ordered, flt, policyJSON(policy), opts))
 		if err != nil {
 			return err
 		}
@@ -389,6 +398,7 @@ type patchEndpointRequest struct {
 	RateLimitPerSec *nullableFloat `json:"rate_limit_per_sec"`
 	Ordered         *bool          `json:"ordered"`
 	endpointPoliciesPatch
+	requestOptionsPatch
 }
 
 // patchEndpoint changes the given fields; status changes go through disable and enable.
@@ -453,7 +463,7 @@ func (a *API) patchEndpoint(w http.ResponseWriter, r *http.Request, _ caller) er
 		}
 	}
 	changes := req.URL != nil || req.Description != nil || req.EventTypes != nil || schema != nil ||
-		flight != nil || setRL || req.Ordered != nil || req.Filter.Set || req.RetryPolicy.Set
+		flight != nil || setRL || req.Ordered != nil || req.Filter.Set || req.RetryPolicy.Set || req.requestOptionsPatch.any()
 	if !changes {
 		return a.getEndpoint(w, r, caller{})
 	}
@@ -480,6 +490,15 @@ func (a *API) patchEndpoint(w http.ResponseWriter, r *http.Request, _ caller) er
 			return err
 		}
 		out = v
+		if req.requestOptionsPatch.any() {
+			if err := a.applyRequestOptionsPatch(r.Context(), tx, pid, eid, req.requestOptionsPatch); err != nil {
+				return err
+			}
+			if out, err = loadEndpoint(r.Context(), tx, pid, eid, false); err != nil {
+				return err
+			}
+			return nil
+		}
 		return attachSecrets(r.Context(), tx, []*endpointView{&out})
 	})
 	if err != nil {

@@ -24,6 +24,12 @@ var fuzzBodies = []string{
 	`{"state":"burning","since":"2020-01-01T00:00:00Z"}`, `{"overlap_seconds":-5}`, `{"overlap_seconds":1e30}`,
 	"{\"description\":\"\xff\xfe\"}", `{"a":` + strings.Repeat(`[`, 20000) + strings.Repeat(`]`, 20000) + `}`,
 	`{"description":"` + strings.Repeat("d", 2<<20) + `"}`,
+	`{"headers":null}`, `{"headers":[]}`, `{"headers":{"X-A":"\r\nX-B: 1"}}`, `{"headers":{"":"x"}}`, `{"headers":{"X-A":null}}`,
+	`{"auth":"basic"}`, `{"auth":{}}`, `{"auth":{"type":"basic","username":"\u0000","password":"\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000"}}`,
+	`{"auth":{"type":"oauth2","token_url":"http://169.254.169.254/","client_id":"c","client_secret":"12345678"}}`,
+	`{"auth":{"type":"oauth2","token_url":"%zz","client_id":"c","client_secret":"12345678","scopes":[null]}}`,
+	`{"client_certificate":{"certificate_pem":"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n","private_key_pem":"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"}}`,
+	`{"client_certificate":null}`, `{"egress_proxy":1}`, `{"egress_proxy":"../x"}`,
 }
 
 // FuzzWriteRoutes posts random and mutated JSON to every write route as the operator: no answer

@@ -41,6 +41,63 @@ func (e AttemptTrigger) Valid() bool {
 	}
 }
 
+// Defines values for AuthClientAuthMethod.
+const (
+	AuthClientAuthMethodClientSecretBasic AuthClientAuthMethod = "client_secret_basic"
+	AuthClientAuthMethodClientSecretPost  AuthClientAuthMethod = "client_secret_post"
+)
+
+// Valid indicates whether the value is a known member of the AuthClientAuthMethod enum.
+func (e AuthClientAuthMethod) Valid() bool {
+	switch e {
+	case AuthClientAuthMethodClientSecretBasic:
+		return true
+	case AuthClientAuthMethodClientSecretPost:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuthType.
+const (
+	AuthTypeBasic  AuthType = "basic"
+	AuthTypeHeader AuthType = "header"
+	AuthTypeOauth2 AuthType = "oauth2"
+)
+
+// Valid indicates whether the value is a known member of the AuthType enum.
+func (e AuthType) Valid() bool {
+	switch e {
+	case AuthTypeBasic:
+		return true
+	case AuthTypeHeader:
+		return true
+	case AuthTypeOauth2:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AuthRequest2ClientAuthMethod.
+const (
+	AuthRequest2ClientAuthMethodClientSecretBasic AuthRequest2ClientAuthMethod = "client_secret_basic"
+	AuthRequest2ClientAuthMethodClientSecretPost  AuthRequest2ClientAuthMethod = "client_secret_post"
+)
+
+// Valid indicates whether the value is a known member of the AuthRequest2ClientAuthMethod enum.
+func (e AuthRequest2ClientAuthMethod) Valid() bool {
+	switch e {
+	case AuthRequest2ClientAuthMethodClientSecretBasic:
+		return true
+	case AuthRequest2ClientAuthMethodClientSecretPost:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeliveryState.
 const (
 	DeliveryStateFailed    DeliveryState = "failed"
@@ -546,6 +603,84 @@ type Attempt struct {
 // AttemptTrigger defines model for Attempt.Trigger.
 type AttemptTrigger string
 
+// Auth the endpoint's authentication to the receiver without its secret; null: none
+type Auth struct {
+	Audience         *string               `json:"audience,omitempty"`
+	ClientAuthMethod *AuthClientAuthMethod `json:"client_auth_method,omitempty"`
+	ClientID         *string               `json:"client_id,omitempty"`
+	HeaderName       *string               `json:"header_name,omitempty"`
+	Scopes           *[]string             `json:"scopes,omitempty"`
+	TokenURL         *string               `json:"token_url,omitempty"`
+	Type             AuthType              `json:"type"`
+	Username         *string               `json:"username,omitempty"`
+}
+
+// AuthClientAuthMethod defines model for Auth.ClientAuthMethod.
+type AuthClientAuthMethod string
+
+// AuthType defines model for Auth.Type.
+type AuthType string
+
+// AuthRequest Authentication to the receiver. Its secret (value, password or client_secret; 8 to 4096 printable ASCII bytes) is write-only: sealed with AES-256-GCM under the processes' key like signing secrets, never returned, not even by this request, and redacted by value from the delivery evidence and the logs. A whole object replaces the previous one.
+type AuthRequest struct {
+	union json.RawMessage
+}
+
+// AuthRequest0 defines model for AuthRequest.0.
+type AuthRequest0 struct {
+	// HeaderName the header carrying the secret, e.g. X-Api-Key, or Authorization with a value like "Bearer ..."; not a reserved header (see headers) other than Authorization, and not among headers
+	HeaderName string      `json:"header_name"`
+	Type       interface{} `json:"type"`
+	Value      *string     `json:"value,omitempty"`
+}
+
+// AuthRequest1 defines model for AuthRequest.1.
+type AuthRequest1 struct {
+	Password *string     `json:"password,omitempty"`
+	Type     interface{} `json:"type"`
+
+	// Username no colon (RFC 7617)
+	Username string `json:"username"`
+}
+
+// AuthRequest2 defines model for AuthRequest.2.
+type AuthRequest2 struct {
+	// Audience sent as audience (a common extension)
+	Audience         *string                       `json:"audience,omitempty"`
+	ClientAuthMethod *AuthRequest2ClientAuthMethod `json:"client_auth_method,omitempty"`
+	ClientID         string                        `json:"client_id"`
+	ClientSecret     *string                       `json:"client_secret,omitempty"`
+
+	// Scopes sent space-separated as scope
+	Scopes *[]string `json:"scopes,omitempty"`
+
+	// TokenURL the token endpoint of the OAuth 2.0 client credentials grant (RFC 6749 section 4.4); checked by the egress policy like url, and the token is fetched through the egress guard (and the endpoint's proxy). The token is cached until 30 s (at most a fifth of its lifetime) before its expires_in runs out (1 h when absent), and fetched anew once when the receiver answers 401 to it
+	TokenURL string      `json:"token_url"`
+	Type     interface{} `json:"type"`
+}
+
+// AuthRequest2ClientAuthMethod defines model for AuthRequest.2.ClientAuthMethod.
+type AuthRequest2ClientAuthMethod string
+
+// ClientCertificate the endpoint's client certificate (its key is never shown); null: none
+type ClientCertificate struct {
+	Issuer   string    `json:"issuer"`
+	NotAfter time.Time `json:"not_after"`
+
+	// Sha256Fingerprint SHA-256 of the leaf certificate's DER, hex
+	Sha256Fingerprint string `json:"sha256_fingerprint"`
+	Subject           string `json:"subject"`
+}
+
+// ClientCertificateRequest A client certificate for mTLS, offered whenever the receiver asks for one. Only CERTIFICATE blocks are accepted in certificate_pem (a key there is refused, never stored); the key must belong to the leaf, the leaf must not have expired. The key is write-only: sealed like signing secrets and never returned.
+type ClientCertificateRequest struct {
+	// CertificatePem PEM certificate chain, leaf first
+	CertificatePem string `json:"certificate_pem"`
+
+	// PrivateKeyPem unencrypted PEM private key (PKCS #8, PKCS #1 or SEC 1)
+	PrivateKeyPem *string `json:"private_key_pem,omitempty"`
+}
+
 // Delivery defines model for Delivery.
 type Delivery struct {
 	AttemptCount      int           `json:"attempt_count"`
@@ -606,19 +741,30 @@ type Empty = map[string]interface{}
 
 // Endpoint defines model for Endpoint.
 type Endpoint struct {
-	CreatedAt      time.Time  `json:"created_at"`
-	Description    string     `json:"description"`
-	DisabledReason *string    `json:"disabled_reason"`
-	EventTypes     []string   `json:"event_types"`
-	FailingSince   *time.Time `json:"failing_since"`
+	// Auth the endpoint's authentication to the receiver without its secret; null: none
+	Auth *Auth `json:"auth"`
+
+	// ClientCertificate the endpoint's client certificate (its key is never shown); null: none
+	ClientCertificate *ClientCertificate `json:"client_certificate"`
+	CreatedAt         time.Time          `json:"created_at"`
+	Description       string             `json:"description"`
+	DisabledReason    *string            `json:"disabled_reason"`
+
+	// EgressProxy The name of one of the deployment's forward proxies (HOOKSTREAM_EGRESS_PROXIES) this endpoint's requests and token requests go through by HTTP CONNECT; null: the deployment's default route (HOOKSTREAM_EGRESS_PROXY, or direct). The egress guard checks the destination either way.
+	EgressProxy  *string    `json:"egress_proxy"`
+	EventTypes   []string   `json:"event_types"`
+	FailingSince *time.Time `json:"failing_since"`
 
 	// Filter A payload filter over the event envelope: the endpoint receives only the events of its types for which it holds (issue 14). Grammar: or-separated and-terms of comparisons, `not` and parentheses; a comparison is `path == value`, `!=`, `<`, `<=`, `>`, `>=` (numbers only), `path in [v1, v2]`, `path not in [...]` or `exists(path)`. A path starts at an envelope field (event_id, type, occurred_at, partner_id, subject, schema_version, correlation_id, data) and goes on with `.name`, `[index]` or `["key"]`; values are JSON strings, numbers, true, false or null. A number compares exactly with numbers and decimal strings ("12.50"); a missing path makes every comparison false but != and not in. Example: `data.amount.value >= 100 and data.source in ["purchase", "refund"]`. At most 2048 bytes, 16 levels of nesting, 64 values per list. An invalid filter is refused with 422, the message naming the position (in characters, from 1) of the fault. null: every event of the subscribed types.
-	Filter          *string  `json:"filter"`
-	ID              string   `json:"id"`
-	MaxInFlight     int      `json:"max_in_flight"`
-	Ordered         bool     `json:"ordered"`
-	PartnerID       string   `json:"partner_id"`
-	RateLimitPerSec *float64 `json:"rate_limit_per_sec"`
+	Filter *string `json:"filter"`
+
+	// Headers extra request headers ({} for none)
+	Headers         map[string]string `json:"headers"`
+	ID              string            `json:"id"`
+	MaxInFlight     int               `json:"max_in_flight"`
+	Ordered         bool              `json:"ordered"`
+	PartnerID       string            `json:"partner_id"`
+	RateLimitPerSec *float64          `json:"rate_limit_per_sec"`
 
 	// RetryPolicy null: the deployment's schedule and 4xx policy (GET /v1/limits retry)
 	RetryPolicy   *RetryPolicy   `json:"retry_policy"`
@@ -635,11 +781,22 @@ type EndpointStatus string
 
 // EndpointCreate defines model for EndpointCreate.
 type EndpointCreate struct {
-	Description *string  `json:"description,omitempty"`
+	// Auth Authentication to the receiver. Its secret (value, password or client_secret; 8 to 4096 printable ASCII bytes) is write-only: sealed with AES-256-GCM under the processes' key like signing secrets, never returned, not even by this request, and redacted by value from the delivery evidence and the logs. A whole object replaces the previous one.
+	Auth *AuthRequest `json:"auth,omitempty"`
+
+	// ClientCertificate A client certificate for mTLS, offered whenever the receiver asks for one. Only CERTIFICATE blocks are accepted in certificate_pem (a key there is refused, never stored); the key must belong to the leaf, the leaf must not have expired. The key is write-only: sealed like signing secrets and never returned.
+	ClientCertificate *ClientCertificateRequest `json:"client_certificate,omitempty"`
+	Description       *string                   `json:"description,omitempty"`
+
+	// EgressProxy The name of one of the deployment's forward proxies (HOOKSTREAM_EGRESS_PROXIES) this endpoint's requests and token requests go through by HTTP CONNECT; null: the deployment's default route (HOOKSTREAM_EGRESS_PROXY, or direct). The egress guard checks the destination either way.
+	EgressProxy *string  `json:"egress_proxy,omitempty"`
 	EventTypes  []string `json:"event_types"`
 
 	// Filter A payload filter over the event envelope: the endpoint receives only the events of its types for which it holds (issue 14). Grammar: or-separated and-terms of comparisons, `not` and parentheses; a comparison is `path == value`, `!=`, `<`, `<=`, `>`, `>=` (numbers only), `path in [v1, v2]`, `path not in [...]` or `exists(path)`. A path starts at an envelope field (event_id, type, occurred_at, partner_id, subject, schema_version, correlation_id, data) and goes on with `.name`, `[index]` or `["key"]`; values are JSON strings, numbers, true, false or null. A number compares exactly with numbers and decimal strings ("12.50"); a missing path makes every comparison false but != and not in. Example: `data.amount.value >= 100 and data.source in ["purchase", "refund"]`. At most 2048 bytes, 16 levels of nesting, 64 values per list. An invalid filter is refused with 422, the message naming the position (in characters, from 1) of the fault.
 	Filter *string `json:"filter,omitempty"`
+
+	// Headers Extra request headers, sent with every request. Names are RFC 9110 tokens of at most 64 bytes (case-insensitive, each at most once); values printable ASCII, at most 1024 bytes. Reserved, refused: the signature headers (webhook-id, webhook-timestamp, webhook-signature and any webhook-*), Content-Type, Content-Length, Content-Encoding, Host, User-Agent, Expect, the hop-by-hop headers (Connection, Keep-Alive, Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade, Proxy-Authenticate) and the credential headers Authorization and Proxy-Authorization (credentials go in auth, where they are sealed and never shown). At most 20. Values are shown by GET: put no secret here.
+	Headers *RequestHeaders `json:"headers,omitempty"`
 
 	// MaxInFlight The most requests in flight to this endpoint at once: the ceiling of the sender's adaptive concurrency, which starts at 8 and rises while the endpoint answers fast.
 	MaxInFlight     *int                         `json:"max_in_flight,omitempty"`
@@ -657,19 +814,30 @@ type EndpointCreateSchemaVersion int
 
 // EndpointCreated defines model for EndpointCreated.
 type EndpointCreated struct {
-	CreatedAt      time.Time  `json:"created_at"`
-	Description    string     `json:"description"`
-	DisabledReason *string    `json:"disabled_reason"`
-	EventTypes     []string   `json:"event_types"`
-	FailingSince   *time.Time `json:"failing_since"`
+	// Auth the endpoint's authentication to the receiver without its secret; null: none
+	Auth *Auth `json:"auth"`
+
+	// ClientCertificate the endpoint's client certificate (its key is never shown); null: none
+	ClientCertificate *ClientCertificate `json:"client_certificate"`
+	CreatedAt         time.Time          `json:"created_at"`
+	Description       string             `json:"description"`
+	DisabledReason    *string            `json:"disabled_reason"`
+
+	// EgressProxy The name of one of the deployment's forward proxies (HOOKSTREAM_EGRESS_PROXIES) this endpoint's requests and token requests go through by HTTP CONNECT; null: the deployment's default route (HOOKSTREAM_EGRESS_PROXY, or direct). The egress guard checks the destination either way.
+	EgressProxy  *string    `json:"egress_proxy"`
+	EventTypes   []string   `json:"event_types"`
+	FailingSince *time.Time `json:"failing_since"`
 
 	// Filter A payload filter over the event envelope: the endpoint receives only the events of its types for which it holds (issue 14). Grammar: or-separated and-terms of comparisons, `not` and parentheses; a comparison is `path == value`, `!=`, `<`, `<=`, `>`, `>=` (numbers only), `path in [v1, v2]`, `path not in [...]` or `exists(path)`. A path starts at an envelope field (event_id, type, occurred_at, partner_id, subject, schema_version, correlation_id, data) and goes on with `.name`, `[index]` or `["key"]`; values are JSON strings, numbers, true, false or null. A number compares exactly with numbers and decimal strings ("12.50"); a missing path makes every comparison false but != and not in. Example: `data.amount.value >= 100 and data.source in ["purchase", "refund"]`. At most 2048 bytes, 16 levels of nesting, 64 values per list. An invalid filter is refused with 422, the message naming the position (in characters, from 1) of the fault. null: every event of the subscribed types.
-	Filter          *string  `json:"filter"`
-	ID              string   `json:"id"`
-	MaxInFlight     int      `json:"max_in_flight"`
-	Ordered         bool     `json:"ordered"`
-	PartnerID       string   `json:"partner_id"`
-	RateLimitPerSec *float64 `json:"rate_limit_per_sec"`
+	Filter *string `json:"filter"`
+
+	// Headers extra request headers ({} for none)
+	Headers         map[string]string `json:"headers"`
+	ID              string            `json:"id"`
+	MaxInFlight     int               `json:"max_in_flight"`
+	Ordered         bool              `json:"ordered"`
+	PartnerID       string            `json:"partner_id"`
+	RateLimitPerSec *float64          `json:"rate_limit_per_sec"`
 
 	// RetryPolicy null: the deployment's schedule and 4xx policy (GET /v1/limits retry)
 	RetryPolicy   *RetryPolicy `json:"retry_policy"`
@@ -698,13 +866,24 @@ type EndpointList struct {
 
 // EndpointPatch defines model for EndpointPatch.
 type EndpointPatch struct {
-	Description *string   `json:"description,omitempty"`
+	// Auth replaces the authentication (a whole object, with its secret); null removes it
+	Auth *AuthRequest `json:"auth,omitempty"`
+
+	// ClientCertificate replaces the client certificate; null removes it
+	ClientCertificate *ClientCertificateRequest `json:"client_certificate,omitempty"`
+	Description       *string                   `json:"description,omitempty"`
+
+	// EgressProxy null returns to the deployment's default route. The name of one of the deployment's forward proxies (HOOKSTREAM_EGRESS_PROXIES) this endpoint's requests and token requests go through by HTTP CONNECT; null: the deployment's default route (HOOKSTREAM_EGRESS_PROXY, or direct). The egress guard checks the destination either way.
+	EgressProxy *string   `json:"egress_proxy,omitempty"`
 	EventTypes  *[]string `json:"event_types,omitempty"`
 
 	// Filter replaces the filter; null removes it. A payload filter over the event envelope: the endpoint receives only the events of its types for which it holds (issue 14). Grammar: or-separated and-terms of comparisons, `not` and parentheses; a comparison is `path == value`, `!=`, `<`, `<=`, `>`, `>=` (numbers only), `path in [v1, v2]`, `path not in [...]` or `exists(path)`. A path starts at an envelope field (event_id, type, occurred_at, partner_id, subject, schema_version, correlation_id, data) and goes on with `.name`, `[index]` or `["key"]`; values are JSON strings, numbers, true, false or null. A number compares exactly with numbers and decimal strings ("12.50"); a missing path makes every comparison false but != and not in. Example: `data.amount.value >= 100 and data.source in ["purchase", "refund"]`. At most 2048 bytes, 16 levels of nesting, 64 values per list. An invalid filter is refused with 422, the message naming the position (in characters, from 1) of the fault.
-	Filter      *string `json:"filter,omitempty"`
-	MaxInFlight *int    `json:"max_in_flight,omitempty"`
-	Ordered     *bool   `json:"ordered,omitempty"`
+	Filter *string `json:"filter,omitempty"`
+
+	// Headers replaces all extra headers; null or {} removes them
+	Headers     *RequestHeaders `json:"headers,omitempty"`
+	MaxInFlight *int            `json:"max_in_flight,omitempty"`
+	Ordered     *bool           `json:"ordered,omitempty"`
 
 	// RateLimitPerSec null removes the limit
 	RateLimitPerSec *float64 `json:"rate_limit_per_sec,omitempty"`
@@ -981,6 +1160,9 @@ type ReplayJobRequest struct {
 
 // ReplayJobRequestSource defines model for ReplayJobRequest.Source.
 type ReplayJobRequestSource string
+
+// RequestHeaders Extra request headers, sent with every request. Names are RFC 9110 tokens of at most 64 bytes (case-insensitive, each at most once); values printable ASCII, at most 1024 bytes. Reserved, refused: the signature headers (webhook-id, webhook-timestamp, webhook-signature and any webhook-*), Content-Type, Content-Length, Content-Encoding, Host, User-Agent, Expect, the hop-by-hop headers (Connection, Keep-Alive, Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade, Proxy-Authenticate) and the credential headers Authorization and Proxy-Authorization (credentials go in auth, where they are sealed and never shown). At most 20. Values are shown by GET: put no secret here.
+type RequestHeaders map[string]string
 
 // RetryLimits the deployment's retry policy, which endpoints without a retry_policy follow, and the bounds of endpoint policies
 type RetryLimits struct {
@@ -1265,6 +1447,94 @@ type RotateSecretJSONRequestBody = RotateRequest
 
 // SendTestEventJSONRequestBody defines body for SendTestEvent for application/json ContentType.
 type SendTestEventJSONRequestBody = Empty
+
+// AsAuthRequest0 returns the union data inside the AuthRequest as a AuthRequest0
+func (t AuthRequest) AsAuthRequest0() (AuthRequest0, error) {
+	var body AuthRequest0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAuthRequest0 overwrites any union data inside the AuthRequest as the provided AuthRequest0
+func (t *AuthRequest) FromAuthRequest0(v AuthRequest0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAuthRequest0 performs a merge with any union data inside the AuthRequest, using the provided AuthRequest0
+func (t *AuthRequest) MergeAuthRequest0(v AuthRequest0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAuthRequest1 returns the union data inside the AuthRequest as a AuthRequest1
+func (t AuthRequest) AsAuthRequest1() (AuthRequest1, error) {
+	var body AuthRequest1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAuthRequest1 overwrites any union data inside the AuthRequest as the provided AuthRequest1
+func (t *AuthRequest) FromAuthRequest1(v AuthRequest1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAuthRequest1 performs a merge with any union data inside the AuthRequest, using the provided AuthRequest1
+func (t *AuthRequest) MergeAuthRequest1(v AuthRequest1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAuthRequest2 returns the union data inside the AuthRequest as a AuthRequest2
+func (t AuthRequest) AsAuthRequest2() (AuthRequest2, error) {
+	var body AuthRequest2
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAuthRequest2 overwrites any union data inside the AuthRequest as the provided AuthRequest2
+func (t *AuthRequest) FromAuthRequest2(v AuthRequest2) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAuthRequest2 performs a merge with any union data inside the AuthRequest, using the provided AuthRequest2
+func (t *AuthRequest) MergeAuthRequest2(v AuthRequest2) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AuthRequest) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AuthRequest) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error

@@ -86,6 +86,14 @@ func endpointFromRow(rels *relations, rw row, e *records.Endpoint) error {
 	if err := filterAndPolicyFromRow(rels, rw, e); err != nil {
 		return err
 	}
+	// NOT NULL: false here is an unchanged TOAST value, which keeps what e holds. A fresh value
+	// replaces the old one whole (unmarshalling into e's would merge maps).
+	var opts records.RequestOptions
+	if ok, err := rels.scan(rw, "request_options", &opts); err != nil {
+		return err
+	} else if ok {
+		e.RequestOptions = opts
+	}
 	e.CreatedAt, e.UpdatedAt = e.CreatedAt.UTC(), e.UpdatedAt.UTC()
 	return nil
 }

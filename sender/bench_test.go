@@ -311,7 +311,7 @@ func benchBare(b *testing.B, tlsOn bool) {
 	b.ReportMetric(0, "ns/op")
 }
 
-func portOf(b *testing.B, rawURL string) int {
+func portOf(b testing.TB, rawURL string) int {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		b.Fatal(err)

@@ -107,13 +107,22 @@ func Classify(resp *http.Response, err error, now time.Time, p Policy) *Failure 
 // classifyError maps a transport error to its category. Order matters: an egress refusal and a
 // DNS failure are named before the generic timeout test, since both can carry timeouts.
 func classifyError(err error) string {
-	var dnsErr *net.DNSError
+	var (
+		dnsErr   *net.DNSError
+		proxyErr *egress.ProxyError
+	)
 	switch {
 	case errors.Is(err, egress.ErrBlockedDestination):
 		return records.CategoryBlockedDestination
 	case errors.As(err, &dnsErr):
 		return records.CategoryDNS
 	case errors.Is(err, syscall.ECONNREFUSED):
+		return records.CategoryConnectionRefused
+	case errors.As(err, &proxyErr):
+		// The forward proxy could not open a tunnel to the checked address (504: in time).
+		if proxyErr.Timeout() {
+			return records.CategoryTimeout
+		}
 		return records.CategoryConnectionRefused
 	case isTimeout(err):
 		return records.CategoryTimeout
@@ -146,6 +155,12 @@ func isTLS(err error) bool {
 		alert            tls.AlertError
 		echRejected      *tls.ECHRejectionError
 	)
+	// An alert from the peer, such as a receiver refusing our client certificate, arrives as
+	// a *net.OpError "remote error" around crypto/tls's unexported alert type.
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "remote error" {
+		return true
+	}
 	return errors.As(err, &unknownAuthority) || errors.As(err, &hostname) || errors.As(err, &invalid) ||
 		errors.As(err, &systemRoots) || errors.As(err, &constraint) || errors.As(err, &critical) ||
 		errors.As(err, &insecure) || errors.As(err, &verification) || errors.As(err, &recordHeader) ||

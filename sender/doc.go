@@ -16,7 +16,11 @@
 // attempt of category internal with the reason in the excerpt, and is not retried (the schema
 // allows no other category; re-enabling does not resurrect refused deliveries, a replay does).
 // Test deliveries skip only the subscription check. The request carries one signature per
-// active secret (R17), opened with [secretbox] under the row's AAD. The outcome is classified
+// active secret (R17), opened with [secretbox] under the row's AAD, and the endpoint's request
+// options (issue 14): its extra headers, its authentication (a header secret, HTTP basic, or an
+// OAuth 2.0 client-credentials token, cached and fetched again once on a 401), its client
+// certificate and its proxy route, opened once per change of the endpoint record; the
+// endpoint's own secrets are redacted by value from the evidence. The outcome is classified
 // by [Classify]; a retryable failure is handed to [Retrier.Schedule]; then one attempt record
 // (key delivery_id) carries the evidence. At least once: a crash after the request and before
 // the attempt record delivers the event again with the same webhook-id.

@@ -44,6 +44,7 @@ type lane struct {
 	breaker    breaker
 	signerKey  string
 	signer     *webhook.Signer
+	access     *access // the endpoint's request options, opened (requestoptions.go)
 	lastUsed   time.Time
 
 	ewma      time.Duration // smoothed request time

@@ -19,6 +19,8 @@ type senderMetrics struct {
 	paused       prometheus.Gauge
 	commitErrors prometheus.Counter
 	partitions   prometheus.Gauge
+	// tokenRequests counts OAuth token requests (issue 14).
+	tokenRequests prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *senderMetrics {
@@ -47,6 +49,8 @@ func newMetrics(reg prometheus.Registerer) *senderMetrics {
 			Help: "Offset commits that failed (retried at the next interval)."}),
 		partitions: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "partitions_assigned",
 			Help: "Deliveries partitions this sender owns."}),
+		tokenRequests: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "oauth_token_requests_total",
+			Help: "Token requests made for endpoints that authenticate with OAuth 2.0 client credentials (a cached token is not counted)."}),
 	}
 	if reg != nil {
 		register(reg, &m.attempts)
@@ -59,6 +63,7 @@ func newMetrics(reg prometheus.Registerer) *senderMetrics {
 		register(reg, &m.paused)
 		register(reg, &m.commitErrors)
 		register(reg, &m.partitions)
+		register(reg, &m.tokenRequests)
 	}
 	return m
 }

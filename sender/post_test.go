@@ -127,8 +127,9 @@ func TestPostClassifiesRealOutcomes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &poster{client: guard.Client(), userAgent: DefaultUserAgent, policy: Policy{RetryClientErrors: true, MaxRetryAfter: time.Hour},
+	p := &poster{userAgent: DefaultUserAgent, policy: Policy{RetryClientErrors: true, MaxRetryAfter: time.Hour},
 		maxResponse: cfg.MaxResponseBytes, now: time.Now}
+	direct := &access{client: guard.Client()}
 	signer, err := webhook.NewSigner("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +174,7 @@ func TestPostClassifiesRealOutcomes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := p.post(context.Background(), tt.url, signer, "evt_1", []byte(`{"a":1}`))
+			res := p.post(context.Background(), tt.url, signer, "evt_1", []byte(`{"a":1}`), direct)
 			if res.abandoned {
 				t.Fatal("abandoned")
 			}
@@ -224,11 +225,11 @@ func TestPostAbandonedOnCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &poster{client: guard.Client(), userAgent: DefaultUserAgent, maxResponse: 1024, now: time.Now}
+	p := &poster{userAgent: DefaultUserAgent, maxResponse: 1024, now: time.Now}
 	signer, _ := webhook.NewSigner("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	if res := p.post(ctx, srv.URL, signer, "evt_1", []byte(`{}`)); !res.abandoned {
+	if res := p.post(ctx, srv.URL, signer, "evt_1", []byte(`{}`), &access{client: guard.Client()}); !res.abandoned {
 		t.Fatalf("result %+v, want abandoned", res)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,6 +60,7 @@ type Sender struct {
 	view    endpointSource
 	retrier Retrier
 	poster  *poster
+	routes  *routes
 	m       *senderMetrics
 	log     *slog.Logger
 	names   topics.Names
@@ -78,6 +80,9 @@ type Sender struct {
 
 	lanesMu sync.Mutex
 	lanes   map[string]*lane
+
+	tokensMu sync.Mutex
+	tokens   map[string]*tokenSource // by endpoint id: OAuth tokens outlive idle lanes
 
 	buffered      atomic.Int64
 	bufferedBytes atomic.Int64
@@ -117,9 +122,10 @@ func newSender(cfg Config, view endpointSource, retrier Retrier) (*Sender, error
 		now:     time.Now,
 		parts:   map[int32]*partition{},
 		lanes:   map[string]*lane{},
+		tokens:  map[string]*tokenSource{},
 	}
+	s.routes = &routes{guard: guard, def: guard.Client(), byProxy: map[string]*http.Client{}}
 	s.poster = &poster{
-		client:      guard.Client(),
 		userAgent:   cfg.UserAgent,
 		policy:      Policy{RetryClientErrors: cfg.RetryClientErrors, MaxRetryAfter: cfg.MaxRetryAfter},
 		maxResponse: cfg.Egress.MaxResponseBytes,
@@ -203,7 +209,7 @@ func (s *Sender) Run(ctx context.Context) error {
 	s.commit(commitCtx, s.consumer, parts)
 	cancel()
 	s.consumer.Close() // nothing is assigned any more
-	s.poster.client.CloseIdleConnections()
+	s.routes.closeIdle()
 	s.log.Info("sender stopped")
 	return nil
 }
@@ -469,9 +475,13 @@ func (s *Sender) sweepLanes(now time.Time) {
 	for id, l := range s.lanes {
 		l.mu.Lock()
 		idle := len(l.queue) == 0 && l.running == 0 && l.breaker.quiet() && now.Sub(l.lastUsed) > laneIdleTTL
+		acc := l.access
 		l.mu.Unlock()
 		if idle {
 			delete(s.lanes, id)
+			if acc != nil && acc.own {
+				acc.client.CloseIdleConnections()
+			}
 		}
 	}
 }
@@ -691,6 +701,12 @@ func (s *Sender) attemptOnce(l *lane, part *partition, ep *records.Endpoint, d r
 		return result{started: now, failure: &Failure{Category: records.CategoryInternal, Retryable: true, Err: err},
 			excerpt: excerpt([]byte("not sent: " + err.Error()))}, false, true
 	}
+	acc, err := s.accessFor(l, ep)
+	if err != nil {
+		s.log.Error("cannot open the endpoint's request options", "endpoint_id", ep.ID, "err", err)
+		return result{started: now, failure: &Failure{Category: records.CategoryInternal, Retryable: true, Err: err},
+			excerpt: excerpt([]byte("not sent: " + err.Error()))}, false, true
+	}
 	l.mu.Lock()
 	limiter := l.limiter
 	l.mu.Unlock()
@@ -698,7 +714,7 @@ func (s *Sender) attemptOnce(l *lane, part *partition, ep *records.Endpoint, d r
 		return res, false, false
 	}
 	s.m.inFlight.Inc()
-	res = s.poster.post(part.ctx, ep.URL, signer, d.EventID, d.Body)
+	res = s.poster.post(part.ctx, ep.URL, signer, d.EventID, d.Body, acc)
 	s.m.inFlight.Dec()
 	if res.abandoned {
 		return res, false, false

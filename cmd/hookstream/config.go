@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -47,12 +48,17 @@ type settings struct {
 	MetricsAddr       string
 	InstanceID        string
 	EgressAllowPorts  []int
+	EgressProxy       *url.URL
+	EgressProxies     map[string]*url.URL
 	RetrySchedule     []time.Duration
 	RetryBounds       retrypolicy.Bounds
 	RetryClientErrors bool
 	FailingWarnAfter  time.Duration
 	FailingDisable    time.Duration
 	Limits            admin.Limits
+
+	// egressProxyErr and egressProxiesErr are why those could not be read (see proxyValue).
+	egressProxyErr, egressProxiesErr error
 }
 
 // variable is one setting: its HOOKSTREAM_* variable, its flag, its built-in default as text
@@ -108,6 +114,10 @@ var variables = []variable{
 		func(s *settings) flag.Value { return (*stringValue)(&s.InstanceID) }},
 	{"HOOKSTREAM_EGRESS_ALLOW_PORTS", "egress-allow-ports", "", "webhook destination ports, e.g. 443,8443,9000-9100; empty: 443 and 8443 (and 80 with plain HTTP)",
 		func(s *settings) flag.Value { return (*portsValue)(&s.EgressAllowPorts) }},
+	{"HOOKSTREAM_EGRESS_PROXY", "egress-proxy", "", "forward proxy every webhook connection goes through by CONNECT, http://[user:password@]host:port; the destination is still checked by the egress guard",
+		func(s *settings) flag.Value { return &proxyValue{&s.EgressProxy, &s.egressProxyErr} }},
+	{"HOOKSTREAM_EGRESS_PROXIES", "egress-proxies", "", "named forward proxies endpoints may choose (egress_proxy), name=http://host:port,...",
+		func(s *settings) flag.Value { return &proxiesValue{&s.EgressProxies, &s.egressProxiesErr} }},
 	{"HOOKSTREAM_RETRY_SCHEDULE", "retry-schedule", "5s,1m,10m,1h,3h,6h,12h,24h,24h", "comma-separated delays after each failed attempt; attempts = delays + 1",
 		func(s *settings) flag.Value { return (*scheduleValue)(&s.RetrySchedule) }},
 	{"HOOKSTREAM_RETRY_CLIENT_ERRORS", "retry-client-errors", "retry", "what a 4xx other than 408, 410, 425 and 429 does: retry (by the schedule) or stop; an endpoint's retry_policy may say otherwise",
@@ -146,7 +156,7 @@ var (
 	// cdcSettings: settings.cdcConfig.
 	cdcSettings = []string{"database-url", "kafka-brokers", "topic-prefix", "cdc-slot", "outbox-retention"}
 	// egressSettings: settings.egressConfig.
-	egressSettings = []string{"allow-http", "egress-allow-cidrs", "egress-allow-ports"}
+	egressSettings = []string{"allow-http", "egress-allow-cidrs", "egress-allow-ports", "egress-proxy", "egress-proxies"}
 	// retrySettings: settings.retryConfig.
 	retrySettings = []string{"kafka-brokers", "topic-prefix", "retry-schedule", "retry-min-delay", "retry-max-delay", "retry-max-attempts", "instance-id"}
 	// apiSettings: newAPISession, for the commands over the admin API (the dev token is read

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -43,6 +44,10 @@ func (s settings) egressConfig() (egress.Config, error) {
 		}
 		cfg.AllowCIDRs = append(cfg.AllowCIDRs, p.Masked())
 	}
+	if err := errors.Join(s.egressProxyErr, s.egressProxiesErr); err != nil {
+		return cfg, err
+	}
+	cfg.Proxy, cfg.Proxies = s.EgressProxy, s.EgressProxies
 	return cfg, cfg.Validate()
 }
 

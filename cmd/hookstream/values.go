@@ -2,11 +2,16 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hookstream/hookstream/internal/retrypolicy"
+	"github.com/hookstream/hookstream/sender/egress"
 )
 
 // The typed flag values of the settings. Each Set says what it expected; the flag package puts
@@ -194,3 +199,106 @@ func (v *clientErrorsValue) String() string {
 	return retrypolicy.ClientErrorsStop
 }
 func (*clientErrorsValue) typeName() string { return "retry|stop" }
+
+// proxyValue is a forward proxy URL. It prints without its password, so neither -h nor a log of
+// the settings shows it. Set never fails: the flag package would quote the refused value, password
+// and all, so a problem is kept in *err and reported by settings.egressConfig without the value.
+type proxyValue struct {
+	u   **url.URL
+	err *error
+}
+
+func (v *proxyValue) Set(s string) error {
+	*v.u, *v.err = nil, nil
+	if s = strings.TrimSpace(s); s == "" {
+		return nil
+	}
+	*v.u, *v.err = parseProxy(s)
+	if *v.err != nil {
+		*v.err = fmt.Errorf("HOOKSTREAM_EGRESS_PROXY (--egress-proxy): %w", *v.err)
+	}
+	return nil
+}
+
+func (v *proxyValue) String() string {
+	if v == nil || v.u == nil || *v.u == nil {
+		return ""
+	}
+	return egress.ProxyDisplay(*v.u)
+}
+func (*proxyValue) typeName() string { return "url" }
+
+// proxiesValue is a list of named forward proxies: name=http://host:port,... Like proxyValue, it
+// keeps a problem in *err rather than failing Set.
+type proxiesValue struct {
+	m   *map[string]*url.URL
+	err *error
+}
+
+func (v *proxiesValue) Set(s string) error {
+	*v.m, *v.err = nil, nil
+	out, err := parseProxies(s)
+	if err != nil {
+		*v.err = fmt.Errorf("HOOKSTREAM_EGRESS_PROXIES (--egress-proxies): %w", err)
+		return nil
+	}
+	*v.m = out
+	return nil
+}
+
+func parseProxies(s string) (map[string]*url.URL, error) {
+	out := map[string]*url.URL{}
+	for _, item := range splitList(s) {
+		name, raw, ok := strings.Cut(item, "=")
+		if !ok || !egress.ValidProxyName(name) {
+			return nil, fmt.Errorf("%q is not name=http://host:port with a name of lowercase letters, digits, _ and -", truncateSetting(item))
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("proxy %s is given twice", name)
+		}
+		u, err := parseProxy(raw)
+		if err != nil {
+			return nil, fmt.Errorf("proxy %s: %w", name, err)
+		}
+		out[name] = u
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+func (v *proxiesValue) String() string {
+	if v == nil || v.m == nil {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(*v.m))
+	items := make([]string, len(names))
+	for i, n := range names {
+		items[i] = n + "=" + egress.ProxyDisplay((*v.m)[n])
+	}
+	return strings.Join(items, ",")
+}
+func (*proxiesValue) typeName() string { return "list" }
+
+// parseProxy reads a proxy URL; its errors never quote it (it may hold a password). The
+// egress configuration's Validate checks the form.
+func parseProxy(s string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, errors.New("not a proxy URL like http://proxy.internal:3128")
+	}
+	return u, nil
+}
+
+// truncateSetting keeps a setting's text short in an error; only the part before "=" is kept
+// when there is one, so a URL with a password is not repeated.
+func truncateSetting(s string) string {
+	if name, _, ok := strings.Cut(s, "="); ok {
+		s = name + "=…"
+	}
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return s
+}

@@ -24,8 +24,8 @@ import (
 	"github.com/hookstream/hookstream/internal/cluster"
 	"github.com/hookstream/hookstream/internal/harness"
 	"github.com/hookstream/hookstream/internal/ledger"
-	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/outbox"
 )

@@ -95,6 +95,9 @@ type Endpoint struct {
 	Filter string `json:"filter,omitempty"`
 	// RetryPolicy is the endpoint's retry policy; nil: the deployment's.
 	RetryPolicy *retrypolicy.Policy `json:"retry_policy,omitempty"`
+	// RequestOptions are the endpoint's headers, authentication, client certificate and
+	// egress proxy; absent in records written before issue 14, which means none.
+	RequestOptions RequestOptions `json:"request_options"`
 }
 
 // Secret is one signing secret, encrypted with AES-256-GCM under the processes' key (R16).

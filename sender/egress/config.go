@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"slices"
 	"time"
 )
@@ -48,6 +49,14 @@ type Config struct {
 	Resolver Resolver
 	// RootCAs replaces the system roots for TLS verification when set (tests).
 	RootCAs *x509.CertPool
+	// Proxy, when set, is the forward proxy every connection goes through by HTTP CONNECT
+	// (http://[user:password@]host:port), so receivers see the proxy's fixed addresses. The
+	// destination is still checked here first and the proxy is asked for the checked address
+	// (proxy.go); the proxy's own address is allowed because it is configured here.
+	Proxy *url.URL
+	// Proxies are further forward proxies by name, which an endpoint may choose instead of
+	// the default route (egress_proxy). Same form and rules as Proxy.
+	Proxies map[string]*url.URL
 }
 
 // DefaultConfig returns the production policy: HTTPS to ports 443 and 8443 of public addresses
@@ -93,6 +102,19 @@ func (c Config) Validate() error {
 	}
 	if c.MaxResponseBytes <= 0 {
 		errs = append(errs, fmt.Errorf("max response bytes %d must be positive", c.MaxResponseBytes))
+	}
+	if c.Proxy != nil {
+		if err := checkProxyURL(c.Proxy); err != nil {
+			errs = append(errs, fmt.Errorf("proxy %w", err))
+		}
+	}
+	for name, u := range c.Proxies {
+		if !ValidProxyName(name) {
+			errs = append(errs, fmt.Errorf("proxy name %q must be lowercase letters, digits, _ and -, at most 63", truncate(name)))
+		}
+		if err := checkProxyURL(u); err != nil {
+			errs = append(errs, fmt.Errorf("proxy %s %w", truncate(name), err))
+		}
 	}
 	if c.Resolver == nil {
 		errs = append(errs, errors.New("resolver is nil"))

@@ -28,17 +28,20 @@ const (
 // the host resolves to, now, is allowed. It then dials the checked IPs in order. The transport
 // still knows the host name, so TLS verifies the certificate against it and the Host header
 // carries it (R27). Resolution and connection share Config.ConnectTimeout.
+//
+// With Config.Proxy set, DialContext connects through the proxy (see dialVia), after the same
+// checks.
 func (g *Guard) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
-	if !isTCP(network) {
-		return nil, refuse(RuleNetwork, "network %q is not TCP", network)
+	if g.cfg.Proxy != nil {
+		return g.dialVia(ctx, g.cfg.Proxy, network, address)
 	}
-	host, portText, err := net.SplitHostPort(address)
+	return g.dialDirect(ctx, network, address)
+}
+
+func (g *Guard) dialDirect(ctx context.Context, network, address string) (net.Conn, error) {
+	host, port, err := g.checkDialAddress(network, address)
 	if err != nil {
-		return nil, &PolicyError{Rule: RuleHost, Detail: fmt.Sprintf("bad dial address %q", truncate(address)), Err: err}
-	}
-	port, err := strconv.Atoi(portText)
-	if err != nil || !g.portAllowed(port) {
-		return nil, refuse(RulePort, "port %q is not allowed (allowed: %s)", portText, joinInts(g.ports))
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, g.cfg.ConnectTimeout)
 	defer cancel() // ends the connect phase only; an established connection is unaffected
@@ -46,7 +49,23 @@ func (g *Guard) DialContext(ctx context.Context, network, address string) (net.C
 	if err != nil {
 		return nil, fmt.Errorf("egress: dial %s: %w", address, err)
 	}
-	return g.dialChecked(ctx, network, address, addrs, uint16(port))
+	return g.dialChecked(ctx, network, address, addrs, port)
+}
+
+// checkDialAddress applies the network and port rules to a dial and splits its address.
+func (g *Guard) checkDialAddress(network, address string) (host string, port uint16, err error) {
+	if !isTCP(network) {
+		return "", 0, refuse(RuleNetwork, "network %q is not TCP", network)
+	}
+	host, portText, err := net.SplitHostPort(address)
+	if err != nil {
+		return "", 0, &PolicyError{Rule: RuleHost, Detail: fmt.Sprintf("bad dial address %q", truncate(address)), Err: err}
+	}
+	p, err := strconv.Atoi(portText)
+	if err != nil || !g.portAllowed(p) {
+		return "", 0, refuse(RulePort, "port %q is not allowed (allowed: %s)", portText, joinInts(g.ports))
+	}
+	return host, uint16(p), nil
 }
 
 // dialChecked tries each checked address in the resolver's order and returns the first
@@ -97,17 +116,39 @@ func isTCP(network string) bool {
 	return network == "tcp" || network == "tcp4" || network == "tcp6"
 }
 
-// Transport returns a new transport that connects only through DialContext: no proxy (a proxy
-// would connect on our behalf, unchecked), TLS verified against the URL's host name, HTTP/2 when
-// the receiver offers it, and pooled connections for many hosts. Each call has its own pool;
-// keep one per process.
+// Transport returns a new transport that connects only through DialContext: no proxy of the
+// transport's own (it would connect on our behalf, unchecked; Config.Proxy is used by
+// DialContext, after the checks), TLS verified against the URL's host name, HTTP/2 when the
+// receiver offers it, and pooled connections for many hosts. Each call has its own pool; keep
+// one per process.
 func (g *Guard) Transport() *http.Transport {
+	tr, _ := g.transport(ClientOptions{}) // the default route always exists
+	return tr
+}
+
+func (g *Guard) transport(o ClientOptions) (*http.Transport, error) {
+	proxy, err := g.route(o)
+	if err != nil {
+		return nil, err
+	}
+	dial := g.dialDirect
+	if proxy != nil {
+		dial = func(ctx context.Context, network, address string) (net.Conn, error) {
+			return g.dialVia(ctx, proxy, network, address)
+		}
+	}
+	// ServerName stays empty: the transport fills it with the URL's host for each connection,
+	// which is what defeats a rebinding that serves another certificate.
+	tlsConfig := &tls.Config{RootCAs: g.cfg.RootCAs, MinVersion: tls.VersionTLS12}
+	if cert := o.Certificate; cert != nil {
+		// Offered whenever asked, whatever CAs the receiver names: the partner registered this
+		// certificate for this receiver, and a refusal is then the receiver's, recorded as tls.
+		tlsConfig.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return cert, nil }
+	}
 	return &http.Transport{
-		Proxy:       nil,
-		DialContext: g.DialContext,
-		// ServerName stays empty: the transport fills it with the URL's host for each
-		// connection, which is what defeats a rebinding that serves another certificate.
-		TLSClientConfig:        &tls.Config{RootCAs: g.cfg.RootCAs, MinVersion: tls.VersionTLS12},
+		Proxy:                  nil,
+		DialContext:            dial,
+		TLSClientConfig:        tlsConfig,
 		TLSHandshakeTimeout:    g.cfg.TLSHandshakeTimeout,
 		ResponseHeaderTimeout:  g.cfg.RequestTimeout,
 		ForceAttemptHTTP2:      true, // a custom DialContext and TLS config turn HTTP/2 off otherwise
@@ -115,7 +156,7 @@ func (g *Guard) Transport() *http.Transport {
 		MaxIdleConnsPerHost:    maxIdleConnsPerHost,
 		IdleConnTimeout:        idleConnTimeout,
 		MaxResponseHeaderBytes: maxResponseHeaderBytes,
-	}
+	}, nil
 }
 
 // Client returns a new client over a new Transport that re-checks each request's URL (scheme,
@@ -126,14 +167,24 @@ func (g *Guard) Transport() *http.Transport {
 // on a RoundTripper it does not know with a goroutine and a timer per request, a cost the
 // sender's hot path does not need. A timed-out request fails with context.DeadlineExceeded.
 func (g *Guard) Client() *http.Client {
-	tr := g.Transport()
+	c, _ := g.NewClient(ClientOptions{}) // the default route always exists
+	return c
+}
+
+// NewClient is Client over the route and with the client certificate of o. It fails only
+// when o names a proxy that is not configured.
+func (g *Guard) NewClient(o ClientOptions) (*http.Client, error) {
+	tr, err := g.transport(o)
+	if err != nil {
+		return nil, err
+	}
 	// The deadline below covers the wait for the response headers too; the transport's own
 	// header timer would only cost a timer per request.
 	tr.ResponseHeaderTimeout = 0
 	return &http.Client{
 		Transport:     &checkedTransport{guard: g, next: tr, timeout: g.cfg.RequestTimeout},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	}, nil
 }
 
 // checkedTransport applies the DNS-free part of the URL policy to every request and bounds the

@@ -20,4 +20,10 @@
 // Refusals are [*PolicyError] values whose Rule is a stable word the admin API can show, and they
 // match [ErrBlockedDestination] with errors.Is, except resolution failures (RuleResolve), which
 // wrap the resolver's error instead. The package knows nothing about endpoints or Kafka.
+//
+// With [Config.Proxy] (or a named proxy of [Config.Proxies] chosen through [Guard.NewClient]),
+// connections go through an HTTP forward proxy by CONNECT. The destination is checked first,
+// exactly as for a direct connection, and the proxy is asked for the checked IP address, so it
+// cannot become a way around the guard; the proxy's own address is allowed because it is
+// configured. [ClientOptions] also carry an mTLS client certificate.
 package egress

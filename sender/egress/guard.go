@@ -3,6 +3,7 @@ package egress
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"slices"
@@ -40,6 +41,7 @@ func New(cfg Config) (*Guard, error) {
 	}
 	g.cfg.AllowedPorts = slices.Clone(g.ports)
 	g.cfg.AllowCIDRs = slices.Clone(allow)
+	g.cfg.Proxies = maps.Clone(cfg.Proxies)
 	return g, nil
 }
 
