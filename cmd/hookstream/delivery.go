@@ -51,6 +51,7 @@ func (s settings) retryConfig(log *slog.Logger, reg prometheus.Registerer) retry
 	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
 	cfg.Schedule.Delays = s.RetrySchedule
 	cfg.InstanceID = s.InstanceID
+	cfg.TracerProvider = s.tracer
 	return cfg
 }
 
@@ -78,6 +79,7 @@ func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 	cfg.InstanceID = s.InstanceID
 	cfg.Egress, cfg.SecretKey = eg, key
 	cfg.UserAgent = thisBuild().userAgent()
+	cfg.TracerProvider = s.tracer
 	snd, err := sender.New(cfg, view, sched)
 	if err != nil {
 		return err

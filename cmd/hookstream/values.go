@@ -2,9 +2,12 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hookstream/hookstream/internal/tracing"
 )
 
 // The typed flag values of the settings. Each Set says what it expected; the flag package puts
@@ -170,3 +173,21 @@ func (v *logFormatValue) String() string {
 	return string(*v)
 }
 func (*logFormatValue) typeName() string { return "json|text" }
+
+// exporterValue is none or otlp (tracing.ExporterNone, tracing.ExporterOTLP).
+type exporterValue string
+
+func (v *exporterValue) Set(s string) error {
+	if s != tracing.ExporterNone && s != tracing.ExporterOTLP {
+		return fmt.Errorf("want %s or %s", tracing.ExporterNone, tracing.ExporterOTLP)
+	}
+	*v = exporterValue(s)
+	return nil
+}
+func (v *exporterValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return string(*v)
+}
+func (*exporterValue) typeName() string { return "none|otlp" }
