@@ -19,7 +19,7 @@ import (
 
 const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
-func newTracer(t *testing.T) (*Tracer, *tracetest.InMemoryExporter) {
+func newTracer(t testing.TB) (*Tracer, *tracetest.InMemoryExporter) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
