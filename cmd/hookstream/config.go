@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hookstream/hookstream/admin"
@@ -400,6 +401,8 @@ func (s *settings) startTracing(ctx context.Context, name string, log *slog.Logg
 	}
 	s.tracer = tp
 	if tp != nil {
+		// Export failures (the collector away) go to this process's log, not the log package's.
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("tracing: spans not exported", "err", err) }))
 		log.Info("tracing on: exporting spans over OTLP/HTTP", "service", cfg.ServiceName)
 	}
 	return func() {
