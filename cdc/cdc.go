@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hookstream/hookstream/internal/topics"
+	"github.com/hookstream/hookstream/internal/tracing"
 )
 
 // CDC tails the outbox and the endpoint tables into Kafka. Run it in one or more processes per
@@ -17,6 +18,7 @@ type CDC struct {
 	names   topics.Names
 	log     *slog.Logger
 	metrics *cdcMetrics
+	tracer  *tracing.Tracer // nil: tracing off
 	lockKey int64
 }
 
@@ -36,6 +38,7 @@ func New(cfg Config) (*CDC, error) {
 		names:   topics.For(cfg.Prefix),
 		log:     cfg.Logger.With("component", "cdc", "slot", cfg.Slot),
 		metrics: m,
+		tracer:  tracing.New(cfg.TracerProvider),
 		lockKey: int64(h.Sum64()),
 	}, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hookstream/hookstream/eventcatalog"
 	"github.com/hookstream/hookstream/outbox"
@@ -68,6 +69,10 @@ type Config struct {
 
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer // nil: metrics are kept but not registered
+	// TracerProvider, when set, turns tracing on: each published event gets a span, the child
+	// of the outbox row's traceparent (or the root of a new trace), whose context is the
+	// record's traceparent header. nil: no span, no header.
+	TracerProvider trace.TracerProvider
 	// KafkaOptions are extra franz-go options (e.g. for tests).
 	KafkaOptions []kgo.Opt
 }

@@ -73,3 +73,13 @@ func rowForDeadLetter(rw row, limit int) json.RawMessage {
 	b, _ := json.Marshal(m)
 	return b
 }
+
+// traceparentOf is the outbox row's traceparent column (migration 0014): the trace context the
+// platform stored with the event, "" when none.
+func traceparentOf(rw row) string {
+	c, ok := rw["traceparent"]
+	if !ok || c.null || c.unchanged {
+		return ""
+	}
+	return string(c.text)
+}

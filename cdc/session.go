@@ -15,8 +15,10 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/tracing"
 	"github.com/hookstream/hookstream/outbox"
 )
 
@@ -47,6 +49,7 @@ type session struct {
 	txnFirst       time.Time           // when its first PostgreSQL commit arrived
 	txnCommits     []time.Time         // commit times of the PostgreSQL transactions in it, one per event
 	txnDeadLetters map[string]int      // outbox rows refused in it, by reason
+	txnSpans       []tracing.Span      // spans of its events, ended when it commits (tracing on)
 	pending        *records.Checkpoint // checkpoint to write when it commits
 	produceMu      sync.Mutex
 	produceErr     error
@@ -121,6 +124,10 @@ func (s *session) close() {
 			_ = s.prod.AbortBufferedRecords(abort)
 			_ = s.prod.EndTransaction(abort, kgo.TryAbort)
 			cancel()
+			for _, span := range s.txnSpans {
+				span.Fail("kafka transaction aborted; the next session publishes the event again")
+				span.End()
+			}
 		}
 		s.prod.Close()
 	}
@@ -600,7 +607,7 @@ func (s *session) publishEvent(ctx context.Context, rw row) error {
 		}
 	}
 	events := s.c.names.Events
-	s.produce(&kgo.Record{
+	r := &kgo.Record{
 		Topic:     events,
 		Partition: records.EventPartition(env.PartnerID, s.parts[events]),
 		Key:       []byte(env.EventID),
@@ -612,7 +619,15 @@ func (s *session) publishEvent(ctx context.Context, rw row) error {
 			{Key: records.HeaderCommitLSN, Value: []byte(s.commitLSN.String())},
 			{Key: records.HeaderCommitTime, Value: []byte(s.commitTime.UTC().Format(time.RFC3339Nano))},
 		},
-	}, nil)
+	}
+	if s.c.tracer != nil {
+		span := s.c.tracer.Start(traceparentOf(rw), tracing.SpanCDCPublish, trace.SpanKindProducer,
+			tracing.Hop{EventID: env.EventID, PartnerID: env.PartnerID, EventType: env.Type})
+		span.Set(tracing.AttrCommitLSN.String(s.commitLSN.String()))
+		tracing.SetHeader(r, span.Traceparent())
+		s.txnSpans = append(s.txnSpans, span)
+	}
+	s.produce(r, nil)
 	s.txnEvents++
 	s.txnBytes += len(body)
 	s.txnCommits = append(s.txnCommits, s.commitTime)
@@ -688,6 +703,11 @@ func (s *session) flush(ctx context.Context) error {
 	for _, t := range s.txnCommits {
 		m.outboxAge.Observe(now.Sub(t).Seconds())
 	}
+	for _, span := range s.txnSpans {
+		span.EndAt(now)
+	}
+	clear(s.txnSpans)
+	s.txnSpans = s.txnSpans[:0]
 	m.checkpointLSN.Set(float64(cp.CommitLSN))
 
 	s.checkpoint = &cp

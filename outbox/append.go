@@ -34,15 +34,20 @@ var defaultWriter Writer
 // Append validates ev and inserts it into the outbox inside tx, returning its event id (ev.ID, or
 // a new one). The event is published only if tx commits (R9). On a validation error nothing is
 // written and the transaction stays usable; an id the outbox holds fails with
-// ErrDuplicateEventID and aborts the transaction.
-func Append(ctx context.Context, tx pgx.Tx, ev Event) (string, error) {
-	return defaultWriter.Append(ctx, tx, ev)
+// ErrDuplicateEventID and aborts the transaction. Options store more beside the event: a trace
+// context (WithTraceparent, TraceFromContext).
+func Append(ctx context.Context, tx pgx.Tx, ev Event, opts ...AppendOption) (string, error) {
+	return defaultWriter.Append(ctx, tx, ev, opts...)
 }
 
 // Append validates ev against the writer's catalog and inserts it inside tx; see the package-level
 // Append.
-func (w *Writer) Append(ctx context.Context, tx pgx.Tx, ev Event) (string, error) {
+func (w *Writer) Append(ctx context.Context, tx pgx.Tx, ev Event, opts ...AppendOption) (string, error) {
 	ev, err := ev.validate()
+	if err != nil {
+		return "", err
+	}
+	o, err := collectOptions(ctx, opts)
 	if err != nil {
 		return "", err
 	}
@@ -56,9 +61,9 @@ func (w *Writer) Append(ctx context.Context, tx pgx.Tx, ev Event) (string, error
 		id = NewEventID()
 	}
 	_, err = tx.Exec(ctx, `INSERT INTO outbox_event
-		(event_id, partner_id, type, subject_type, subject_id, occurred_at, schema_version, payload, correlation_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		id, ev.PartnerID, ev.Type, ev.Subject.Type, ev.Subject.ID, ev.OccurredAt, ev.SchemaVersion, string(ev.Data), ev.CorrelationID)
+		(event_id, partner_id, type, subject_type, subject_id, occurred_at, schema_version, payload, correlation_id, traceparent)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULLIF($10, ''))`,
+		id, ev.PartnerID, ev.Type, ev.Subject.Type, ev.Subject.ID, ev.OccurredAt, ev.SchemaVersion, string(ev.Data), ev.CorrelationID, o.traceparent)
 	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == "23505" {
 		// unique_violation: every unique key of the outbox (the id claim of migration 0008, the
 		// partitions' (event_id, occurred_at)) is a key on the event id.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -89,6 +90,11 @@ type Config struct {
 
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer // nil: metrics are kept but not registered
+	// TracerProvider, when set, turns tracing on in the tiers: each release gets a span, the
+	// child of the tier record's traceparent (the attempt that failed), whose context the
+	// released record carries, so a retried delivery keeps its trace. The Scheduler needs none:
+	// it writes the traceparent the sender hands it (records.Delivery and Attempt.Traceparent).
+	TracerProvider trace.TracerProvider
 	// KafkaOptions are extra franz-go options for every client (e.g. for tests).
 	KafkaOptions []kgo.Opt
 }

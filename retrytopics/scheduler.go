@@ -13,6 +13,7 @@ import (
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
+	"github.com/hookstream/hookstream/internal/tracing"
 )
 
 // Headers of retry-tier records.
@@ -111,6 +112,9 @@ func (s *Scheduler) Schedule(ctx context.Context, d records.Delivery, a records.
 	d.AttemptNo = attemptNo + 1
 	d.Trigger = records.TriggerRetry
 	d.DueAt = due.UTC()
+	if a.Traceparent != "" {
+		d.Traceparent = a.Traceparent // the retry is the child of the attempt that failed
+	}
 	route, err := s.write(ctx, d, now)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("retrytopics: schedule %s attempt %d: %w", d.DeliveryID, d.AttemptNo, err)
@@ -149,6 +153,7 @@ func (s *Scheduler) write(ctx context.Context, d records.Delivery, now time.Time
 		Value:   value,
 		Headers: []kgo.RecordHeader{{Key: HeaderDueAt, Value: []byte(d.DueAt.Format(time.RFC3339Nano))}},
 	}
+	tracing.SetHeader(r, d.Traceparent)
 	if err := s.cl.ProduceSync(ctx, r).FirstErr(); err != nil {
 		return route, fmt.Errorf("produce to %s: %w", route.topic, err)
 	}

@@ -14,9 +14,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
+	"github.com/hookstream/hookstream/internal/tracing"
 )
 
 // Tier consumes one retry tier topic and releases each record to the deliveries topic once it
@@ -40,6 +42,8 @@ type Tier struct {
 	txnID string
 	log   *slog.Logger
 	m     *retryMetrics
+	// tracer is nil when tracing is off.
+	tracer *tracing.Tracer
 
 	mu       sync.Mutex
 	hold     *holding
@@ -94,6 +98,7 @@ func newTier(cfg Config, r tierRoute, m *retryMetrics, instance string) *Tier {
 		txnID:    r.topic + "." + instance,
 		log:      cfg.Logger.With("component", "retry-tier", "tier", r.name),
 		m:        m,
+		tracer:   tracing.New(cfg.TracerProvider),
 		hold:     newHolding(),
 		assigned: map[int32]bool{},
 		paused:   map[int32]bool{},
@@ -565,7 +570,24 @@ func (t *Tier) outgoing(r *heldRecord, now time.Time, stamp []byte) *kgo.Record 
 		}
 	}
 	headers = append(headers, kgo.RecordHeader{Key: HeaderReleasedAt, Value: stamp})
-	return &kgo.Record{Topic: t.names.Deliveries, Key: r.key, Value: r.value, Headers: headers}
+	out := &kgo.Record{Topic: t.names.Deliveries, Key: r.key, Value: r.value, Headers: headers}
+	if t.tracer != nil {
+		t.traceRelease(out)
+	}
+	return out
+}
+
+// traceRelease makes the span of a release, the child of the span that wrote the record (the
+// failed attempt, or the deferral), and hands its context on with the released record.
+func (t *Tier) traceRelease(out *kgo.Record) {
+	var hop tracing.Hop
+	if d, err := records.UnmarshalDelivery(out.Value); err == nil {
+		hop = tracing.DeliveryHop(d)
+	}
+	span := t.tracer.Start(tracing.Header(out.Headers), tracing.SpanRetryRelease, trace.SpanKindProducer, hop)
+	span.Set(tracing.AttrRetryTier.String(t.route.name))
+	tracing.SetHeader(out, span.Traceparent())
+	span.End()
 }
 
 // deadLetter wraps a tier record that cannot be released into a dlq record.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/sender/egress"
@@ -99,6 +100,10 @@ type Config struct {
 
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer // nil: metrics are kept but not registered
+	// TracerProvider, when set, turns tracing on: each attempt gets a span, the child of the
+	// delivery record's traceparent, whose context the request carries in its traceparent
+	// header and the attempt (and retry) records in theirs. nil: no span and no header.
+	TracerProvider trace.TracerProvider
 	// KafkaOptions are extra franz-go options for both clients (e.g. for tests).
 	KafkaOptions []kgo.Opt
 }

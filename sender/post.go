@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/tracing"
 	"github.com/hookstream/hookstream/webhook"
 )
 
@@ -38,6 +39,8 @@ type result struct {
 	// abandoned: ctx ended (shutdown or revoke) before the outcome was known. The attempt is
 	// not reported and its record not committed; the next owner makes it again.
 	abandoned bool
+	// traceparent is the context of the attempt's span; "" when tracing is off.
+	traceparent string
 }
 
 // post sends body to target, signed with signer for message msgID at the attempt time (R15),
@@ -74,6 +77,7 @@ func (p *poster) post(ctx context.Context, target string, signer *webhook.Signer
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("User-Agent", p.userAgent)
 		signer.SetHeaders(req.Header, msgID, started, body)
+		tracing.InjectHTTP(ctx, req.Header) // the attempt's span, when tracing is on
 
 		resp, err = acc.client.Do(req)
 		if err != nil || resp.StatusCode != http.StatusUnauthorized || token == "" || try > 0 {

@@ -1,6 +1,7 @@
 package sender
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
+	"github.com/hookstream/hookstream/internal/tracing"
 	"github.com/hookstream/hookstream/sender/egress"
 	"github.com/hookstream/hookstream/streams"
 )
@@ -65,6 +67,7 @@ type Sender struct {
 	log     *slog.Logger
 	names   topics.Names
 	now     func() time.Time
+	tracer  *tracing.Tracer // nil: tracing off
 	started atomic.Bool
 
 	consumer *kgo.Client
@@ -120,6 +123,7 @@ func newSender(cfg Config, view endpointSource, retrier Retrier) (*Sender, error
 		log:     cfg.Logger.With("component", "sender"),
 		names:   topics.For(cfg.Prefix),
 		now:     time.Now,
+		tracer:  tracing.New(cfg.TracerProvider),
 		parts:   map[int32]*partition{},
 		lanes:   map[string]*lane{},
 		tokens:  map[string]*tokenSource{},
@@ -262,6 +266,7 @@ func (s *Sender) intake(ctx context.Context, r *kgo.Record) {
 		return
 	}
 	d, head, reason := decodeDelivery(r.Value, s.cfg.MaxBodyBytes)
+	d.Traceparent = s.tracer.Parent(r) // "" when tracing is off
 	w := &work{part: part, offset: r.Offset, d: d, head: head, size: int64(len(r.Value))}
 	s.hold(w)
 	if reason != "" {
@@ -714,7 +719,9 @@ func (s *Sender) attemptOnce(l *lane, part *partition, ep *records.Endpoint, d r
 		return res, false, false
 	}
 	s.m.inFlight.Inc()
-	res = s.poster.post(part.ctx, ep.URL, signer, d.EventID, d.Body, acc)
+	ctx, span := s.startAttempt(part.ctx, &d)
+	res = s.poster.post(ctx, ep.URL, signer, d.EventID, d.Body, acc)
+	endAttempt(span, &res)
 	s.m.inFlight.Dec()
 	if res.abandoned {
 		return res, false, false
@@ -837,6 +844,7 @@ func attemptOf(d records.Delivery, res result) records.Attempt {
 		LatencyMS:       res.latency.Milliseconds(),
 		Outcome:         records.OutcomeDelivered,
 		ResponseExcerpt: res.excerpt,
+		Traceparent:     cmp.Or(res.traceparent, d.Traceparent),
 	}
 	if res.failure != nil {
 		a.Outcome = records.OutcomeFailed
@@ -877,7 +885,9 @@ func (s *Sender) produceAttemptAsync(w *work, a records.Attempt) {
 }
 
 func (s *Sender) attemptRecord(a records.Attempt) *kgo.Record {
-	return &kgo.Record{Topic: s.names.Attempts, Key: []byte(a.DeliveryID), Value: a.AppendJSON(nil)}
+	r := &kgo.Record{Topic: s.names.Attempts, Key: []byte(a.DeliveryID), Value: a.AppendJSON(nil)}
+	tracing.SetHeader(r, a.Traceparent)
+	return r
 }
 
 func (s *Sender) countAttempt(a records.Attempt) {

@@ -13,10 +13,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
+	"github.com/hookstream/hookstream/internal/tracing"
 	"github.com/hookstream/hookstream/outbox"
 )
 
@@ -33,7 +35,10 @@ type FanoutConfig struct {
 	TransactionTimeout time.Duration
 	Logger             *slog.Logger
 	Registerer         prometheus.Registerer
-	KafkaOptions       []kgo.Opt
+	// TracerProvider, when set, turns tracing on: each delivery made gets a span, the child of
+	// the event record's traceparent, whose context is the delivery record's traceparent.
+	TracerProvider trace.TracerProvider
+	KafkaOptions   []kgo.Opt
 }
 
 // DefaultFanoutConfig returns the defaults; the instance id is the host name.
@@ -80,6 +85,7 @@ type Fanout struct {
 	view    *EndpointView
 	log     *slog.Logger
 	metrics *fanoutMetrics
+	tracer  *tracing.Tracer // nil: tracing off
 }
 
 type fanoutMetrics struct {
@@ -130,7 +136,8 @@ func NewFanout(cfg FanoutConfig, view *EndpointView) (*Fanout, error) {
 			}
 		}
 	}
-	return &Fanout{cfg: cfg, names: topics.For(cfg.Prefix), view: view, log: cfg.Logger.With("component", "fanout"), metrics: m}, nil
+	return &Fanout{cfg: cfg, names: topics.For(cfg.Prefix), view: view, log: cfg.Logger.With("component", "fanout"), metrics: m,
+		tracer: tracing.New(cfg.TracerProvider)}, nil
 }
 
 // Group is the consumer group fanout reads the events topic in (its lag is exported by
@@ -264,6 +271,7 @@ func (f *Fanout) deliveries(r *kgo.Record) []*kgo.Record {
 		docs filterDocs
 	)
 	now := time.Now().UTC()
+	parent := f.tracer.Parent(r)
 	for _, e := range f.view.ForPartner(ev.partnerID) {
 		if !Receives(e, ev.partnerID, ev.eventType) || e.CreatedLSN > ev.lsn {
 			continue
@@ -283,7 +291,13 @@ func (f *Fanout) deliveries(r *kgo.Record) []*kgo.Record {
 			EventID: ev.eventID, EndpointID: e.ID, PartnerID: ev.partnerID, EventType: ev.eventType,
 			AttemptNo: 1, Trigger: records.TriggerInitial, Body: body, EventLSN: ev.lsn, CreatedAt: now,
 		}
-		out = append(out, &kgo.Record{Topic: f.names.Deliveries, Key: []byte(e.ID), Value: d.AppendJSON(nil)})
+		rec := &kgo.Record{Topic: f.names.Deliveries, Key: []byte(e.ID), Value: d.AppendJSON(nil)}
+		if f.tracer != nil {
+			span := f.tracer.Start(parent, tracing.SpanFanoutDelivery, trace.SpanKindProducer, tracing.DeliveryHop(d))
+			tracing.SetHeader(rec, span.Traceparent())
+			span.End()
+		}
+		out = append(out, rec)
 	}
 	if len(out) == 0 {
 		f.metrics.unmatched.Inc()

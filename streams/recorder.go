@@ -20,11 +20,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
+	"github.com/hookstream/hookstream/internal/tracing"
 	"github.com/hookstream/hookstream/outbox"
 )
 
@@ -55,7 +57,11 @@ type RecorderConfig struct {
 	PendingDelay time.Duration
 	Logger       *slog.Logger
 	Registerer   prometheus.Registerer
-	KafkaOptions []kgo.Opt
+	// TracerProvider, when set, turns tracing on: each attempt stored gets a span, the child of
+	// the attempt record's traceparent (the sender's attempt span), from the batch's start to
+	// its commit.
+	TracerProvider trace.TracerProvider
+	KafkaOptions   []kgo.Opt
 }
 
 // DefaultRecorderConfig returns the defaults.
@@ -116,6 +122,7 @@ type Recorder struct {
 	names   topics.Names
 	log     *slog.Logger
 	metrics *recorderMetrics
+	tracer  *tracing.Tracer // nil: tracing off
 }
 
 type recorderMetrics struct {
@@ -170,7 +177,8 @@ func NewRecorder(cfg RecorderConfig, pool *pgxpool.Pool) (*Recorder, error) {
 			}
 		}
 	}
-	return &Recorder{cfg: cfg, pool: pool, names: topics.For(cfg.Prefix), log: cfg.Logger.With("component", "recorder"), metrics: m}, nil
+	return &Recorder{cfg: cfg, pool: pool, names: topics.For(cfg.Prefix), log: cfg.Logger.With("component", "recorder"), metrics: m,
+		tracer: tracing.New(cfg.TracerProvider)}, nil
 }
 
 // Groups are the recorder's consumer groups: the one of the attempts topic and the one of the
@@ -262,10 +270,18 @@ const firstWriteRetry = 100 * time.Millisecond
 // Rebalances stay blocked meanwhile: the partitions cannot move to another member while this
 // one holds uncommitted records.
 func (r *Recorder) record(ctx context.Context, cl *kgo.Client, recs []*kgo.Record) bool {
+	began := time.Now()
 	valid, refused := r.decode(recs)
-	return r.untilStored(ctx, "batch not stored", len(recs), func() error {
+	stored := r.untilStored(ctx, "batch not stored", len(recs), func() error {
 		return r.write(ctx, cl, len(recs), valid, refused)
 	})
+	if stored && r.tracer != nil {
+		for _, d := range valid {
+			r.tracer.StartAt(r.tracer.Parent(d.rec), tracing.SpanRecorderRecord, trace.SpanKindConsumer,
+				tracing.AttemptHop(d.attempt), began).End()
+		}
+	}
+	return stored
 }
 
 // untilStored runs write until it succeeds, counting and logging each failure (what, for n

@@ -30,6 +30,11 @@ func runComponent(ctx context.Context, name string, args []string, out io.Writer
 		return err
 	}
 	log := s.logger()
+	stopTracing, err := s.startTracing(ctx, name, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	var (
 		pool   *pgxpool.Pool
 		checks []admin.Check

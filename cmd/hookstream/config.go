@@ -1,6 +1,8 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,11 +16,14 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hookstream/hookstream/admin"
 	"github.com/hookstream/hookstream/cdc"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
+	"github.com/hookstream/hookstream/internal/tracing"
 )
 
 // settings is the process configuration: every HOOKSTREAM_* variable. A command has a flag, which
@@ -59,6 +64,12 @@ type settings struct {
 
 	// egressProxyErr and egressProxiesErr are why those could not be read (see proxyValue).
 	egressProxyErr, egressProxiesErr error
+
+	TracesExporter string
+
+	// tracer is the process's tracer provider, nil when tracing is off: made from
+	// TracesExporter by startTracing, not read from a variable.
+	tracer trace.TracerProvider
 }
 
 // variable is one setting: its HOOKSTREAM_* variable, its flag, its built-in default as text
@@ -132,6 +143,8 @@ var variables = []variable{
 		func(s *settings) flag.Value { return (*positiveDurationValue)(&s.FailingWarnAfter) }},
 	{"HOOKSTREAM_FAILING_DISABLE_AFTER", "failing-disable-after", "120h", "an endpoint failing this long with no success is disabled (endpoint.disabled)",
 		func(s *settings) flag.Value { return (*positiveDurationValue)(&s.FailingDisable) }},
+	{"HOOKSTREAM_TRACES_EXPORTER", "traces-exporter", "none", "none, or otlp to export OpenTelemetry traces of every event's hops over OTLP/HTTP; the standard OTEL_EXPORTER_OTLP_* variables (endpoint, default http://localhost:4318; headers; timeout; TLS), OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES and OTEL_TRACES_SAMPLER configure it",
+		func(s *settings) flag.Value { return (*exporterValue)(&s.TracesExporter) }},
 	{"HOOKSTREAM_METRICS_ADDR", "metrics-addr", "127.0.0.1:9464", "probe and metrics address of a component command; empty disables",
 		func(s *settings) flag.Value { return (*stringValue)(&s.MetricsAddr) }},
 	{"HOOKSTREAM_LIMIT_ENDPOINTS", "limit-endpoints", strconv.Itoa(admin.DefaultLimits().Endpoints), "most endpoints one partner may have",
@@ -150,7 +163,7 @@ var (
 	// logSettings: settings.logger.
 	logSettings = []string{"log-format"}
 	// componentSettings: runComponent and serveComponent, for every component command.
-	componentSettings = []string{"kafka-brokers", "metrics-addr", "log-format"}
+	componentSettings = []string{"kafka-brokers", "metrics-addr", "log-format", "traces-exporter"}
 	// topicSettings: settings.topicConfig.
 	topicSettings = []string{"kafka-brokers", "topic-prefix", "topic-partitions", "replication-factor", "feed-retention"}
 	// cdcSettings: settings.cdcConfig.
@@ -395,7 +408,36 @@ func (s settings) cdcConfig(log *slog.Logger, reg prometheus.Registerer) cdc.Con
 	c.OutboxRetention = s.OutboxRetention
 	c.Logger = log
 	c.Registerer = reg
+	c.TracerProvider = s.tracer
 	return c
+}
+
+// startTracing makes the tracer provider of the command name (service.name hookstream-<name>
+// unless OTEL_SERVICE_NAME says otherwise) into s.tracer; stop flushes what is not exported
+// yet. With the exporter none, s.tracer stays nil and nothing is traced.
+func (s *settings) startTracing(ctx context.Context, name string, log *slog.Logger) (stop func(), err error) {
+	cfg := tracing.Config{Exporter: s.TracesExporter, ServiceName: "hookstream-" + name, InstanceID: s.InstanceID,
+		Version: thisBuild().Version,
+		// The protocol is the exporter's to read, but it would ignore grpc and post HTTP to the
+		// gRPC port: refuse it here instead (the one variable this package reads for it).
+		Protocol: cmp.Or(os.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"), os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL"))}
+	tp, shutdown, err := tracing.Start(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("HOOKSTREAM_TRACES_EXPORTER: %w", err)
+	}
+	s.tracer = tp
+	if tp != nil {
+		// Export failures (the collector away) go to this process's log, not the log package's.
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("tracing: spans not exported", "err", err) }))
+		log.Info("tracing on: exporting spans over OTLP/HTTP", "service", cfg.ServiceName)
+	}
+	return func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := shutdown(sctx); err != nil {
+			log.Warn("tracing: spans not exported at shutdown", "err", err)
+		}
+	}, nil
 }
 
 func (s settings) logger() *slog.Logger {

@@ -57,6 +57,7 @@ func (s settings) retryConfig(log *slog.Logger, reg prometheus.Registerer) retry
 	cfg.Schedule.Delays = s.RetrySchedule
 	cfg.Bounds = s.RetryBounds
 	cfg.InstanceID = s.InstanceID
+	cfg.TracerProvider = s.tracer
 	return cfg
 }
 
@@ -85,6 +86,7 @@ func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 	cfg.Egress, cfg.SecretKey = eg, key
 	cfg.UserAgent = thisBuild().userAgent()
 	cfg.RetryClientErrors = s.RetryClientErrors
+	cfg.TracerProvider = s.tracer
 	snd, err := sender.New(cfg, view, sched)
 	if err != nil {
 		return err

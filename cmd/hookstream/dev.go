@@ -38,6 +38,11 @@ func runDev(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	log := s.logger()
+	stopTracing, err := s.startTracing(ctx, "dev", log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	if s.SecretKey == "" {
 		if s.SecretKey, err = devSecret(s.DataDir, "dev-secret-key", secretbox.GenerateKey); err != nil {
 			return fmt.Errorf("development secret key: %w", err)

@@ -35,6 +35,7 @@ func runFanoutWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 	}
 	cfg := streams.DefaultFanoutConfig()
 	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
+	cfg.TracerProvider = s.tracer
 	if s.InstanceID != "" {
 		cfg.InstanceID = s.InstanceID
 	}
@@ -93,6 +94,7 @@ func runRecorderWith(ctx context.Context, s settings, log *slog.Logger, reg prom
 	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
 	cfg.HistoryRetention = s.HistoryRetention
 	cfg.InstanceID = s.InstanceID
+	cfg.TracerProvider = s.tracer
 	r, err := streams.NewRecorder(cfg, pool)
 	if err != nil {
 		return err

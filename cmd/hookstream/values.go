@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookstream/hookstream/internal/retrypolicy"
+	"github.com/hookstream/hookstream/internal/tracing"
 	"github.com/hookstream/hookstream/sender/egress"
 )
 
@@ -302,3 +303,21 @@ func truncateSetting(s string) string {
 	}
 	return s
 }
+
+// exporterValue is none or otlp (tracing.ExporterNone, tracing.ExporterOTLP).
+type exporterValue string
+
+func (v *exporterValue) Set(s string) error {
+	if s != tracing.ExporterNone && s != tracing.ExporterOTLP {
+		return fmt.Errorf("want %s or %s", tracing.ExporterNone, tracing.ExporterOTLP)
+	}
+	*v = exporterValue(s)
+	return nil
+}
+func (v *exporterValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return string(*v)
+}
+func (*exporterValue) typeName() string { return "none|otlp" }

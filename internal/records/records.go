@@ -58,6 +58,12 @@ const (
 // came back): the time (RFC 3339, nanoseconds, UTC) at which the tier checked it was due.
 const HeaderReleasedAt = "released_at"
 
+// HeaderTraceparent is the W3C trace context (https://www.w3.org/TR/trace-context/) of the hop
+// that wrote a record, on events, deliveries, retry-tier and attempts records, so one event's
+// trace runs from the platform's transaction to the partner's request (internal/tracing). Only
+// a process with tracing on reads or writes it.
+const HeaderTraceparent = "traceparent"
+
 // EventPartition is the events-topic partition of a partner: every event of one partner lands in
 // the same partition, in commit order (R32). FNV-1a keeps it simple to compute in any language.
 func EventPartition(partnerID string, partitions int32) int32 {
@@ -175,6 +181,9 @@ type Delivery struct {
 	// made), on which the sender's next deferral delay backs off; deferrals while the
 	// endpoint's circuit is open are not counted.
 	Deferrals int `json:"deferrals,omitempty"`
+	// Traceparent is the record's HeaderTraceparent, kept beside the value (never in it) while
+	// a process handles the delivery; empty when tracing is off.
+	Traceparent string `json:"-"`
 }
 
 // DeliveryVersion is the format version of Delivery.
@@ -227,6 +236,9 @@ type Attempt struct {
 	// ResponseExcerpt is at most 1 KiB of the response, secrets and auth headers redacted.
 	ResponseExcerpt string     `json:"response_excerpt,omitempty"`
 	NextAttemptAt   *time.Time `json:"next_attempt_at,omitempty"`
+	// Traceparent is the trace context of the attempt's span, written to the record's
+	// HeaderTraceparent, never to its value; empty when tracing is off.
+	Traceparent string `json:"-"`
 }
 
 // AttemptVersion is the format version of Attempt.
