@@ -130,7 +130,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 			if r.Status >= 400 {
 				var eb errorBody
 				r.json(t, &eb)
-				if eb.Error.Code == "" || eb.Error.Message == "" {
+				if eb.Code == "" || eb.Detail == "" {
 					t.Errorf("%s as %s: error body %s lacks code or message", row.pattern, c.name, r.Body)
 				}
 				if r.Status == http.StatusUnauthorized && r.Header.Get("WWW-Authenticate") == "" {
@@ -187,12 +187,12 @@ func TestAuthenticationForms(t *testing.T) {
 	r := e.must(404, "", "GET", "/v1/nothing-here", nil)
 	var eb errorBody
 	r.json(t, &eb)
-	if eb.Error.Code != CodeNotFound {
+	if eb.Code != CodeNotFound {
 		t.Errorf("unknown route: %s", r)
 	}
 	r = e.must(405, operatorToken, "PUT", "/v1/partners", nil)
 	r.json(t, &eb)
-	if eb.Error.Code != CodeMethodNotAllowed || !strings.Contains(r.Header.Get("Allow"), "POST") {
+	if eb.Code != CodeMethodNotAllowed || !strings.Contains(r.Header.Get("Allow"), "POST") {
 		t.Errorf("wrong method: %s %v", r, r.Header)
 	}
 

@@ -103,7 +103,7 @@ func FuzzWriteRoutes(f *testing.F) {
 			return
 		}
 		var eb errorBody
-		if json.Unmarshal(r.Body, &eb) != nil || eb.Error.Code == "" || eb.Error.Message == "" {
+		if json.Unmarshal(r.Body, &eb) != nil || eb.Code == "" || eb.Detail == "" {
 			t.Fatalf("%s %s: refusal without the error shape: %s", tg.method, tg.path, r)
 		}
 		if after := e.digest(t); after != before {
