@@ -82,6 +82,8 @@ func decodeDeliveryFast(data []byte) (d Delivery, ok bool) {
 			return s.time(&d.DueAt)
 		case "deferrals":
 			return s.int(&d.Deferrals)
+		case "endpoint_version":
+			return s.int64(&d.EndpointVersion)
 		}
 		return false
 	})
@@ -470,6 +472,10 @@ func (d Delivery) AppendJSON(dst []byte) []byte {
 	if d.Deferrals != 0 {
 		dst = append(dst, `,"deferrals":`...)
 		dst = strconv.AppendInt(dst, int64(d.Deferrals), 10)
+	}
+	if d.EndpointVersion != 0 {
+		dst = append(dst, `,"endpoint_version":`...)
+		dst = strconv.AppendInt(dst, d.EndpointVersion, 10)
 	}
 	return append(dst, '}')
 }

@@ -166,6 +166,11 @@ type Delivery struct {
 	// made), on which the sender's next deferral delay backs off; deferrals while the
 	// endpoint's circuit is open are not counted.
 	Deferrals int `json:"deferrals,omitempty"`
+	// EndpointVersion, on test and replay records the admin API makes, is the endpoint's
+	// version (records.Endpoint.Version) when the API answered: the sender does not send the
+	// record with an older configuration of the endpoint (read-your-writes, issue 14). Zero
+	// (fanout's and older records) asks for no version.
+	EndpointVersion int64 `json:"endpoint_version,omitempty"`
 }
 
 // DeliveryVersion is the format version of Delivery.
