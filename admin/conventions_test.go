@@ -141,6 +141,10 @@ func TestIdempotencyKeyOnEveryPost(t *testing.T) {
 	ep := e.endpoint("acme")
 	did := e.seedDeliveries("acme", ep.ID, "customer.created", "failed", 1, []string{e.appendEvent("acme", "customer.created", `{"customer_id":"cus_1"}`)}, []time.Time{time.Now()})[0]
 
+	jid := newID(replayJobPrefix)
+	if _, err := e.db.Pool.Exec(context.Background(), `INSERT INTO replay_job (id, partner_id, endpoint_id, source) VALUES ($1, 'acme', $2, 'history')`, jid, ep.ID); err != nil {
+		t.Fatal(err)
+	}
 	const deliveriesTopic = "the records of the deliveries topic"
 	posts := map[string]string{}
 	for _, rt := range e.api.routes {
@@ -159,10 +163,11 @@ func TestIdempotencyKeyOnEveryPost(t *testing.T) {
 		{"/v1/partners/{pid}/endpoints/{eid}/test", ``, deliveriesTopic},
 		{"/v1/partners/{pid}/endpoints/{eid}/replay", `{"since":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `"}`, `SELECT count(*) FROM replay_job`},
 		{"/v1/partners/{pid}/deliveries/{did}/replay", ``, `SELECT coalesce(max(attempt_no), 0) FROM replay_reservation`},
+		{"/v1/partners/{pid}/replay-jobs/{jid}/cancel", ``, `SELECT count(*) FROM replay_job WHERE state = 'canceled'`},
 	}
 	for _, c := range cases {
 		delete(posts, c.path)
-		path := strings.NewReplacer("{pid}", "acme", "{eid}", ep.ID, "{did}", did).Replace(c.path)
+		path := strings.NewReplacer("{pid}", "acme", "{eid}", ep.ID, "{did}", did, "{jid}", jid).Replace(c.path)
 		t.Run(c.path, func(t *testing.T) {
 			key := "k-" + c.path
 			first := e.doWith(idem(key), operatorToken, "POST", path, c.body)

@@ -55,6 +55,8 @@ type endpointView struct {
 	CreatedAt       time.Time    `json:"created_at"`
 	UpdatedAt       time.Time    `json:"updated_at"`
 	Secrets         []secretInfo `json:"secrets"`
+	// Health: the circuit, the next probe, the last success and failing_since (health.go).
+	Health endpointHealth `json:"health"`
 }
 
 // secretInfo describes a signing secret without its value (R16).
@@ -140,7 +142,10 @@ func attachSecrets(ctx context.Context, q querier, eps []*endpointView) error {
 		}
 		return nil
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	return attachHealth(ctx, q, eps) // every read of an endpoint shows its health too
 }
 
 type createEndpointRequest struct {

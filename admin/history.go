@@ -56,7 +56,7 @@ type deliveryDetail struct {
 }
 
 const deliveryColumns = `delivery_id, event_id, endpoint_id, partner_id, event_type, state, attempt_count,
-	next_attempt_at, last_status, last_latency_ms, last_error_category, created_at, updated_at`
+	` + nextAttemptColumn + `, last_status, last_latency_ms, last_error_category, created_at, updated_at`
 
 func scanDelivery(row pgx.Row) (deliveryView, error) {
 	var (

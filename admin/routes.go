@@ -58,6 +58,9 @@ func (a *API) routeTable() []route {
 		{"GET", partner + "/deliveries/{did}", partnerOwn, a.getDelivery},
 		{"POST", partner + "/deliveries/{did}/replay", partnerOwn, a.replayDelivery},
 		{"GET", partner + "/replay-jobs/{jid}", partnerOwn, a.getReplayJob},
+		{"GET", partner + "/deliveries", partnerOwn, a.searchDeliveries},
+		{"GET", partner + "/replay-jobs", partnerOwn, a.listReplayJobs},
+		{"POST", partner + "/replay-jobs/{jid}/cancel", partnerOwn, a.cancelReplayJob},
 
 		{"GET", partner + "/events", partnerOwn, a.listEvents},
 		{"GET", partner + "/events/stream", partnerOwn, a.streamEvents},

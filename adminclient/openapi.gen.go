@@ -146,6 +146,30 @@ func (e EndpointCreatedStatus) Valid() bool {
 	}
 }
 
+// Defines values for EndpointHealthCircuit.
+const (
+	EndpointHealthCircuitClosed   EndpointHealthCircuit = "closed"
+	EndpointHealthCircuitHalfOpen EndpointHealthCircuit = "half_open"
+	EndpointHealthCircuitOpen     EndpointHealthCircuit = "open"
+	EndpointHealthCircuitUnknown  EndpointHealthCircuit = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the EndpointHealthCircuit enum.
+func (e EndpointHealthCircuit) Valid() bool {
+	switch e {
+	case EndpointHealthCircuitClosed:
+		return true
+	case EndpointHealthCircuitHalfOpen:
+		return true
+	case EndpointHealthCircuitOpen:
+		return true
+	case EndpointHealthCircuitUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventTypeCategory.
 const (
 	EventTypeCategoryBusiness    EventTypeCategory = "business"
@@ -316,6 +340,7 @@ func (e ReplayJobSource) Valid() bool {
 
 // Defines values for ReplayJobState.
 const (
+	ReplayJobStateCanceled  ReplayJobState = "canceled"
 	ReplayJobStateFailed    ReplayJobState = "failed"
 	ReplayJobStateQueued    ReplayJobState = "queued"
 	ReplayJobStateRunning   ReplayJobState = "running"
@@ -325,6 +350,8 @@ const (
 // Valid indicates whether the value is a known member of the ReplayJobState enum.
 func (e ReplayJobState) Valid() bool {
 	switch e {
+	case ReplayJobStateCanceled:
+		return true
 	case ReplayJobStateFailed:
 		return true
 	case ReplayJobStateQueued:
@@ -413,6 +440,72 @@ func (e ListOutboxDeadLettersParamsReason) Valid() bool {
 	}
 }
 
+// Defines values for SearchDeliveriesParamsState.
+const (
+	SearchDeliveriesParamsStateFailed    SearchDeliveriesParamsState = "failed"
+	SearchDeliveriesParamsStatePending   SearchDeliveriesParamsState = "pending"
+	SearchDeliveriesParamsStateRetrying  SearchDeliveriesParamsState = "retrying"
+	SearchDeliveriesParamsStateSkipped   SearchDeliveriesParamsState = "skipped"
+	SearchDeliveriesParamsStateSucceeded SearchDeliveriesParamsState = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the SearchDeliveriesParamsState enum.
+func (e SearchDeliveriesParamsState) Valid() bool {
+	switch e {
+	case SearchDeliveriesParamsStateFailed:
+		return true
+	case SearchDeliveriesParamsStatePending:
+		return true
+	case SearchDeliveriesParamsStateRetrying:
+		return true
+	case SearchDeliveriesParamsStateSkipped:
+		return true
+	case SearchDeliveriesParamsStateSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SearchDeliveriesParamsErrorCategory.
+const (
+	SearchDeliveriesParamsErrorCategoryBlockedDestination SearchDeliveriesParamsErrorCategory = "blocked_destination"
+	SearchDeliveriesParamsErrorCategoryConnectionRefused  SearchDeliveriesParamsErrorCategory = "connection_refused"
+	SearchDeliveriesParamsErrorCategoryDNS                SearchDeliveriesParamsErrorCategory = "dns"
+	SearchDeliveriesParamsErrorCategoryHTTPStatus         SearchDeliveriesParamsErrorCategory = "http_status"
+	SearchDeliveriesParamsErrorCategoryInternal           SearchDeliveriesParamsErrorCategory = "internal"
+	SearchDeliveriesParamsErrorCategoryRedirect           SearchDeliveriesParamsErrorCategory = "redirect"
+	SearchDeliveriesParamsErrorCategoryTLS                SearchDeliveriesParamsErrorCategory = "tls"
+	SearchDeliveriesParamsErrorCategoryTenantMismatch     SearchDeliveriesParamsErrorCategory = "tenant_mismatch"
+	SearchDeliveriesParamsErrorCategoryTimeout            SearchDeliveriesParamsErrorCategory = "timeout"
+)
+
+// Valid indicates whether the value is a known member of the SearchDeliveriesParamsErrorCategory enum.
+func (e SearchDeliveriesParamsErrorCategory) Valid() bool {
+	switch e {
+	case SearchDeliveriesParamsErrorCategoryBlockedDestination:
+		return true
+	case SearchDeliveriesParamsErrorCategoryConnectionRefused:
+		return true
+	case SearchDeliveriesParamsErrorCategoryDNS:
+		return true
+	case SearchDeliveriesParamsErrorCategoryHTTPStatus:
+		return true
+	case SearchDeliveriesParamsErrorCategoryInternal:
+		return true
+	case SearchDeliveriesParamsErrorCategoryRedirect:
+		return true
+	case SearchDeliveriesParamsErrorCategoryTLS:
+		return true
+	case SearchDeliveriesParamsErrorCategoryTenantMismatch:
+		return true
+	case SearchDeliveriesParamsErrorCategoryTimeout:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListDeliveriesParamsState.
 const (
 	ListDeliveriesParamsStateFailed    ListDeliveriesParamsState = "failed"
@@ -434,6 +527,33 @@ func (e ListDeliveriesParamsState) Valid() bool {
 	case ListDeliveriesParamsStateSkipped:
 		return true
 	case ListDeliveriesParamsStateSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListReplayJobsParamsState.
+const (
+	ListReplayJobsParamsStateCanceled  ListReplayJobsParamsState = "canceled"
+	ListReplayJobsParamsStateFailed    ListReplayJobsParamsState = "failed"
+	ListReplayJobsParamsStateQueued    ListReplayJobsParamsState = "queued"
+	ListReplayJobsParamsStateRunning   ListReplayJobsParamsState = "running"
+	ListReplayJobsParamsStateSucceeded ListReplayJobsParamsState = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the ListReplayJobsParamsState enum.
+func (e ListReplayJobsParamsState) Valid() bool {
+	switch e {
+	case ListReplayJobsParamsStateCanceled:
+		return true
+	case ListReplayJobsParamsStateFailed:
+		return true
+	case ListReplayJobsParamsStateQueued:
+		return true
+	case ListReplayJobsParamsStateRunning:
+		return true
+	case ListReplayJobsParamsStateSucceeded:
 		return true
 	default:
 		return false
@@ -686,19 +806,21 @@ type AttemptTrigger string
 
 // Delivery defines model for Delivery.
 type Delivery struct {
-	AttemptCount      int           `json:"attempt_count"`
-	CreatedAt         time.Time     `json:"created_at"`
-	DeliveryID        string        `json:"delivery_id"`
-	EndpointID        string        `json:"endpoint_id"`
-	EventID           string        `json:"event_id"`
-	EventType         string        `json:"event_type"`
-	LastErrorCategory *string       `json:"last_error_category"`
-	LastLatencyMs     *int          `json:"last_latency_ms"`
-	LastStatus        *int          `json:"last_status"`
-	NextAttemptAt     *time.Time    `json:"next_attempt_at"`
-	PartnerID         string        `json:"partner_id"`
-	State             DeliveryState `json:"state"`
-	UpdatedAt         time.Time     `json:"updated_at"`
+	AttemptCount      int       `json:"attempt_count"`
+	CreatedAt         time.Time `json:"created_at"`
+	DeliveryID        string    `json:"delivery_id"`
+	EndpointID        string    `json:"endpoint_id"`
+	EventID           string    `json:"event_id"`
+	EventType         string    `json:"event_type"`
+	LastErrorCategory *string   `json:"last_error_category"`
+	LastLatencyMs     *int      `json:"last_latency_ms"`
+	LastStatus        *int      `json:"last_status"`
+
+	// NextAttemptAt when the next attempt is due: null once finished and while the endpoint is disabled or deleted; at least the next probe while its circuit is open; for a pending delivery, its creation (due now) unless later
+	NextAttemptAt *time.Time    `json:"next_attempt_at"`
+	PartnerID     string        `json:"partner_id"`
+	State         DeliveryState `json:"state"`
+	UpdatedAt     time.Time     `json:"updated_at"`
 }
 
 // DeliveryState defines model for Delivery.State.
@@ -706,20 +828,22 @@ type DeliveryState string
 
 // DeliveryDetail defines model for DeliveryDetail.
 type DeliveryDetail struct {
-	AttemptCount      int                 `json:"attempt_count"`
-	Attempts          []Attempt           `json:"attempts"`
-	CreatedAt         time.Time           `json:"created_at"`
-	DeliveryID        string              `json:"delivery_id"`
-	EndpointID        string              `json:"endpoint_id"`
-	EventID           string              `json:"event_id"`
-	EventType         string              `json:"event_type"`
-	LastErrorCategory *string             `json:"last_error_category"`
-	LastLatencyMs     *int                `json:"last_latency_ms"`
-	LastStatus        *int                `json:"last_status"`
-	NextAttemptAt     *time.Time          `json:"next_attempt_at"`
-	PartnerID         string              `json:"partner_id"`
-	State             DeliveryDetailState `json:"state"`
-	UpdatedAt         time.Time           `json:"updated_at"`
+	AttemptCount      int       `json:"attempt_count"`
+	Attempts          []Attempt `json:"attempts"`
+	CreatedAt         time.Time `json:"created_at"`
+	DeliveryID        string    `json:"delivery_id"`
+	EndpointID        string    `json:"endpoint_id"`
+	EventID           string    `json:"event_id"`
+	EventType         string    `json:"event_type"`
+	LastErrorCategory *string   `json:"last_error_category"`
+	LastLatencyMs     *int      `json:"last_latency_ms"`
+	LastStatus        *int      `json:"last_status"`
+
+	// NextAttemptAt when the next attempt is due: null once finished and while the endpoint is disabled or deleted; at least the next probe while its circuit is open; for a pending delivery, its creation (due now) unless later
+	NextAttemptAt *time.Time          `json:"next_attempt_at"`
+	PartnerID     string              `json:"partner_id"`
+	State         DeliveryDetailState `json:"state"`
+	UpdatedAt     time.Time           `json:"updated_at"`
 }
 
 // DeliveryDetailState defines model for DeliveryDetail.State.
@@ -744,11 +868,14 @@ type Empty = map[string]interface{}
 
 // Endpoint defines model for Endpoint.
 type Endpoint struct {
-	CreatedAt       time.Time      `json:"created_at"`
-	Description     string         `json:"description"`
-	DisabledReason  *string        `json:"disabled_reason"`
-	EventTypes      []string       `json:"event_types"`
-	FailingSince    *time.Time     `json:"failing_since"`
+	CreatedAt      time.Time  `json:"created_at"`
+	Description    string     `json:"description"`
+	DisabledReason *string    `json:"disabled_reason"`
+	EventTypes     []string   `json:"event_types"`
+	FailingSince   *time.Time `json:"failing_since"`
+
+	// Health The endpoint's delivery health. The circuit breaker lives in the sender; each attempt record states it, and the recorder keeps the newest, so this is the circuit as the newest recorded attempt left it.
+	Health          EndpointHealth `json:"health"`
 	ID              string         `json:"id"`
 	MaxInFlight     int            `json:"max_in_flight"`
 	Ordered         bool           `json:"ordered"`
@@ -785,17 +912,20 @@ type EndpointCreateSchemaVersion int
 
 // EndpointCreated defines model for EndpointCreated.
 type EndpointCreated struct {
-	CreatedAt       time.Time  `json:"created_at"`
-	Description     string     `json:"description"`
-	DisabledReason  *string    `json:"disabled_reason"`
-	EventTypes      []string   `json:"event_types"`
-	FailingSince    *time.Time `json:"failing_since"`
-	ID              string     `json:"id"`
-	MaxInFlight     int        `json:"max_in_flight"`
-	Ordered         bool       `json:"ordered"`
-	PartnerID       string     `json:"partner_id"`
-	RateLimitPerSec *float64   `json:"rate_limit_per_sec"`
-	SchemaVersion   int        `json:"schema_version"`
+	CreatedAt      time.Time  `json:"created_at"`
+	Description    string     `json:"description"`
+	DisabledReason *string    `json:"disabled_reason"`
+	EventTypes     []string   `json:"event_types"`
+	FailingSince   *time.Time `json:"failing_since"`
+
+	// Health The endpoint's delivery health. The circuit breaker lives in the sender; each attempt record states it, and the recorder keeps the newest, so this is the circuit as the newest recorded attempt left it.
+	Health          EndpointHealth `json:"health"`
+	ID              string         `json:"id"`
+	MaxInFlight     int            `json:"max_in_flight"`
+	Ordered         bool           `json:"ordered"`
+	PartnerID       string         `json:"partner_id"`
+	RateLimitPerSec *float64       `json:"rate_limit_per_sec"`
+	SchemaVersion   int            `json:"schema_version"`
 
 	// Secret whsec_…; shown only in this response (R16)
 	Secret    string                `json:"secret"`
@@ -808,6 +938,27 @@ type EndpointCreated struct {
 
 // EndpointCreatedStatus defines model for EndpointCreated.Status.
 type EndpointCreatedStatus string
+
+// EndpointHealth The endpoint's delivery health. The circuit breaker lives in the sender; each attempt record states it, and the recorder keeps the newest, so this is the circuit as the newest recorded attempt left it.
+type EndpointHealth struct {
+	// Circuit closed: deliveries flow; open: new work is deferred until next_probe_at without counting attempts; half_open: the next delivery is the probe whose outcome closes or reopens it; unknown: no attempt recorded yet
+	Circuit EndpointHealthCircuit `json:"circuit"`
+
+	// FailingSince the first failure after the last success; the failure window counts from it (as failing_since of the endpoint)
+	FailingSince *time.Time `json:"failing_since"`
+
+	// LastAttemptAt start of the newest attempt sent (refusals not counted)
+	LastAttemptAt *time.Time `json:"last_attempt_at"`
+
+	// LastSuccessAt start of the newest attempt that succeeded
+	LastSuccessAt *time.Time `json:"last_success_at"`
+
+	// NextProbeAt while open: when the circuit lets its next probe through
+	NextProbeAt *time.Time `json:"next_probe_at"`
+}
+
+// EndpointHealthCircuit closed: deliveries flow; open: new work is deferred until next_probe_at without counting attempts; half_open: the next delivery is the probe whose outcome closes or reopens it; unknown: no attempt recorded yet
+type EndpointHealthCircuit string
 
 // EndpointList defines model for EndpointList.
 type EndpointList struct {
@@ -1107,6 +1258,15 @@ type ReplayJobAccepted struct {
 // ReplayJobAcceptedState defines model for ReplayJobAccepted.State.
 type ReplayJobAcceptedState string
 
+// ReplayJobList defines model for ReplayJobList.
+type ReplayJobList struct {
+	Data    []ReplayJob `json:"data"`
+	HasMore bool        `json:"has_more"`
+
+	// NextCursor opaque; pass as cursor for the next page; empty when there is none
+	NextCursor string `json:"next_cursor"`
+}
+
 // ReplayJobRequest defines model for ReplayJobRequest.
 type ReplayJobRequest struct {
 	// Since inclusive; within the replay window
@@ -1261,6 +1421,38 @@ type ListAPIKeysParams struct {
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// SearchDeliveriesParams defines parameters for SearchDeliveries.
+type SearchDeliveriesParams struct {
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor next_cursor of the previous page
+	Cursor     *Cursor                      `form:"cursor,omitempty" json:"cursor,omitempty"`
+	EventID    *string                      `form:"event_id,omitempty" json:"event_id,omitempty"`
+	EndpointID *string                      `form:"endpoint_id,omitempty" json:"endpoint_id,omitempty"`
+	State      *SearchDeliveriesParamsState `form:"state,omitempty" json:"state,omitempty"`
+
+	// ErrorCategory the last attempt's
+	ErrorCategory *SearchDeliveriesParamsErrorCategory `form:"error_category,omitempty" json:"error_category,omitempty"`
+
+	// Status the last attempt's HTTP status
+	Status *int `form:"status,omitempty" json:"status,omitempty"`
+
+	// Since created at or after
+	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until created before
+	Until *time.Time `form:"until,omitempty" json:"until,omitempty"`
+
+	// Type comma-separated event types or prefix wildcards
+	Type *string `form:"type,omitempty" json:"type,omitempty"`
+}
+
+// SearchDeliveriesParamsState defines parameters for SearchDeliveries.
+type SearchDeliveriesParamsState string
+
+// SearchDeliveriesParamsErrorCategory defines parameters for SearchDeliveries.
+type SearchDeliveriesParamsErrorCategory string
+
 // ListEndpointsParams defines parameters for ListEndpoints.
 type ListEndpointsParams struct {
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -1312,6 +1504,19 @@ type StreamEventsParams struct {
 	// LastEventID the last SSE id received; wins over after
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
+
+// ListReplayJobsParams defines parameters for ListReplayJobs.
+type ListReplayJobsParams struct {
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor next_cursor of the previous page
+	Cursor     *Cursor                    `form:"cursor,omitempty" json:"cursor,omitempty"`
+	EndpointID *string                    `form:"endpoint_id,omitempty" json:"endpoint_id,omitempty"`
+	State      *ListReplayJobsParamsState `form:"state,omitempty" json:"state,omitempty"`
+}
+
+// ListReplayJobsParamsState defines parameters for ListReplayJobs.
+type ListReplayJobsParamsState string
 
 // WebhookAPIKeyCreatedJSONBody defines parameters for WebhookAPIKeyCreated.
 type WebhookAPIKeyCreatedJSONBody struct {
@@ -1909,6 +2114,9 @@ type RotateSecretJSONRequestBody = RotateRequest
 // SendTestEventJSONRequestBody defines body for SendTestEvent for application/json ContentType.
 type SendTestEventJSONRequestBody = Empty
 
+// CancelReplayJobJSONRequestBody defines body for CancelReplayJob for application/json ContentType.
+type CancelReplayJobJSONRequestBody = Empty
+
 // WebhookAPIKeyCreatedJSONRequestBody defines body for WebhookAPIKeyCreated for application/json ContentType.
 type WebhookAPIKeyCreatedJSONRequestBody WebhookAPIKeyCreatedJSONBody
 
@@ -2099,6 +2307,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /v1/partners/{pid}/api-keys/{kid} (the `RevokeAPIKey` operationId).
 	RevokeAPIKey(ctx context.Context, pid Pid, kid Kid, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SearchDeliveries Search the partner's deliveries across its endpoints
+	//
+	// Did partner X get event Y? The partner's deliveries, newest first, by event id, endpoint, state, the last attempt's error category and HTTP status, event type and creation time; cursor-paged. Deliveries of deleted endpoints are found while the history keeps them.
+	//
+	// Corresponds with GET /v1/partners/{pid}/deliveries (the `SearchDeliveries` operationId).
+	SearchDeliveries(ctx context.Context, pid Pid, params *SearchDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetDelivery A delivery with all its attempts
 	//
@@ -2300,10 +2515,37 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/partners/{pid}/events/{event_id} (the `GetEvent` operationId).
 	GetEvent(ctx context.Context, pid Pid, eventID EventID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListReplayJobs The partner's replay jobs, newest first
+	//
+	// Corresponds with GET /v1/partners/{pid}/replay-jobs (the `ListReplayJobs` operationId).
+	ListReplayJobs(ctx context.Context, pid Pid, params *ListReplayJobsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetReplayJob Progress of a replay job
 	//
 	// Corresponds with GET /v1/partners/{pid}/replay-jobs/{jid} (the `GetReplayJob` operationId).
 	GetReplayJob(ctx context.Context, pid Pid, jid Jid, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelReplayJobWithBody Cancel a queued or running replay job
+	//
+	// The job is canceled at once; a runner holding it stops before its next batch, so at most the batch in flight is still replayed. Canceling a canceled job changes nothing; a finished one answers 409.
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/partners/{pid}/replay-jobs/{jid}/cancel (the `CancelReplayJob` operationId).
+	CancelReplayJobWithBody(ctx context.Context, pid Pid, jid Jid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelReplayJob Cancel a queued or running replay job
+	//
+	// The job is canceled at once; a runner holding it stops before its next batch, so at most the batch in flight is still replayed. Canceling a canceled job changes nothing; a finished one answers 409.
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/partners/{pid}/replay-jobs/{jid}/cancel (the `CancelReplayJob` operationId).
+	CancelReplayJob(ctx context.Context, pid Pid, jid Jid, body CancelReplayJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // ListEventTypes The event catalog with JSON Schemas (R4, R31)
@@ -2494,6 +2736,23 @@ func (c *Client) CreateAPIKey(ctx context.Context, pid Pid, body CreateAPIKeyJSO
 // Corresponds with DELETE /v1/partners/{pid}/api-keys/{kid} (the `RevokeAPIKey` operationId).
 func (c *Client) RevokeAPIKey(ctx context.Context, pid Pid, kid Kid, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRevokeAPIKeyRequest(c.Server, pid, kid)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SearchDeliveries Search the partner's deliveries across its endpoints
+//
+// Did partner X get event Y? The partner's deliveries, newest first, by event id, endpoint, state, the last attempt's error category and HTTP status, event type and creation time; cursor-paged. Deliveries of deleted endpoints are found while the history keeps them.
+//
+// Corresponds with GET /v1/partners/{pid}/deliveries (the `SearchDeliveries` operationId).
+func (c *Client) SearchDeliveries(ctx context.Context, pid Pid, params *SearchDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSearchDeliveriesRequest(c.Server, pid, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2964,11 +3223,68 @@ func (c *Client) GetEvent(ctx context.Context, pid Pid, eventID EventID, reqEdit
 	return c.Client.Do(req)
 }
 
+// ListReplayJobs The partner's replay jobs, newest first
+//
+// Corresponds with GET /v1/partners/{pid}/replay-jobs (the `ListReplayJobs` operationId).
+func (c *Client) ListReplayJobs(ctx context.Context, pid Pid, params *ListReplayJobsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListReplayJobsRequest(c.Server, pid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetReplayJob Progress of a replay job
 //
 // Corresponds with GET /v1/partners/{pid}/replay-jobs/{jid} (the `GetReplayJob` operationId).
 func (c *Client) GetReplayJob(ctx context.Context, pid Pid, jid Jid, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetReplayJobRequest(c.Server, pid, jid)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelReplayJobWithBody Cancel a queued or running replay job
+//
+// The job is canceled at once; a runner holding it stops before its next batch, so at most the batch in flight is still replayed. Canceling a canceled job changes nothing; a finished one answers 409.
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/partners/{pid}/replay-jobs/{jid}/cancel (the `CancelReplayJob` operationId).
+func (c *Client) CancelReplayJobWithBody(ctx context.Context, pid Pid, jid Jid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelReplayJobRequestWithBody(c.Server, pid, jid, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelReplayJob Cancel a queued or running replay job
+//
+// The job is canceled at once; a runner holding it stops before its next batch, so at most the batch in flight is still replayed. Canceling a canceled job changes nothing; a finished one answers 409.
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/partners/{pid}/replay-jobs/{jid}/cancel (the `CancelReplayJob` operationId).
+func (c *Client) CancelReplayJob(ctx context.Context, pid Pid, jid Jid, body CancelReplayJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelReplayJobRequest(c.Server, pid, jid, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3471,6 +3787,175 @@ func NewRevokeAPIKeyRequest(server string, pid Pid, kid Kid) (*http.Request, err
 	}
 
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSearchDeliveriesRequest constructs an http.Request for the SearchDeliveries method
+func NewSearchDeliveriesRequest(server string, pid Pid, params *SearchDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "pid", pid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/partners/%s/deliveries", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EventID != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "event_id", *params.EventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndpointID != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "endpoint_id", *params.EndpointID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ErrorCategory != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "error_category", *params.ErrorCategory, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -4495,6 +4980,103 @@ func NewGetEventRequest(server string, pid Pid, eventID EventID) (*http.Request,
 	return req, nil
 }
 
+// NewListReplayJobsRequest constructs an http.Request for the ListReplayJobs method
+func NewListReplayJobsRequest(server string, pid Pid, params *ListReplayJobsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "pid", pid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/partners/%s/replay-jobs", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndpointID != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "endpoint_id", *params.EndpointID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetReplayJobRequest constructs an http.Request for the GetReplayJob method
 func NewGetReplayJobRequest(server string, pid Pid, jid Jid) (*http.Request, error) {
 	var err error
@@ -4532,6 +5114,60 @@ func NewGetReplayJobRequest(server string, pid Pid, jid Jid) (*http.Request, err
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewCancelReplayJobRequest calls the generic CancelReplayJob builder with application/json body
+func NewCancelReplayJobRequest(server string, pid Pid, jid Jid, body CancelReplayJobJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCancelReplayJobRequestWithBody(server, pid, jid, "application/json", bodyReader)
+}
+
+// NewCancelReplayJobRequestWithBody constructs an http.Request for the CancelReplayJob method, with any body, and a specified content type
+func NewCancelReplayJobRequestWithBody(server string, pid Pid, jid Jid, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "pid", pid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "jid", jid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/partners/%s/replay-jobs/%s/cancel", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -4673,6 +5309,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /v1/partners/{pid}/api-keys/{kid} (the `RevokeAPIKey` operationId).
 	RevokeAPIKeyWithResponse(ctx context.Context, pid Pid, kid Kid, reqEditors ...RequestEditorFn) (*RevokeAPIKeyResponse, error)
+
+	// SearchDeliveriesWithResponse Search the partner's deliveries across its endpoints
+	//
+	// Did partner X get event Y? The partner's deliveries, newest first, by event id, endpoint, state, the last attempt's error category and HTTP status, event type and creation time; cursor-paged. Deliveries of deleted endpoints are found while the history keeps them.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/partners/{pid}/deliveries (the `SearchDeliveries` operationId).
+	SearchDeliveriesWithResponse(ctx context.Context, pid Pid, params *SearchDeliveriesParams, reqEditors ...RequestEditorFn) (*SearchDeliveriesResponse, error)
 
 	// GetDeliveryWithResponse A delivery with all its attempts
 	//
@@ -4890,12 +5535,41 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/partners/{pid}/events/{event_id} (the `GetEvent` operationId).
 	GetEventWithResponse(ctx context.Context, pid Pid, eventID EventID, reqEditors ...RequestEditorFn) (*GetEventResponse, error)
 
+	// ListReplayJobsWithResponse The partner's replay jobs, newest first
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/partners/{pid}/replay-jobs (the `ListReplayJobs` operationId).
+	ListReplayJobsWithResponse(ctx context.Context, pid Pid, params *ListReplayJobsParams, reqEditors ...RequestEditorFn) (*ListReplayJobsResponse, error)
+
 	// GetReplayJobWithResponse Progress of a replay job
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/partners/{pid}/replay-jobs/{jid} (the `GetReplayJob` operationId).
 	GetReplayJobWithResponse(ctx context.Context, pid Pid, jid Jid, reqEditors ...RequestEditorFn) (*GetReplayJobResponse, error)
+
+	// CancelReplayJobWithBodyWithResponse Cancel a queued or running replay job
+	//
+	// The job is canceled at once; a runner holding it stops before its next batch, so at most the batch in flight is still replayed. Canceling a canceled job changes nothing; a finished one answers 409.
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/partners/{pid}/replay-jobs/{jid}/cancel (the `CancelReplayJob` operationId).
+	CancelReplayJobWithBodyWithResponse(ctx context.Context, pid Pid, jid Jid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelReplayJobResponse, error)
+
+	// CancelReplayJobWithResponse Cancel a queued or running replay job
+	//
+	// The job is canceled at once; a runner holding it stops before its next batch, so at most the batch in flight is still replayed. Canceling a canceled job changes nothing; a finished one answers 409.
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/partners/{pid}/replay-jobs/{jid}/cancel (the `CancelReplayJob` operationId).
+	CancelReplayJobWithResponse(ctx context.Context, pid Pid, jid Jid, body CancelReplayJobJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelReplayJobResponse, error)
 }
 
 type ListEventTypesResponse struct {
@@ -5589,6 +6263,75 @@ func (r RevokeAPIKeyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RevokeAPIKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SearchDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeliveryList
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SearchDeliveriesResponse) GetJSON200() *DeliveryList {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SearchDeliveriesResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SearchDeliveriesResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SearchDeliveriesResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r SearchDeliveriesResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SearchDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SearchDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SearchDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SearchDeliveriesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7034,6 +7777,75 @@ func (r GetEventResponse) ContentType() string {
 	return ""
 }
 
+type ListReplayJobsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReplayJobList
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListReplayJobsResponse) GetJSON200() *ReplayJobList {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListReplayJobsResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListReplayJobsResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListReplayJobsResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListReplayJobsResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListReplayJobsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListReplayJobsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListReplayJobsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListReplayJobsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetReplayJobResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7090,6 +7902,103 @@ func (r GetReplayJobResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetReplayJobResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CancelReplayJobResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReplayJob
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Conflict
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMedia
+	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelReplayJobResponse) GetJSON200() *ReplayJob {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CancelReplayJobResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CancelReplayJobResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CancelReplayJobResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CancelReplayJobResponse) GetApplicationProblemJSON409() *Conflict {
+	return r.ApplicationProblemJSON409
+}
+
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CancelReplayJobResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
+}
+
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CancelReplayJobResponse) GetApplicationProblemJSON415() *UnsupportedMedia {
+	return r.ApplicationProblemJSON415
+}
+
+// GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CancelReplayJobResponse) GetApplicationProblemJSON422() *Validation {
+	return r.ApplicationProblemJSON422
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CancelReplayJobResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelReplayJobResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelReplayJobResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelReplayJobResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelReplayJobResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7260,6 +8169,21 @@ func (c *ClientWithResponses) RevokeAPIKeyWithResponse(ctx context.Context, pid 
 		return nil, err
 	}
 	return ParseRevokeAPIKeyResponse(rsp)
+}
+
+// SearchDeliveriesWithResponse Search the partner's deliveries across its endpoints
+//
+// Did partner X get event Y? The partner's deliveries, newest first, by event id, endpoint, state, the last attempt's error category and HTTP status, event type and creation time; cursor-paged. Deliveries of deleted endpoints are found while the history keeps them.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/partners/{pid}/deliveries (the `SearchDeliveries` operationId).
+func (c *ClientWithResponses) SearchDeliveriesWithResponse(ctx context.Context, pid Pid, params *SearchDeliveriesParams, reqEditors ...RequestEditorFn) (*SearchDeliveriesResponse, error) {
+	rsp, err := c.SearchDeliveries(ctx, pid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSearchDeliveriesResponse(rsp)
 }
 
 // GetDeliveryWithResponse A delivery with all its attempts
@@ -7634,6 +8558,19 @@ func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, pid Pid,
 	return ParseGetEventResponse(rsp)
 }
 
+// ListReplayJobsWithResponse The partner's replay jobs, newest first
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/partners/{pid}/replay-jobs (the `ListReplayJobs` operationId).
+func (c *ClientWithResponses) ListReplayJobsWithResponse(ctx context.Context, pid Pid, params *ListReplayJobsParams, reqEditors ...RequestEditorFn) (*ListReplayJobsResponse, error) {
+	rsp, err := c.ListReplayJobs(ctx, pid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListReplayJobsResponse(rsp)
+}
+
 // GetReplayJobWithResponse Progress of a replay job
 //
 // Returns a wrapper object for the known response body format(s).
@@ -7645,6 +8582,40 @@ func (c *ClientWithResponses) GetReplayJobWithResponse(ctx context.Context, pid 
 		return nil, err
 	}
 	return ParseGetReplayJobResponse(rsp)
+}
+
+// CancelReplayJobWithBodyWithResponse Cancel a queued or running replay job
+//
+// The job is canceled at once; a runner holding it stops before its next batch, so at most the batch in flight is still replayed. Canceling a canceled job changes nothing; a finished one answers 409.
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/partners/{pid}/replay-jobs/{jid}/cancel (the `CancelReplayJob` operationId).
+func (c *ClientWithResponses) CancelReplayJobWithBodyWithResponse(ctx context.Context, pid Pid, jid Jid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelReplayJobResponse, error) {
+	rsp, err := c.CancelReplayJobWithBody(ctx, pid, jid, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelReplayJobResponse(rsp)
+}
+
+// CancelReplayJobWithResponse Cancel a queued or running replay job
+//
+// The job is canceled at once; a runner holding it stops before its next batch, so at most the batch in flight is still replayed. Canceling a canceled job changes nothing; a finished one answers 409.
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/partners/{pid}/replay-jobs/{jid}/cancel (the `CancelReplayJob` operationId).
+func (c *ClientWithResponses) CancelReplayJobWithResponse(ctx context.Context, pid Pid, jid Jid, body CancelReplayJobJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelReplayJobResponse, error) {
+	rsp, err := c.CancelReplayJob(ctx, pid, jid, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelReplayJobResponse(rsp)
 }
 
 // ParseListEventTypesResponse parses an HTTP response from a ListEventTypesWithResponse call
@@ -8177,6 +9148,60 @@ func ParseRevokeAPIKeyResponse(rsp *http.Response) (*RevokeAPIKeyResponse, error
 			return nil, err
 		}
 		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSearchDeliveriesResponse parses an HTTP response from a SearchDeliveriesWithResponse call
+func ParseSearchDeliveriesResponse(rsp *http.Response) (*SearchDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SearchDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeliveryList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -9402,6 +10427,60 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 	return response, nil
 }
 
+// ParseListReplayJobsResponse parses an HTTP response from a ListReplayJobsWithResponse call
+func ParseListReplayJobsResponse(rsp *http.Response) (*ListReplayJobsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListReplayJobsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReplayJobList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetReplayJobResponse parses an HTTP response from a GetReplayJobWithResponse call
 func ParseGetReplayJobResponse(rsp *http.Response) (*GetReplayJobResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -9436,6 +10515,88 @@ func ParseGetReplayJobResponse(rsp *http.Response) (*GetReplayJobResponse, error
 			return nil, err
 		}
 		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCancelReplayJobResponse parses an HTTP response from a CancelReplayJobWithResponse call
+func ParseCancelReplayJobResponse(rsp *http.Response) (*CancelReplayJobResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelReplayJobResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReplayJob
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMedia
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Validation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable

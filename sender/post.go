@@ -38,6 +38,9 @@ type result struct {
 	// abandoned: ctx ended (shutdown or revoke) before the outcome was known. The attempt is
 	// not reported and its record not committed; the next owner makes it again.
 	abandoned bool
+	// circuit and circuitProbeAt are the endpoint's circuit after the attempt, for its record.
+	circuit        string
+	circuitProbeAt *time.Time
 }
 
 // post sends body to target, signed with signer for message msgID at the attempt time (R15).

@@ -695,6 +695,7 @@ func (s *Sender) deliver(l *lane, w *work, probe bool) {
 	} else {
 		l.mu.Lock()
 		l.breaker.record(res.failure == nil, probe, s.now())
+		res.circuit, res.circuitProbeAt = l.breaker.report()
 		l.mu.Unlock()
 	}
 	s.report(w, res)
@@ -854,6 +855,8 @@ func attemptOf(d records.Delivery, res result) records.Attempt {
 		LatencyMS:       res.latency.Milliseconds(),
 		Outcome:         records.OutcomeDelivered,
 		ResponseExcerpt: res.excerpt,
+		Circuit:         res.circuit,
+		CircuitProbeAt:  res.circuitProbeAt,
 	}
 	if res.failure != nil {
 		a.Outcome = records.OutcomeFailed

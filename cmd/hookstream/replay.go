@@ -98,7 +98,8 @@ func (a *apiSession) followReplayJob(ctx context.Context, id string) error {
 			return err
 		}
 		job := res.JSON200
-		ended := job.State == adminclient.ReplayJobStateSucceeded || job.State == adminclient.ReplayJobStateFailed
+		ended := job.State == adminclient.ReplayJobStateSucceeded || job.State == adminclient.ReplayJobStateFailed ||
+			job.State == adminclient.ReplayJobStateCanceled
 		p.show(job, ended, time.Now())
 		if ended {
 			if a.json {
@@ -111,7 +112,7 @@ func (a *apiSession) followReplayJob(ctx context.Context, id string) error {
 					fmt.Fprintf(a.out, "last error: %s\n", *job.Error)
 				}
 			}
-			if job.State == adminclient.ReplayJobStateFailed {
+			if job.State != adminclient.ReplayJobStateSucceeded {
 				return errReplayJobFailed
 			}
 			return nil

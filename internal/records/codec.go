@@ -128,6 +128,13 @@ func decodeAttemptFast(data []byte) (a Attempt, ok bool) {
 				a.NextAttemptAt = new(time.Time)
 			}
 			return s.time(a.NextAttemptAt)
+		case "circuit":
+			return s.string(&a.Circuit)
+		case "circuit_probe_at":
+			if a.CircuitProbeAt == nil {
+				a.CircuitProbeAt = new(time.Time)
+			}
+			return s.time(a.CircuitProbeAt)
 		}
 		return false
 	})
@@ -430,6 +437,14 @@ func (a Attempt) AppendJSON(dst []byte) []byte {
 	if a.NextAttemptAt != nil {
 		dst = append(dst, `,"next_attempt_at":`...)
 		dst = appendTime(dst, *a.NextAttemptAt)
+	}
+	if a.Circuit != "" {
+		dst = append(dst, `,"circuit":`...)
+		dst = appendString(dst, a.Circuit)
+	}
+	if a.CircuitProbeAt != nil {
+		dst = append(dst, `,"circuit_probe_at":`...)
+		dst = appendTime(dst, *a.CircuitProbeAt)
 	}
 	return append(dst, '}')
 }

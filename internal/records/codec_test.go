@@ -60,6 +60,8 @@ func sampleAttempt() Attempt {
 		ErrorCategory:   CategoryHTTPStatus,
 		ResponseExcerpt: `{"error":"unavailable","retry_after":30}`,
 		NextAttemptAt:   &next,
+		Circuit:         CircuitOpen,
+		CircuitProbeAt:  &next,
 	}
 }
 
@@ -194,6 +196,8 @@ func TestEncodeVaried(t *testing.T) {
 			ErrorCategory: s, ResponseExcerpt: s}
 		checkEncode(t, a, UnmarshalAttempt)
 		a.NextAttemptAt = &next
+		checkEncode(t, a, UnmarshalAttempt)
+		a.Circuit, a.CircuitProbeAt = s, &tm
 		checkEncode(t, a, UnmarshalAttempt)
 
 		d := Delivery{V: n, DeliveryID: s, EventID: s, EndpointID: s, PartnerID: s, EventType: s,

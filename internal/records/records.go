@@ -223,7 +223,21 @@ type Attempt struct {
 	// ResponseExcerpt is at most 1 KiB of the response, secrets and auth headers redacted.
 	ResponseExcerpt string     `json:"response_excerpt,omitempty"`
 	NextAttemptAt   *time.Time `json:"next_attempt_at,omitempty"`
+	// Circuit is the endpoint's circuit breaker right after this attempt, as the sender's lane
+	// holds it (CircuitClosed, CircuitOpen, CircuitHalfOpen); empty when the sender does not say
+	// (ordered endpoints, refusals). The recorder keeps the newest in endpoint_health, so the
+	// admin API can show a state that lives only in the sender (issue 14).
+	Circuit string `json:"circuit,omitempty"`
+	// CircuitProbeAt, with Circuit open, is when the circuit lets its next probe through.
+	CircuitProbeAt *time.Time `json:"circuit_probe_at,omitempty"`
 }
+
+// Circuit states of Attempt.Circuit.
+const (
+	CircuitClosed   = "closed"
+	CircuitOpen     = "open"
+	CircuitHalfOpen = "half_open"
+)
 
 // AttemptVersion is the format version of Attempt.
 const AttemptVersion = 1
