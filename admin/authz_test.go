@@ -80,6 +80,12 @@ func TestAuthorizationMatrix(t *testing.T) {
 			return "/v1/partners/acme/deliveries/" + dids[0] + "/replay", nil
 		}},
 		{"GET /v1/partners/{pid}/replay-jobs/{jid}", 200, func() (string, any) { return "/v1/partners/acme/replay-jobs/" + job.JobID, nil }},
+		{"GET /v1/partners/{pid}/replay-jobs", 200, func() (string, any) { return "/v1/partners/acme/replay-jobs?state=queued", nil }},
+		// Canceling a canceled job answers 200 again, so every caller let through gets 200.
+		{"POST /v1/partners/{pid}/replay-jobs/{jid}/cancel", 200, func() (string, any) {
+			return "/v1/partners/acme/replay-jobs/" + job.JobID + "/cancel", nil
+		}},
+		{"GET /v1/partners/{pid}/deliveries", 200, func() (string, any) { return "/v1/partners/acme/deliveries?event_id=" + evID, nil }},
 		{"GET /v1/partners/{pid}/events", 200, func() (string, any) { return "/v1/partners/acme/events?limit=10", nil }},
 		{"GET /v1/partners/{pid}/events/{event_id}", 200, func() (string, any) { return "/v1/partners/acme/events/" + evID, nil }},
 		// A stream that is let through never ends; a bad cursor is refused after the access

@@ -36,6 +36,10 @@ func FuzzWriteRoutes(f *testing.F) {
 	did := e.seedDeliveries("acme", ep.ID, "customer.created", "failed", 10, []string{evID}, []time.Time{time.Now()})[0]
 	epPath := "/v1/partners/acme/endpoints/" + ep.ID
 	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	jid := newID(replayJobPrefix)
+	if _, err := e.db.Pool.Exec(context.Background(), `INSERT INTO replay_job (id, partner_id, endpoint_id, source) VALUES ($1, 'acme', $2, 'history')`, jid, ep.ID); err != nil {
+		f.Fatal(err)
+	}
 	targets := []struct {
 		method, path string
 		valid        []string
@@ -51,6 +55,7 @@ func FuzzWriteRoutes(f *testing.F) {
 		{"POST", epPath + "/test", []string{`{}`}},
 		{"POST", epPath + "/replay", []string{`{"since":"` + since + `","source":"log","state":"missing"}`}},
 		{"POST", "/v1/partners/acme/deliveries/" + did + "/replay", []string{`{}`}},
+		{"POST", "/v1/partners/acme/replay-jobs/" + jid + "/cancel", []string{`{}`}},
 	}
 	writes := 0
 	for _, rt := range e.api.routes {

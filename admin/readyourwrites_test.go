@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hookstream/hookstream/internal/testenv"
@@ -196,5 +198,70 @@ func TestReadYourWrites(t *testing.T) {
 		}
 		b, _ := json.Marshal(ids)
 		t.Fatalf("the receiver got %d event ids, want the 200 test events: %s", n, b)
+	}
+}
+
+// TestEndpointHealthFromTheSender (issue 14): the circuit that opens in the sender reaches the
+// endpoint resource through the attempt records and the recorder, with its next probe, and a
+// delivery waiting on it shows next_attempt_at no earlier than the probe.
+func TestEndpointHealthFromTheSender(t *testing.T) {
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(failing.Close)
+	u, _ := url.Parse(failing.URL)
+	port, _ := strconv.Atoi(u.Port())
+	e := newEnv(t, loopbackEgress(t, port))
+	e.partner("acme")
+	e.startCDC()
+	e.startSender(t, port)
+	rcfg := streams.DefaultRecorderConfig()
+	rcfg.Brokers, rcfg.Prefix, rcfg.Logger, rcfg.Registerer = e.kafka.Brokers, e.kafka.Prefix, e.cfg.Logger, prometheus.NewRegistry()
+	rec, err := streams.NewRecorder(rcfg, e.db.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Go(t, "recorder.Run", rec.Run)
+
+	var created createdEndpoint
+	e.must(201, operatorToken, "POST", "/v1/partners/acme/endpoints", map[string]any{
+		"url": failing.URL + "/hooks", "event_types": []string{"customer.*"},
+	}).json(t, &created)
+	ep := "/v1/partners/acme/endpoints/" + created.ID
+	// Five failures in a row open the circuit (sender.DefaultConfig's BreakerFailures).
+	var last testAccepted
+	for range 5 {
+		e.must(202, operatorToken, "POST", ep+"/test", nil).json(t, &last)
+	}
+	var v endpointView
+	deadline := time.Now().Add(time.Minute)
+	for {
+		e.must(200, operatorToken, "GET", ep, nil).json(t, &v)
+		if v.Health.Circuit == "open" {
+			break
+		}
+		if time.Now().After(deadline) {
+			rows, _ := e.db.Pool.Query(context.Background(), `SELECT delivery_id || ' ' || attempt_no || ' ' || started_at || ' ' || coalesce(status, 0) || ' ' || coalesce(error_category, '') FROM delivery_attempt ORDER BY started_at`)
+			got, _ := pgx.CollectRows(rows, pgx.RowTo[string])
+			t.Fatalf("the endpoint's health after five failed attempts: %+v, want the circuit open; attempts %q", v.Health, got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	h := v.Health
+	if h.NextProbeAt == nil || h.LastAttemptAt == nil || h.LastSuccessAt != nil || h.FailingSince == nil ||
+		!h.NextProbeAt.After(*h.LastAttemptAt) {
+		t.Fatalf("health of the open circuit: %+v", h)
+	}
+	// The last test's retry is due 5 s after its attempt, the probe 10 s after: it waits for the probe.
+	var d deliveryView
+	for {
+		e.must(200, operatorToken, "GET", "/v1/partners/acme/deliveries/"+last.DeliveryID, nil).json(t, &d)
+		if d.State == "retrying" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if d.State != "retrying" || d.NextAttemptAt == nil || d.NextAttemptAt.Before(*h.NextProbeAt) {
+		t.Fatalf("delivery %s %s, next_attempt_at %v; want retrying, not before the probe at %v", d.DeliveryID, d.State, d.NextAttemptAt, h.NextProbeAt)
 	}
 }

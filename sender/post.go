@@ -39,8 +39,8 @@ type result struct {
 	// not reported and its record not committed; the next owner makes it again.
 	abandoned bool
 	// circuit and circuitProbeAt are the endpoint's circuit after the attempt, for its record.
-	circuit        string
-	circuitProbeAt *time.Time
+	circuit                   string
+	circuitProbeAt, circuitAt *time.Time
 }
 
 // post sends body to target, signed with signer for message msgID at the attempt time (R15).

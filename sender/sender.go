@@ -696,6 +696,8 @@ func (s *Sender) deliver(l *lane, w *work, probe bool) {
 		l.mu.Lock()
 		l.breaker.record(res.failure == nil, probe, s.now())
 		res.circuit, res.circuitProbeAt = l.breaker.report()
+		at := s.now().UTC()
+		res.circuitAt = &at
 		l.mu.Unlock()
 	}
 	s.report(w, res)
@@ -857,6 +859,7 @@ func attemptOf(d records.Delivery, res result) records.Attempt {
 		ResponseExcerpt: res.excerpt,
 		Circuit:         res.circuit,
 		CircuitProbeAt:  res.circuitProbeAt,
+		CircuitAt:       res.circuitAt,
 	}
 	if res.failure != nil {
 		a.Outcome = records.OutcomeFailed

@@ -729,9 +729,15 @@ func updateHealth(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) er
 		if a.Outcome == records.OutcomeDelivered {
 			h.lastSuccess = later(h.lastSuccess, a.StartedAt)
 		}
-		if a.Circuit != "" && (h.circuitAt == nil || !a.StartedAt.Before(*h.circuitAt)) {
+		// Concurrent attempts end in any order: the statement the sender made last holds (one
+		// that began later but ended before the circuit opened does not undo the opening).
+		stated := a.StartedAt.Add(time.Duration(a.LatencyMS) * time.Millisecond)
+		if a.CircuitAt != nil {
+			stated = *a.CircuitAt
+		}
+		if a.Circuit != "" && (h.circuitAt == nil || !stated.Before(*h.circuitAt)) {
 			c := a.Circuit
-			h.circuit, h.probeAt, h.circuitAt = &c, a.CircuitProbeAt, &a.StartedAt
+			h.circuit, h.probeAt, h.circuitAt = &c, a.CircuitProbeAt, &stated
 		}
 	}
 	var (

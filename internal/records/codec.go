@@ -135,6 +135,11 @@ func decodeAttemptFast(data []byte) (a Attempt, ok bool) {
 				a.CircuitProbeAt = new(time.Time)
 			}
 			return s.time(a.CircuitProbeAt)
+		case "circuit_at":
+			if a.CircuitAt == nil {
+				a.CircuitAt = new(time.Time)
+			}
+			return s.time(a.CircuitAt)
 		}
 		return false
 	})
@@ -445,6 +450,10 @@ func (a Attempt) AppendJSON(dst []byte) []byte {
 	if a.CircuitProbeAt != nil {
 		dst = append(dst, `,"circuit_probe_at":`...)
 		dst = appendTime(dst, *a.CircuitProbeAt)
+	}
+	if a.CircuitAt != nil {
+		dst = append(dst, `,"circuit_at":`...)
+		dst = appendTime(dst, *a.CircuitAt)
 	}
 	return append(dst, '}')
 }

@@ -62,6 +62,7 @@ func sampleAttempt() Attempt {
 		NextAttemptAt:   &next,
 		Circuit:         CircuitOpen,
 		CircuitProbeAt:  &next,
+		CircuitAt:       &next,
 	}
 }
 
@@ -197,7 +198,7 @@ func TestEncodeVaried(t *testing.T) {
 		checkEncode(t, a, UnmarshalAttempt)
 		a.NextAttemptAt = &next
 		checkEncode(t, a, UnmarshalAttempt)
-		a.Circuit, a.CircuitProbeAt = s, &tm
+		a.Circuit, a.CircuitProbeAt, a.CircuitAt = s, &tm, &next
 		checkEncode(t, a, UnmarshalAttempt)
 
 		d := Delivery{V: n, DeliveryID: s, EventID: s, EndpointID: s, PartnerID: s, EventType: s,

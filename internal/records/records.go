@@ -230,6 +230,9 @@ type Attempt struct {
 	Circuit string `json:"circuit,omitempty"`
 	// CircuitProbeAt, with Circuit open, is when the circuit lets its next probe through.
 	CircuitProbeAt *time.Time `json:"circuit_probe_at,omitempty"`
+	// CircuitAt is when the sender read Circuit, right after recording this attempt's result:
+	// concurrent attempts end in any order, and the newest statement is the one that holds.
+	CircuitAt *time.Time `json:"circuit_at,omitempty"`
 }
 
 // Circuit states of Attempt.Circuit.

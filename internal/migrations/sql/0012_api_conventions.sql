@@ -29,7 +29,7 @@ CREATE TABLE endpoint_health (
     endpoint_id       text PRIMARY KEY,
     circuit_state     text CHECK (circuit_state IN ('closed', 'open', 'half_open')),
     circuit_probe_at  timestamptz,   -- with circuit_state open: when the next probe may go
-    circuit_at        timestamptz,   -- started_at of the attempt that stated the circuit
+    circuit_at        timestamptz,   -- when the sender stated it (the attempt record's circuit_at)
     last_success_at   timestamptz,
     last_attempt_at   timestamptz,
     updated_at        timestamptz NOT NULL DEFAULT now()
