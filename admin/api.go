@@ -135,11 +135,13 @@ func (a *API) EndStreams() {
 	a.endStreamsOnce.Do(func() { close(a.streamsEnd) })
 }
 
-// janitor closes events-topic readers kept too long without a continuation and forgets
-// partners whose test events left the quota's window.
+// janitor closes events-topic readers kept too long without a continuation, forgets
+// partners whose test events left the quota's window, and deletes expired idempotency keys.
 func (a *API) janitor() {
 	t := time.NewTicker(readerIdle / 3)
 	defer t.Stop()
+	keys := time.NewTicker(10 * time.Minute)
+	defer keys.Stop()
 	for {
 		select {
 		case <-a.stop:
@@ -147,6 +149,10 @@ func (a *API) janitor() {
 		case <-t.C:
 			a.events.sweep()
 			a.testEvents.sweep()
+		case <-keys.C:
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			a.sweepIdempotencyKeys(ctx)
+			cancel()
 		}
 	}
 }
@@ -162,10 +168,10 @@ func (a *API) fault(ctx context.Context, what string, err error) *apiError {
 	var pgErr *pgconn.PgError
 	if errors.Is(err, errUnavailable) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) ||
 		(!errors.As(err, &pgErr) && isConnectionError(err)) {
-		a.log.Error("dependency unavailable", "op", what, "err", err)
+		a.log.Error("dependency unavailable", "op", what, "request_id", requestID(ctx), "err", err)
 		return errorf(http.StatusServiceUnavailable, CodeUnavailable, "a dependency of the API is unavailable; retry later")
 	}
-	a.log.Error("internal error", "op", what, "err", err)
+	a.log.Error("internal error", "op", what, "request_id", requestID(ctx), "err", err)
 	return errorf(http.StatusInternalServerError, CodeInternal, "internal error")
 }
 

@@ -46,10 +46,10 @@ func (a *API) listOutboxDeadLetters(w http.ResponseWriter, r *http.Request, _ ca
 	}
 	partner, reason := q.Get("partner_id"), q.Get("reason")
 	if len(partner) > 255 || strings.IndexByte(partner, 0) >= 0 {
-		return invalid("partner_id must be a partner id")
+		return invalidField("partner_id", "partner_id must be a partner id")
 	}
 	if reason != "" && !slices.Contains(outboxDeadLetterReasons, reason) {
-		return invalid("reason must be one of %s", strings.Join(outboxDeadLetterReasons, ", "))
+		return invalidField("reason", "reason must be one of %s", strings.Join(outboxDeadLetterReasons, ", "))
 	}
 	var after outboxDeadLetterCursor
 	if s := q.Get("cursor"); s != "" {

@@ -11,8 +11,11 @@
 //     (its own partner). Keys are shown once and stored as SHA-256 hashes. A missing or bad token
 //     answers 401; a partner key on an operator route 403, decided before any lookup; another
 //     partner's resources 404, the same answer as resources that do not exist.
-//   - Errors are {"error":{"code","message"}} with a fitting 4xx. Bodies are JSON objects of at
+//   - Errors are RFC 9457 problems (application/problem+json) with a stable code, the request
+//     id (X-Request-Id) and the failing field, with a fitting 4xx. Bodies are JSON objects of at
 //     most 1 MiB with no unknown fields. A 5xx means a fault of the service and is logged.
+//   - Every POST takes an Idempotency-Key (idempotency.go): a repeat within 24 h gets the first
+//     2xx answer and does nothing again; another request under the key is refused.
 //   - A signing secret appears only in the response that created it (endpoint creation or
 //     rotation) and never in a log line; it is stored sealed with the sender's AAD.
 //   - Writes go to PostgreSQL, from where cdc publishes endpoint changes; disabling an endpoint

@@ -59,6 +59,8 @@ type endpointView struct {
 	Secrets         []secretInfo `json:"secrets"`
 	endpointPolicies
 	requestOptionsView
+	// Health: the circuit, the next probe, the last success and failing_since (health.go).
+	Health endpointHealth `json:"health"`
 }
 
 // secretInfo describes a signing secret without its value (R16).
@@ -146,7 +148,10 @@ func attachSecrets(ctx context.Context, q querier, eps []*endpointView) error {
 		}
 		return nil
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	return attachHealth(ctx, q, eps) // every read of an endpoint shows its health too
 }
 
 type createEndpointRequest struct {
@@ -371,32 +376,17 @@ func (a *API) getEndpoint(w http.ResponseWriter, r *http.Request, _ caller) erro
 	return nil
 }
 
-// nullableFloat tells an absent field (Set false) from an explicit null (Set, Valid false).
-type nullableFloat struct {
-	Set, Valid bool
-	Value      float64
-}
-
-func (n *nullableFloat) UnmarshalJSON(b []byte) error {
-	n.Set = true
-	if string(b) == "null" {
-		return nil
-	}
-	if err := json.Unmarshal(b, &n.Value); err != nil {
-		return err
-	}
-	n.Valid = true
-	return nil
-}
-
+// patchEndpointRequest holds each field as absent, null or a value (optional): null resets a
+// field to its default (description "", schema_version the newest, max_in_flight 64, no rate
+// limit, not ordered); url and event_types have none and refuse null.
 type patchEndpointRequest struct {
-	URL             *string        `json:"url"`
-	Description     *string        `json:"description"`
-	EventTypes      *[]string      `json:"event_types"`
-	SchemaVersion   *int           `json:"schema_version"`
-	MaxInFlight     *int           `json:"max_in_flight"`
-	RateLimitPerSec *nullableFloat `json:"rate_limit_per_sec"`
-	Ordered         *bool          `json:"ordered"`
+	URL             optional[string]   `json:"url"`
+	Description     optional[string]   `json:"description"`
+	EventTypes      optional[[]string] `json:"event_types"`
+	SchemaVersion   optional[int]      `json:"schema_version"`
+	MaxInFlight     optional[int]      `json:"max_in_flight"`
+	RateLimitPerSec optional[float64]  `json:"rate_limit_per_sec"`
+	Ordered         optional[bool]     `json:"ordered"`
 	endpointPoliciesPatch
 	requestOptionsPatch
 }
@@ -412,36 +402,61 @@ func (a *API) patchEndpoint(w http.ResponseWriter, r *http.Request, _ caller) er
 		return e
 	}
 	var (
-		p      problems
-		types  []string
-		schema *int
-		flight *int
-		rate   *float64
-		setRL  bool
+		p           problems
+		url, desc   *string
+		types       []string
+		schema      *int
+		flight      *int
+		rate        *float64
+		setRL       bool
+		ordered     *bool
+		noDefault   = func(field string) { p.add(field, "cannot be null: it has no default to return to") }
+		withDefault = func(v int) *int { return &v }
 	)
-	if req.URL != nil {
-		p.text("url", *req.URL, maxURLBytes, true)
+	switch {
+	case req.URL.Null:
+		noDefault("url")
+	case req.URL.Set:
+		p.text("url", req.URL.Value, maxURLBytes, true)
+		url = &req.URL.Value
 	}
-	if req.Description != nil {
-		p.text("description", *req.Description, maxDescriptionBytes, false)
+	if req.Description.Set {
+		desc = new(string) // null: no description
+		if !req.Description.Null {
+			p.text("description", req.Description.Value, maxDescriptionBytes, false)
+			desc = &req.Description.Value
+		}
 	}
-	if req.EventTypes != nil {
-		types = p.eventTypes(*req.EventTypes, true)
+	switch {
+	case req.EventTypes.Null:
+		noDefault("event_types")
+	case req.EventTypes.Set:
+		types = p.eventTypes(req.EventTypes.Value, true)
 	}
-	if req.SchemaVersion != nil {
-		v := p.schemaVersion(req.SchemaVersion)
-		schema = &v
+	if req.SchemaVersion.Set {
+		schema = withDefault(p.schemaVersion(nil))
+		if !req.SchemaVersion.Null {
+			schema = withDefault(p.schemaVersion(&req.SchemaVersion.Value))
+		}
 	}
-	if req.MaxInFlight != nil {
-		v := p.maxInFlight(req.MaxInFlight)
-		flight = &v
+	if req.MaxInFlight.Set {
+		flight = withDefault(p.maxInFlight(nil))
+		if !req.MaxInFlight.Null {
+			flight = withDefault(p.maxInFlight(&req.MaxInFlight.Value))
+		}
 	}
-	if rl := req.RateLimitPerSec; rl != nil && rl.Set {
+	if req.RateLimitPerSec.Set {
 		setRL = true
-		if rl.Valid {
-			v := rl.Value
+		if !req.RateLimitPerSec.Null {
+			v := req.RateLimitPerSec.Value
 			p.rateLimit(&v)
 			rate = &v
+		}
+	}
+	if req.Ordered.Set {
+		ordered = new(bool) // null: not ordered
+		if !req.Ordered.Null {
+			ordered = &req.Ordered.Value
 		}
 	}
 	var (
@@ -457,13 +472,13 @@ func (a *API) patchEndpoint(w http.ResponseWriter, r *http.Request, _ caller) er
 	if e := p.err(); e != nil {
 		return e
 	}
-	if req.URL != nil {
-		if e := a.checkURL(r.Context(), *req.URL); e != nil {
+	if url != nil {
+		if e := a.checkURL(r.Context(), *url); e != nil {
 			return e
 		}
 	}
-	changes := req.URL != nil || req.Description != nil || req.EventTypes != nil || schema != nil ||
-		flight != nil || setRL || req.Ordered != nil || req.Filter.Set || req.RetryPolicy.Set || req.requestOptionsPatch.any()
+	changes := url != nil || desc != nil || types != nil || schema != nil || flight != nil || setRL || ordered != nil ||
+		req.Filter.Set || req.RetryPolicy.Set || req.requestOptionsPatch.any()
 	if !changes {
 		return a.getEndpoint(w, r, caller{})
 	}
@@ -481,7 +496,7 @@ func (a *API) patchEndpoint(w http.ResponseWriter, r *http.Request, _ caller) er
 				retry_policy = CASE WHEN $13 THEN $14::jsonb ELSE retry_policy END,
 				version = version + 1, updated_at = now()
 			WHERE id = $1 AND partner_id = $2 RETURNING `+endpointColumns,
-			eid, pid, req.URL, req.Description, types, schema, flight, setRL, rate, req.Ordered,
+			eid, pid, url, desc, types, schema, flight, setRL, rate, ordered,
 			req.Filter.Set, flt, req.RetryPolicy.Set, policyJSON(policy)))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return notFound("endpoint")

@@ -105,7 +105,7 @@ func feedTypes(q url.Values) ([]string, *apiError) {
 	var p problems
 	types := p.eventTypes(strings.Split(raw, ","), false)
 	if len(p) > 0 {
-		return nil, invalid("types: a comma-separated list of event types like \"api_key.created\" or wildcards like \"api_key.*\"")
+		return nil, invalidField("types", "types: a comma-separated list of event types like \"api_key.created\" or wildcards like \"api_key.*\"")
 	}
 	return types, nil
 }

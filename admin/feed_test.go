@@ -152,7 +152,7 @@ func TestCursorFeed(t *testing.T) {
 	r := e.do(key, "GET", "/v1/partners/"+pid+"/events?after="+url.QueryEscape(first.NextCursor), nil)
 	var eb errorBody
 	r.json(t, &eb)
-	if r.Status != 410 || eb.Error.Code != CodeGone {
+	if r.Status != 410 || eb.Code != CodeGone {
 		t.Fatalf("expired cursor: %s", r)
 	}
 }

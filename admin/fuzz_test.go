@@ -42,6 +42,10 @@ func FuzzWriteRoutes(f *testing.F) {
 	did := e.seedDeliveries("acme", ep.ID, "customer.created", "failed", 10, []string{evID}, []time.Time{time.Now()})[0]
 	epPath := "/v1/partners/acme/endpoints/" + ep.ID
 	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	jid := newID(replayJobPrefix)
+	if _, err := e.db.Pool.Exec(context.Background(), `INSERT INTO replay_job (id, partner_id, endpoint_id, source) VALUES ($1, 'acme', $2, 'history')`, jid, ep.ID); err != nil {
+		f.Fatal(err)
+	}
 	targets := []struct {
 		method, path string
 		valid        []string
@@ -57,6 +61,7 @@ func FuzzWriteRoutes(f *testing.F) {
 		{"POST", epPath + "/test", []string{`{}`}},
 		{"POST", epPath + "/replay", []string{`{"since":"` + since + `","source":"log","state":"missing"}`}},
 		{"POST", "/v1/partners/acme/deliveries/" + did + "/replay", []string{`{}`}},
+		{"POST", "/v1/partners/acme/replay-jobs/" + jid + "/cancel", []string{`{}`}},
 	}
 	writes := 0
 	for _, rt := range e.api.routes {
@@ -109,7 +114,7 @@ func FuzzWriteRoutes(f *testing.F) {
 			return
 		}
 		var eb errorBody
-		if json.Unmarshal(r.Body, &eb) != nil || eb.Error.Code == "" || eb.Error.Message == "" {
+		if json.Unmarshal(r.Body, &eb) != nil || eb.Code == "" || eb.Detail == "" {
 			t.Fatalf("%s %s: refusal without the error shape: %s", tg.method, tg.path, r)
 		}
 		if after := e.digest(t); after != before {

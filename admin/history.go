@@ -56,7 +56,7 @@ type deliveryDetail struct {
 }
 
 const deliveryColumns = `delivery_id, event_id, endpoint_id, partner_id, event_type, state, attempt_count,
-	next_attempt_at, last_status, last_latency_ms, last_error_category, created_at, updated_at`
+	` + nextAttemptColumn + `, last_status, last_latency_ms, last_error_category, created_at, updated_at`
 
 func scanDelivery(row pgx.Row) (deliveryView, error) {
 	var (
@@ -94,7 +94,7 @@ func parseTypeFilter(raw string) (typeFilter, *apiError) {
 	var p problems
 	types := p.eventTypes(strings.Split(raw, ","), false)
 	if len(p) > 0 {
-		return f, invalid("type: a comma-separated list of event types like \"api_key.created\" or wildcards like \"api_key.*\"")
+		return f, invalidField("type", "type: a comma-separated list of event types like \"api_key.created\" or wildcards like \"api_key.*\"")
 	}
 	for _, t := range types {
 		if t == "*" {
@@ -127,7 +127,7 @@ func (a *API) listDeliveries(w http.ResponseWriter, r *http.Request, _ caller) e
 	}
 	state := q.Get("state")
 	if state != "" && !validState(state) {
-		return invalid("state must be one of %s", strings.Join(deliveryStates, ", "))
+		return invalidField("state", "state must be one of %s", strings.Join(deliveryStates, ", "))
 	}
 	since, e := queryTime(q, "since")
 	if e != nil {

@@ -12,6 +12,7 @@ const (
 	secretIDPrefix   = "whsk_"
 	apiKeyIDPrefix   = "key_"
 	replayJobPrefix  = "rpl_"
+	requestIDPrefix  = "req_"
 )
 
 func newID(prefix string) string { return prefix + ulid.Make().String() }

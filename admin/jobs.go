@@ -347,7 +347,7 @@ func (a *API) runJob(ctx context.Context, j *job) {
 			a.releaseJob(j, 0)
 			return
 		case errors.Is(err, errLeaseLost):
-			a.log.Warn("replay job taken over by another process", "job_id", j.ID)
+			a.log.Warn("replay job taken over by another process, or canceled", "job_id", j.ID)
 			return
 		case errors.Is(err, errJobFailed):
 			if err := a.finishJob(ctx, j, jobFailed, strings.TrimPrefix(err.Error(), errJobFailed.Error()+": ")); err != nil {

@@ -34,7 +34,7 @@ func newMetrics(reg prometheus.Registerer) (*apiMetrics, error) {
 		jobs: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "replay_jobs",
 			Help: "Replay jobs not finished yet, by state (queued, running), as last read from PostgreSQL."}, []string{"state"}),
 		jobsDone: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "replay_jobs_finished_total",
-			Help: "Replay jobs finished by this process, by final state (succeeded, failed)."}, []string{"state"}),
+			Help: "Replay jobs finished by this process, by final state (succeeded, failed, canceled)."}, []string{"state"}),
 		replayed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "deliveries_produced_total",
 			Help: "Delivery records the API produced to the deliveries topic, by trigger (replay, test)."}, []string{"trigger"}),
 		streams: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "event_streams",

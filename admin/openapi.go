@@ -11,6 +11,11 @@ import (
 //go:embed openapi.json
 var openAPIDocument []byte
 
+// The webhooks section is made from the event catalog (make generate); the rest is written by
+// hand.
+//
+//go:generate go run ./internal/webhookdoc/gen openapi.json
+
 // OpenAPI returns the API's OpenAPI 3.1 document.
 func OpenAPI() []byte { return append([]byte(nil), openAPIDocument...) }
 

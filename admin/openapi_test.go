@@ -235,8 +235,8 @@ func TestRequestHandlingWithoutDependencies(t *testing.T) {
 		r := call(a, operatorToken, "POST", "/v1/partners", tt.body)
 		var eb errorBody
 		_ = json.Unmarshal(r.Body, &eb)
-		if r.Status != tt.want || !strings.Contains(eb.Error.Message, tt.msg) {
-			t.Errorf("POST /v1/partners %.40q: %d %s, want %d with %q", tt.body, r.Status, eb.Error.Message, tt.want, tt.msg)
+		if r.Status != tt.want || !strings.Contains(eb.Detail, tt.msg) {
+			t.Errorf("POST /v1/partners %.40q: %d %s, want %d with %q", tt.body, r.Status, eb.Detail, tt.want, tt.msg)
 		}
 	}
 	req := httptest.NewRequest("POST", "/v1/partners", strings.NewReader(`{"id":"acme"}`))

@@ -105,6 +105,7 @@ func (a *API) getPartner(w http.ResponseWriter, r *http.Request, _ caller) error
 
 type apiKeyView struct {
 	ID         string     `json:"id"`
+	Name       string     `json:"name"`
 	PartnerID  string     `json:"partner_id"`
 	CreatedAt  time.Time  `json:"created_at"`
 	LastUsedAt *time.Time `json:"last_used_at"`
@@ -114,23 +115,37 @@ type apiKeyView struct {
 // createdAPIKey is the only response that ever holds a key.
 type createdAPIKey struct {
 	ID        string    `json:"id"`
+	Name      string    `json:"name"`
 	Key       string    `json:"key"`
 	PartnerID string    `json:"partner_id"`
 	CreatedAt time.Time `json:"created_at"`
 }
 
+// createAPIKeyRequest names the key, so a partner's keys can be told apart (its use, its
+// holder) in the list, which shows each one's last use.
+type createAPIKeyRequest struct {
+	Name string `json:"name"`
+}
+
+const maxAPIKeyName = 200
+
 func (a *API) createAPIKey(w http.ResponseWriter, r *http.Request, _ caller) error {
-	var req struct{}
+	var req createAPIKeyRequest
 	if e := decodeBody(r, &req, false); e != nil {
+		return e
+	}
+	var p problems
+	p.text("name", req.Name, maxAPIKeyName, false)
+	if e := p.err(); e != nil {
 		return e
 	}
 	key, hash, err := newAPIKey()
 	if err != nil {
 		return err
 	}
-	out := createdAPIKey{ID: newID(apiKeyIDPrefix), Key: key, PartnerID: r.PathValue("pid")}
-	if err := a.pool.QueryRow(r.Context(), `INSERT INTO partner_api_key (id, partner_id, key_hash) VALUES ($1, $2, $3) RETURNING created_at`,
-		out.ID, out.PartnerID, hash).Scan(&out.CreatedAt); err != nil {
+	out := createdAPIKey{ID: newID(apiKeyIDPrefix), Name: req.Name, Key: key, PartnerID: r.PathValue("pid")}
+	if err := a.pool.QueryRow(r.Context(), `INSERT INTO partner_api_key (id, partner_id, key_hash, name) VALUES ($1, $2, $3, $4) RETURNING created_at`,
+		out.ID, out.PartnerID, hash, req.Name).Scan(&out.CreatedAt); err != nil {
 		return err
 	}
 	a.log.Info("partner api key created", "partner_id", out.PartnerID, "key_id", out.ID)
@@ -153,14 +168,14 @@ func (a *API) listAPIKeys(w http.ResponseWriter, r *http.Request, _ caller) erro
 			return badCursor()
 		}
 	}
-	rows, err := a.pool.Query(r.Context(), `SELECT id, partner_id, created_at, last_used_at, revoked_at FROM partner_api_key
+	rows, err := a.pool.Query(r.Context(), `SELECT id, name, partner_id, created_at, last_used_at, revoked_at FROM partner_api_key
 		WHERE partner_id = $1 AND id > $2 ORDER BY id LIMIT $3`, r.PathValue("pid"), after.ID, limit+1)
 	if err != nil {
 		return err
 	}
 	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (apiKeyView, error) {
 		var v apiKeyView
-		err := row.Scan(&v.ID, &v.PartnerID, &v.CreatedAt, &v.LastUsedAt, &v.RevokedAt)
+		err := row.Scan(&v.ID, &v.Name, &v.PartnerID, &v.CreatedAt, &v.LastUsedAt, &v.RevokedAt)
 		return v, err
 	})
 	if err != nil {

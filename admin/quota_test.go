@@ -19,9 +19,9 @@ func wantQuota(t *testing.T, r response, status int, code, name string, limit, u
 	t.Helper()
 	var eb errorBody
 	r.json(t, &eb)
-	q := eb.Error.Quota
-	if r.Status != status || eb.Error.Code != code || q == nil || q.Name != name || q.Limit != limit || q.Usage != usage ||
-		!strings.Contains(eb.Error.Message, name) {
+	q := eb.Quota
+	if r.Status != status || eb.Code != code || q == nil || q.Name != name || q.Limit != limit || q.Usage != usage ||
+		!strings.Contains(eb.Detail, name) {
 		t.Fatalf("got %s, want %d %s with quota {%s %d %d}", r, status, code, name, limit, usage)
 	}
 	if got := r.Header.Get("Retry-After"); got != retryAfter {
@@ -347,7 +347,7 @@ func TestLimitsRouteShowsUsage(t *testing.T) {
 	} {
 		var eb errorBody
 		r.json(t, &eb)
-		if r.Status != 404 || eb.Error.Code != CodeNotFound || strings.Contains(string(r.Body), "usage") {
+		if r.Status != 404 || eb.Code != CodeNotFound || strings.Contains(string(r.Body), "usage") {
 			t.Fatalf("usage of another or no partner: %s", r)
 		}
 	}

@@ -131,6 +131,7 @@ func prepareReplay(ep endpointView, t replayTarget, ev storedEvent, now time.Tim
 		V: records.DeliveryVersion, DeliveryID: records.DeliveryID(ev.EventID, ep.ID),
 		EventID: ev.EventID, EndpointID: ep.ID, PartnerID: ep.PartnerID, EventType: ev.Type,
 		Trigger: records.TriggerReplay, Body: body, EventLSN: ev.LSN, CreatedAt: created.UTC(),
+		EndpointVersion: ep.Version, // read-your-writes: never sent with an older configuration
 	}, ""
 }
 

@@ -54,17 +54,25 @@ func decodeBody(r *http.Request, v any, required bool) *apiError {
 }
 
 // problems collects validation failures so a client learns of all of them at once.
-type problems []string
+type problems []fieldError
 
 func (p *problems) add(field, format string, args ...any) {
-	*p = append(*p, field+": "+fmt.Sprintf(format, args...))
+	*p = append(*p, fieldError{Field: field, Detail: fmt.Sprintf(format, args...)})
 }
 
+// err is the 422 of the collected failures: the message lists them all ("url: is required;
+// …"), and the problem names each field.
 func (p problems) err() *apiError {
 	if len(p) == 0 {
 		return nil
 	}
-	return errorf(http.StatusUnprocessableEntity, CodeValidation, "%s", strings.Join(p, "; "))
+	msgs := make([]string, len(p))
+	for i, f := range p {
+		msgs[i] = f.Field + ": " + f.Detail
+	}
+	e := errorf(http.StatusUnprocessableEntity, CodeValidation, "%s", strings.Join(msgs, "; "))
+	e.Errors = p
+	return e
 }
 
 // text checks a free-text field: valid UTF-8 (encoding/json already replaced invalid bytes),
@@ -126,7 +134,7 @@ func pageLimit(q url.Values) (int, *apiError) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > MaxPageLimit {
-		return 0, invalid("limit must be an integer from 1 to %d", MaxPageLimit)
+		return 0, invalidField("limit", "limit must be an integer from 1 to %d", MaxPageLimit)
 	}
 	return n, nil
 }
@@ -139,7 +147,7 @@ func queryTime(q url.Values, name string) (time.Time, *apiError) {
 	}
 	t, err := parseTime(s)
 	if err != nil {
-		return time.Time{}, invalid("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z", name)
+		return time.Time{}, invalidField(name, "%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z", name)
 	}
 	return t, nil
 }
@@ -161,4 +169,21 @@ type list[T any] struct {
 	Data       []T    `json:"data"`
 	NextCursor string `json:"next_cursor"`
 	HasMore    bool   `json:"has_more"`
+}
+
+// optional is a field of a PATCH body, told apart in its three forms: absent (Set false), null
+// (Set and Null) and a value. It must be held by value, not by pointer: encoding/json sets a nil
+// pointer for null without asking the field, and null would read as absent.
+type optional[T any] struct {
+	Set, Null bool
+	Value     T
+}
+
+func (o *optional[T]) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if string(b) == "null" {
+		o.Null = true
+		return nil
+	}
+	return json.Unmarshal(b, &o.Value)
 }

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -57,6 +58,9 @@ func (a *API) routeTable() []route {
 		{"GET", partner + "/deliveries/{did}", partnerOwn, a.getDelivery},
 		{"POST", partner + "/deliveries/{did}/replay", partnerOwn, a.replayDelivery},
 		{"GET", partner + "/replay-jobs/{jid}", partnerOwn, a.getReplayJob},
+		{"GET", partner + "/deliveries", partnerOwn, a.searchDeliveries},
+		{"GET", partner + "/replay-jobs", partnerOwn, a.listReplayJobs},
+		{"POST", partner + "/replay-jobs/{jid}/cancel", partnerOwn, a.cancelReplayJob},
 
 		{"GET", partner + "/events", partnerOwn, a.listEvents},
 		{"GET", partner + "/events/stream", partnerOwn, a.streamEvents},
@@ -76,6 +80,9 @@ func (a *API) buildRouter() {
 // serve bounds the body and dispatches; requests no route matches get the JSON error shape
 // too, with the mux's status (404, or 405 and its Allow header).
 func (a *API) serve(w http.ResponseWriter, r *http.Request) {
+	rid := newID(requestIDPrefix)
+	w.Header().Set(RequestIDHeader, rid)
+	r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, rid))
 	r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 	h, pattern := a.mux.Handler(r)
 	if pattern != "" {
@@ -94,6 +101,14 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r) // a redirect to the clean path
 	}
 	a.metrics.requests.WithLabelValues("unmatched", codeClass(probe.status)).Inc()
+}
+
+// requestIDKey holds the request id in a request's context, for the log lines of faults.
+type requestIDKey struct{}
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
 }
 
 // headerRecorder captures the status and headers of the mux's own answers.
@@ -141,7 +156,8 @@ func (a *API) wrap(rt route) http.Handler {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				a.log.Error("panic serving request", "route", pattern, "panic", p, "stack", string(debug.Stack()))
+				a.log.Error("panic serving request", "route", pattern, "request_id", w.Header().Get(RequestIDHeader),
+					"panic", p, "stack", string(debug.Stack()))
 				if sw.status == 0 {
 					writeError(sw, errorf(http.StatusInternalServerError, CodeInternal, "internal error"))
 				}
@@ -151,7 +167,8 @@ func (a *API) wrap(rt route) http.Handler {
 			}
 			a.metrics.requests.WithLabelValues(pattern, codeClass(sw.status)).Inc()
 			a.metrics.latency.WithLabelValues(pattern).Observe(time.Since(began).Seconds())
-			a.log.Debug("request", "route", pattern, "status", sw.status, "duration", time.Since(began))
+			a.log.Debug("request", "route", pattern, "status", sw.status, "duration", time.Since(began),
+				"request_id", w.Header().Get(RequestIDHeader))
 		}()
 		if err := a.serveRoute(sw, r, rt); err != nil {
 			var ae *apiError
@@ -177,6 +194,9 @@ func (a *API) serveRoute(w http.ResponseWriter, r *http.Request, rt route) error
 	// r.URL.Query drops what it cannot decode: ?after=%ZZ would read as no cursor at all.
 	if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
 		return invalid("the query string is not valid URL encoding (%v)", err)
+	}
+	if keys, ok := r.Header[IdempotencyKeyHeader]; ok && r.Method == http.MethodPost && rt.access != public {
+		return a.idempotent(w, r, c, keys[0], func(w http.ResponseWriter, r *http.Request) error { return rt.handle(w, r, c) })
 	}
 	return rt.handle(w, r, c)
 }

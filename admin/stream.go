@@ -71,7 +71,7 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, _ caller) err
 		next, err := a.streamStep(ctx, s, pid, types, p, n, from)
 		if errors.Is(err, errOffsetExpired) {
 			gone := expiredCursor(a)
-			body, _ := json.Marshal(errorBody{Error: errorDetail{Code: gone.Code, Message: gone.Message}})
+			body, _ := json.Marshal(gone.problem(w.Header().Get(RequestIDHeader)))
 			s.message("", "error", body)
 			s.flush()
 			return nil

@@ -150,7 +150,7 @@ func TestEventStream(t *testing.T) {
 		r := e.do(c.token, "GET", "/v1/partners/"+c.pid+"/events/stream?"+c.query, nil)
 		var body errorBody
 		r.json(t, &body)
-		if r.Status != c.status || body.Error.Code != c.code || body.Error.Message == "" {
+		if r.Status != c.status || body.Code != c.code || body.Detail == "" {
 			t.Errorf("stream %s?%s as %s: %s, want %d %s", c.pid, c.query, c.token, r, c.status, c.code)
 		}
 	}

@@ -56,6 +56,8 @@ func (a *API) sendTestEvent(w http.ResponseWriter, r *http.Request, _ caller) er
 		V: records.DeliveryVersion, DeliveryID: records.DeliveryID(env.EventID, ep.ID),
 		EventID: env.EventID, EndpointID: ep.ID, PartnerID: pid, EventType: testEventType,
 		AttemptNo: 1, Trigger: records.TriggerTest, Body: body, CreatedAt: now,
+		// Read-your-writes: the sender sends it with this configuration or a later one.
+		EndpointVersion: ep.Version,
 	}
 	taken, used, wait := a.testEvents.take(pid)
 	if wait > 0 {

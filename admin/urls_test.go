@@ -80,8 +80,8 @@ func TestEndpointURLsRefused(t *testing.T) {
 				r := e.do(key, req.method, req.path, map[string]any{"url": tt.url, "event_types": []string{"*"}})
 				var eb errorBody
 				r.json(t, &eb)
-				if r.Status != 422 || eb.Error.Code != CodeURLRefused || eb.Error.Rule != tt.rule ||
-					!strings.Contains(eb.Error.Message, "rule "+tt.rule) {
+				if r.Status != 422 || eb.Code != CodeURLRefused || eb.Rule != tt.rule ||
+					!strings.Contains(eb.Detail, "rule "+tt.rule) {
 					t.Errorf("%s %s: %s, want 422 url_refused naming rule %s", req.method, tt.url, r, tt.rule)
 				}
 			}

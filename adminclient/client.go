@@ -18,19 +18,30 @@ func New(server, token string, opts ...ClientOption) (*ClientWithResponses, erro
 	return NewClientWithResponses(server, append([]ClientOption{WithRequestEditorFn(bearer)}, opts...)...)
 }
 
-// APIError is a request the admin API refused or failed: the HTTP status and the error body.
+// APIError is a request the admin API refused or failed: the HTTP status and the problem the
+// API answered with (RFC 9457).
 type APIError struct {
 	Status int
-	// Detail is the body's error; a body that is not the API's error (a proxy's page) is its
-	// Message, with the code left empty.
-	Detail ErrorDetail
+	// Problem is the body's problem; a body that is not the API's problem (a proxy's page) is its
+	// Detail, with the code left empty.
+	Problem Problem
 }
 
 func (e *APIError) Error() string {
-	if e.Detail.Code == "" {
-		return fmt.Sprintf("admin API: %d: %s", e.Status, e.Detail.Message)
+	if e.Problem.Code == "" {
+		return fmt.Sprintf("admin API: %d: %s", e.Status, e.Problem.Detail)
 	}
-	return fmt.Sprintf("admin API: %d %s: %s", e.Status, e.Detail.Code, e.Detail.Message)
+	return fmt.Sprintf("admin API: %d %s: %s", e.Status, e.Problem.Code, e.Problem.Detail)
+}
+
+// WithIdempotencyKey sends key as the Idempotency-Key of a POST (pass it as the request editor of
+// one call): repeating the call with the same key and body gets the first answer again instead of
+// doing the work twice.
+func WithIdempotencyKey(key string) RequestEditorFn {
+	return func(_ context.Context, req *http.Request) error {
+		req.Header.Set("Idempotency-Key", key)
+		return nil
+	}
 }
 
 // Response is what every generated OpWithResponse returns.
@@ -50,11 +61,11 @@ func Check(res Response, err error) error {
 		return nil
 	}
 	e := &APIError{Status: status}
-	var body Error
-	if json.Unmarshal(res.GetBody(), &body) == nil && body.Error.Code != "" {
-		e.Detail = body.Error
+	var body Problem
+	if json.Unmarshal(res.GetBody(), &body) == nil && body.Code != "" {
+		e.Problem = body
 	} else {
-		e.Detail.Message = excerpt(res.GetBody())
+		e.Problem.Detail = excerpt(res.GetBody())
 	}
 	return e
 }

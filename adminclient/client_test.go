@@ -66,7 +66,7 @@ func TestClientSendsTheTokenAndCheckReadsRefusals(t *testing.T) {
 	res, err := c.CreatePartnerWithResponse(ctx, adminclient.PartnerCreate{ID: "has space"})
 	var apiErr *adminclient.APIError
 	if err := adminclient.Check(res, err); !errors.As(err, &apiErr) || apiErr.Status != http.StatusUnprocessableEntity ||
-		apiErr.Detail.Code != adminclient.ErrorDetailCodeValidationFailed || res.JSON422 == nil {
+		apiErr.Problem.Code != adminclient.ProblemCodeValidationFailed || res.ApplicationProblemJSON422 == nil {
 		t.Fatalf("a partner id with a space: %v (%+v)", err, apiErr)
 	}
 
@@ -77,7 +77,7 @@ func TestClientSendsTheTokenAndCheckReadsRefusals(t *testing.T) {
 	}
 	list, err := bad.ListPartnersWithResponse(ctx, nil)
 	if err := adminclient.Check(list, err); !errors.As(err, &apiErr) || apiErr.Status != http.StatusUnauthorized ||
-		apiErr.Detail.Code != adminclient.ErrorDetailCodeUnauthorized || list.JSON401 == nil {
+		apiErr.Problem.Code != adminclient.ProblemCodeUnauthorized || list.ApplicationProblemJSON401 == nil {
 		t.Fatalf("a wrong token: %v", err)
 	}
 

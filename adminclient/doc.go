@@ -17,7 +17,7 @@
 //	secret := res.JSON201.Secret // shown only in this response
 //
 // Every operation has two methods: Op returns the bare *http.Response, OpWithResponse the
-// response decoded by status (JSON201, JSON404, …). Check turns a response that is not 2xx into
-// an *APIError carrying the API's error code (ErrorDetailCode…), message, the egress rule that
+// response decoded by status (JSON201, ApplicationProblemJSON404, …). Check turns a response that is not 2xx into
+// an *APIError carrying the API's problem (RFC 9457): its code (ProblemCode…), detail, the field that failed, the request id, the egress rule that
 // refused a URL, and the quota reached with its limit and usage.
 package adminclient

@@ -203,75 +203,24 @@ func (e EndpointCreatedStatus) Valid() bool {
 	}
 }
 
-// Defines values for EndpointPatchSchemaVersion.
+// Defines values for EndpointHealthCircuit.
 const (
-	EndpointPatchSchemaVersionN1 EndpointPatchSchemaVersion = 1
+	EndpointHealthCircuitClosed   EndpointHealthCircuit = "closed"
+	EndpointHealthCircuitHalfOpen EndpointHealthCircuit = "half_open"
+	EndpointHealthCircuitOpen     EndpointHealthCircuit = "open"
+	EndpointHealthCircuitUnknown  EndpointHealthCircuit = "unknown"
 )
 
-// Valid indicates whether the value is a known member of the EndpointPatchSchemaVersion enum.
-func (e EndpointPatchSchemaVersion) Valid() bool {
+// Valid indicates whether the value is a known member of the EndpointHealthCircuit enum.
+func (e EndpointHealthCircuit) Valid() bool {
 	switch e {
-	case EndpointPatchSchemaVersionN1:
+	case EndpointHealthCircuitClosed:
 		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ErrorDetailCode.
-const (
-	ErrorDetailCodeBodyTooLarge     ErrorDetailCode = "body_too_large"
-	ErrorDetailCodeConflict         ErrorDetailCode = "conflict"
-	ErrorDetailCodeForbidden        ErrorDetailCode = "forbidden"
-	ErrorDetailCodeGone             ErrorDetailCode = "gone"
-	ErrorDetailCodeInternal         ErrorDetailCode = "internal"
-	ErrorDetailCodeInvalidCursor    ErrorDetailCode = "invalid_cursor"
-	ErrorDetailCodeInvalidRequest   ErrorDetailCode = "invalid_request"
-	ErrorDetailCodeMethodNotAllowed ErrorDetailCode = "method_not_allowed"
-	ErrorDetailCodeNotFound         ErrorDetailCode = "not_found"
-	ErrorDetailCodeQuotaExceeded    ErrorDetailCode = "quota_exceeded"
-	ErrorDetailCodeReplayTooLarge   ErrorDetailCode = "replay_too_large"
-	ErrorDetailCodeURLRefused       ErrorDetailCode = "url_refused"
-	ErrorDetailCodeUnauthorized     ErrorDetailCode = "unauthorized"
-	ErrorDetailCodeUnavailable      ErrorDetailCode = "unavailable"
-	ErrorDetailCodeUnsupportedMedia ErrorDetailCode = "unsupported_media"
-	ErrorDetailCodeValidationFailed ErrorDetailCode = "validation_failed"
-)
-
-// Valid indicates whether the value is a known member of the ErrorDetailCode enum.
-func (e ErrorDetailCode) Valid() bool {
-	switch e {
-	case ErrorDetailCodeBodyTooLarge:
+	case EndpointHealthCircuitHalfOpen:
 		return true
-	case ErrorDetailCodeConflict:
+	case EndpointHealthCircuitOpen:
 		return true
-	case ErrorDetailCodeForbidden:
-		return true
-	case ErrorDetailCodeGone:
-		return true
-	case ErrorDetailCodeInternal:
-		return true
-	case ErrorDetailCodeInvalidCursor:
-		return true
-	case ErrorDetailCodeInvalidRequest:
-		return true
-	case ErrorDetailCodeMethodNotAllowed:
-		return true
-	case ErrorDetailCodeNotFound:
-		return true
-	case ErrorDetailCodeQuotaExceeded:
-		return true
-	case ErrorDetailCodeReplayTooLarge:
-		return true
-	case ErrorDetailCodeURLRefused:
-		return true
-	case ErrorDetailCodeUnauthorized:
-		return true
-	case ErrorDetailCodeUnavailable:
-		return true
-	case ErrorDetailCodeUnsupportedMedia:
-		return true
-	case ErrorDetailCodeValidationFailed:
+	case EndpointHealthCircuitUnknown:
 		return true
 	default:
 		return false
@@ -317,6 +266,72 @@ func (e OutboxDeadLetterReason) Valid() bool {
 	case OutboxDeadLetterReasonTooLarge:
 		return true
 	case OutboxDeadLetterReasonUnknownType:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProblemCode.
+const (
+	ProblemCodeBodyTooLarge             ProblemCode = "body_too_large"
+	ProblemCodeConflict                 ProblemCode = "conflict"
+	ProblemCodeForbidden                ProblemCode = "forbidden"
+	ProblemCodeGone                     ProblemCode = "gone"
+	ProblemCodeIdempotencyKeyInProgress ProblemCode = "idempotency_key_in_progress"
+	ProblemCodeIdempotencyKeyReused     ProblemCode = "idempotency_key_reused"
+	ProblemCodeInternal                 ProblemCode = "internal"
+	ProblemCodeInvalidCursor            ProblemCode = "invalid_cursor"
+	ProblemCodeInvalidRequest           ProblemCode = "invalid_request"
+	ProblemCodeMethodNotAllowed         ProblemCode = "method_not_allowed"
+	ProblemCodeNotFound                 ProblemCode = "not_found"
+	ProblemCodeQuotaExceeded            ProblemCode = "quota_exceeded"
+	ProblemCodeReplayTooLarge           ProblemCode = "replay_too_large"
+	ProblemCodeURLRefused               ProblemCode = "url_refused"
+	ProblemCodeUnauthorized             ProblemCode = "unauthorized"
+	ProblemCodeUnavailable              ProblemCode = "unavailable"
+	ProblemCodeUnsupportedMedia         ProblemCode = "unsupported_media"
+	ProblemCodeValidationFailed         ProblemCode = "validation_failed"
+)
+
+// Valid indicates whether the value is a known member of the ProblemCode enum.
+func (e ProblemCode) Valid() bool {
+	switch e {
+	case ProblemCodeBodyTooLarge:
+		return true
+	case ProblemCodeConflict:
+		return true
+	case ProblemCodeForbidden:
+		return true
+	case ProblemCodeGone:
+		return true
+	case ProblemCodeIdempotencyKeyInProgress:
+		return true
+	case ProblemCodeIdempotencyKeyReused:
+		return true
+	case ProblemCodeInternal:
+		return true
+	case ProblemCodeInvalidCursor:
+		return true
+	case ProblemCodeInvalidRequest:
+		return true
+	case ProblemCodeMethodNotAllowed:
+		return true
+	case ProblemCodeNotFound:
+		return true
+	case ProblemCodeQuotaExceeded:
+		return true
+	case ProblemCodeReplayTooLarge:
+		return true
+	case ProblemCodeURLRefused:
+		return true
+	case ProblemCodeUnauthorized:
+		return true
+	case ProblemCodeUnavailable:
+		return true
+	case ProblemCodeUnsupportedMedia:
+		return true
+	case ProblemCodeValidationFailed:
 		return true
 	default:
 		return false
@@ -382,6 +397,7 @@ func (e ReplayJobSource) Valid() bool {
 
 // Defines values for ReplayJobState.
 const (
+	ReplayJobStateCanceled  ReplayJobState = "canceled"
 	ReplayJobStateFailed    ReplayJobState = "failed"
 	ReplayJobStateQueued    ReplayJobState = "queued"
 	ReplayJobStateRunning   ReplayJobState = "running"
@@ -391,6 +407,8 @@ const (
 // Valid indicates whether the value is a known member of the ReplayJobState enum.
 func (e ReplayJobState) Valid() bool {
 	switch e {
+	case ReplayJobStateCanceled:
+		return true
 	case ReplayJobStateFailed:
 		return true
 	case ReplayJobStateQueued:
@@ -533,6 +551,72 @@ func (e ListOutboxDeadLettersParamsReason) Valid() bool {
 	}
 }
 
+// Defines values for SearchDeliveriesParamsState.
+const (
+	SearchDeliveriesParamsStateFailed    SearchDeliveriesParamsState = "failed"
+	SearchDeliveriesParamsStatePending   SearchDeliveriesParamsState = "pending"
+	SearchDeliveriesParamsStateRetrying  SearchDeliveriesParamsState = "retrying"
+	SearchDeliveriesParamsStateSkipped   SearchDeliveriesParamsState = "skipped"
+	SearchDeliveriesParamsStateSucceeded SearchDeliveriesParamsState = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the SearchDeliveriesParamsState enum.
+func (e SearchDeliveriesParamsState) Valid() bool {
+	switch e {
+	case SearchDeliveriesParamsStateFailed:
+		return true
+	case SearchDeliveriesParamsStatePending:
+		return true
+	case SearchDeliveriesParamsStateRetrying:
+		return true
+	case SearchDeliveriesParamsStateSkipped:
+		return true
+	case SearchDeliveriesParamsStateSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SearchDeliveriesParamsErrorCategory.
+const (
+	SearchDeliveriesParamsErrorCategoryBlockedDestination SearchDeliveriesParamsErrorCategory = "blocked_destination"
+	SearchDeliveriesParamsErrorCategoryConnectionRefused  SearchDeliveriesParamsErrorCategory = "connection_refused"
+	SearchDeliveriesParamsErrorCategoryDNS                SearchDeliveriesParamsErrorCategory = "dns"
+	SearchDeliveriesParamsErrorCategoryHTTPStatus         SearchDeliveriesParamsErrorCategory = "http_status"
+	SearchDeliveriesParamsErrorCategoryInternal           SearchDeliveriesParamsErrorCategory = "internal"
+	SearchDeliveriesParamsErrorCategoryRedirect           SearchDeliveriesParamsErrorCategory = "redirect"
+	SearchDeliveriesParamsErrorCategoryTLS                SearchDeliveriesParamsErrorCategory = "tls"
+	SearchDeliveriesParamsErrorCategoryTenantMismatch     SearchDeliveriesParamsErrorCategory = "tenant_mismatch"
+	SearchDeliveriesParamsErrorCategoryTimeout            SearchDeliveriesParamsErrorCategory = "timeout"
+)
+
+// Valid indicates whether the value is a known member of the SearchDeliveriesParamsErrorCategory enum.
+func (e SearchDeliveriesParamsErrorCategory) Valid() bool {
+	switch e {
+	case SearchDeliveriesParamsErrorCategoryBlockedDestination:
+		return true
+	case SearchDeliveriesParamsErrorCategoryConnectionRefused:
+		return true
+	case SearchDeliveriesParamsErrorCategoryDNS:
+		return true
+	case SearchDeliveriesParamsErrorCategoryHTTPStatus:
+		return true
+	case SearchDeliveriesParamsErrorCategoryInternal:
+		return true
+	case SearchDeliveriesParamsErrorCategoryRedirect:
+		return true
+	case SearchDeliveriesParamsErrorCategoryTLS:
+		return true
+	case SearchDeliveriesParamsErrorCategoryTenantMismatch:
+		return true
+	case SearchDeliveriesParamsErrorCategoryTimeout:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListDeliveriesParamsState.
 const (
 	ListDeliveriesParamsStateFailed    ListDeliveriesParamsState = "failed"
@@ -560,13 +644,240 @@ func (e ListDeliveriesParamsState) Valid() bool {
 	}
 }
 
+// Defines values for ListReplayJobsParamsState.
+const (
+	ListReplayJobsParamsStateCanceled  ListReplayJobsParamsState = "canceled"
+	ListReplayJobsParamsStateFailed    ListReplayJobsParamsState = "failed"
+	ListReplayJobsParamsStateQueued    ListReplayJobsParamsState = "queued"
+	ListReplayJobsParamsStateRunning   ListReplayJobsParamsState = "running"
+	ListReplayJobsParamsStateSucceeded ListReplayJobsParamsState = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the ListReplayJobsParamsState enum.
+func (e ListReplayJobsParamsState) Valid() bool {
+	switch e {
+	case ListReplayJobsParamsStateCanceled:
+		return true
+	case ListReplayJobsParamsStateFailed:
+		return true
+	case ListReplayJobsParamsStateQueued:
+		return true
+	case ListReplayJobsParamsStateRunning:
+		return true
+	case ListReplayJobsParamsStateSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookAPIKeyCreatedJSONBodyDataStatus.
+const (
+	WebhookAPIKeyCreatedJSONBodyDataStatusActive WebhookAPIKeyCreatedJSONBodyDataStatus = "active"
+)
+
+// Valid indicates whether the value is a known member of the WebhookAPIKeyCreatedJSONBodyDataStatus enum.
+func (e WebhookAPIKeyCreatedJSONBodyDataStatus) Valid() bool {
+	switch e {
+	case WebhookAPIKeyCreatedJSONBodyDataStatusActive:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookAPIKeyStatusChangedJSONBodyDataPreviousStatus.
+const (
+	WebhookAPIKeyStatusChangedJSONBodyDataPreviousStatusActive    WebhookAPIKeyStatusChangedJSONBodyDataPreviousStatus = "active"
+	WebhookAPIKeyStatusChangedJSONBodyDataPreviousStatusRevoked   WebhookAPIKeyStatusChangedJSONBodyDataPreviousStatus = "revoked"
+	WebhookAPIKeyStatusChangedJSONBodyDataPreviousStatusSuspended WebhookAPIKeyStatusChangedJSONBodyDataPreviousStatus = "suspended"
+)
+
+// Valid indicates whether the value is a known member of the WebhookAPIKeyStatusChangedJSONBodyDataPreviousStatus enum.
+func (e WebhookAPIKeyStatusChangedJSONBodyDataPreviousStatus) Valid() bool {
+	switch e {
+	case WebhookAPIKeyStatusChangedJSONBodyDataPreviousStatusActive:
+		return true
+	case WebhookAPIKeyStatusChangedJSONBodyDataPreviousStatusRevoked:
+		return true
+	case WebhookAPIKeyStatusChangedJSONBodyDataPreviousStatusSuspended:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookAPIKeyStatusChangedJSONBodyDataReason.
+const (
+	WebhookAPIKeyStatusChangedJSONBodyDataReasonBalanceDepleted WebhookAPIKeyStatusChangedJSONBodyDataReason = "balance_depleted"
+	WebhookAPIKeyStatusChangedJSONBodyDataReasonBudgetExhausted WebhookAPIKeyStatusChangedJSONBodyDataReason = "budget_exhausted"
+	WebhookAPIKeyStatusChangedJSONBodyDataReasonCustomerRequest WebhookAPIKeyStatusChangedJSONBodyDataReason = "customer_request"
+	WebhookAPIKeyStatusChangedJSONBodyDataReasonOther           WebhookAPIKeyStatusChangedJSONBodyDataReason = "other"
+	WebhookAPIKeyStatusChangedJSONBodyDataReasonPolicy          WebhookAPIKeyStatusChangedJSONBodyDataReason = "policy"
+)
+
+// Valid indicates whether the value is a known member of the WebhookAPIKeyStatusChangedJSONBodyDataReason enum.
+func (e WebhookAPIKeyStatusChangedJSONBodyDataReason) Valid() bool {
+	switch e {
+	case WebhookAPIKeyStatusChangedJSONBodyDataReasonBalanceDepleted:
+		return true
+	case WebhookAPIKeyStatusChangedJSONBodyDataReasonBudgetExhausted:
+		return true
+	case WebhookAPIKeyStatusChangedJSONBodyDataReasonCustomerRequest:
+		return true
+	case WebhookAPIKeyStatusChangedJSONBodyDataReasonOther:
+		return true
+	case WebhookAPIKeyStatusChangedJSONBodyDataReasonPolicy:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookAPIKeyStatusChangedJSONBodyDataStatus.
+const (
+	WebhookAPIKeyStatusChangedJSONBodyDataStatusActive    WebhookAPIKeyStatusChangedJSONBodyDataStatus = "active"
+	WebhookAPIKeyStatusChangedJSONBodyDataStatusRevoked   WebhookAPIKeyStatusChangedJSONBodyDataStatus = "revoked"
+	WebhookAPIKeyStatusChangedJSONBodyDataStatusSuspended WebhookAPIKeyStatusChangedJSONBodyDataStatus = "suspended"
+)
+
+// Valid indicates whether the value is a known member of the WebhookAPIKeyStatusChangedJSONBodyDataStatus enum.
+func (e WebhookAPIKeyStatusChangedJSONBodyDataStatus) Valid() bool {
+	switch e {
+	case WebhookAPIKeyStatusChangedJSONBodyDataStatusActive:
+		return true
+	case WebhookAPIKeyStatusChangedJSONBodyDataStatusRevoked:
+		return true
+	case WebhookAPIKeyStatusChangedJSONBodyDataStatusSuspended:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookBalanceAdjustedJSONBodyDataReason.
+const (
+	WebhookBalanceAdjustedJSONBodyDataReasonChargeback      WebhookBalanceAdjustedJSONBodyDataReason = "chargeback"
+	WebhookBalanceAdjustedJSONBodyDataReasonGoodwill        WebhookBalanceAdjustedJSONBodyDataReason = "goodwill"
+	WebhookBalanceAdjustedJSONBodyDataReasonOther           WebhookBalanceAdjustedJSONBodyDataReason = "other"
+	WebhookBalanceAdjustedJSONBodyDataReasonUsageCorrection WebhookBalanceAdjustedJSONBodyDataReason = "usage_correction"
+)
+
+// Valid indicates whether the value is a known member of the WebhookBalanceAdjustedJSONBodyDataReason enum.
+func (e WebhookBalanceAdjustedJSONBodyDataReason) Valid() bool {
+	switch e {
+	case WebhookBalanceAdjustedJSONBodyDataReasonChargeback:
+		return true
+	case WebhookBalanceAdjustedJSONBodyDataReasonGoodwill:
+		return true
+	case WebhookBalanceAdjustedJSONBodyDataReasonOther:
+		return true
+	case WebhookBalanceAdjustedJSONBodyDataReasonUsageCorrection:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookBalanceCreditedJSONBodyDataSource.
+const (
+	WebhookBalanceCreditedJSONBodyDataSourcePromotion WebhookBalanceCreditedJSONBodyDataSource = "promotion"
+	WebhookBalanceCreditedJSONBodyDataSourcePurchase  WebhookBalanceCreditedJSONBodyDataSource = "purchase"
+	WebhookBalanceCreditedJSONBodyDataSourceRefund    WebhookBalanceCreditedJSONBodyDataSource = "refund"
+)
+
+// Valid indicates whether the value is a known member of the WebhookBalanceCreditedJSONBodyDataSource enum.
+func (e WebhookBalanceCreditedJSONBodyDataSource) Valid() bool {
+	switch e {
+	case WebhookBalanceCreditedJSONBodyDataSourcePromotion:
+		return true
+	case WebhookBalanceCreditedJSONBodyDataSourcePurchase:
+		return true
+	case WebhookBalanceCreditedJSONBodyDataSourceRefund:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookBudgetThresholdCrossedJSONBodyDataThresholdPercent.
+const (
+	WebhookBudgetThresholdCrossedJSONBodyDataThresholdPercentN100 WebhookBudgetThresholdCrossedJSONBodyDataThresholdPercent = 100
+	WebhookBudgetThresholdCrossedJSONBodyDataThresholdPercentN50  WebhookBudgetThresholdCrossedJSONBodyDataThresholdPercent = 50
+	WebhookBudgetThresholdCrossedJSONBodyDataThresholdPercentN80  WebhookBudgetThresholdCrossedJSONBodyDataThresholdPercent = 80
+	WebhookBudgetThresholdCrossedJSONBodyDataThresholdPercentN90  WebhookBudgetThresholdCrossedJSONBodyDataThresholdPercent = 90
+)
+
+// Valid indicates whether the value is a known member of the WebhookBudgetThresholdCrossedJSONBodyDataThresholdPercent enum.
+func (e WebhookBudgetThresholdCrossedJSONBodyDataThresholdPercent) Valid() bool {
+	switch e {
+	case WebhookBudgetThresholdCrossedJSONBodyDataThresholdPercentN100:
+		return true
+	case WebhookBudgetThresholdCrossedJSONBodyDataThresholdPercentN50:
+		return true
+	case WebhookBudgetThresholdCrossedJSONBodyDataThresholdPercentN80:
+		return true
+	case WebhookBudgetThresholdCrossedJSONBodyDataThresholdPercentN90:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookCustomerCreatedJSONBodyDataStatus.
+const (
+	WebhookCustomerCreatedJSONBodyDataStatusActive    WebhookCustomerCreatedJSONBodyDataStatus = "active"
+	WebhookCustomerCreatedJSONBodyDataStatusSuspended WebhookCustomerCreatedJSONBodyDataStatus = "suspended"
+)
+
+// Valid indicates whether the value is a known member of the WebhookCustomerCreatedJSONBodyDataStatus enum.
+func (e WebhookCustomerCreatedJSONBodyDataStatus) Valid() bool {
+	switch e {
+	case WebhookCustomerCreatedJSONBodyDataStatusActive:
+		return true
+	case WebhookCustomerCreatedJSONBodyDataStatusSuspended:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEndpointDisabledJSONBodyDataDisabledBy.
+const (
+	WebhookEndpointDisabledJSONBodyDataDisabledByOperator WebhookEndpointDisabledJSONBodyDataDisabledBy = "operator"
+	WebhookEndpointDisabledJSONBodyDataDisabledByPartner  WebhookEndpointDisabledJSONBodyDataDisabledBy = "partner"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEndpointDisabledJSONBodyDataDisabledBy enum.
+func (e WebhookEndpointDisabledJSONBodyDataDisabledBy) Valid() bool {
+	switch e {
+	case WebhookEndpointDisabledJSONBodyDataDisabledByOperator:
+		return true
+	case WebhookEndpointDisabledJSONBodyDataDisabledByPartner:
+		return true
+	default:
+		return false
+	}
+}
+
 // APIKey defines model for APIKey.
 type APIKey struct {
-	CreatedAt  time.Time  `json:"created_at"`
-	ID         string     `json:"id"`
+	CreatedAt time.Time `json:"created_at"`
+	ID        string    `json:"id"`
+
+	// LastUsedAt the last time the key authenticated a request (updated at most once a minute)
 	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
-	PartnerID  string     `json:"partner_id"`
-	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
+
+	// Name the name given at creation
+	Name      string     `json:"name"`
+	PartnerID string     `json:"partner_id"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+}
+
+// APIKeyCreate defines model for APIKeyCreate.
+type APIKeyCreate struct {
+	// Name what the key is for, shown in the list beside its last use
+	Name *string `json:"name,omitempty"`
 }
 
 // APIKeyCreated defines model for APIKeyCreated.
@@ -576,6 +887,7 @@ type APIKeyCreated struct {
 
 	// Key hsk_…; shown only in this response, stored only as a SHA-256 hash
 	Key       string `json:"key"`
+	Name      string `json:"name"`
 	PartnerID string `json:"partner_id"`
 }
 
@@ -683,19 +995,21 @@ type ClientCertificateRequest struct {
 
 // Delivery defines model for Delivery.
 type Delivery struct {
-	AttemptCount      int           `json:"attempt_count"`
-	CreatedAt         time.Time     `json:"created_at"`
-	DeliveryID        string        `json:"delivery_id"`
-	EndpointID        string        `json:"endpoint_id"`
-	EventID           string        `json:"event_id"`
-	EventType         string        `json:"event_type"`
-	LastErrorCategory *string       `json:"last_error_category"`
-	LastLatencyMs     *int          `json:"last_latency_ms"`
-	LastStatus        *int          `json:"last_status"`
-	NextAttemptAt     *time.Time    `json:"next_attempt_at"`
-	PartnerID         string        `json:"partner_id"`
-	State             DeliveryState `json:"state"`
-	UpdatedAt         time.Time     `json:"updated_at"`
+	AttemptCount      int       `json:"attempt_count"`
+	CreatedAt         time.Time `json:"created_at"`
+	DeliveryID        string    `json:"delivery_id"`
+	EndpointID        string    `json:"endpoint_id"`
+	EventID           string    `json:"event_id"`
+	EventType         string    `json:"event_type"`
+	LastErrorCategory *string   `json:"last_error_category"`
+	LastLatencyMs     *int      `json:"last_latency_ms"`
+	LastStatus        *int      `json:"last_status"`
+
+	// NextAttemptAt when the next attempt is due: null once finished and while the endpoint is disabled or deleted; at least the next probe while its circuit is open; for a pending delivery, its creation (due now) unless later
+	NextAttemptAt *time.Time    `json:"next_attempt_at"`
+	PartnerID     string        `json:"partner_id"`
+	State         DeliveryState `json:"state"`
+	UpdatedAt     time.Time     `json:"updated_at"`
 }
 
 // DeliveryState defines model for Delivery.State.
@@ -703,20 +1017,22 @@ type DeliveryState string
 
 // DeliveryDetail defines model for DeliveryDetail.
 type DeliveryDetail struct {
-	AttemptCount      int                 `json:"attempt_count"`
-	Attempts          []Attempt           `json:"attempts"`
-	CreatedAt         time.Time           `json:"created_at"`
-	DeliveryID        string              `json:"delivery_id"`
-	EndpointID        string              `json:"endpoint_id"`
-	EventID           string              `json:"event_id"`
-	EventType         string              `json:"event_type"`
-	LastErrorCategory *string             `json:"last_error_category"`
-	LastLatencyMs     *int                `json:"last_latency_ms"`
-	LastStatus        *int                `json:"last_status"`
-	NextAttemptAt     *time.Time          `json:"next_attempt_at"`
-	PartnerID         string              `json:"partner_id"`
-	State             DeliveryDetailState `json:"state"`
-	UpdatedAt         time.Time           `json:"updated_at"`
+	AttemptCount      int       `json:"attempt_count"`
+	Attempts          []Attempt `json:"attempts"`
+	CreatedAt         time.Time `json:"created_at"`
+	DeliveryID        string    `json:"delivery_id"`
+	EndpointID        string    `json:"endpoint_id"`
+	EventID           string    `json:"event_id"`
+	EventType         string    `json:"event_type"`
+	LastErrorCategory *string   `json:"last_error_category"`
+	LastLatencyMs     *int      `json:"last_latency_ms"`
+	LastStatus        *int      `json:"last_status"`
+
+	// NextAttemptAt when the next attempt is due: null once finished and while the endpoint is disabled or deleted; at least the next probe while its circuit is open; for a pending delivery, its creation (due now) unless later
+	NextAttemptAt *time.Time          `json:"next_attempt_at"`
+	PartnerID     string              `json:"partner_id"`
+	State         DeliveryDetailState `json:"state"`
+	UpdatedAt     time.Time           `json:"updated_at"`
 }
 
 // DeliveryDetailState defines model for DeliveryDetail.State.
@@ -759,12 +1075,15 @@ type Endpoint struct {
 	Filter *string `json:"filter"`
 
 	// Headers extra request headers ({} for none)
-	Headers         map[string]string `json:"headers"`
-	ID              string            `json:"id"`
-	MaxInFlight     int               `json:"max_in_flight"`
-	Ordered         bool              `json:"ordered"`
-	PartnerID       string            `json:"partner_id"`
-	RateLimitPerSec *float64          `json:"rate_limit_per_sec"`
+	Headers map[string]string `json:"headers"`
+
+	// Health The endpoint's delivery health. The circuit breaker lives in the sender; each attempt record states it, and the recorder keeps the newest, so this is the circuit as the newest recorded attempt left it.
+	Health          EndpointHealth `json:"health"`
+	ID              string         `json:"id"`
+	MaxInFlight     int            `json:"max_in_flight"`
+	Ordered         bool           `json:"ordered"`
+	PartnerID       string         `json:"partner_id"`
+	RateLimitPerSec *float64       `json:"rate_limit_per_sec"`
 
 	// RetryPolicy null: the deployment's schedule and 4xx policy (GET /v1/limits retry)
 	RetryPolicy   *RetryPolicy   `json:"retry_policy"`
@@ -832,12 +1151,15 @@ type EndpointCreated struct {
 	Filter *string `json:"filter"`
 
 	// Headers extra request headers ({} for none)
-	Headers         map[string]string `json:"headers"`
-	ID              string            `json:"id"`
-	MaxInFlight     int               `json:"max_in_flight"`
-	Ordered         bool              `json:"ordered"`
-	PartnerID       string            `json:"partner_id"`
-	RateLimitPerSec *float64          `json:"rate_limit_per_sec"`
+	Headers map[string]string `json:"headers"`
+
+	// Health The endpoint's delivery health. The circuit breaker lives in the sender; each attempt record states it, and the recorder keeps the newest, so this is the circuit as the newest recorded attempt left it.
+	Health          EndpointHealth `json:"health"`
+	ID              string         `json:"id"`
+	MaxInFlight     int            `json:"max_in_flight"`
+	Ordered         bool           `json:"ordered"`
+	PartnerID       string         `json:"partner_id"`
+	RateLimitPerSec *float64       `json:"rate_limit_per_sec"`
 
 	// RetryPolicy null: the deployment's schedule and 4xx policy (GET /v1/limits retry)
 	RetryPolicy   *RetryPolicy `json:"retry_policy"`
@@ -855,6 +1177,27 @@ type EndpointCreated struct {
 // EndpointCreatedStatus defines model for EndpointCreated.Status.
 type EndpointCreatedStatus string
 
+// EndpointHealth The endpoint's delivery health. The circuit breaker lives in the sender; each attempt record states it, and the recorder keeps the newest, so this is the circuit as the newest recorded attempt left it.
+type EndpointHealth struct {
+	// Circuit closed: deliveries flow; open: new work is deferred until next_probe_at without counting attempts; half_open: the next delivery is the probe whose outcome closes or reopens it; unknown: no attempt recorded yet
+	Circuit EndpointHealthCircuit `json:"circuit"`
+
+	// FailingSince the first failure after the last success; the failure window counts from it (as failing_since of the endpoint)
+	FailingSince *time.Time `json:"failing_since"`
+
+	// LastAttemptAt start of the newest attempt sent (refusals not counted)
+	LastAttemptAt *time.Time `json:"last_attempt_at"`
+
+	// LastSuccessAt start of the newest attempt that succeeded
+	LastSuccessAt *time.Time `json:"last_success_at"`
+
+	// NextProbeAt while open: when the circuit lets its next probe through
+	NextProbeAt *time.Time `json:"next_probe_at"`
+}
+
+// EndpointHealthCircuit closed: deliveries flow; open: new work is deferred until next_probe_at without counting attempts; half_open: the next delivery is the probe whose outcome closes or reopens it; unknown: no attempt recorded yet
+type EndpointHealthCircuit string
+
 // EndpointList defines model for EndpointList.
 type EndpointList struct {
 	Data    []Endpoint `json:"data"`
@@ -864,38 +1207,47 @@ type EndpointList struct {
 	NextCursor string `json:"next_cursor"`
 }
 
-// EndpointPatch defines model for EndpointPatch.
+// EndpointPatch Only the fields given change; null returns a field to its default, and url and event_types, which have none, refuse it.
 type EndpointPatch struct {
 	// Auth replaces the authentication (a whole object, with its secret); null removes it
 	Auth *AuthRequest `json:"auth,omitempty"`
 
 	// ClientCertificate replaces the client certificate; null removes it
 	ClientCertificate *ClientCertificateRequest `json:"client_certificate,omitempty"`
-	Description       *string                   `json:"description,omitempty"`
+
+	// Description null: no description
+	Description *string `json:"description,omitempty"`
 
 	// EgressProxy null returns to the deployment's default route. The name of one of the deployment's forward proxies (HOOKSTREAM_EGRESS_PROXIES) this endpoint's requests and token requests go through by HTTP CONNECT; null: the deployment's default route (HOOKSTREAM_EGRESS_PROXY, or direct). The egress guard checks the destination either way.
-	EgressProxy *string   `json:"egress_proxy,omitempty"`
-	EventTypes  *[]string `json:"event_types,omitempty"`
+	EgressProxy *string `json:"egress_proxy,omitempty"`
+
+	// EventTypes cannot be null
+	EventTypes *[]string `json:"event_types,omitempty"`
 
 	// Filter replaces the filter; null removes it. A payload filter over the event envelope: the endpoint receives only the events of its types for which it holds (issue 14). Grammar: or-separated and-terms of comparisons, `not` and parentheses; a comparison is `path == value`, `!=`, `<`, `<=`, `>`, `>=` (numbers only), `path in [v1, v2]`, `path not in [...]` or `exists(path)`. A path starts at an envelope field (event_id, type, occurred_at, partner_id, subject, schema_version, correlation_id, data) and goes on with `.name`, `[index]` or `["key"]`; values are JSON strings, numbers, true, false or null. A number compares exactly with numbers and decimal strings ("12.50"); a missing path makes every comparison false but != and not in. Example: `data.amount.value >= 100 and data.source in ["purchase", "refund"]`. At most 2048 bytes, 16 levels of nesting, 64 values per list. An invalid filter is refused with 422, the message naming the position (in characters, from 1) of the fault.
 	Filter *string `json:"filter,omitempty"`
 
 	// Headers replaces all extra headers; null or {} removes them
-	Headers     *RequestHeaders `json:"headers,omitempty"`
-	MaxInFlight *int            `json:"max_in_flight,omitempty"`
-	Ordered     *bool           `json:"ordered,omitempty"`
+	Headers *RequestHeaders `json:"headers,omitempty"`
 
-	// RateLimitPerSec null removes the limit
+	// MaxInFlight null: the default, 64
+	MaxInFlight *int `json:"max_in_flight,omitempty"`
+
+	// Ordered null: not ordered
+	Ordered *bool `json:"ordered,omitempty"`
+
+	// RateLimitPerSec null: no limit
 	RateLimitPerSec *float64 `json:"rate_limit_per_sec,omitempty"`
 
 	// RetryPolicy replaces the whole policy; null removes it
-	RetryPolicy   *RetryPolicy                `json:"retry_policy,omitempty"`
-	SchemaVersion *EndpointPatchSchemaVersion `json:"schema_version,omitempty"`
-	URL           *string                     `json:"url,omitempty"`
-}
+	RetryPolicy *RetryPolicy `json:"retry_policy,omitempty"`
 
-// EndpointPatchSchemaVersion defines model for EndpointPatch.SchemaVersion.
-type EndpointPatchSchemaVersion int
+	// SchemaVersion a known envelope version (1); null: the newest
+	SchemaVersion *int `json:"schema_version,omitempty"`
+
+	// URL cannot be null
+	URL *string `json:"url,omitempty"`
+}
 
 // Envelope defines model for Envelope.
 type Envelope struct {
@@ -910,26 +1262,6 @@ type Envelope struct {
 	Subject Subject `json:"subject"`
 	Type    string  `json:"type"`
 }
-
-// Error defines model for Error.
-type Error struct {
-	Error ErrorDetail `json:"error"`
-}
-
-// ErrorDetail defines model for ErrorDetail.
-type ErrorDetail struct {
-	Code    ErrorDetailCode `json:"code"`
-	Message string          `json:"message"`
-
-	// Quota for quota_exceeded and replay_too_large: the quota reached, as named in GET /v1/limits
-	Quota *QuotaReached `json:"quota,omitempty"`
-
-	// Rule for url_refused: the egress rule that refused the URL (url, scheme, port, userinfo, host, metadata, blocked_address, resolve)
-	Rule *string `json:"rule,omitempty"`
-}
-
-// ErrorDetailCode defines model for ErrorDetail.Code.
-type ErrorDetailCode string
 
 // EventPage defines model for EventPage.
 type EventPage struct {
@@ -964,6 +1296,12 @@ type EventTypeList struct {
 
 	// NextCursor opaque; pass as cursor for the next page; empty when there is none
 	NextCursor string `json:"next_cursor"`
+}
+
+// FieldError defines model for FieldError.
+type FieldError struct {
+	Detail string `json:"detail"`
+	Field  string `json:"field"`
 }
 
 // Limits defines model for Limits.
@@ -1046,6 +1384,41 @@ type PartnerList struct {
 	// NextCursor opaque; pass as cursor for the next page; empty when there is none
 	NextCursor string `json:"next_cursor"`
 }
+
+// Problem An RFC 9457 problem (application/problem+json) with hookstream's extensions.
+type Problem struct {
+	Code ProblemCode `json:"code"`
+
+	// Detail what went wrong with this request
+	Detail string `json:"detail"`
+
+	// Errors for validation_failed: every field that failed
+	Errors *[]FieldError `json:"errors,omitempty"`
+
+	// Field the request field, query parameter or header that failed (the first of errors when there are several)
+	Field *string `json:"field,omitempty"`
+
+	// Quota for quota_exceeded and replay_too_large: the quota reached, as named in GET /v1/limits
+	Quota *QuotaReached `json:"quota,omitempty"`
+
+	// RequestID the X-Request-Id of the answer
+	RequestID string `json:"request_id"`
+
+	// Rule for url_refused: the egress rule that refused the URL (url, scheme, port, userinfo, host, metadata, blocked_address, resolve)
+	Rule *string `json:"rule,omitempty"`
+
+	// Status the HTTP status
+	Status int `json:"status"`
+
+	// Title a short summary, the same for every problem of the type
+	Title string `json:"title"`
+
+	// Type urn:hookstream:problem:<code>
+	Type string `json:"type"`
+}
+
+// ProblemCode defines model for Problem.Code.
+type ProblemCode string
 
 // QuotaLimit defines model for QuotaLimit.
 type QuotaLimit struct {
@@ -1144,6 +1517,15 @@ type ReplayJobAccepted struct {
 
 // ReplayJobAcceptedState defines model for ReplayJobAccepted.State.
 type ReplayJobAcceptedState string
+
+// ReplayJobList defines model for ReplayJobList.
+type ReplayJobList struct {
+	Data    []ReplayJob `json:"data"`
+	HasMore bool        `json:"has_more"`
+
+	// NextCursor opaque; pass as cursor for the next page; empty when there is none
+	NextCursor string `json:"next_cursor"`
+}
 
 // ReplayJobRequest defines model for ReplayJobRequest.
 type ReplayJobRequest struct {
@@ -1293,38 +1675,38 @@ type Limit = int
 // Pid defines model for pid.
 type Pid = string
 
-// BadRequest defines model for BadRequest.
-type BadRequest = Error
+// BadRequest An RFC 9457 problem (application/problem+json) with hookstream's extensions.
+type BadRequest = Problem
 
-// Conflict defines model for Conflict.
-type Conflict = Error
+// Conflict An RFC 9457 problem (application/problem+json) with hookstream's extensions.
+type Conflict = Problem
 
-// Forbidden defines model for Forbidden.
-type Forbidden = Error
+// Forbidden An RFC 9457 problem (application/problem+json) with hookstream's extensions.
+type Forbidden = Problem
 
-// Gone defines model for Gone.
-type Gone = Error
+// Gone An RFC 9457 problem (application/problem+json) with hookstream's extensions.
+type Gone = Problem
 
-// NotFound defines model for NotFound.
-type NotFound = Error
+// NotFound An RFC 9457 problem (application/problem+json) with hookstream's extensions.
+type NotFound = Problem
 
-// QuotaExceeded defines model for QuotaExceeded.
-type QuotaExceeded = Error
+// QuotaExceeded An RFC 9457 problem (application/problem+json) with hookstream's extensions.
+type QuotaExceeded = Problem
 
-// TooLarge defines model for TooLarge.
-type TooLarge = Error
+// TooLarge An RFC 9457 problem (application/problem+json) with hookstream's extensions.
+type TooLarge = Problem
 
-// Unauthorized defines model for Unauthorized.
-type Unauthorized = Error
+// Unauthorized An RFC 9457 problem (application/problem+json) with hookstream's extensions.
+type Unauthorized = Problem
 
-// Unavailable defines model for Unavailable.
-type Unavailable = Error
+// Unavailable An RFC 9457 problem (application/problem+json) with hookstream's extensions.
+type Unavailable = Problem
 
-// UnsupportedMedia defines model for UnsupportedMedia.
-type UnsupportedMedia = Error
+// UnsupportedMedia An RFC 9457 problem (application/problem+json) with hookstream's extensions.
+type UnsupportedMedia = Problem
 
-// Validation defines model for Validation.
-type Validation = Error
+// Validation An RFC 9457 problem (application/problem+json) with hookstream's extensions.
+type Validation = Problem
 
 // GetLimitsParams defines parameters for GetLimits.
 type GetLimitsParams struct {
@@ -1362,6 +1744,38 @@ type ListAPIKeysParams struct {
 	// Cursor next_cursor of the previous page
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
+
+// SearchDeliveriesParams defines parameters for SearchDeliveries.
+type SearchDeliveriesParams struct {
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor next_cursor of the previous page
+	Cursor     *Cursor                      `form:"cursor,omitempty" json:"cursor,omitempty"`
+	EventID    *string                      `form:"event_id,omitempty" json:"event_id,omitempty"`
+	EndpointID *string                      `form:"endpoint_id,omitempty" json:"endpoint_id,omitempty"`
+	State      *SearchDeliveriesParamsState `form:"state,omitempty" json:"state,omitempty"`
+
+	// ErrorCategory the last attempt's
+	ErrorCategory *SearchDeliveriesParamsErrorCategory `form:"error_category,omitempty" json:"error_category,omitempty"`
+
+	// Status the last attempt's HTTP status
+	Status *int `form:"status,omitempty" json:"status,omitempty"`
+
+	// Since created at or after
+	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until created before
+	Until *time.Time `form:"until,omitempty" json:"until,omitempty"`
+
+	// Type comma-separated event types or prefix wildcards
+	Type *string `form:"type,omitempty" json:"type,omitempty"`
+}
+
+// SearchDeliveriesParamsState defines parameters for SearchDeliveries.
+type SearchDeliveriesParamsState string
+
+// SearchDeliveriesParamsErrorCategory defines parameters for SearchDeliveries.
+type SearchDeliveriesParamsErrorCategory string
 
 // ListEndpointsParams defines parameters for ListEndpoints.
 type ListEndpointsParams struct {
@@ -1415,11 +1829,591 @@ type StreamEventsParams struct {
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
 
+// ListReplayJobsParams defines parameters for ListReplayJobs.
+type ListReplayJobsParams struct {
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor next_cursor of the previous page
+	Cursor     *Cursor                    `form:"cursor,omitempty" json:"cursor,omitempty"`
+	EndpointID *string                    `form:"endpoint_id,omitempty" json:"endpoint_id,omitempty"`
+	State      *ListReplayJobsParamsState `form:"state,omitempty" json:"state,omitempty"`
+}
+
+// ListReplayJobsParamsState defines parameters for ListReplayJobs.
+type ListReplayJobsParamsState string
+
+// WebhookAPIKeyCreatedJSONBody defines parameters for WebhookAPIKeyCreated.
+type WebhookAPIKeyCreatedJSONBody struct {
+	CorrelationID *string `json:"correlation_id,omitempty"`
+	Data          struct {
+		// APIKeyID the API key (its identifier, never the key)
+		APIKeyID string `json:"api_key_id"`
+
+		// CustomerID the customer
+		CustomerID string `json:"customer_id"`
+
+		// KeyHint the last 4 characters, for display
+		KeyHint *string                                `json:"key_hint,omitempty"`
+		Name    *string                                `json:"name,omitempty"`
+		Status  WebhookAPIKeyCreatedJSONBodyDataStatus `json:"status"`
+	} `json:"data"`
+
+	// EventID stable across retries and replays; the webhook-id header
+	EventID       string      `json:"event_id"`
+	OccurredAt    time.Time   `json:"occurred_at"`
+	PartnerID     string      `json:"partner_id"`
+	SchemaVersion interface{} `json:"schema_version"`
+	Subject       struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	} `json:"subject"`
+	Type interface{} `json:"type"`
+}
+
+// WebhookAPIKeyCreatedParams defines parameters for WebhookAPIKeyCreated.
+type WebhookAPIKeyCreatedParams struct {
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	WebhookID string `json:"webhook-id"`
+
+	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookAPIKeyCreatedJSONBodyDataStatus defines parameters for WebhookAPIKeyCreated.
+type WebhookAPIKeyCreatedJSONBodyDataStatus string
+
+// WebhookAPIKeyStatusChangedJSONBody defines parameters for WebhookAPIKeyStatusChanged.
+type WebhookAPIKeyStatusChangedJSONBody struct {
+	CorrelationID *string `json:"correlation_id,omitempty"`
+	Data          struct {
+		// APIKeyID the API key (its identifier, never the key)
+		APIKeyID string `json:"api_key_id"`
+
+		// CustomerID the customer
+		CustomerID     string                                               `json:"customer_id"`
+		PreviousStatus WebhookAPIKeyStatusChangedJSONBodyDataPreviousStatus `json:"previous_status"`
+		Reason         *WebhookAPIKeyStatusChangedJSONBodyDataReason        `json:"reason,omitempty"`
+		Status         WebhookAPIKeyStatusChangedJSONBodyDataStatus         `json:"status"`
+		Version        int                                                  `json:"version"`
+	} `json:"data"`
+
+	// EventID stable across retries and replays; the webhook-id header
+	EventID       string      `json:"event_id"`
+	OccurredAt    time.Time   `json:"occurred_at"`
+	PartnerID     string      `json:"partner_id"`
+	SchemaVersion interface{} `json:"schema_version"`
+	Subject       struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	} `json:"subject"`
+	Type interface{} `json:"type"`
+}
+
+// WebhookAPIKeyStatusChangedParams defines parameters for WebhookAPIKeyStatusChanged.
+type WebhookAPIKeyStatusChangedParams struct {
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	WebhookID string `json:"webhook-id"`
+
+	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookAPIKeyStatusChangedJSONBodyDataPreviousStatus defines parameters for WebhookAPIKeyStatusChanged.
+type WebhookAPIKeyStatusChangedJSONBodyDataPreviousStatus string
+
+// WebhookAPIKeyStatusChangedJSONBodyDataReason defines parameters for WebhookAPIKeyStatusChanged.
+type WebhookAPIKeyStatusChangedJSONBodyDataReason string
+
+// WebhookAPIKeyStatusChangedJSONBodyDataStatus defines parameters for WebhookAPIKeyStatusChanged.
+type WebhookAPIKeyStatusChangedJSONBodyDataStatus string
+
+// WebhookBalanceAdjustedJSONBody defines parameters for WebhookBalanceAdjusted.
+type WebhookBalanceAdjustedJSONBody struct {
+	CorrelationID *string `json:"correlation_id,omitempty"`
+	Data          struct {
+		// AdjustmentID the ledger adjustment
+		AdjustmentID string `json:"adjustment_id"`
+		Amount       struct {
+			// Currency ISO 4217 code
+			Currency string `json:"currency"`
+
+			// Value decimal amount as a string. At most 6 decimals, never a float; written with at least 2. An amount with more decimals is refused, never rounded: each value is exact, and sums and differences of values are exact.
+			Value string `json:"value"`
+		} `json:"amount"`
+		Balance struct {
+			// Currency ISO 4217 code
+			Currency string `json:"currency"`
+
+			// Value decimal amount as a string. At most 6 decimals, never a float; written with at least 2. An amount with more decimals is refused, never rounded: each value is exact, and sums and differences of values are exact.
+			Value string `json:"value"`
+		} `json:"balance"`
+
+		// CustomerID the customer
+		CustomerID string                                   `json:"customer_id"`
+		Reason     WebhookBalanceAdjustedJSONBodyDataReason `json:"reason"`
+	} `json:"data"`
+
+	// EventID stable across retries and replays; the webhook-id header
+	EventID       string      `json:"event_id"`
+	OccurredAt    time.Time   `json:"occurred_at"`
+	PartnerID     string      `json:"partner_id"`
+	SchemaVersion interface{} `json:"schema_version"`
+	Subject       struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	} `json:"subject"`
+	Type interface{} `json:"type"`
+}
+
+// WebhookBalanceAdjustedParams defines parameters for WebhookBalanceAdjusted.
+type WebhookBalanceAdjustedParams struct {
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	WebhookID string `json:"webhook-id"`
+
+	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookBalanceAdjustedJSONBodyDataReason defines parameters for WebhookBalanceAdjusted.
+type WebhookBalanceAdjustedJSONBodyDataReason string
+
+// WebhookBalanceCreditedJSONBody defines parameters for WebhookBalanceCredited.
+type WebhookBalanceCreditedJSONBody struct {
+	CorrelationID *string `json:"correlation_id,omitempty"`
+	Data          struct {
+		Amount struct {
+			// Currency ISO 4217 code
+			Currency string `json:"currency"`
+
+			// Value decimal amount as a string. At most 6 decimals, never a float; written with at least 2. An amount with more decimals is refused, never rounded: each value is exact, and sums and differences of values are exact.
+			Value string `json:"value"`
+		} `json:"amount"`
+		Balance struct {
+			// Currency ISO 4217 code
+			Currency string `json:"currency"`
+
+			// Value decimal amount as a string. At most 6 decimals, never a float; written with at least 2. An amount with more decimals is refused, never rounded: each value is exact, and sums and differences of values are exact.
+			Value string `json:"value"`
+		} `json:"balance"`
+
+		// CreditID the ledger entry
+		CreditID string `json:"credit_id"`
+
+		// CustomerID the customer
+		CustomerID string                                    `json:"customer_id"`
+		Source     *WebhookBalanceCreditedJSONBodyDataSource `json:"source,omitempty"`
+	} `json:"data"`
+
+	// EventID stable across retries and replays; the webhook-id header
+	EventID       string      `json:"event_id"`
+	OccurredAt    time.Time   `json:"occurred_at"`
+	PartnerID     string      `json:"partner_id"`
+	SchemaVersion interface{} `json:"schema_version"`
+	Subject       struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	} `json:"subject"`
+	Type interface{} `json:"type"`
+}
+
+// WebhookBalanceCreditedParams defines parameters for WebhookBalanceCredited.
+type WebhookBalanceCreditedParams struct {
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	WebhookID string `json:"webhook-id"`
+
+	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookBalanceCreditedJSONBodyDataSource defines parameters for WebhookBalanceCredited.
+type WebhookBalanceCreditedJSONBodyDataSource string
+
+// WebhookBalanceLowJSONBody defines parameters for WebhookBalanceLow.
+type WebhookBalanceLowJSONBody struct {
+	CorrelationID *string `json:"correlation_id,omitempty"`
+	Data          struct {
+		Balance struct {
+			// Currency ISO 4217 code
+			Currency string `json:"currency"`
+
+			// Value decimal amount as a string. At most 6 decimals, never a float; written with at least 2. An amount with more decimals is refused, never rounded: each value is exact, and sums and differences of values are exact.
+			Value string `json:"value"`
+		} `json:"balance"`
+
+		// CustomerID the customer
+		CustomerID string `json:"customer_id"`
+		Threshold  struct {
+			// Currency ISO 4217 code
+			Currency string `json:"currency"`
+
+			// Value decimal amount as a string. At most 6 decimals, never a float; written with at least 2. An amount with more decimals is refused, never rounded: each value is exact, and sums and differences of values are exact.
+			Value string `json:"value"`
+		} `json:"threshold"`
+	} `json:"data"`
+
+	// EventID stable across retries and replays; the webhook-id header
+	EventID       string      `json:"event_id"`
+	OccurredAt    time.Time   `json:"occurred_at"`
+	PartnerID     string      `json:"partner_id"`
+	SchemaVersion interface{} `json:"schema_version"`
+	Subject       struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	} `json:"subject"`
+	Type interface{} `json:"type"`
+}
+
+// WebhookBalanceLowParams defines parameters for WebhookBalanceLow.
+type WebhookBalanceLowParams struct {
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	WebhookID string `json:"webhook-id"`
+
+	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookBudgetThresholdCrossedJSONBody defines parameters for WebhookBudgetThresholdCrossed.
+type WebhookBudgetThresholdCrossedJSONBody struct {
+	CorrelationID *string `json:"correlation_id,omitempty"`
+	Data          struct {
+		// APIKeyID the API key (its identifier, never the key)
+		APIKeyID *string `json:"api_key_id,omitempty"`
+
+		// BudgetID the budget
+		BudgetID string `json:"budget_id"`
+
+		// CurrentPercent spent / limit x 100, at most 2 decimals, truncated toward zero (so a value shown as 80.00 is never below 80 %); whether a threshold is crossed is decided on the exact ratio, not on this rounded value.
+		CurrentPercent string `json:"current_percent"`
+
+		// CustomerID the customer
+		CustomerID string `json:"customer_id"`
+		Limit      struct {
+			// Currency ISO 4217 code
+			Currency string `json:"currency"`
+
+			// Value decimal amount as a string. At most 6 decimals, never a float; written with at least 2. An amount with more decimals is refused, never rounded: each value is exact, and sums and differences of values are exact.
+			Value string `json:"value"`
+		} `json:"limit"`
+		PeriodEnd   time.Time `json:"period_end"`
+		PeriodStart time.Time `json:"period_start"`
+
+		// PreviousPercent spent / limit x 100, at most 2 decimals, truncated toward zero (so a value shown as 80.00 is never below 80 %); whether a threshold is crossed is decided on the exact ratio, not on this rounded value.
+		PreviousPercent string `json:"previous_percent"`
+		Spent           struct {
+			// Currency ISO 4217 code
+			Currency string `json:"currency"`
+
+			// Value decimal amount as a string. At most 6 decimals, never a float; written with at least 2. An amount with more decimals is refused, never rounded: each value is exact, and sums and differences of values are exact.
+			Value string `json:"value"`
+		} `json:"spent"`
+		ThresholdPercent WebhookBudgetThresholdCrossedJSONBodyDataThresholdPercent `json:"threshold_percent"`
+	} `json:"data"`
+
+	// EventID stable across retries and replays; the webhook-id header
+	EventID       string      `json:"event_id"`
+	OccurredAt    time.Time   `json:"occurred_at"`
+	PartnerID     string      `json:"partner_id"`
+	SchemaVersion interface{} `json:"schema_version"`
+	Subject       struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	} `json:"subject"`
+	Type interface{} `json:"type"`
+}
+
+// WebhookBudgetThresholdCrossedParams defines parameters for WebhookBudgetThresholdCrossed.
+type WebhookBudgetThresholdCrossedParams struct {
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	WebhookID string `json:"webhook-id"`
+
+	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookBudgetThresholdCrossedJSONBodyDataThresholdPercent defines parameters for WebhookBudgetThresholdCrossed.
+type WebhookBudgetThresholdCrossedJSONBodyDataThresholdPercent int
+
+// WebhookCustomerCreatedJSONBody defines parameters for WebhookCustomerCreated.
+type WebhookCustomerCreatedJSONBody struct {
+	CorrelationID *string `json:"correlation_id,omitempty"`
+	Data          struct {
+		CreatedAt time.Time `json:"created_at"`
+
+		// CustomerID the customer
+		CustomerID string                                   `json:"customer_id"`
+		Status     WebhookCustomerCreatedJSONBodyDataStatus `json:"status"`
+	} `json:"data"`
+
+	// EventID stable across retries and replays; the webhook-id header
+	EventID       string      `json:"event_id"`
+	OccurredAt    time.Time   `json:"occurred_at"`
+	PartnerID     string      `json:"partner_id"`
+	SchemaVersion interface{} `json:"schema_version"`
+	Subject       struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	} `json:"subject"`
+	Type interface{} `json:"type"`
+}
+
+// WebhookCustomerCreatedParams defines parameters for WebhookCustomerCreated.
+type WebhookCustomerCreatedParams struct {
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	WebhookID string `json:"webhook-id"`
+
+	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookCustomerCreatedJSONBodyDataStatus defines parameters for WebhookCustomerCreated.
+type WebhookCustomerCreatedJSONBodyDataStatus string
+
+// WebhookCustomerDeletedJSONBody defines parameters for WebhookCustomerDeleted.
+type WebhookCustomerDeletedJSONBody struct {
+	CorrelationID *string `json:"correlation_id,omitempty"`
+	Data          struct {
+		// CustomerID the customer
+		CustomerID string `json:"customer_id"`
+	} `json:"data"`
+
+	// EventID stable across retries and replays; the webhook-id header
+	EventID       string      `json:"event_id"`
+	OccurredAt    time.Time   `json:"occurred_at"`
+	PartnerID     string      `json:"partner_id"`
+	SchemaVersion interface{} `json:"schema_version"`
+	Subject       struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	} `json:"subject"`
+	Type interface{} `json:"type"`
+}
+
+// WebhookCustomerDeletedParams defines parameters for WebhookCustomerDeleted.
+type WebhookCustomerDeletedParams struct {
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	WebhookID string `json:"webhook-id"`
+
+	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookCustomerUpdatedJSONBody defines parameters for WebhookCustomerUpdated.
+type WebhookCustomerUpdatedJSONBody struct {
+	CorrelationID *string `json:"correlation_id,omitempty"`
+	Data          struct {
+		Changed []string `json:"changed"`
+
+		// CustomerID the customer
+		CustomerID string `json:"customer_id"`
+
+		// Version the customer's resource version; compare before applying (R30)
+		Version int `json:"version"`
+	} `json:"data"`
+
+	// EventID stable across retries and replays; the webhook-id header
+	EventID       string      `json:"event_id"`
+	OccurredAt    time.Time   `json:"occurred_at"`
+	PartnerID     string      `json:"partner_id"`
+	SchemaVersion interface{} `json:"schema_version"`
+	Subject       struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	} `json:"subject"`
+	Type interface{} `json:"type"`
+}
+
+// WebhookCustomerUpdatedParams defines parameters for WebhookCustomerUpdated.
+type WebhookCustomerUpdatedParams struct {
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	WebhookID string `json:"webhook-id"`
+
+	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookEndpointDisabledJSONBody defines parameters for WebhookEndpointDisabled.
+type WebhookEndpointDisabledJSONBody struct {
+	CorrelationID *string `json:"correlation_id,omitempty"`
+	Data          struct {
+		DisabledBy   *WebhookEndpointDisabledJSONBodyDataDisabledBy `json:"disabled_by,omitempty"`
+		EndpointID   string                                         `json:"endpoint_id"`
+		FailingSince *time.Time                                     `json:"failing_since,omitempty"`
+		Reason       string                                         `json:"reason"`
+	} `json:"data"`
+
+	// EventID stable across retries and replays; the webhook-id header
+	EventID       string      `json:"event_id"`
+	OccurredAt    time.Time   `json:"occurred_at"`
+	PartnerID     string      `json:"partner_id"`
+	SchemaVersion interface{} `json:"schema_version"`
+	Subject       struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	} `json:"subject"`
+	Type interface{} `json:"type"`
+}
+
+// WebhookEndpointDisabledParams defines parameters for WebhookEndpointDisabled.
+type WebhookEndpointDisabledParams struct {
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	WebhookID string `json:"webhook-id"`
+
+	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookEndpointDisabledJSONBodyDataDisabledBy defines parameters for WebhookEndpointDisabled.
+type WebhookEndpointDisabledJSONBodyDataDisabledBy string
+
+// WebhookEndpointFailingJSONBody defines parameters for WebhookEndpointFailing.
+type WebhookEndpointFailingJSONBody struct {
+	CorrelationID *string `json:"correlation_id,omitempty"`
+	Data          struct {
+		EndpointID   string    `json:"endpoint_id"`
+		FailingSince time.Time `json:"failing_since"`
+	} `json:"data"`
+
+	// EventID stable across retries and replays; the webhook-id header
+	EventID       string      `json:"event_id"`
+	OccurredAt    time.Time   `json:"occurred_at"`
+	PartnerID     string      `json:"partner_id"`
+	SchemaVersion interface{} `json:"schema_version"`
+	Subject       struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	} `json:"subject"`
+	Type interface{} `json:"type"`
+}
+
+// WebhookEndpointFailingParams defines parameters for WebhookEndpointFailing.
+type WebhookEndpointFailingParams struct {
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	WebhookID string `json:"webhook-id"`
+
+	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookUsageFinalizedJSONBody defines parameters for WebhookUsageFinalized.
+type WebhookUsageFinalizedJSONBody struct {
+	CorrelationID *string `json:"correlation_id,omitempty"`
+	Data          struct {
+		// APIKeyID the API key (its identifier, never the key)
+		APIKeyID *string `json:"api_key_id,omitempty"`
+		Cost     struct {
+			// Currency ISO 4217 code
+			Currency string `json:"currency"`
+
+			// Value decimal amount as a string. At most 6 decimals, never a float; written with at least 2. An amount with more decimals is refused, never rounded: each value is exact, and sums and differences of values are exact.
+			Value string `json:"value"`
+		} `json:"cost"`
+
+		// CustomerID the customer
+		CustomerID   string    `json:"customer_id"`
+		InputTokens  int       `json:"input_tokens"`
+		OutputTokens int       `json:"output_tokens"`
+		PeriodEnd    time.Time `json:"period_end"`
+		PeriodStart  time.Time `json:"period_start"`
+		Requests     int       `json:"requests"`
+
+		// UsageID the finalized usage record
+		UsageID string `json:"usage_id"`
+	} `json:"data"`
+
+	// EventID stable across retries and replays; the webhook-id header
+	EventID       string      `json:"event_id"`
+	OccurredAt    time.Time   `json:"occurred_at"`
+	PartnerID     string      `json:"partner_id"`
+	SchemaVersion interface{} `json:"schema_version"`
+	Subject       struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	} `json:"subject"`
+	Type interface{} `json:"type"`
+}
+
+// WebhookUsageFinalizedParams defines parameters for WebhookUsageFinalized.
+type WebhookUsageFinalizedParams struct {
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	WebhookID string `json:"webhook-id"`
+
+	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookWebhookTestJSONBody defines parameters for WebhookWebhookTest.
+type WebhookWebhookTestJSONBody struct {
+	CorrelationID *string `json:"correlation_id,omitempty"`
+	Data          struct {
+		EndpointID string `json:"endpoint_id"`
+		Message    string `json:"message"`
+	} `json:"data"`
+
+	// EventID stable across retries and replays; the webhook-id header
+	EventID       string      `json:"event_id"`
+	OccurredAt    time.Time   `json:"occurred_at"`
+	PartnerID     string      `json:"partner_id"`
+	SchemaVersion interface{} `json:"schema_version"`
+	Subject       struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	} `json:"subject"`
+	Type interface{} `json:"type"`
+}
+
+// WebhookWebhookTestParams defines parameters for WebhookWebhookTest.
+type WebhookWebhookTestParams struct {
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	WebhookID string `json:"webhook-id"`
+
+	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	WebhookSignature string `json:"webhook-signature"`
+}
+
 // CreatePartnerJSONRequestBody defines body for CreatePartner for application/json ContentType.
 type CreatePartnerJSONRequestBody = PartnerCreate
 
 // CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
-type CreateAPIKeyJSONRequestBody = Empty
+type CreateAPIKeyJSONRequestBody = APIKeyCreate
 
 // ReplayDeliveryJSONRequestBody defines body for ReplayDelivery for application/json ContentType.
 type ReplayDeliveryJSONRequestBody = Empty
@@ -1447,6 +2441,48 @@ type RotateSecretJSONRequestBody = RotateRequest
 
 // SendTestEventJSONRequestBody defines body for SendTestEvent for application/json ContentType.
 type SendTestEventJSONRequestBody = Empty
+
+// CancelReplayJobJSONRequestBody defines body for CancelReplayJob for application/json ContentType.
+type CancelReplayJobJSONRequestBody = Empty
+
+// WebhookAPIKeyCreatedJSONRequestBody defines body for WebhookAPIKeyCreated for application/json ContentType.
+type WebhookAPIKeyCreatedJSONRequestBody WebhookAPIKeyCreatedJSONBody
+
+// WebhookAPIKeyStatusChangedJSONRequestBody defines body for WebhookAPIKeyStatusChanged for application/json ContentType.
+type WebhookAPIKeyStatusChangedJSONRequestBody WebhookAPIKeyStatusChangedJSONBody
+
+// WebhookBalanceAdjustedJSONRequestBody defines body for WebhookBalanceAdjusted for application/json ContentType.
+type WebhookBalanceAdjustedJSONRequestBody WebhookBalanceAdjustedJSONBody
+
+// WebhookBalanceCreditedJSONRequestBody defines body for WebhookBalanceCredited for application/json ContentType.
+type WebhookBalanceCreditedJSONRequestBody WebhookBalanceCreditedJSONBody
+
+// WebhookBalanceLowJSONRequestBody defines body for WebhookBalanceLow for application/json ContentType.
+type WebhookBalanceLowJSONRequestBody WebhookBalanceLowJSONBody
+
+// WebhookBudgetThresholdCrossedJSONRequestBody defines body for WebhookBudgetThresholdCrossed for application/json ContentType.
+type WebhookBudgetThresholdCrossedJSONRequestBody WebhookBudgetThresholdCrossedJSONBody
+
+// WebhookCustomerCreatedJSONRequestBody defines body for WebhookCustomerCreated for application/json ContentType.
+type WebhookCustomerCreatedJSONRequestBody WebhookCustomerCreatedJSONBody
+
+// WebhookCustomerDeletedJSONRequestBody defines body for WebhookCustomerDeleted for application/json ContentType.
+type WebhookCustomerDeletedJSONRequestBody WebhookCustomerDeletedJSONBody
+
+// WebhookCustomerUpdatedJSONRequestBody defines body for WebhookCustomerUpdated for application/json ContentType.
+type WebhookCustomerUpdatedJSONRequestBody WebhookCustomerUpdatedJSONBody
+
+// WebhookEndpointDisabledJSONRequestBody defines body for WebhookEndpointDisabled for application/json ContentType.
+type WebhookEndpointDisabledJSONRequestBody WebhookEndpointDisabledJSONBody
+
+// WebhookEndpointFailingJSONRequestBody defines body for WebhookEndpointFailing for application/json ContentType.
+type WebhookEndpointFailingJSONRequestBody WebhookEndpointFailingJSONBody
+
+// WebhookUsageFinalizedJSONRequestBody defines body for WebhookUsageFinalized for application/json ContentType.
+type WebhookUsageFinalizedJSONRequestBody WebhookUsageFinalizedJSONBody
+
+// WebhookWebhookTestJSONRequestBody defines body for WebhookWebhookTest for application/json ContentType.
+type WebhookWebhookTestJSONRequestBody WebhookWebhookTestJSONBody
 
 // AsAuthRequest0 returns the union data inside the AuthRequest as a AuthRequest0
 func (t AuthRequest) AsAuthRequest0() (AuthRequest0, error) {
@@ -1639,12 +2675,16 @@ type ClientInterface interface {
 
 	// CreatePartnerWithBody Create a partner
 	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/partners (the `CreatePartner` operationId).
 	CreatePartnerWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreatePartner Create a partner
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1663,12 +2703,16 @@ type ClientInterface interface {
 
 	// CreateAPIKeyWithBody Create a partner API key (shown once)
 	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/partners/{pid}/api-keys (the `CreateAPIKey` operationId).
 	CreateAPIKeyWithBody(ctx context.Context, pid Pid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateAPIKey Create a partner API key (shown once)
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1680,6 +2724,13 @@ type ClientInterface interface {
 	// Corresponds with DELETE /v1/partners/{pid}/api-keys/{kid} (the `RevokeAPIKey` operationId).
 	RevokeAPIKey(ctx context.Context, pid Pid, kid Kid, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SearchDeliveries Search the partner's deliveries across its endpoints
+	//
+	// Did partner X get event Y? The partner's deliveries, newest first, by event id, endpoint, state, the last attempt's error category and HTTP status, event type and creation time; cursor-paged. Deliveries of deleted endpoints are found while the history keeps them.
+	//
+	// Corresponds with GET /v1/partners/{pid}/deliveries (the `SearchDeliveries` operationId).
+	SearchDeliveries(ctx context.Context, pid Pid, params *SearchDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetDelivery A delivery with all its attempts
 	//
 	// Corresponds with GET /v1/partners/{pid}/deliveries/{did} (the `GetDelivery` operationId).
@@ -1687,12 +2738,16 @@ type ClientInterface interface {
 
 	// ReplayDeliveryWithBody Make one new attempt of a delivery (same event id, next attempt number)
 	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/partners/{pid}/deliveries/{did}/replay (the `ReplayDelivery` operationId).
 	ReplayDeliveryWithBody(ctx context.Context, pid Pid, did Did, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReplayDelivery Make one new attempt of a delivery (same event id, next attempt number)
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1706,12 +2761,16 @@ type ClientInterface interface {
 
 	// CreateEndpointWithBody Create an endpoint; the response holds its secret, once
 	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/partners/{pid}/endpoints (the `CreateEndpoint` operationId).
 	CreateEndpointWithBody(ctx context.Context, pid Pid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateEndpoint Create an endpoint; the response holds its secret, once
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1749,12 +2808,16 @@ type ClientInterface interface {
 
 	// DisableEndpointWithBody Disable an endpoint with a reason; emits endpoint.disabled
 	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/disable (the `DisableEndpoint` operationId).
 	DisableEndpointWithBody(ctx context.Context, pid Pid, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DisableEndpoint Disable an endpoint with a reason; emits endpoint.disabled
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1763,12 +2826,16 @@ type ClientInterface interface {
 
 	// EnableEndpointWithBody Enable an endpoint
 	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/enable (the `EnableEndpoint` operationId).
 	EnableEndpointWithBody(ctx context.Context, pid Pid, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// EnableEndpoint Enable an endpoint
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1777,12 +2844,16 @@ type ClientInterface interface {
 
 	// CreateReplayJobWithBody Replay a time range from the history or the event log (bulk)
 	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/replay (the `CreateReplayJob` operationId).
 	CreateReplayJobWithBody(ctx context.Context, pid Pid, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateReplayJob Replay a time range from the history or the event log (bulk)
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1791,12 +2862,16 @@ type ClientInterface interface {
 
 	// EndRotationWithBody End the rotation overlap: only the newest secret signs
 	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/secret/end-rotation (the `EndRotation` operationId).
 	EndRotationWithBody(ctx context.Context, pid Pid, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// EndRotation End the rotation overlap: only the newest secret signs
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1805,12 +2880,16 @@ type ClientInterface interface {
 
 	// RotateSecretWithBody Rotate the signing secret; old and new both sign during the overlap
 	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/secret/rotate (the `RotateSecret` operationId).
 	RotateSecretWithBody(ctx context.Context, pid Pid, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RotateSecret Rotate the signing secret; old and new both sign during the overlap
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1819,12 +2898,16 @@ type ClientInterface interface {
 
 	// SendTestEventWithBody Send a webhook.test event to this endpoint only
 	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/test (the `SendTestEvent` operationId).
 	SendTestEventWithBody(ctx context.Context, pid Pid, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SendTestEvent Send a webhook.test event to this endpoint only
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1848,10 +2931,37 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/partners/{pid}/events/{event_id} (the `GetEvent` operationId).
 	GetEvent(ctx context.Context, pid Pid, eventID EventID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListReplayJobs The partner's replay jobs, newest first
+	//
+	// Corresponds with GET /v1/partners/{pid}/replay-jobs (the `ListReplayJobs` operationId).
+	ListReplayJobs(ctx context.Context, pid Pid, params *ListReplayJobsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetReplayJob Progress of a replay job
 	//
 	// Corresponds with GET /v1/partners/{pid}/replay-jobs/{jid} (the `GetReplayJob` operationId).
 	GetReplayJob(ctx context.Context, pid Pid, jid Jid, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelReplayJobWithBody Cancel a queued or running replay job
+	//
+	// The job is canceled at once; a runner holding it stops before its next batch, so at most the batch in flight is still replayed. Canceling a canceled job changes nothing; a finished one answers 409.
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/partners/{pid}/replay-jobs/{jid}/cancel (the `CancelReplayJob` operationId).
+	CancelReplayJobWithBody(ctx context.Context, pid Pid, jid Jid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelReplayJob Cancel a queued or running replay job
+	//
+	// The job is canceled at once; a runner holding it stops before its next batch, so at most the batch in flight is still replayed. Canceling a canceled job changes nothing; a finished one answers 409.
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/partners/{pid}/replay-jobs/{jid}/cancel (the `CancelReplayJob` operationId).
+	CancelReplayJob(ctx context.Context, pid Pid, jid Jid, body CancelReplayJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // ListEventTypes The event catalog with JSON Schemas (R4, R31)
@@ -1933,6 +3043,8 @@ func (c *Client) ListPartners(ctx context.Context, params *ListPartnersParams, r
 
 // CreatePartnerWithBody Create a partner
 //
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/partners (the `CreatePartner` operationId).
@@ -1949,6 +3061,8 @@ func (c *Client) CreatePartnerWithBody(ctx context.Context, contentType string, 
 }
 
 // CreatePartner Create a partner
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1997,6 +3111,8 @@ func (c *Client) ListAPIKeys(ctx context.Context, pid Pid, params *ListAPIKeysPa
 
 // CreateAPIKeyWithBody Create a partner API key (shown once)
 //
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/partners/{pid}/api-keys (the `CreateAPIKey` operationId).
@@ -2013,6 +3129,8 @@ func (c *Client) CreateAPIKeyWithBody(ctx context.Context, pid Pid, contentType 
 }
 
 // CreateAPIKey Create a partner API key (shown once)
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2044,6 +3162,23 @@ func (c *Client) RevokeAPIKey(ctx context.Context, pid Pid, kid Kid, reqEditors 
 	return c.Client.Do(req)
 }
 
+// SearchDeliveries Search the partner's deliveries across its endpoints
+//
+// Did partner X get event Y? The partner's deliveries, newest first, by event id, endpoint, state, the last attempt's error category and HTTP status, event type and creation time; cursor-paged. Deliveries of deleted endpoints are found while the history keeps them.
+//
+// Corresponds with GET /v1/partners/{pid}/deliveries (the `SearchDeliveries` operationId).
+func (c *Client) SearchDeliveries(ctx context.Context, pid Pid, params *SearchDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSearchDeliveriesRequest(c.Server, pid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetDelivery A delivery with all its attempts
 //
 // Corresponds with GET /v1/partners/{pid}/deliveries/{did} (the `GetDelivery` operationId).
@@ -2061,6 +3196,8 @@ func (c *Client) GetDelivery(ctx context.Context, pid Pid, did Did, reqEditors .
 
 // ReplayDeliveryWithBody Make one new attempt of a delivery (same event id, next attempt number)
 //
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/partners/{pid}/deliveries/{did}/replay (the `ReplayDelivery` operationId).
@@ -2077,6 +3214,8 @@ func (c *Client) ReplayDeliveryWithBody(ctx context.Context, pid Pid, did Did, c
 }
 
 // ReplayDelivery Make one new attempt of a delivery (same event id, next attempt number)
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2110,6 +3249,8 @@ func (c *Client) ListEndpoints(ctx context.Context, pid Pid, params *ListEndpoin
 
 // CreateEndpointWithBody Create an endpoint; the response holds its secret, once
 //
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/partners/{pid}/endpoints (the `CreateEndpoint` operationId).
@@ -2126,6 +3267,8 @@ func (c *Client) CreateEndpointWithBody(ctx context.Context, pid Pid, contentTyp
 }
 
 // CreateEndpoint Create an endpoint; the response holds its secret, once
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2223,6 +3366,8 @@ func (c *Client) ListDeliveries(ctx context.Context, pid Pid, eid Eid, params *L
 
 // DisableEndpointWithBody Disable an endpoint with a reason; emits endpoint.disabled
 //
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/disable (the `DisableEndpoint` operationId).
@@ -2239,6 +3384,8 @@ func (c *Client) DisableEndpointWithBody(ctx context.Context, pid Pid, eid Eid, 
 }
 
 // DisableEndpoint Disable an endpoint with a reason; emits endpoint.disabled
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2257,6 +3404,8 @@ func (c *Client) DisableEndpoint(ctx context.Context, pid Pid, eid Eid, body Dis
 
 // EnableEndpointWithBody Enable an endpoint
 //
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/enable (the `EnableEndpoint` operationId).
@@ -2273,6 +3422,8 @@ func (c *Client) EnableEndpointWithBody(ctx context.Context, pid Pid, eid Eid, c
 }
 
 // EnableEndpoint Enable an endpoint
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2291,6 +3442,8 @@ func (c *Client) EnableEndpoint(ctx context.Context, pid Pid, eid Eid, body Enab
 
 // CreateReplayJobWithBody Replay a time range from the history or the event log (bulk)
 //
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/replay (the `CreateReplayJob` operationId).
@@ -2307,6 +3460,8 @@ func (c *Client) CreateReplayJobWithBody(ctx context.Context, pid Pid, eid Eid, 
 }
 
 // CreateReplayJob Replay a time range from the history or the event log (bulk)
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2325,6 +3480,8 @@ func (c *Client) CreateReplayJob(ctx context.Context, pid Pid, eid Eid, body Cre
 
 // EndRotationWithBody End the rotation overlap: only the newest secret signs
 //
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/secret/end-rotation (the `EndRotation` operationId).
@@ -2341,6 +3498,8 @@ func (c *Client) EndRotationWithBody(ctx context.Context, pid Pid, eid Eid, cont
 }
 
 // EndRotation End the rotation overlap: only the newest secret signs
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2359,6 +3518,8 @@ func (c *Client) EndRotation(ctx context.Context, pid Pid, eid Eid, body EndRota
 
 // RotateSecretWithBody Rotate the signing secret; old and new both sign during the overlap
 //
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/secret/rotate (the `RotateSecret` operationId).
@@ -2375,6 +3536,8 @@ func (c *Client) RotateSecretWithBody(ctx context.Context, pid Pid, eid Eid, con
 }
 
 // RotateSecret Rotate the signing secret; old and new both sign during the overlap
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2393,6 +3556,8 @@ func (c *Client) RotateSecret(ctx context.Context, pid Pid, eid Eid, body Rotate
 
 // SendTestEventWithBody Send a webhook.test event to this endpoint only
 //
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/test (the `SendTestEvent` operationId).
@@ -2409,6 +3574,8 @@ func (c *Client) SendTestEventWithBody(ctx context.Context, pid Pid, eid Eid, co
 }
 
 // SendTestEvent Send a webhook.test event to this endpoint only
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2472,11 +3639,68 @@ func (c *Client) GetEvent(ctx context.Context, pid Pid, eventID EventID, reqEdit
 	return c.Client.Do(req)
 }
 
+// ListReplayJobs The partner's replay jobs, newest first
+//
+// Corresponds with GET /v1/partners/{pid}/replay-jobs (the `ListReplayJobs` operationId).
+func (c *Client) ListReplayJobs(ctx context.Context, pid Pid, params *ListReplayJobsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListReplayJobsRequest(c.Server, pid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetReplayJob Progress of a replay job
 //
 // Corresponds with GET /v1/partners/{pid}/replay-jobs/{jid} (the `GetReplayJob` operationId).
 func (c *Client) GetReplayJob(ctx context.Context, pid Pid, jid Jid, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetReplayJobRequest(c.Server, pid, jid)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelReplayJobWithBody Cancel a queued or running replay job
+//
+// The job is canceled at once; a runner holding it stops before its next batch, so at most the batch in flight is still replayed. Canceling a canceled job changes nothing; a finished one answers 409.
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/partners/{pid}/replay-jobs/{jid}/cancel (the `CancelReplayJob` operationId).
+func (c *Client) CancelReplayJobWithBody(ctx context.Context, pid Pid, jid Jid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelReplayJobRequestWithBody(c.Server, pid, jid, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelReplayJob Cancel a queued or running replay job
+//
+// The job is canceled at once; a runner holding it stops before its next batch, so at most the batch in flight is still replayed. Canceling a canceled job changes nothing; a finished one answers 409.
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/partners/{pid}/replay-jobs/{jid}/cancel (the `CancelReplayJob` operationId).
+func (c *Client) CancelReplayJob(ctx context.Context, pid Pid, jid Jid, body CancelReplayJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelReplayJobRequest(c.Server, pid, jid, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2979,6 +4203,175 @@ func NewRevokeAPIKeyRequest(server string, pid Pid, kid Kid) (*http.Request, err
 	}
 
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSearchDeliveriesRequest constructs an http.Request for the SearchDeliveries method
+func NewSearchDeliveriesRequest(server string, pid Pid, params *SearchDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "pid", pid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/partners/%s/deliveries", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EventID != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "event_id", *params.EventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndpointID != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "endpoint_id", *params.EndpointID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ErrorCategory != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "error_category", *params.ErrorCategory, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -4003,6 +5396,103 @@ func NewGetEventRequest(server string, pid Pid, eventID EventID) (*http.Request,
 	return req, nil
 }
 
+// NewListReplayJobsRequest constructs an http.Request for the ListReplayJobs method
+func NewListReplayJobsRequest(server string, pid Pid, params *ListReplayJobsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "pid", pid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/partners/%s/replay-jobs", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndpointID != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "endpoint_id", *params.EndpointID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetReplayJobRequest constructs an http.Request for the GetReplayJob method
 func NewGetReplayJobRequest(server string, pid Pid, jid Jid) (*http.Request, error) {
 	var err error
@@ -4040,6 +5530,60 @@ func NewGetReplayJobRequest(server string, pid Pid, jid Jid) (*http.Request, err
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewCancelReplayJobRequest calls the generic CancelReplayJob builder with application/json body
+func NewCancelReplayJobRequest(server string, pid Pid, jid Jid, body CancelReplayJobJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCancelReplayJobRequestWithBody(server, pid, jid, "application/json", bodyReader)
+}
+
+// NewCancelReplayJobRequestWithBody constructs an http.Request for the CancelReplayJob method, with any body, and a specified content type
+func NewCancelReplayJobRequestWithBody(server string, pid Pid, jid Jid, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "pid", pid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "jid", jid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/partners/%s/replay-jobs/%s/cancel", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -4127,12 +5671,16 @@ type ClientWithResponsesInterface interface {
 
 	// CreatePartnerWithBodyWithResponse Create a partner
 	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/partners (the `CreatePartner` operationId).
 	CreatePartnerWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePartnerResponse, error)
 
 	// CreatePartnerWithResponse Create a partner
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4155,12 +5703,16 @@ type ClientWithResponsesInterface interface {
 
 	// CreateAPIKeyWithBodyWithResponse Create a partner API key (shown once)
 	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/partners/{pid}/api-keys (the `CreateAPIKey` operationId).
 	CreateAPIKeyWithBodyWithResponse(ctx context.Context, pid Pid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAPIKeyResponse, error)
 
 	// CreateAPIKeyWithResponse Create a partner API key (shown once)
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4174,6 +5726,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /v1/partners/{pid}/api-keys/{kid} (the `RevokeAPIKey` operationId).
 	RevokeAPIKeyWithResponse(ctx context.Context, pid Pid, kid Kid, reqEditors ...RequestEditorFn) (*RevokeAPIKeyResponse, error)
 
+	// SearchDeliveriesWithResponse Search the partner's deliveries across its endpoints
+	//
+	// Did partner X get event Y? The partner's deliveries, newest first, by event id, endpoint, state, the last attempt's error category and HTTP status, event type and creation time; cursor-paged. Deliveries of deleted endpoints are found while the history keeps them.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/partners/{pid}/deliveries (the `SearchDeliveries` operationId).
+	SearchDeliveriesWithResponse(ctx context.Context, pid Pid, params *SearchDeliveriesParams, reqEditors ...RequestEditorFn) (*SearchDeliveriesResponse, error)
+
 	// GetDeliveryWithResponse A delivery with all its attempts
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -4183,12 +5744,16 @@ type ClientWithResponsesInterface interface {
 
 	// ReplayDeliveryWithBodyWithResponse Make one new attempt of a delivery (same event id, next attempt number)
 	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/partners/{pid}/deliveries/{did}/replay (the `ReplayDelivery` operationId).
 	ReplayDeliveryWithBodyWithResponse(ctx context.Context, pid Pid, did Did, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplayDeliveryResponse, error)
 
 	// ReplayDeliveryWithResponse Make one new attempt of a delivery (same event id, next attempt number)
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4204,12 +5769,16 @@ type ClientWithResponsesInterface interface {
 
 	// CreateEndpointWithBodyWithResponse Create an endpoint; the response holds its secret, once
 	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/partners/{pid}/endpoints (the `CreateEndpoint` operationId).
 	CreateEndpointWithBodyWithResponse(ctx context.Context, pid Pid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateEndpointResponse, error)
 
 	// CreateEndpointWithResponse Create an endpoint; the response holds its secret, once
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4253,12 +5822,16 @@ type ClientWithResponsesInterface interface {
 
 	// DisableEndpointWithBodyWithResponse Disable an endpoint with a reason; emits endpoint.disabled
 	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/disable (the `DisableEndpoint` operationId).
 	DisableEndpointWithBodyWithResponse(ctx context.Context, pid Pid, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DisableEndpointResponse, error)
 
 	// DisableEndpointWithResponse Disable an endpoint with a reason; emits endpoint.disabled
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4267,12 +5840,16 @@ type ClientWithResponsesInterface interface {
 
 	// EnableEndpointWithBodyWithResponse Enable an endpoint
 	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/enable (the `EnableEndpoint` operationId).
 	EnableEndpointWithBodyWithResponse(ctx context.Context, pid Pid, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EnableEndpointResponse, error)
 
 	// EnableEndpointWithResponse Enable an endpoint
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4281,12 +5858,16 @@ type ClientWithResponsesInterface interface {
 
 	// CreateReplayJobWithBodyWithResponse Replay a time range from the history or the event log (bulk)
 	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/replay (the `CreateReplayJob` operationId).
 	CreateReplayJobWithBodyWithResponse(ctx context.Context, pid Pid, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateReplayJobResponse, error)
 
 	// CreateReplayJobWithResponse Replay a time range from the history or the event log (bulk)
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4295,12 +5876,16 @@ type ClientWithResponsesInterface interface {
 
 	// EndRotationWithBodyWithResponse End the rotation overlap: only the newest secret signs
 	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/secret/end-rotation (the `EndRotation` operationId).
 	EndRotationWithBodyWithResponse(ctx context.Context, pid Pid, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EndRotationResponse, error)
 
 	// EndRotationWithResponse End the rotation overlap: only the newest secret signs
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4309,12 +5894,16 @@ type ClientWithResponsesInterface interface {
 
 	// RotateSecretWithBodyWithResponse Rotate the signing secret; old and new both sign during the overlap
 	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/secret/rotate (the `RotateSecret` operationId).
 	RotateSecretWithBodyWithResponse(ctx context.Context, pid Pid, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RotateSecretResponse, error)
 
 	// RotateSecretWithResponse Rotate the signing secret; old and new both sign during the overlap
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4323,12 +5912,16 @@ type ClientWithResponsesInterface interface {
 
 	// SendTestEventWithBodyWithResponse Send a webhook.test event to this endpoint only
 	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/test (the `SendTestEvent` operationId).
 	SendTestEventWithBodyWithResponse(ctx context.Context, pid Pid, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendTestEventResponse, error)
 
 	// SendTestEventWithResponse Send a webhook.test event to this endpoint only
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4358,12 +5951,41 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/partners/{pid}/events/{event_id} (the `GetEvent` operationId).
 	GetEventWithResponse(ctx context.Context, pid Pid, eventID EventID, reqEditors ...RequestEditorFn) (*GetEventResponse, error)
 
+	// ListReplayJobsWithResponse The partner's replay jobs, newest first
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/partners/{pid}/replay-jobs (the `ListReplayJobs` operationId).
+	ListReplayJobsWithResponse(ctx context.Context, pid Pid, params *ListReplayJobsParams, reqEditors ...RequestEditorFn) (*ListReplayJobsResponse, error)
+
 	// GetReplayJobWithResponse Progress of a replay job
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/partners/{pid}/replay-jobs/{jid} (the `GetReplayJob` operationId).
 	GetReplayJobWithResponse(ctx context.Context, pid Pid, jid Jid, reqEditors ...RequestEditorFn) (*GetReplayJobResponse, error)
+
+	// CancelReplayJobWithBodyWithResponse Cancel a queued or running replay job
+	//
+	// The job is canceled at once; a runner holding it stops before its next batch, so at most the batch in flight is still replayed. Canceling a canceled job changes nothing; a finished one answers 409.
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/partners/{pid}/replay-jobs/{jid}/cancel (the `CancelReplayJob` operationId).
+	CancelReplayJobWithBodyWithResponse(ctx context.Context, pid Pid, jid Jid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelReplayJobResponse, error)
+
+	// CancelReplayJobWithResponse Cancel a queued or running replay job
+	//
+	// The job is canceled at once; a runner holding it stops before its next batch, so at most the batch in flight is still replayed. Canceling a canceled job changes nothing; a finished one answers 409.
+	//
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/partners/{pid}/replay-jobs/{jid}/cancel (the `CancelReplayJob` operationId).
+	CancelReplayJobWithResponse(ctx context.Context, pid Pid, jid Jid, body CancelReplayJobJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelReplayJobResponse, error)
 }
 
 type ListEventTypesResponse struct {
@@ -4371,10 +5993,10 @@ type ListEventTypesResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *EventTypeList
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4382,14 +6004,14 @@ func (r ListEventTypesResponse) GetJSON200() *EventTypeList {
 	return r.JSON200
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ListEventTypesResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListEventTypesResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListEventTypesResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListEventTypesResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4426,12 +6048,12 @@ type GetLimitsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Limits
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4439,19 +6061,19 @@ func (r GetLimitsResponse) GetJSON200() *Limits {
 	return r.JSON200
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetLimitsResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetLimitsResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetLimitsResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetLimitsResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetLimitsResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetLimitsResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4529,14 +6151,14 @@ type ListOutboxDeadLettersResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *OutboxDeadLetterList
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4544,24 +6166,24 @@ func (r ListOutboxDeadLettersResponse) GetJSON200() *OutboxDeadLetterList {
 	return r.JSON200
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ListOutboxDeadLettersResponse) GetJSON400() *BadRequest {
-	return r.JSON400
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListOutboxDeadLettersResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ListOutboxDeadLettersResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListOutboxDeadLettersResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListOutboxDeadLettersResponse) GetJSON403() *Forbidden {
-	return r.JSON403
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListOutboxDeadLettersResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListOutboxDeadLettersResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListOutboxDeadLettersResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4598,14 +6220,14 @@ type ListPartnersResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *PartnerList
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4613,24 +6235,24 @@ func (r ListPartnersResponse) GetJSON200() *PartnerList {
 	return r.JSON200
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ListPartnersResponse) GetJSON400() *BadRequest {
-	return r.JSON400
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListPartnersResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ListPartnersResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListPartnersResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListPartnersResponse) GetJSON403() *Forbidden {
-	return r.JSON403
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListPartnersResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListPartnersResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListPartnersResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4667,22 +6289,22 @@ type CreatePartnerResponse struct {
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *Partner
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *TooLarge
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *UnsupportedMedia
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *Validation
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Conflict
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMedia
+	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -4690,44 +6312,44 @@ func (r CreatePartnerResponse) GetJSON201() *Partner {
 	return r.JSON201
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r CreatePartnerResponse) GetJSON400() *BadRequest {
-	return r.JSON400
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreatePartnerResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r CreatePartnerResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreatePartnerResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r CreatePartnerResponse) GetJSON403() *Forbidden {
-	return r.JSON403
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreatePartnerResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
 }
 
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r CreatePartnerResponse) GetJSON409() *Conflict {
-	return r.JSON409
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreatePartnerResponse) GetApplicationProblemJSON409() *Conflict {
+	return r.ApplicationProblemJSON409
 }
 
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r CreatePartnerResponse) GetJSON413() *TooLarge {
-	return r.JSON413
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreatePartnerResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
 }
 
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r CreatePartnerResponse) GetJSON415() *UnsupportedMedia {
-	return r.JSON415
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreatePartnerResponse) GetApplicationProblemJSON415() *UnsupportedMedia {
+	return r.ApplicationProblemJSON415
 }
 
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r CreatePartnerResponse) GetJSON422() *Validation {
-	return r.JSON422
+// GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreatePartnerResponse) GetApplicationProblemJSON422() *Validation {
+	return r.ApplicationProblemJSON422
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r CreatePartnerResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreatePartnerResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4764,12 +6386,12 @@ type GetPartnerResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Partner
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4777,19 +6399,19 @@ func (r GetPartnerResponse) GetJSON200() *Partner {
 	return r.JSON200
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetPartnerResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetPartnerResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetPartnerResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetPartnerResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetPartnerResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetPartnerResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4826,16 +6448,16 @@ type ListAPIKeysResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *APIKeyList
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4843,29 +6465,29 @@ func (r ListAPIKeysResponse) GetJSON200() *APIKeyList {
 	return r.JSON200
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ListAPIKeysResponse) GetJSON400() *BadRequest {
-	return r.JSON400
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListAPIKeysResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ListAPIKeysResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListAPIKeysResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListAPIKeysResponse) GetJSON403() *Forbidden {
-	return r.JSON403
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListAPIKeysResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r ListAPIKeysResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListAPIKeysResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListAPIKeysResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListAPIKeysResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4902,22 +6524,24 @@ type CreateAPIKeyResponse struct {
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *APIKeyCreated
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *TooLarge
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *UnsupportedMedia
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *Validation
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Conflict
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMedia
+	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -4925,44 +6549,49 @@ func (r CreateAPIKeyResponse) GetJSON201() *APIKeyCreated {
 	return r.JSON201
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r CreateAPIKeyResponse) GetJSON400() *BadRequest {
-	return r.JSON400
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateAPIKeyResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r CreateAPIKeyResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateAPIKeyResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r CreateAPIKeyResponse) GetJSON403() *Forbidden {
-	return r.JSON403
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateAPIKeyResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r CreateAPIKeyResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CreateAPIKeyResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r CreateAPIKeyResponse) GetJSON413() *TooLarge {
-	return r.JSON413
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateAPIKeyResponse) GetApplicationProblemJSON409() *Conflict {
+	return r.ApplicationProblemJSON409
 }
 
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r CreateAPIKeyResponse) GetJSON415() *UnsupportedMedia {
-	return r.JSON415
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateAPIKeyResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
 }
 
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r CreateAPIKeyResponse) GetJSON422() *Validation {
-	return r.JSON422
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreateAPIKeyResponse) GetApplicationProblemJSON415() *UnsupportedMedia {
+	return r.ApplicationProblemJSON415
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r CreateAPIKeyResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreateAPIKeyResponse) GetApplicationProblemJSON422() *Validation {
+	return r.ApplicationProblemJSON422
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateAPIKeyResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4997,34 +6626,34 @@ func (r CreateAPIKeyResponse) ContentType() string {
 type RevokeAPIKeyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r RevokeAPIKeyResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RevokeAPIKeyResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r RevokeAPIKeyResponse) GetJSON403() *Forbidden {
-	return r.JSON403
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RevokeAPIKeyResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r RevokeAPIKeyResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RevokeAPIKeyResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r RevokeAPIKeyResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RevokeAPIKeyResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5056,17 +6685,86 @@ func (r RevokeAPIKeyResponse) ContentType() string {
 	return ""
 }
 
+type SearchDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeliveryList
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SearchDeliveriesResponse) GetJSON200() *DeliveryList {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SearchDeliveriesResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SearchDeliveriesResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SearchDeliveriesResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r SearchDeliveriesResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SearchDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SearchDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SearchDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SearchDeliveriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetDeliveryResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *DeliveryDetail
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5074,19 +6772,19 @@ func (r GetDeliveryResponse) GetJSON200() *DeliveryDetail {
 	return r.JSON200
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetDeliveryResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetDeliveryResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetDeliveryResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetDeliveryResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetDeliveryResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetDeliveryResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5123,24 +6821,24 @@ type ReplayDeliveryResponse struct {
 	HTTPResponse *http.Response
 	// JSON202 the response for an HTTP 202 `application/json` response
 	JSON202 *ReplayAccepted
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
-	// JSON410 the response for an HTTP 410 `application/json` response
-	JSON410 *Gone
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *TooLarge
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *UnsupportedMedia
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *Validation
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Conflict
+	// ApplicationProblemJSON410 the response for an HTTP 410 `application/problem+json` response
+	ApplicationProblemJSON410 *Gone
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMedia
+	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -5148,49 +6846,49 @@ func (r ReplayDeliveryResponse) GetJSON202() *ReplayAccepted {
 	return r.JSON202
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ReplayDeliveryResponse) GetJSON400() *BadRequest {
-	return r.JSON400
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ReplayDeliveryResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ReplayDeliveryResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ReplayDeliveryResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r ReplayDeliveryResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ReplayDeliveryResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r ReplayDeliveryResponse) GetJSON409() *Conflict {
-	return r.JSON409
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ReplayDeliveryResponse) GetApplicationProblemJSON409() *Conflict {
+	return r.ApplicationProblemJSON409
 }
 
-// GetJSON410 returns the response for an HTTP 410 `application/json` response
-func (r ReplayDeliveryResponse) GetJSON410() *Gone {
-	return r.JSON410
+// GetApplicationProblemJSON410 returns the response for an HTTP 410 `application/problem+json` response
+func (r ReplayDeliveryResponse) GetApplicationProblemJSON410() *Gone {
+	return r.ApplicationProblemJSON410
 }
 
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r ReplayDeliveryResponse) GetJSON413() *TooLarge {
-	return r.JSON413
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ReplayDeliveryResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
 }
 
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ReplayDeliveryResponse) GetJSON415() *UnsupportedMedia {
-	return r.JSON415
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ReplayDeliveryResponse) GetApplicationProblemJSON415() *UnsupportedMedia {
+	return r.ApplicationProblemJSON415
 }
 
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r ReplayDeliveryResponse) GetJSON422() *Validation {
-	return r.JSON422
+// GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ReplayDeliveryResponse) GetApplicationProblemJSON422() *Validation {
+	return r.ApplicationProblemJSON422
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ReplayDeliveryResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ReplayDeliveryResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5227,14 +6925,14 @@ type ListEndpointsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *EndpointList
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5242,24 +6940,24 @@ func (r ListEndpointsResponse) GetJSON200() *EndpointList {
 	return r.JSON200
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ListEndpointsResponse) GetJSON400() *BadRequest {
-	return r.JSON400
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListEndpointsResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ListEndpointsResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListEndpointsResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r ListEndpointsResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListEndpointsResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListEndpointsResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListEndpointsResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5301,22 +6999,24 @@ type CreateEndpointResponse struct {
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *EndpointCreated
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *TooLarge
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *UnsupportedMedia
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *Validation
-	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *QuotaExceeded
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Conflict
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMedia
+	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationProblemJSON429 *QuotaExceeded
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateEndpointResponse429Headers
 }
@@ -5326,44 +7026,49 @@ func (r CreateEndpointResponse) GetJSON201() *EndpointCreated {
 	return r.JSON201
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r CreateEndpointResponse) GetJSON400() *BadRequest {
-	return r.JSON400
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateEndpointResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r CreateEndpointResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateEndpointResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r CreateEndpointResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CreateEndpointResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r CreateEndpointResponse) GetJSON413() *TooLarge {
-	return r.JSON413
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateEndpointResponse) GetApplicationProblemJSON409() *Conflict {
+	return r.ApplicationProblemJSON409
 }
 
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r CreateEndpointResponse) GetJSON415() *UnsupportedMedia {
-	return r.JSON415
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateEndpointResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
 }
 
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r CreateEndpointResponse) GetJSON422() *Validation {
-	return r.JSON422
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreateEndpointResponse) GetApplicationProblemJSON415() *UnsupportedMedia {
+	return r.ApplicationProblemJSON415
 }
 
-// GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r CreateEndpointResponse) GetJSON429() *QuotaExceeded {
-	return r.JSON429
+// GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreateEndpointResponse) GetApplicationProblemJSON422() *Validation {
+	return r.ApplicationProblemJSON422
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r CreateEndpointResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CreateEndpointResponse) GetApplicationProblemJSON429() *QuotaExceeded {
+	return r.ApplicationProblemJSON429
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateEndpointResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5398,27 +7103,27 @@ func (r CreateEndpointResponse) ContentType() string {
 type DeleteEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DeleteEndpointResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteEndpointResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteEndpointResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteEndpointResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DeleteEndpointResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteEndpointResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5455,12 +7160,12 @@ type GetEndpointResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Endpoint
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5468,19 +7173,19 @@ func (r GetEndpointResponse) GetJSON200() *Endpoint {
 	return r.JSON200
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetEndpointResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetEndpointResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetEndpointResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetEndpointResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetEndpointResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetEndpointResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5517,20 +7222,20 @@ type UpdateEndpointResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Endpoint
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *TooLarge
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *UnsupportedMedia
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *Validation
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMedia
+	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5538,39 +7243,39 @@ func (r UpdateEndpointResponse) GetJSON200() *Endpoint {
 	return r.JSON200
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r UpdateEndpointResponse) GetJSON400() *BadRequest {
-	return r.JSON400
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r UpdateEndpointResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r UpdateEndpointResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r UpdateEndpointResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r UpdateEndpointResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r UpdateEndpointResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r UpdateEndpointResponse) GetJSON413() *TooLarge {
-	return r.JSON413
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r UpdateEndpointResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
 }
 
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r UpdateEndpointResponse) GetJSON415() *UnsupportedMedia {
-	return r.JSON415
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r UpdateEndpointResponse) GetApplicationProblemJSON415() *UnsupportedMedia {
+	return r.ApplicationProblemJSON415
 }
 
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r UpdateEndpointResponse) GetJSON422() *Validation {
-	return r.JSON422
+// GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r UpdateEndpointResponse) GetApplicationProblemJSON422() *Validation {
+	return r.ApplicationProblemJSON422
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r UpdateEndpointResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UpdateEndpointResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5607,14 +7312,14 @@ type ListDeliveriesResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *DeliveryList
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5622,24 +7327,24 @@ func (r ListDeliveriesResponse) GetJSON200() *DeliveryList {
 	return r.JSON200
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ListDeliveriesResponse) GetJSON400() *BadRequest {
-	return r.JSON400
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListDeliveriesResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ListDeliveriesResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListDeliveriesResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r ListDeliveriesResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListDeliveriesResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListDeliveriesResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListDeliveriesResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5676,20 +7381,22 @@ type DisableEndpointResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Endpoint
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *TooLarge
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *UnsupportedMedia
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *Validation
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Conflict
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMedia
+	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5697,39 +7404,44 @@ func (r DisableEndpointResponse) GetJSON200() *Endpoint {
 	return r.JSON200
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DisableEndpointResponse) GetJSON400() *BadRequest {
-	return r.JSON400
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DisableEndpointResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r DisableEndpointResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DisableEndpointResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DisableEndpointResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DisableEndpointResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r DisableEndpointResponse) GetJSON413() *TooLarge {
-	return r.JSON413
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r DisableEndpointResponse) GetApplicationProblemJSON409() *Conflict {
+	return r.ApplicationProblemJSON409
 }
 
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r DisableEndpointResponse) GetJSON415() *UnsupportedMedia {
-	return r.JSON415
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r DisableEndpointResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
 }
 
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r DisableEndpointResponse) GetJSON422() *Validation {
-	return r.JSON422
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r DisableEndpointResponse) GetApplicationProblemJSON415() *UnsupportedMedia {
+	return r.ApplicationProblemJSON415
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r DisableEndpointResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r DisableEndpointResponse) GetApplicationProblemJSON422() *Validation {
+	return r.ApplicationProblemJSON422
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DisableEndpointResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5766,20 +7478,22 @@ type EnableEndpointResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Endpoint
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *TooLarge
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *UnsupportedMedia
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *Validation
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Conflict
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMedia
+	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5787,39 +7501,44 @@ func (r EnableEndpointResponse) GetJSON200() *Endpoint {
 	return r.JSON200
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r EnableEndpointResponse) GetJSON400() *BadRequest {
-	return r.JSON400
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r EnableEndpointResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r EnableEndpointResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r EnableEndpointResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r EnableEndpointResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r EnableEndpointResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r EnableEndpointResponse) GetJSON413() *TooLarge {
-	return r.JSON413
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r EnableEndpointResponse) GetApplicationProblemJSON409() *Conflict {
+	return r.ApplicationProblemJSON409
 }
 
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r EnableEndpointResponse) GetJSON415() *UnsupportedMedia {
-	return r.JSON415
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r EnableEndpointResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
 }
 
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r EnableEndpointResponse) GetJSON422() *Validation {
-	return r.JSON422
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r EnableEndpointResponse) GetApplicationProblemJSON415() *UnsupportedMedia {
+	return r.ApplicationProblemJSON415
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r EnableEndpointResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r EnableEndpointResponse) GetApplicationProblemJSON422() *Validation {
+	return r.ApplicationProblemJSON422
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r EnableEndpointResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5861,24 +7580,24 @@ type CreateReplayJobResponse struct {
 	HTTPResponse *http.Response
 	// JSON202 the response for an HTTP 202 `application/json` response
 	JSON202 *ReplayJobAccepted
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *TooLarge
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *UnsupportedMedia
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *Validation
-	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *QuotaExceeded
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Conflict
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMedia
+	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationProblemJSON429 *QuotaExceeded
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateReplayJobResponse429Headers
 }
@@ -5888,49 +7607,49 @@ func (r CreateReplayJobResponse) GetJSON202() *ReplayJobAccepted {
 	return r.JSON202
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r CreateReplayJobResponse) GetJSON400() *BadRequest {
-	return r.JSON400
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateReplayJobResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r CreateReplayJobResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateReplayJobResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r CreateReplayJobResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CreateReplayJobResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r CreateReplayJobResponse) GetJSON409() *Conflict {
-	return r.JSON409
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateReplayJobResponse) GetApplicationProblemJSON409() *Conflict {
+	return r.ApplicationProblemJSON409
 }
 
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r CreateReplayJobResponse) GetJSON413() *TooLarge {
-	return r.JSON413
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CreateReplayJobResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
 }
 
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r CreateReplayJobResponse) GetJSON415() *UnsupportedMedia {
-	return r.JSON415
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CreateReplayJobResponse) GetApplicationProblemJSON415() *UnsupportedMedia {
+	return r.ApplicationProblemJSON415
 }
 
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r CreateReplayJobResponse) GetJSON422() *Validation {
-	return r.JSON422
+// GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreateReplayJobResponse) GetApplicationProblemJSON422() *Validation {
+	return r.ApplicationProblemJSON422
 }
 
-// GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r CreateReplayJobResponse) GetJSON429() *QuotaExceeded {
-	return r.JSON429
+// GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CreateReplayJobResponse) GetApplicationProblemJSON429() *QuotaExceeded {
+	return r.ApplicationProblemJSON429
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r CreateReplayJobResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateReplayJobResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5967,20 +7686,22 @@ type EndRotationResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Endpoint
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *TooLarge
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *UnsupportedMedia
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *Validation
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Conflict
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMedia
+	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5988,39 +7709,44 @@ func (r EndRotationResponse) GetJSON200() *Endpoint {
 	return r.JSON200
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r EndRotationResponse) GetJSON400() *BadRequest {
-	return r.JSON400
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r EndRotationResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r EndRotationResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r EndRotationResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r EndRotationResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r EndRotationResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r EndRotationResponse) GetJSON413() *TooLarge {
-	return r.JSON413
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r EndRotationResponse) GetApplicationProblemJSON409() *Conflict {
+	return r.ApplicationProblemJSON409
 }
 
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r EndRotationResponse) GetJSON415() *UnsupportedMedia {
-	return r.JSON415
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r EndRotationResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
 }
 
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r EndRotationResponse) GetJSON422() *Validation {
-	return r.JSON422
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r EndRotationResponse) GetApplicationProblemJSON415() *UnsupportedMedia {
+	return r.ApplicationProblemJSON415
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r EndRotationResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r EndRotationResponse) GetApplicationProblemJSON422() *Validation {
+	return r.ApplicationProblemJSON422
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r EndRotationResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6057,20 +7783,22 @@ type RotateSecretResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Rotation
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *TooLarge
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *UnsupportedMedia
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *Validation
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Conflict
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMedia
+	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6078,39 +7806,44 @@ func (r RotateSecretResponse) GetJSON200() *Rotation {
 	return r.JSON200
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r RotateSecretResponse) GetJSON400() *BadRequest {
-	return r.JSON400
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RotateSecretResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r RotateSecretResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RotateSecretResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r RotateSecretResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RotateSecretResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r RotateSecretResponse) GetJSON413() *TooLarge {
-	return r.JSON413
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RotateSecretResponse) GetApplicationProblemJSON409() *Conflict {
+	return r.ApplicationProblemJSON409
 }
 
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r RotateSecretResponse) GetJSON415() *UnsupportedMedia {
-	return r.JSON415
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r RotateSecretResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
 }
 
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r RotateSecretResponse) GetJSON422() *Validation {
-	return r.JSON422
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r RotateSecretResponse) GetApplicationProblemJSON415() *UnsupportedMedia {
+	return r.ApplicationProblemJSON415
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r RotateSecretResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r RotateSecretResponse) GetApplicationProblemJSON422() *Validation {
+	return r.ApplicationProblemJSON422
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RotateSecretResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6152,24 +7885,24 @@ type SendTestEventResponse struct {
 	HTTPResponse *http.Response
 	// JSON202 the response for an HTTP 202 `application/json` response
 	JSON202 *TestAccepted
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Conflict
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *TooLarge
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *UnsupportedMedia
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *Validation
-	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *QuotaExceeded
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Conflict
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMedia
+	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationProblemJSON429 *QuotaExceeded
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SendTestEventResponse429Headers
 }
@@ -6179,49 +7912,49 @@ func (r SendTestEventResponse) GetJSON202() *TestAccepted {
 	return r.JSON202
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r SendTestEventResponse) GetJSON400() *BadRequest {
-	return r.JSON400
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SendTestEventResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r SendTestEventResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SendTestEventResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r SendTestEventResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SendTestEventResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r SendTestEventResponse) GetJSON409() *Conflict {
-	return r.JSON409
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r SendTestEventResponse) GetApplicationProblemJSON409() *Conflict {
+	return r.ApplicationProblemJSON409
 }
 
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r SendTestEventResponse) GetJSON413() *TooLarge {
-	return r.JSON413
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r SendTestEventResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
 }
 
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r SendTestEventResponse) GetJSON415() *UnsupportedMedia {
-	return r.JSON415
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r SendTestEventResponse) GetApplicationProblemJSON415() *UnsupportedMedia {
+	return r.ApplicationProblemJSON415
 }
 
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r SendTestEventResponse) GetJSON422() *Validation {
-	return r.JSON422
+// GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r SendTestEventResponse) GetApplicationProblemJSON422() *Validation {
+	return r.ApplicationProblemJSON422
 }
 
-// GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r SendTestEventResponse) GetJSON429() *QuotaExceeded {
-	return r.JSON429
+// GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r SendTestEventResponse) GetApplicationProblemJSON429() *QuotaExceeded {
+	return r.ApplicationProblemJSON429
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r SendTestEventResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r SendTestEventResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6258,16 +7991,16 @@ type ListEventsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *EventPage
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON410 the response for an HTTP 410 `application/json` response
-	JSON410 *Gone
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON410 the response for an HTTP 410 `application/problem+json` response
+	ApplicationProblemJSON410 *Gone
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6275,29 +8008,29 @@ func (r ListEventsResponse) GetJSON200() *EventPage {
 	return r.JSON200
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ListEventsResponse) GetJSON400() *BadRequest {
-	return r.JSON400
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListEventsResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ListEventsResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListEventsResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r ListEventsResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListEventsResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON410 returns the response for an HTTP 410 `application/json` response
-func (r ListEventsResponse) GetJSON410() *Gone {
-	return r.JSON410
+// GetApplicationProblemJSON410 returns the response for an HTTP 410 `application/problem+json` response
+func (r ListEventsResponse) GetApplicationProblemJSON410() *Gone {
+	return r.ApplicationProblemJSON410
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ListEventsResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListEventsResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6332,41 +8065,41 @@ func (r ListEventsResponse) ContentType() string {
 type StreamEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON410 the response for an HTTP 410 `application/json` response
-	JSON410 *Gone
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON410 the response for an HTTP 410 `application/problem+json` response
+	ApplicationProblemJSON410 *Gone
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r StreamEventsResponse) GetJSON400() *BadRequest {
-	return r.JSON400
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r StreamEventsResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r StreamEventsResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r StreamEventsResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r StreamEventsResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r StreamEventsResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON410 returns the response for an HTTP 410 `application/json` response
-func (r StreamEventsResponse) GetJSON410() *Gone {
-	return r.JSON410
+// GetApplicationProblemJSON410 returns the response for an HTTP 410 `application/problem+json` response
+func (r StreamEventsResponse) GetApplicationProblemJSON410() *Gone {
+	return r.ApplicationProblemJSON410
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r StreamEventsResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r StreamEventsResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6403,12 +8136,12 @@ type GetEventResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Envelope
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6416,19 +8149,19 @@ func (r GetEventResponse) GetJSON200() *Envelope {
 	return r.JSON200
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetEventResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetEventResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetEventResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetEventResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetEventResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetEventResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6460,17 +8193,86 @@ func (r GetEventResponse) ContentType() string {
 	return ""
 }
 
+type ListReplayJobsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReplayJobList
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListReplayJobsResponse) GetJSON200() *ReplayJobList {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListReplayJobsResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListReplayJobsResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListReplayJobsResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListReplayJobsResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListReplayJobsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListReplayJobsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListReplayJobsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListReplayJobsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetReplayJobResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ReplayJob
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6478,19 +8280,19 @@ func (r GetReplayJobResponse) GetJSON200() *ReplayJob {
 	return r.JSON200
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetReplayJobResponse) GetJSON401() *Unauthorized {
-	return r.JSON401
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetReplayJobResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetReplayJobResponse) GetJSON404() *NotFound {
-	return r.JSON404
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetReplayJobResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetReplayJobResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetReplayJobResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6516,6 +8318,103 @@ func (r GetReplayJobResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetReplayJobResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CancelReplayJobResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReplayJob
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Conflict
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMedia
+	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelReplayJobResponse) GetJSON200() *ReplayJob {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CancelReplayJobResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CancelReplayJobResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CancelReplayJobResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CancelReplayJobResponse) GetApplicationProblemJSON409() *Conflict {
+	return r.ApplicationProblemJSON409
+}
+
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r CancelReplayJobResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
+}
+
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CancelReplayJobResponse) GetApplicationProblemJSON415() *UnsupportedMedia {
+	return r.ApplicationProblemJSON415
+}
+
+// GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CancelReplayJobResponse) GetApplicationProblemJSON422() *Validation {
+	return r.ApplicationProblemJSON422
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CancelReplayJobResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelReplayJobResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelReplayJobResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelReplayJobResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelReplayJobResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6591,6 +8490,8 @@ func (c *ClientWithResponses) ListPartnersWithResponse(ctx context.Context, para
 
 // CreatePartnerWithBodyWithResponse Create a partner
 //
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/partners (the `CreatePartner` operationId).
@@ -6603,6 +8504,8 @@ func (c *ClientWithResponses) CreatePartnerWithBodyWithResponse(ctx context.Cont
 }
 
 // CreatePartnerWithResponse Create a partner
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -6643,6 +8546,8 @@ func (c *ClientWithResponses) ListAPIKeysWithResponse(ctx context.Context, pid P
 
 // CreateAPIKeyWithBodyWithResponse Create a partner API key (shown once)
 //
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/partners/{pid}/api-keys (the `CreateAPIKey` operationId).
@@ -6655,6 +8560,8 @@ func (c *ClientWithResponses) CreateAPIKeyWithBodyWithResponse(ctx context.Conte
 }
 
 // CreateAPIKeyWithResponse Create a partner API key (shown once)
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -6680,6 +8587,21 @@ func (c *ClientWithResponses) RevokeAPIKeyWithResponse(ctx context.Context, pid 
 	return ParseRevokeAPIKeyResponse(rsp)
 }
 
+// SearchDeliveriesWithResponse Search the partner's deliveries across its endpoints
+//
+// Did partner X get event Y? The partner's deliveries, newest first, by event id, endpoint, state, the last attempt's error category and HTTP status, event type and creation time; cursor-paged. Deliveries of deleted endpoints are found while the history keeps them.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/partners/{pid}/deliveries (the `SearchDeliveries` operationId).
+func (c *ClientWithResponses) SearchDeliveriesWithResponse(ctx context.Context, pid Pid, params *SearchDeliveriesParams, reqEditors ...RequestEditorFn) (*SearchDeliveriesResponse, error) {
+	rsp, err := c.SearchDeliveries(ctx, pid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSearchDeliveriesResponse(rsp)
+}
+
 // GetDeliveryWithResponse A delivery with all its attempts
 //
 // Returns a wrapper object for the known response body format(s).
@@ -6695,6 +8617,8 @@ func (c *ClientWithResponses) GetDeliveryWithResponse(ctx context.Context, pid P
 
 // ReplayDeliveryWithBodyWithResponse Make one new attempt of a delivery (same event id, next attempt number)
 //
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/partners/{pid}/deliveries/{did}/replay (the `ReplayDelivery` operationId).
@@ -6707,6 +8631,8 @@ func (c *ClientWithResponses) ReplayDeliveryWithBodyWithResponse(ctx context.Con
 }
 
 // ReplayDeliveryWithResponse Make one new attempt of a delivery (same event id, next attempt number)
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -6734,6 +8660,8 @@ func (c *ClientWithResponses) ListEndpointsWithResponse(ctx context.Context, pid
 
 // CreateEndpointWithBodyWithResponse Create an endpoint; the response holds its secret, once
 //
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/partners/{pid}/endpoints (the `CreateEndpoint` operationId).
@@ -6746,6 +8674,8 @@ func (c *ClientWithResponses) CreateEndpointWithBodyWithResponse(ctx context.Con
 }
 
 // CreateEndpointWithResponse Create an endpoint; the response holds its secret, once
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -6825,6 +8755,8 @@ func (c *ClientWithResponses) ListDeliveriesWithResponse(ctx context.Context, pi
 
 // DisableEndpointWithBodyWithResponse Disable an endpoint with a reason; emits endpoint.disabled
 //
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/disable (the `DisableEndpoint` operationId).
@@ -6837,6 +8769,8 @@ func (c *ClientWithResponses) DisableEndpointWithBodyWithResponse(ctx context.Co
 }
 
 // DisableEndpointWithResponse Disable an endpoint with a reason; emits endpoint.disabled
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -6851,6 +8785,8 @@ func (c *ClientWithResponses) DisableEndpointWithResponse(ctx context.Context, p
 
 // EnableEndpointWithBodyWithResponse Enable an endpoint
 //
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/enable (the `EnableEndpoint` operationId).
@@ -6863,6 +8799,8 @@ func (c *ClientWithResponses) EnableEndpointWithBodyWithResponse(ctx context.Con
 }
 
 // EnableEndpointWithResponse Enable an endpoint
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -6877,6 +8815,8 @@ func (c *ClientWithResponses) EnableEndpointWithResponse(ctx context.Context, pi
 
 // CreateReplayJobWithBodyWithResponse Replay a time range from the history or the event log (bulk)
 //
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/replay (the `CreateReplayJob` operationId).
@@ -6889,6 +8829,8 @@ func (c *ClientWithResponses) CreateReplayJobWithBodyWithResponse(ctx context.Co
 }
 
 // CreateReplayJobWithResponse Replay a time range from the history or the event log (bulk)
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -6903,6 +8845,8 @@ func (c *ClientWithResponses) CreateReplayJobWithResponse(ctx context.Context, p
 
 // EndRotationWithBodyWithResponse End the rotation overlap: only the newest secret signs
 //
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/secret/end-rotation (the `EndRotation` operationId).
@@ -6915,6 +8859,8 @@ func (c *ClientWithResponses) EndRotationWithBodyWithResponse(ctx context.Contex
 }
 
 // EndRotationWithResponse End the rotation overlap: only the newest secret signs
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -6929,6 +8875,8 @@ func (c *ClientWithResponses) EndRotationWithResponse(ctx context.Context, pid P
 
 // RotateSecretWithBodyWithResponse Rotate the signing secret; old and new both sign during the overlap
 //
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/secret/rotate (the `RotateSecret` operationId).
@@ -6941,6 +8889,8 @@ func (c *ClientWithResponses) RotateSecretWithBodyWithResponse(ctx context.Conte
 }
 
 // RotateSecretWithResponse Rotate the signing secret; old and new both sign during the overlap
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -6955,6 +8905,8 @@ func (c *ClientWithResponses) RotateSecretWithResponse(ctx context.Context, pid 
 
 // SendTestEventWithBodyWithResponse Send a webhook.test event to this endpoint only
 //
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/test (the `SendTestEvent` operationId).
@@ -6967,6 +8919,8 @@ func (c *ClientWithResponses) SendTestEventWithBodyWithResponse(ctx context.Cont
 }
 
 // SendTestEventWithResponse Send a webhook.test event to this endpoint only
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7020,6 +8974,19 @@ func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, pid Pid,
 	return ParseGetEventResponse(rsp)
 }
 
+// ListReplayJobsWithResponse The partner's replay jobs, newest first
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/partners/{pid}/replay-jobs (the `ListReplayJobs` operationId).
+func (c *ClientWithResponses) ListReplayJobsWithResponse(ctx context.Context, pid Pid, params *ListReplayJobsParams, reqEditors ...RequestEditorFn) (*ListReplayJobsResponse, error) {
+	rsp, err := c.ListReplayJobs(ctx, pid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListReplayJobsResponse(rsp)
+}
+
 // GetReplayJobWithResponse Progress of a replay job
 //
 // Returns a wrapper object for the known response body format(s).
@@ -7031,6 +8998,40 @@ func (c *ClientWithResponses) GetReplayJobWithResponse(ctx context.Context, pid 
 		return nil, err
 	}
 	return ParseGetReplayJobResponse(rsp)
+}
+
+// CancelReplayJobWithBodyWithResponse Cancel a queued or running replay job
+//
+// The job is canceled at once; a runner holding it stops before its next batch, so at most the batch in flight is still replayed. Canceling a canceled job changes nothing; a finished one answers 409.
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/partners/{pid}/replay-jobs/{jid}/cancel (the `CancelReplayJob` operationId).
+func (c *ClientWithResponses) CancelReplayJobWithBodyWithResponse(ctx context.Context, pid Pid, jid Jid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelReplayJobResponse, error) {
+	rsp, err := c.CancelReplayJobWithBody(ctx, pid, jid, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelReplayJobResponse(rsp)
+}
+
+// CancelReplayJobWithResponse Cancel a queued or running replay job
+//
+// The job is canceled at once; a runner holding it stops before its next batch, so at most the batch in flight is still replayed. Canceling a canceled job changes nothing; a finished one answers 409.
+//
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/partners/{pid}/replay-jobs/{jid}/cancel (the `CancelReplayJob` operationId).
+func (c *ClientWithResponses) CancelReplayJobWithResponse(ctx context.Context, pid Pid, jid Jid, body CancelReplayJobJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelReplayJobResponse, error) {
+	rsp, err := c.CancelReplayJob(ctx, pid, jid, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelReplayJobResponse(rsp)
 }
 
 // ParseListEventTypesResponse parses an HTTP response from a ListEventTypesWithResponse call
@@ -7059,14 +9060,14 @@ func ParseListEventTypesResponse(rsp *http.Response) (*ListEventTypesResponse, e
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -7099,21 +9100,21 @@ func ParseGetLimitsResponse(rsp *http.Response) (*GetLimitsResponse, error) {
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -7172,28 +9173,28 @@ func ParseListOutboxDeadLettersResponse(rsp *http.Response) (*ListOutboxDeadLett
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON400 = &dest
+		response.ApplicationProblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON403 = &dest
+		response.ApplicationProblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -7226,28 +9227,28 @@ func ParseListPartnersResponse(rsp *http.Response) (*ListPartnersResponse, error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON400 = &dest
+		response.ApplicationProblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON403 = &dest
+		response.ApplicationProblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -7280,56 +9281,56 @@ func ParseCreatePartnerResponse(rsp *http.Response) (*CreatePartnerResponse, err
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON400 = &dest
+		response.ApplicationProblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON403 = &dest
+		response.ApplicationProblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Conflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON409 = &dest
+		response.ApplicationProblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON413 = &dest
+		response.ApplicationProblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMedia
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON415 = &dest
+		response.ApplicationProblemJSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Validation
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON422 = &dest
+		response.ApplicationProblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -7362,21 +9363,21 @@ func ParseGetPartnerResponse(rsp *http.Response) (*GetPartnerResponse, error) {
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -7409,35 +9410,35 @@ func ParseListAPIKeysResponse(rsp *http.Response) (*ListAPIKeysResponse, error) 
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON400 = &dest
+		response.ApplicationProblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON403 = &dest
+		response.ApplicationProblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -7470,56 +9471,63 @@ func ParseCreateAPIKeyResponse(rsp *http.Response) (*CreateAPIKeyResponse, error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON400 = &dest
+		response.ApplicationProblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON403 = &dest
+		response.ApplicationProblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON413 = &dest
+		response.ApplicationProblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMedia
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON415 = &dest
+		response.ApplicationProblemJSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Validation
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON422 = &dest
+		response.ApplicationProblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -7548,28 +9556,82 @@ func ParseRevokeAPIKeyResponse(rsp *http.Response) (*RevokeAPIKeyResponse, error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON403 = &dest
+		response.ApplicationProblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSearchDeliveriesResponse parses an HTTP response from a SearchDeliveriesWithResponse call
+func ParseSearchDeliveriesResponse(rsp *http.Response) (*SearchDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SearchDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeliveryList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -7602,21 +9664,21 @@ func ParseGetDeliveryResponse(rsp *http.Response) (*GetDeliveryResponse, error) 
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -7649,63 +9711,63 @@ func ParseReplayDeliveryResponse(rsp *http.Response) (*ReplayDeliveryResponse, e
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON400 = &dest
+		response.ApplicationProblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Conflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON409 = &dest
+		response.ApplicationProblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
 		var dest Gone
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON410 = &dest
+		response.ApplicationProblemJSON410 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON413 = &dest
+		response.ApplicationProblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMedia
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON415 = &dest
+		response.ApplicationProblemJSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Validation
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON422 = &dest
+		response.ApplicationProblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -7738,28 +9800,28 @@ func ParseListEndpointsResponse(rsp *http.Response) (*ListEndpointsResponse, err
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON400 = &dest
+		response.ApplicationProblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -7792,56 +9854,63 @@ func ParseCreateEndpointResponse(rsp *http.Response) (*CreateEndpointResponse, e
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON400 = &dest
+		response.ApplicationProblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON413 = &dest
+		response.ApplicationProblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMedia
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON415 = &dest
+		response.ApplicationProblemJSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Validation
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON422 = &dest
+		response.ApplicationProblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest QuotaExceeded
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON429 = &dest
+		response.ApplicationProblemJSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -7883,21 +9952,21 @@ func ParseDeleteEndpointResponse(rsp *http.Response) (*DeleteEndpointResponse, e
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -7930,21 +9999,21 @@ func ParseGetEndpointResponse(rsp *http.Response) (*GetEndpointResponse, error) 
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -7977,49 +10046,49 @@ func ParseUpdateEndpointResponse(rsp *http.Response) (*UpdateEndpointResponse, e
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON400 = &dest
+		response.ApplicationProblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON413 = &dest
+		response.ApplicationProblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMedia
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON415 = &dest
+		response.ApplicationProblemJSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Validation
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON422 = &dest
+		response.ApplicationProblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -8052,28 +10121,28 @@ func ParseListDeliveriesResponse(rsp *http.Response) (*ListDeliveriesResponse, e
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON400 = &dest
+		response.ApplicationProblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -8106,49 +10175,56 @@ func ParseDisableEndpointResponse(rsp *http.Response) (*DisableEndpointResponse,
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON400 = &dest
+		response.ApplicationProblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON413 = &dest
+		response.ApplicationProblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMedia
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON415 = &dest
+		response.ApplicationProblemJSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Validation
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON422 = &dest
+		response.ApplicationProblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -8181,49 +10257,56 @@ func ParseEnableEndpointResponse(rsp *http.Response) (*EnableEndpointResponse, e
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON400 = &dest
+		response.ApplicationProblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON413 = &dest
+		response.ApplicationProblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMedia
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON415 = &dest
+		response.ApplicationProblemJSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Validation
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON422 = &dest
+		response.ApplicationProblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -8256,63 +10339,63 @@ func ParseCreateReplayJobResponse(rsp *http.Response) (*CreateReplayJobResponse,
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON400 = &dest
+		response.ApplicationProblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Conflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON409 = &dest
+		response.ApplicationProblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON413 = &dest
+		response.ApplicationProblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMedia
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON415 = &dest
+		response.ApplicationProblemJSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Validation
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON422 = &dest
+		response.ApplicationProblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest QuotaExceeded
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON429 = &dest
+		response.ApplicationProblemJSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -8358,49 +10441,56 @@ func ParseEndRotationResponse(rsp *http.Response) (*EndRotationResponse, error) 
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON400 = &dest
+		response.ApplicationProblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON413 = &dest
+		response.ApplicationProblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMedia
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON415 = &dest
+		response.ApplicationProblemJSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Validation
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON422 = &dest
+		response.ApplicationProblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -8433,49 +10523,56 @@ func ParseRotateSecretResponse(rsp *http.Response) (*RotateSecretResponse, error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON400 = &dest
+		response.ApplicationProblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON413 = &dest
+		response.ApplicationProblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMedia
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON415 = &dest
+		response.ApplicationProblemJSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Validation
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON422 = &dest
+		response.ApplicationProblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -8508,63 +10605,63 @@ func ParseSendTestEventResponse(rsp *http.Response) (*SendTestEventResponse, err
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON400 = &dest
+		response.ApplicationProblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Conflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON409 = &dest
+		response.ApplicationProblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON413 = &dest
+		response.ApplicationProblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMedia
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON415 = &dest
+		response.ApplicationProblemJSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Validation
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON422 = &dest
+		response.ApplicationProblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest QuotaExceeded
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON429 = &dest
+		response.ApplicationProblemJSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -8610,35 +10707,35 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON400 = &dest
+		response.ApplicationProblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
 		var dest Gone
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON410 = &dest
+		response.ApplicationProblemJSON410 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -8664,35 +10761,35 @@ func ParseStreamEventsResponse(rsp *http.Response) (*StreamEventsResponse, error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON400 = &dest
+		response.ApplicationProblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
 		var dest Gone
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON410 = &dest
+		response.ApplicationProblemJSON410 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -8725,21 +10822,75 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListReplayJobsResponse parses an HTTP response from a ListReplayJobsWithResponse call
+func ParseListReplayJobsResponse(rsp *http.Response) (*ListReplayJobsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListReplayJobsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReplayJobList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
@@ -8772,23 +10923,1342 @@ func ParseGetReplayJobResponse(rsp *http.Response) (*GetReplayJobResponse, error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationProblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationProblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 
 	return response, nil
+}
+
+// ParseCancelReplayJobResponse parses an HTTP response from a CancelReplayJobWithResponse call
+func ParseCancelReplayJobResponse(rsp *http.Response) (*CancelReplayJobResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelReplayJobResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReplayJob
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMedia
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Validation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// WebhookInitiator sends OpenAPI 3.1 webhook requests to target URLs.
+// Modeled on the generated Client, but with no stored Server -- the full
+// target URL is provided per-call by the caller (typically discovered
+// from a subscription registration).
+type WebhookInitiator struct {
+	// Doer for performing requests, typically a *http.Client with any
+	// customized settings, such as certificate chains.
+	Client HttpRequestDoer
+
+	// A list of callbacks for modifying requests which are generated before sending over
+	// the network.
+	RequestEditors []RequestEditorFn
+}
+
+// WebhookInitiatorOption allows setting custom parameters during construction.
+type WebhookInitiatorOption func(*WebhookInitiator) error
+
+// NewWebhookInitiator creates a new WebhookInitiator with reasonable defaults.
+func NewWebhookInitiator(opts ...WebhookInitiatorOption) (*WebhookInitiator, error) {
+	initiator := WebhookInitiator{}
+	for _, o := range opts {
+		if err := o(&initiator); err != nil {
+			return nil, err
+		}
+	}
+	if initiator.Client == nil {
+		initiator.Client = &http.Client{}
+	}
+	return &initiator, nil
+}
+
+// WithWebhookHTTPClient allows overriding the default Doer, which is
+// automatically created using http.Client. This is useful for tests.
+func WithWebhookHTTPClient(doer HttpRequestDoer) WebhookInitiatorOption {
+	return func(p *WebhookInitiator) error {
+		p.Client = doer
+		return nil
+	}
+}
+
+// WithWebhookRequestEditorFn allows setting up a callback function, which
+// will be called right before sending the webhook request. This can be
+// used to mutate the request, e.g. to add signature headers.
+func WithWebhookRequestEditorFn(fn RequestEditorFn) WebhookInitiatorOption {
+	return func(p *WebhookInitiator) error {
+		p.RequestEditors = append(p.RequestEditors, fn)
+		return nil
+	}
+}
+
+func (p *WebhookInitiator) applyWebhookEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
+	for _, r := range p.RequestEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	for _, r := range additionalEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WebhookInitiatorInterface is the interface specification for the webhook initiator.
+type WebhookInitiatorInterface interface {
+	// WebhookAPIKeyCreatedWithBody fires the api_key.created webhook with any body
+	WebhookAPIKeyCreatedWithBody(ctx context.Context, targetURL string, params *WebhookAPIKeyCreatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookAPIKeyCreated(ctx context.Context, targetURL string, params *WebhookAPIKeyCreatedParams, body WebhookAPIKeyCreatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookAPIKeyStatusChangedWithBody fires the api_key.status_changed webhook with any body
+	WebhookAPIKeyStatusChangedWithBody(ctx context.Context, targetURL string, params *WebhookAPIKeyStatusChangedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookAPIKeyStatusChanged(ctx context.Context, targetURL string, params *WebhookAPIKeyStatusChangedParams, body WebhookAPIKeyStatusChangedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookBalanceAdjustedWithBody fires the balance.adjusted webhook with any body
+	WebhookBalanceAdjustedWithBody(ctx context.Context, targetURL string, params *WebhookBalanceAdjustedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookBalanceAdjusted(ctx context.Context, targetURL string, params *WebhookBalanceAdjustedParams, body WebhookBalanceAdjustedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookBalanceCreditedWithBody fires the balance.credited webhook with any body
+	WebhookBalanceCreditedWithBody(ctx context.Context, targetURL string, params *WebhookBalanceCreditedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookBalanceCredited(ctx context.Context, targetURL string, params *WebhookBalanceCreditedParams, body WebhookBalanceCreditedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookBalanceLowWithBody fires the balance.low webhook with any body
+	WebhookBalanceLowWithBody(ctx context.Context, targetURL string, params *WebhookBalanceLowParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookBalanceLow(ctx context.Context, targetURL string, params *WebhookBalanceLowParams, body WebhookBalanceLowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookBudgetThresholdCrossedWithBody fires the budget.threshold_crossed webhook with any body
+	WebhookBudgetThresholdCrossedWithBody(ctx context.Context, targetURL string, params *WebhookBudgetThresholdCrossedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookBudgetThresholdCrossed(ctx context.Context, targetURL string, params *WebhookBudgetThresholdCrossedParams, body WebhookBudgetThresholdCrossedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookCustomerCreatedWithBody fires the customer.created webhook with any body
+	WebhookCustomerCreatedWithBody(ctx context.Context, targetURL string, params *WebhookCustomerCreatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookCustomerCreated(ctx context.Context, targetURL string, params *WebhookCustomerCreatedParams, body WebhookCustomerCreatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookCustomerDeletedWithBody fires the customer.deleted webhook with any body
+	WebhookCustomerDeletedWithBody(ctx context.Context, targetURL string, params *WebhookCustomerDeletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookCustomerDeleted(ctx context.Context, targetURL string, params *WebhookCustomerDeletedParams, body WebhookCustomerDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookCustomerUpdatedWithBody fires the customer.updated webhook with any body
+	WebhookCustomerUpdatedWithBody(ctx context.Context, targetURL string, params *WebhookCustomerUpdatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookCustomerUpdated(ctx context.Context, targetURL string, params *WebhookCustomerUpdatedParams, body WebhookCustomerUpdatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookEndpointDisabledWithBody fires the endpoint.disabled webhook with any body
+	WebhookEndpointDisabledWithBody(ctx context.Context, targetURL string, params *WebhookEndpointDisabledParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookEndpointDisabled(ctx context.Context, targetURL string, params *WebhookEndpointDisabledParams, body WebhookEndpointDisabledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookEndpointFailingWithBody fires the endpoint.failing webhook with any body
+	WebhookEndpointFailingWithBody(ctx context.Context, targetURL string, params *WebhookEndpointFailingParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookEndpointFailing(ctx context.Context, targetURL string, params *WebhookEndpointFailingParams, body WebhookEndpointFailingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookUsageFinalizedWithBody fires the usage.finalized webhook with any body
+	WebhookUsageFinalizedWithBody(ctx context.Context, targetURL string, params *WebhookUsageFinalizedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookUsageFinalized(ctx context.Context, targetURL string, params *WebhookUsageFinalizedParams, body WebhookUsageFinalizedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookWebhookTestWithBody fires the webhook.test webhook with any body
+	WebhookWebhookTestWithBody(ctx context.Context, targetURL string, params *WebhookWebhookTestParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookWebhookTest(ctx context.Context, targetURL string, params *WebhookWebhookTestParams, body WebhookWebhookTestJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+func (p *WebhookInitiator) WebhookAPIKeyCreatedWithBody(ctx context.Context, targetURL string, params *WebhookAPIKeyCreatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookAPIKeyCreatedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookAPIKeyCreated(ctx context.Context, targetURL string, params *WebhookAPIKeyCreatedParams, body WebhookAPIKeyCreatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookAPIKeyCreatedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookAPIKeyStatusChangedWithBody(ctx context.Context, targetURL string, params *WebhookAPIKeyStatusChangedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookAPIKeyStatusChangedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookAPIKeyStatusChanged(ctx context.Context, targetURL string, params *WebhookAPIKeyStatusChangedParams, body WebhookAPIKeyStatusChangedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookAPIKeyStatusChangedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookBalanceAdjustedWithBody(ctx context.Context, targetURL string, params *WebhookBalanceAdjustedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookBalanceAdjustedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookBalanceAdjusted(ctx context.Context, targetURL string, params *WebhookBalanceAdjustedParams, body WebhookBalanceAdjustedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookBalanceAdjustedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookBalanceCreditedWithBody(ctx context.Context, targetURL string, params *WebhookBalanceCreditedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookBalanceCreditedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookBalanceCredited(ctx context.Context, targetURL string, params *WebhookBalanceCreditedParams, body WebhookBalanceCreditedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookBalanceCreditedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookBalanceLowWithBody(ctx context.Context, targetURL string, params *WebhookBalanceLowParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookBalanceLowWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookBalanceLow(ctx context.Context, targetURL string, params *WebhookBalanceLowParams, body WebhookBalanceLowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookBalanceLowWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookBudgetThresholdCrossedWithBody(ctx context.Context, targetURL string, params *WebhookBudgetThresholdCrossedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookBudgetThresholdCrossedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookBudgetThresholdCrossed(ctx context.Context, targetURL string, params *WebhookBudgetThresholdCrossedParams, body WebhookBudgetThresholdCrossedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookBudgetThresholdCrossedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookCustomerCreatedWithBody(ctx context.Context, targetURL string, params *WebhookCustomerCreatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookCustomerCreatedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookCustomerCreated(ctx context.Context, targetURL string, params *WebhookCustomerCreatedParams, body WebhookCustomerCreatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookCustomerCreatedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookCustomerDeletedWithBody(ctx context.Context, targetURL string, params *WebhookCustomerDeletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookCustomerDeletedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookCustomerDeleted(ctx context.Context, targetURL string, params *WebhookCustomerDeletedParams, body WebhookCustomerDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookCustomerDeletedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookCustomerUpdatedWithBody(ctx context.Context, targetURL string, params *WebhookCustomerUpdatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookCustomerUpdatedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookCustomerUpdated(ctx context.Context, targetURL string, params *WebhookCustomerUpdatedParams, body WebhookCustomerUpdatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookCustomerUpdatedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookEndpointDisabledWithBody(ctx context.Context, targetURL string, params *WebhookEndpointDisabledParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookEndpointDisabledWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookEndpointDisabled(ctx context.Context, targetURL string, params *WebhookEndpointDisabledParams, body WebhookEndpointDisabledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookEndpointDisabledWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookEndpointFailingWithBody(ctx context.Context, targetURL string, params *WebhookEndpointFailingParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookEndpointFailingWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookEndpointFailing(ctx context.Context, targetURL string, params *WebhookEndpointFailingParams, body WebhookEndpointFailingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookEndpointFailingWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookUsageFinalizedWithBody(ctx context.Context, targetURL string, params *WebhookUsageFinalizedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookUsageFinalizedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookUsageFinalized(ctx context.Context, targetURL string, params *WebhookUsageFinalizedParams, body WebhookUsageFinalizedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookUsageFinalizedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookWebhookTestWithBody(ctx context.Context, targetURL string, params *WebhookWebhookTestParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookWebhookTestWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookWebhookTest(ctx context.Context, targetURL string, params *WebhookWebhookTestParams, body WebhookWebhookTestJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookWebhookTestWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+// NewWebhookAPIKeyCreatedWebhookRequest builds a application/json POST request for the api_key.created webhook
+func NewWebhookAPIKeyCreatedWebhookRequest(targetURL string, params *WebhookAPIKeyCreatedParams, body WebhookAPIKeyCreatedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookAPIKeyCreatedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookAPIKeyCreatedWebhookRequestWithBody builds a POST request for the api_key.created webhook with any body
+func NewWebhookAPIKeyCreatedWebhookRequestWithBody(targetURL string, params *WebhookAPIKeyCreatedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookAPIKeyStatusChangedWebhookRequest builds a application/json POST request for the api_key.status_changed webhook
+func NewWebhookAPIKeyStatusChangedWebhookRequest(targetURL string, params *WebhookAPIKeyStatusChangedParams, body WebhookAPIKeyStatusChangedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookAPIKeyStatusChangedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookAPIKeyStatusChangedWebhookRequestWithBody builds a POST request for the api_key.status_changed webhook with any body
+func NewWebhookAPIKeyStatusChangedWebhookRequestWithBody(targetURL string, params *WebhookAPIKeyStatusChangedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookBalanceAdjustedWebhookRequest builds a application/json POST request for the balance.adjusted webhook
+func NewWebhookBalanceAdjustedWebhookRequest(targetURL string, params *WebhookBalanceAdjustedParams, body WebhookBalanceAdjustedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookBalanceAdjustedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookBalanceAdjustedWebhookRequestWithBody builds a POST request for the balance.adjusted webhook with any body
+func NewWebhookBalanceAdjustedWebhookRequestWithBody(targetURL string, params *WebhookBalanceAdjustedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookBalanceCreditedWebhookRequest builds a application/json POST request for the balance.credited webhook
+func NewWebhookBalanceCreditedWebhookRequest(targetURL string, params *WebhookBalanceCreditedParams, body WebhookBalanceCreditedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookBalanceCreditedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookBalanceCreditedWebhookRequestWithBody builds a POST request for the balance.credited webhook with any body
+func NewWebhookBalanceCreditedWebhookRequestWithBody(targetURL string, params *WebhookBalanceCreditedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookBalanceLowWebhookRequest builds a application/json POST request for the balance.low webhook
+func NewWebhookBalanceLowWebhookRequest(targetURL string, params *WebhookBalanceLowParams, body WebhookBalanceLowJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookBalanceLowWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookBalanceLowWebhookRequestWithBody builds a POST request for the balance.low webhook with any body
+func NewWebhookBalanceLowWebhookRequestWithBody(targetURL string, params *WebhookBalanceLowParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookBudgetThresholdCrossedWebhookRequest builds a application/json POST request for the budget.threshold_crossed webhook
+func NewWebhookBudgetThresholdCrossedWebhookRequest(targetURL string, params *WebhookBudgetThresholdCrossedParams, body WebhookBudgetThresholdCrossedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookBudgetThresholdCrossedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookBudgetThresholdCrossedWebhookRequestWithBody builds a POST request for the budget.threshold_crossed webhook with any body
+func NewWebhookBudgetThresholdCrossedWebhookRequestWithBody(targetURL string, params *WebhookBudgetThresholdCrossedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookCustomerCreatedWebhookRequest builds a application/json POST request for the customer.created webhook
+func NewWebhookCustomerCreatedWebhookRequest(targetURL string, params *WebhookCustomerCreatedParams, body WebhookCustomerCreatedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookCustomerCreatedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookCustomerCreatedWebhookRequestWithBody builds a POST request for the customer.created webhook with any body
+func NewWebhookCustomerCreatedWebhookRequestWithBody(targetURL string, params *WebhookCustomerCreatedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookCustomerDeletedWebhookRequest builds a application/json POST request for the customer.deleted webhook
+func NewWebhookCustomerDeletedWebhookRequest(targetURL string, params *WebhookCustomerDeletedParams, body WebhookCustomerDeletedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookCustomerDeletedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookCustomerDeletedWebhookRequestWithBody builds a POST request for the customer.deleted webhook with any body
+func NewWebhookCustomerDeletedWebhookRequestWithBody(targetURL string, params *WebhookCustomerDeletedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookCustomerUpdatedWebhookRequest builds a application/json POST request for the customer.updated webhook
+func NewWebhookCustomerUpdatedWebhookRequest(targetURL string, params *WebhookCustomerUpdatedParams, body WebhookCustomerUpdatedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookCustomerUpdatedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookCustomerUpdatedWebhookRequestWithBody builds a POST request for the customer.updated webhook with any body
+func NewWebhookCustomerUpdatedWebhookRequestWithBody(targetURL string, params *WebhookCustomerUpdatedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookEndpointDisabledWebhookRequest builds a application/json POST request for the endpoint.disabled webhook
+func NewWebhookEndpointDisabledWebhookRequest(targetURL string, params *WebhookEndpointDisabledParams, body WebhookEndpointDisabledJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookEndpointDisabledWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookEndpointDisabledWebhookRequestWithBody builds a POST request for the endpoint.disabled webhook with any body
+func NewWebhookEndpointDisabledWebhookRequestWithBody(targetURL string, params *WebhookEndpointDisabledParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookEndpointFailingWebhookRequest builds a application/json POST request for the endpoint.failing webhook
+func NewWebhookEndpointFailingWebhookRequest(targetURL string, params *WebhookEndpointFailingParams, body WebhookEndpointFailingJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookEndpointFailingWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookEndpointFailingWebhookRequestWithBody builds a POST request for the endpoint.failing webhook with any body
+func NewWebhookEndpointFailingWebhookRequestWithBody(targetURL string, params *WebhookEndpointFailingParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookUsageFinalizedWebhookRequest builds a application/json POST request for the usage.finalized webhook
+func NewWebhookUsageFinalizedWebhookRequest(targetURL string, params *WebhookUsageFinalizedParams, body WebhookUsageFinalizedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookUsageFinalizedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookUsageFinalizedWebhookRequestWithBody builds a POST request for the usage.finalized webhook with any body
+func NewWebhookUsageFinalizedWebhookRequestWithBody(targetURL string, params *WebhookUsageFinalizedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookWebhookTestWebhookRequest builds a application/json POST request for the webhook.test webhook
+func NewWebhookWebhookTestWebhookRequest(targetURL string, params *WebhookWebhookTestParams, body WebhookWebhookTestJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookWebhookTestWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookWebhookTestWebhookRequestWithBody builds a POST request for the webhook.test webhook with any body
+func NewWebhookWebhookTestWebhookRequestWithBody(targetURL string, params *WebhookWebhookTestParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
 }

@@ -270,7 +270,7 @@ func check(res adminclient.Response, err error) error {
 	err = adminclient.Check(res, err)
 	var ae *adminclient.APIError
 	if errors.As(err, &ae) {
-		return &pageError{status: ae.Status, msg: ae.Detail.Message, code: string(ae.Detail.Code)}
+		return &pageError{status: ae.Status, msg: ae.Problem.Detail, code: string(ae.Problem.Code)}
 	}
 	if err != nil {
 		return fmt.Errorf("admin API call: %w", err)

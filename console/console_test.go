@@ -77,7 +77,7 @@ func (s *site) partner(t *testing.T, id string) (key, endpoint string) {
 	ctx := context.Background()
 	p, err := s.api.CreatePartnerWithResponse(ctx, adminclient.PartnerCreate{ID: id})
 	must(t, p, err)
-	k, err := s.api.CreateAPIKeyWithResponse(ctx, id, adminclient.Empty{})
+	k, err := s.api.CreateAPIKeyWithResponse(ctx, id, adminclient.APIKeyCreate{})
 	must(t, k, err)
 	e, err := s.api.CreateEndpointWithResponse(ctx, id, adminclient.EndpointCreate{URL: "https://93.184.216.34/hooks", EventTypes: []string{"*"}})
 	must(t, e, err)

@@ -3,6 +3,8 @@ package sender
 import (
 	"math/bits"
 	"time"
+
+	"github.com/hookstream/hookstream/internal/records"
 )
 
 type circuitState int
@@ -124,4 +126,17 @@ func (b *breaker) remaining(now time.Time) time.Duration {
 // quiet reports a closed circuit with no failures in its current run: nothing worth keeping.
 func (b *breaker) quiet() bool {
 	return b.state == circuitClosed && b.recent&1 == 0 && !b.probing
+}
+
+// report is the circuit as an attempt record states it: its state and, while open, when it lets
+// its next probe through.
+func (b *breaker) report() (state string, probeAt *time.Time) {
+	switch b.state {
+	case circuitOpen:
+		t := b.openUntil.UTC()
+		return records.CircuitOpen, &t
+	case circuitHalfOpen:
+		return records.CircuitHalfOpen, nil
+	}
+	return records.CircuitClosed, nil
 }

@@ -37,7 +37,7 @@ func newMetrics(reg prometheus.Registerer) *senderMetrics {
 		circuitsOpen: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "circuits_open",
 			Help: "Endpoints whose circuit breaker is open or half-open."}),
 		deferrals: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "deferrals_total",
-			Help: "Deliveries handed to a retry tier without an attempt, by reason (circuit_open, queue_full, not_due)."},
+			Help: "Deliveries handed to a retry tier without an attempt, by reason (circuit_open, queue_full, not_due, stale_view)."},
 			[]string{"reason"}),
 		badRecords: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "bad_records_total",
 			Help: "Delivery records that could not be understood and went to the dlq topic."}),

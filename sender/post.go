@@ -41,6 +41,9 @@ type result struct {
 	abandoned bool
 	// traceparent is the context of the attempt's span; "" when tracing is off.
 	traceparent string
+	// circuit and circuitProbeAt are the endpoint's circuit after the attempt, for its record.
+	circuit                   string
+	circuitProbeAt, circuitAt *time.Time
 }
 
 // post sends body to target, signed with signer for message msgID at the attempt time (R15),

@@ -28,6 +28,10 @@ const (
 	deferCircuitOpen = "circuit_open"
 	deferQueueFull   = "queue_full"
 	deferNotDue      = "not_due"
+	// deferStaleView: a test or replay record asks for an endpoint version the view did not
+	// reach within catchUpTimeout; it comes back from a retry tier rather than being sent with
+	// the older configuration.
+	deferStaleView = "stale_view"
 )
 
 const (
@@ -38,6 +42,8 @@ const (
 	laneIdleTTL = 10 * time.Minute
 	// catchUpTimeout bounds one wait for the endpoint view before refusing a delivery.
 	catchUpTimeout = 10 * time.Second
+	// staleViewRetry is when a record deferred for a view behind its endpoint version is due.
+	staleViewRetry = 5 * time.Second
 	// attemptLinger batches attempt records. Waiting for a record's ack holds no request slot,
 	// only the offset commit, and bigger batches cost the brokers far fewer requests (a real
 	// broker on the sender's machine used about a third less CPU than with no linger).
@@ -54,6 +60,8 @@ const (
 type endpointSource interface {
 	Get(id string) (*records.Endpoint, bool)
 	CatchUp(ctx context.Context) error
+	// WaitVersion waits until the view holds endpoint id at version or later.
+	WaitVersion(ctx context.Context, id string, version int64) error
 }
 
 // Sender delivers the records of the deliveries topic. Build it with New and call Run once.
@@ -595,6 +603,10 @@ type refusal struct {
 	catchUp bool
 }
 
+// staleView is admit's answer when the view has not reached the endpoint version the record
+// asks for: the record is deferred, not refused.
+var staleView = &refusal{category: records.CategoryInternal, reason: "the endpoint view is behind the record's endpoint version"}
+
 // admit re-checks tenancy, status and subscription at the sender's boundary (R13), against
 // the current endpoint record. ok is false when the work was abandoned meanwhile.
 //
@@ -630,6 +642,24 @@ func (s *Sender) admit(w *work) (ep *records.Endpoint, ref *refusal, ok bool) {
 		}
 		return &refusal{records.CategoryInternal, "not sent: refused by the tenancy rule", true}
 	}
+	if v := w.d.EndpointVersion; v > 0 {
+		// Read-your-writes (issue 14): a test or replay is made with the endpoint as it was when
+		// the API answered, or later, never earlier; the view is waited for, bounded.
+		if cur, _ := s.view.Get(w.d.EndpointID); cur == nil || cur.Version < v {
+			ctx, cancel := context.WithTimeout(w.part.ctx, catchUpTimeout)
+			err := s.view.WaitVersion(ctx, w.d.EndpointID, v)
+			cancel()
+			if w.part.ctx.Err() != nil {
+				return nil, nil, false
+			}
+			if cur, _ := s.view.Get(w.d.EndpointID); err != nil && cur != nil && cur.Version < v {
+				s.log.Warn("endpoint view behind the version a delivery asks for; deferred",
+					"endpoint_id", w.d.EndpointID, "view_version", cur.Version, "version", v)
+				return nil, staleView, true
+			}
+			// Not in the view at all: deleted, or never this partner's; the checks below say so.
+		}
+	}
 	ep, _ = s.view.Get(w.d.EndpointID)
 	ref = check(ep)
 	if ref == nil || !ref.catchUp {
@@ -660,6 +690,11 @@ func (s *Sender) deliver(l *lane, w *work, probe bool) {
 		s.end(w, false)
 		return
 	}
+	if ref == staleView {
+		releaseProbe()
+		s.goHandle(w, func(w *work) bool { return s.deferWork(w, deferStaleView, staleViewRetry) })
+		return
+	}
 	if ref != nil {
 		releaseProbe()
 		s.produceAttemptAsync(w, s.refusalAttempt(w.d, ref))
@@ -676,6 +711,9 @@ func (s *Sender) deliver(l *lane, w *work, probe bool) {
 	} else {
 		l.mu.Lock()
 		l.breaker.record(res.failure == nil, probe, s.now())
+		res.circuit, res.circuitProbeAt = l.breaker.report()
+		at := s.now().UTC()
+		res.circuitAt = &at
 		l.mu.Unlock()
 	}
 	s.report(w, ep, res)
@@ -761,6 +799,9 @@ func (s *Sender) deliverOrdered(l *lane, w *work) bool {
 		if !ok {
 			return false
 		}
+		if ref == staleView {
+			return s.deferWork(w, deferStaleView, staleViewRetry)
+		}
 		if ref != nil {
 			return s.produceAttempt(w.part.ctx, s.refusalAttempt(d, ref))
 		}
@@ -845,6 +886,9 @@ func attemptOf(d records.Delivery, res result) records.Attempt {
 		Outcome:         records.OutcomeDelivered,
 		ResponseExcerpt: res.excerpt,
 		Traceparent:     cmp.Or(res.traceparent, d.Traceparent),
+		Circuit:         res.circuit,
+		CircuitProbeAt:  res.circuitProbeAt,
+		CircuitAt:       res.circuitAt,
 	}
 	if res.failure != nil {
 		a.Outcome = records.OutcomeFailed

@@ -411,6 +411,18 @@ func TestCircuitBreaker(t *testing.T) {
 	if v := metricValue(t, reg, "hookstream_sender_circuits_open", nil); v != 1 {
 		t.Fatalf("circuits_open = %v", v)
 	}
+	// The attempt records state the circuit (issue 14: the admin API shows it): closed after
+	// the first two failures, open after the third, with the end of its cooldown.
+	closed := e.attempts.count(func(a records.Attempt) bool {
+		return a.EndpointID == "ep_cb" && a.Circuit == records.CircuitClosed && a.CircuitProbeAt == nil
+	})
+	opened := e.attempts.count(func(a records.Attempt) bool {
+		return a.EndpointID == "ep_cb" && a.Circuit == records.CircuitOpen && a.CircuitProbeAt != nil &&
+			a.CircuitProbeAt.Sub(a.StartedAt) > 0 && a.CircuitProbeAt.Sub(a.StartedAt) <= cfg.BreakerCooldown+5*time.Second
+	})
+	if closed != 2 || opened != 1 {
+		t.Fatalf("attempt records state the circuit closed %d times, open (with its probe time) %d times; want 2 and 1", closed, opened)
+	}
 
 	// After the cooldown, still failing: one probe, then open again.
 	time.Sleep(cfg.BreakerCooldown + 100*time.Millisecond)
@@ -433,6 +445,11 @@ func TestCircuitBreaker(t *testing.T) {
 	}
 	if v := metricValue(t, reg, "hookstream_sender_circuits_open", nil); v != 0 {
 		t.Fatalf("circuits_open = %v after recovery", v)
+	}
+	for _, d := range ds {
+		if as := e.attempts.of(d.DeliveryID); len(as) != 1 || as[0].Circuit != records.CircuitClosed {
+			t.Fatalf("after recovery the attempt records state the circuit %+v, want closed", as)
+		}
 	}
 	waitFor(t, 10*time.Second, "deferrals_total{circuit_open} = 9", func() bool {
 		return metricValue(t, reg, "hookstream_sender_deferrals_total", map[string]string{"reason": "circuit_open"}) == 9

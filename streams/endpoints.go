@@ -214,6 +214,25 @@ func (v *EndpointView) CatchUp(ctx context.Context) error {
 	}
 }
 
+// WaitVersion waits until the view holds endpoint id at version or later (records.Endpoint.Version
+// only grows), or ctx ends. The sender calls it for test and replay records, which carry the
+// version the admin API answered with (read-your-writes).
+func (v *EndpointView) WaitVersion(ctx context.Context, id string, version int64) error {
+	for {
+		v.mu.RLock()
+		e, advanced := v.byID[id], v.advanced
+		v.mu.RUnlock()
+		if e != nil && e.Version >= version {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-advanced:
+		}
+	}
+}
+
 // Get returns the endpoint with id. The returned value is shared: do not modify it.
 func (v *EndpointView) Get(id string) (*records.Endpoint, bool) {
 	v.mu.RLock()

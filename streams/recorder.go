@@ -640,6 +640,10 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 		return 0, fmt.Errorf("attempts: %w", err)
 	}
 
+	if err := updateHealth(ctx, tx, attempts); err != nil {
+		return 0, err
+	}
+
 	// Only attempts that became their delivery's newest move failing_since or disable.
 	var newest []records.Attempt
 	for _, id := range changed {
@@ -707,6 +711,83 @@ func updateFailingSince(ctx context.Context, tx pgx.Tx, newest []records.Attempt
 		ids, clear, since)
 	if err != nil {
 		return fmt.Errorf("failing_since: %w", err)
+	}
+	return nil
+}
+
+// updateHealth keeps endpoint_health: per endpoint, the circuit the newest attempt stating one
+// reported (a row only moves to a newer statement), the last success and the last attempt. It
+// writes only for endpoints of the attempt's partner, as every statement of the recorder does.
+func updateHealth(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) error {
+	type health struct {
+		partner                  string
+		circuit                  *string
+		probeAt, circuitAt       *time.Time
+		lastSuccess, lastAttempt *time.Time
+	}
+	later := func(cur *time.Time, t time.Time) *time.Time {
+		if cur == nil || t.After(*cur) {
+			return &t
+		}
+		return cur
+	}
+	byEndpoint := map[string]*health{}
+	for _, a := range attempts {
+		h := byEndpoint[a.EndpointID]
+		if h == nil {
+			h = &health{partner: a.PartnerID}
+			byEndpoint[a.EndpointID] = h
+		}
+		if a.Outcome != records.OutcomeDelivered && a.ErrorCategory == records.CategoryInternal {
+			continue // not sent (a refusal): says nothing of the receiver
+		}
+		h.lastAttempt = later(h.lastAttempt, a.StartedAt)
+		if a.Outcome == records.OutcomeDelivered {
+			h.lastSuccess = later(h.lastSuccess, a.StartedAt)
+		}
+		// Concurrent attempts end in any order: the statement the sender made last holds (one
+		// that began later but ended before the circuit opened does not undo the opening).
+		stated := a.StartedAt.Add(time.Duration(a.LatencyMS) * time.Millisecond)
+		if a.CircuitAt != nil {
+			stated = *a.CircuitAt
+		}
+		if a.Circuit != "" && (h.circuitAt == nil || !stated.Before(*h.circuitAt)) {
+			c := a.Circuit
+			h.circuit, h.probeAt, h.circuitAt = &c, a.CircuitProbeAt, &stated
+		}
+	}
+	var (
+		ids, partners           []string
+		circuits                []*string
+		probes, ats, succ, last []*time.Time
+	)
+	for id, h := range byEndpoint {
+		if h.lastAttempt == nil && h.circuit == nil {
+			continue
+		}
+		ids, partners, circuits = append(ids, id), append(partners, h.partner), append(circuits, h.circuit)
+		probes, ats, succ, last = append(probes, h.probeAt), append(ats, h.circuitAt), append(succ, h.lastSuccess), append(last, h.lastAttempt)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO endpoint_health AS h
+			(endpoint_id, circuit_state, circuit_probe_at, circuit_at, last_success_at, last_attempt_at)
+		SELECT u.id, u.circuit, u.probe, u.at, u.success, u.last
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[], $7::timestamptz[])
+			AS u(id, partner, circuit, probe, at, success, last)
+		JOIN endpoint e ON e.id = u.id AND e.partner_id = u.partner
+		ORDER BY u.id
+		ON CONFLICT (endpoint_id) DO UPDATE SET
+			circuit_state = CASE WHEN EXCLUDED.circuit_at >= coalesce(h.circuit_at, '-infinity') THEN EXCLUDED.circuit_state ELSE h.circuit_state END,
+			circuit_probe_at = CASE WHEN EXCLUDED.circuit_at >= coalesce(h.circuit_at, '-infinity') THEN EXCLUDED.circuit_probe_at ELSE h.circuit_probe_at END,
+			circuit_at = GREATEST(h.circuit_at, EXCLUDED.circuit_at),
+			last_success_at = GREATEST(h.last_success_at, EXCLUDED.last_success_at),
+			last_attempt_at = GREATEST(h.last_attempt_at, EXCLUDED.last_attempt_at),
+			updated_at = now()`,
+		ids, partners, circuits, probes, ats, succ, last)
+	if err != nil {
+		return fmt.Errorf("endpoint health: %w", err)
 	}
 	return nil
 }

@@ -396,3 +396,54 @@ func TestRecorderDeadLettersPoisonAndGoesOn(t *testing.T) {
 		}
 	}
 }
+
+// Issue 14: the recorder keeps each endpoint's health from the attempts: the circuit the newest
+// attempt stating one left (an older statement recorded later does not undo it), the last
+// success, the last attempt sent; refusals (category internal) say nothing of the receiver.
+func TestRecorderKeepsEndpointHealth(t *testing.T) {
+	const ep = "ep_01JHEALTHHEALTHHEALTH00000"
+	e := newEnv(t)
+	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1')`)
+	sqlExec(t, e, `INSERT INTO endpoint (id, partner_id, url, event_types) VALUES ($1, 'p1', 'https://h.example', '{customer.*}')`, ep)
+	reg := startRecorder(t, e)
+	health := func() (circuit *string, probe, success, last *time.Time) {
+		t.Helper()
+		if err := e.db.Pool.QueryRow(context.Background(), `SELECT circuit_state, circuit_probe_at, last_success_at, last_attempt_at
+			FROM endpoint_health WHERE endpoint_id = $1`, ep).Scan(&circuit, &probe, &success, &last); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	ok := attempt(outbox.NewEventID(), ep, "p1", 1, records.OutcomeDelivered, 200, "")
+	ok.Circuit = records.CircuitClosed
+	failed := attempt(outbox.NewEventID(), ep, "p1", 2, records.OutcomeRetrying, 503, records.CategoryHTTPStatus)
+	probeAt := failed.StartedAt.Add(10 * time.Second)
+	failed.Circuit, failed.CircuitProbeAt = records.CircuitOpen, &probeAt
+	produceAttempts(t, e, ok, failed)
+	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 2)
+	c, p, s, l := health()
+	if c == nil || *c != records.CircuitOpen || p == nil || !p.Equal(probeAt) || s == nil || !s.Equal(ok.StartedAt) || l == nil || !l.Equal(failed.StartedAt) {
+		t.Fatalf("health after a success and a failure that opened the circuit: %v %v %v %v", c, p, s, l)
+	}
+
+	// An older attempt recorded late and a refusal change neither the circuit nor the times.
+	late := attempt(outbox.NewEventID(), ep, "p1", 1, records.OutcomeDelivered, 200, "")
+	late.StartedAt, late.Circuit = ok.StartedAt.Add(-time.Minute), records.CircuitClosed
+	refused := attempt(outbox.NewEventID(), ep, "p1", 5, records.OutcomeFailed, 0, records.CategoryInternal)
+	produceAttempts(t, e, late, refused)
+	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 4)
+	c, p, s, l = health()
+	if *c != records.CircuitOpen || !p.Equal(probeAt) || !s.Equal(ok.StartedAt) || !l.Equal(failed.StartedAt) {
+		t.Fatalf("health after a late attempt and a refusal: %v %v %v %v", *c, p, s, l)
+	}
+
+	// The probe succeeds: closed, no probe time, a new last success.
+	probe := attempt(outbox.NewEventID(), ep, "p1", 3, records.OutcomeDelivered, 200, "")
+	probe.Circuit = records.CircuitClosed
+	produceAttempts(t, e, probe)
+	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 5)
+	c, p, s, _ = health()
+	if *c != records.CircuitClosed || p != nil || !s.Equal(probe.StartedAt) {
+		t.Fatalf("health after the probe succeeded: %v %v %v", *c, p, s)
+	}
+}

@@ -149,7 +149,7 @@ func TestEndpointsAndDeliveriesCommands(t *testing.T) {
 
 	// A partner API key acts on its own partner, found without --partner, and on no other.
 	dev.createEndpoint(t, "pb", srv.URL+"/other", "customer.*")
-	key, err := dev.api.CreateAPIKeyWithResponse(ctx, "pa", adminclient.Empty{})
+	key, err := dev.api.CreateAPIKeyWithResponse(ctx, "pa", adminclient.APIKeyCreate{})
 	must(t, "create API key", key, err)
 	if out := hs(0, "endpoints", "list", "--api-key", key.JSON201.Key); !strings.Contains(out, eid) || strings.Contains(out, "/other") {
 		t.Fatalf("endpoints list with pa's key:\n%s", out)

@@ -152,7 +152,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		name := strings.ToUpper(p[:1]) + p[1:]
 		res, err := dev.api.CreatePartnerWithResponse(ctx, adminclient.PartnerCreate{ID: p, Name: &name})
 		must(t, "create partner", res, err)
-		key, err := dev.api.CreateAPIKeyWithResponse(ctx, p, adminclient.Empty{})
+		key, err := dev.api.CreateAPIKeyWithResponse(ctx, p, adminclient.APIKeyCreate{})
 		must(t, "create key", key, err)
 		keys[p] = key.JSON201.Key
 	}

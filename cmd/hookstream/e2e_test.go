@@ -138,7 +138,7 @@ func (d *devInstance) createEndpoint(t *testing.T, partner, url string, types ..
 	t.Helper()
 	ctx := context.Background()
 	p, err := d.api.GetPartnerWithResponse(ctx, partner)
-	if err == nil && p.JSON404 != nil {
+	if err == nil && p.ApplicationProblemJSON404 != nil {
 		created, err := d.api.CreatePartnerWithResponse(ctx, adminclient.PartnerCreate{ID: partner, Name: &partner})
 		must(t, "create partner "+partner, created, err)
 	}

@@ -108,7 +108,7 @@ func runListen(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "Session secret (verify with it; for this session only): %s\n", secret)
 	err = l.run(ctx)
 	var refused *adminclient.APIError
-	if errors.As(err, &refused) && refused.Detail.Code == "invalid_cursor" && *after == "" {
+	if errors.As(err, &refused) && refused.Problem.Code == adminclient.ProblemCodeInvalidCursor && *after == "" {
 		err = fmt.Errorf("%w (the cursor kept in %s; --after now starts afresh)", err, l.cursorFile)
 	}
 	if l.cursor != "" {
@@ -207,9 +207,9 @@ func (l *listener) stream(ctx context.Context) (got bool, err error) {
 		default:
 		}
 		if m.Event == "error" {
-			var body adminclient.Error
+			var body adminclient.Problem
 			_ = json.Unmarshal(m.Data, &body)
-			return true, &adminclient.APIError{Status: http.StatusGone, Detail: body.Error}
+			return true, &adminclient.APIError{Status: http.StatusGone, Problem: body}
 		}
 		if m.Data != nil {
 			l.forward(ctx, m.Data)

@@ -124,7 +124,7 @@ func TestListenForwardsResumesAndStaysInScope(t *testing.T) {
 	for _, p := range []string{"pt", "other"} {
 		created, err := dev.api.CreatePartnerWithResponse(ctx, adminclient.PartnerCreate{ID: p, Name: &p})
 		must(t, "create partner "+p, created, err)
-		k, err := dev.api.CreateAPIKeyWithResponse(ctx, p, adminclient.Empty{})
+		k, err := dev.api.CreateAPIKeyWithResponse(ctx, p, adminclient.APIKeyCreate{})
 		must(t, "create api key of "+p, k, err)
 		key[p] = k.JSON201.Key
 	}

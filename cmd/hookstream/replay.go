@@ -17,7 +17,8 @@ const replayUsage = `usage: hookstream replay --endpoint <endpoint-id> --since <
 A bulk replay of one endpoint's deliveries, as a replay job of the admin API at --admin-url: it
 creates the job, then follows it to its end, with a progress bar on a terminal and a plain
 progress line every 2 s (or at each change) otherwise, and prints the job's final counts as the
-API reports them. Exit status 0 when the job succeeded, 1 when it failed, 2 when it could not run.
+API reports them. Exit status 0 when the job succeeded, 1 when it failed or was canceled, 2
+when it could not run.
 
 --since and --until take an RFC 3339 time or a duration ago (1h: an hour ago); --until defaults
 to now. --state failed replays only the deliveries that failed. --source log replays the events
@@ -25,7 +26,8 @@ of the event log in the range that the endpoint subscribes to (with --state miss
 never had a delivery for).
 ` + apiUsageTail
 
-// errReplayJobFailed: the replay job ended failed; the command exits 1 (its counts are printed).
+// errReplayJobFailed: the replay job ended failed or canceled; the command exits 1 (its counts
+// are printed).
 var errReplayJobFailed = errors.New("the replay job failed")
 
 // replayPoll is how often the job's progress is read; plain progress lines are printed at each
@@ -98,7 +100,8 @@ func (a *apiSession) followReplayJob(ctx context.Context, id string) error {
 			return err
 		}
 		job := res.JSON200
-		ended := job.State == adminclient.ReplayJobStateSucceeded || job.State == adminclient.ReplayJobStateFailed
+		ended := job.State == adminclient.ReplayJobStateSucceeded || job.State == adminclient.ReplayJobStateFailed ||
+			job.State == adminclient.ReplayJobStateCanceled
 		p.show(job, ended, time.Now())
 		if ended {
 			if a.json {
@@ -111,7 +114,7 @@ func (a *apiSession) followReplayJob(ctx context.Context, id string) error {
 					fmt.Fprintf(a.out, "last error: %s\n", *job.Error)
 				}
 			}
-			if job.State == adminclient.ReplayJobStateFailed {
+			if job.State != adminclient.ReplayJobStateSucceeded {
 				return errReplayJobFailed
 			}
 			return nil

@@ -82,6 +82,8 @@ func decodeDeliveryFast(data []byte) (d Delivery, ok bool) {
 			return s.time(&d.DueAt)
 		case "deferrals":
 			return s.int(&d.Deferrals)
+		case "endpoint_version":
+			return s.int64(&d.EndpointVersion)
 		}
 		return false
 	})
@@ -126,6 +128,18 @@ func decodeAttemptFast(data []byte) (a Attempt, ok bool) {
 				a.NextAttemptAt = new(time.Time)
 			}
 			return s.time(a.NextAttemptAt)
+		case "circuit":
+			return s.string(&a.Circuit)
+		case "circuit_probe_at":
+			if a.CircuitProbeAt == nil {
+				a.CircuitProbeAt = new(time.Time)
+			}
+			return s.time(a.CircuitProbeAt)
+		case "circuit_at":
+			if a.CircuitAt == nil {
+				a.CircuitAt = new(time.Time)
+			}
+			return s.time(a.CircuitAt)
 		}
 		return false
 	})
@@ -429,6 +443,18 @@ func (a Attempt) AppendJSON(dst []byte) []byte {
 		dst = append(dst, `,"next_attempt_at":`...)
 		dst = appendTime(dst, *a.NextAttemptAt)
 	}
+	if a.Circuit != "" {
+		dst = append(dst, `,"circuit":`...)
+		dst = appendString(dst, a.Circuit)
+	}
+	if a.CircuitProbeAt != nil {
+		dst = append(dst, `,"circuit_probe_at":`...)
+		dst = appendTime(dst, *a.CircuitProbeAt)
+	}
+	if a.CircuitAt != nil {
+		dst = append(dst, `,"circuit_at":`...)
+		dst = appendTime(dst, *a.CircuitAt)
+	}
 	return append(dst, '}')
 }
 
@@ -470,6 +496,10 @@ func (d Delivery) AppendJSON(dst []byte) []byte {
 	if d.Deferrals != 0 {
 		dst = append(dst, `,"deferrals":`...)
 		dst = strconv.AppendInt(dst, int64(d.Deferrals), 10)
+	}
+	if d.EndpointVersion != 0 {
+		dst = append(dst, `,"endpoint_version":`...)
+		dst = strconv.AppendInt(dst, d.EndpointVersion, 10)
 	}
 	return append(dst, '}')
 }

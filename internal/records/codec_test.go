@@ -37,6 +37,8 @@ func sampleDelivery() Delivery {
 		CreatedAt:  time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC),
 		DueAt:      time.Date(2026, 3, 1, 12, 5, 30, 0, time.UTC),
 		Deferrals:  2,
+		// The endpoint version of a test or replay record (read-your-writes).
+		EndpointVersion: 7,
 	}
 }
 
@@ -58,6 +60,9 @@ func sampleAttempt() Attempt {
 		ErrorCategory:   CategoryHTTPStatus,
 		ResponseExcerpt: `{"error":"unavailable","retry_after":30}`,
 		NextAttemptAt:   &next,
+		Circuit:         CircuitOpen,
+		CircuitProbeAt:  &next,
+		CircuitAt:       &next,
 	}
 }
 
@@ -193,10 +198,12 @@ func TestEncodeVaried(t *testing.T) {
 		checkEncode(t, a, UnmarshalAttempt)
 		a.NextAttemptAt = &next
 		checkEncode(t, a, UnmarshalAttempt)
+		a.Circuit, a.CircuitProbeAt, a.CircuitAt = s, &tm, &next
+		checkEncode(t, a, UnmarshalAttempt)
 
 		d := Delivery{V: n, DeliveryID: s, EventID: s, EndpointID: s, PartnerID: s, EventType: s,
 			AttemptNo: n, Trigger: s, Body: []byte(s), EventLSN: LSN(uint64(i) * 0x1234_5678_9abc_def1),
-			CreatedAt: tm, DueAt: next, Deferrals: n}
+			CreatedAt: tm, DueAt: next, Deferrals: n, EndpointVersion: int64(n) << 33}
 		checkEncode(t, d, UnmarshalDelivery)
 	}
 	for _, tm := range times {
@@ -495,7 +502,8 @@ func FuzzDeliveryAppendJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s1, s2 string, sec, nsec int64, zone int, n int64, nilBody bool) {
 		d := Delivery{V: int(n), DeliveryID: s1, EventID: s2, EndpointID: s1, PartnerID: s2, EventType: s1 + s2,
 			AttemptNo: int(n >> 7), Trigger: s2, Body: []byte(s1), EventLSN: LSN(uint64(n) * 0x9E3779B97F4A7C15),
-			CreatedAt: fuzzTime(sec, nsec, zone), DueAt: fuzzTime(nsec, sec, -zone), Deferrals: int(n % 3)}
+			CreatedAt: fuzzTime(sec, nsec, zone), DueAt: fuzzTime(nsec, sec, -zone), Deferrals: int(n % 3),
+			EndpointVersion: n >> 3}
 		if nilBody {
 			d.Body = nil
 		}

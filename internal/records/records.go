@@ -184,6 +184,11 @@ type Delivery struct {
 	// Traceparent is the record's HeaderTraceparent, kept beside the value (never in it) while
 	// a process handles the delivery; empty when tracing is off.
 	Traceparent string `json:"-"`
+	// EndpointVersion, on test and replay records the admin API makes, is the endpoint's
+	// version (records.Endpoint.Version) when the API answered: the sender does not send the
+	// record with an older configuration of the endpoint (read-your-writes, issue 14). Zero
+	// (fanout's and older records) asks for no version.
+	EndpointVersion int64 `json:"endpoint_version,omitempty"`
 }
 
 // DeliveryVersion is the format version of Delivery.
@@ -239,7 +244,24 @@ type Attempt struct {
 	// Traceparent is the trace context of the attempt's span, written to the record's
 	// HeaderTraceparent, never to its value; empty when tracing is off.
 	Traceparent string `json:"-"`
+	// Circuit is the endpoint's circuit breaker right after this attempt, as the sender's lane
+	// holds it (CircuitClosed, CircuitOpen, CircuitHalfOpen); empty when the sender does not say
+	// (ordered endpoints, refusals). The recorder keeps the newest in endpoint_health, so the
+	// admin API can show a state that lives only in the sender (issue 14).
+	Circuit string `json:"circuit,omitempty"`
+	// CircuitProbeAt, with Circuit open, is when the circuit lets its next probe through.
+	CircuitProbeAt *time.Time `json:"circuit_probe_at,omitempty"`
+	// CircuitAt is when the sender read Circuit, right after recording this attempt's result:
+	// concurrent attempts end in any order, and the newest statement is the one that holds.
+	CircuitAt *time.Time `json:"circuit_at,omitempty"`
 }
+
+// Circuit states of Attempt.Circuit.
+const (
+	CircuitClosed   = "closed"
+	CircuitOpen     = "open"
+	CircuitHalfOpen = "half_open"
+)
 
 // AttemptVersion is the format version of Attempt.
 const AttemptVersion = 1
