@@ -171,12 +171,10 @@ func TestEndpointRetryPolicyWithinBounds(t *testing.T) {
 func errorMessage(t *testing.T, r response) string {
 	t.Helper()
 	var body struct {
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
+		Detail string `json:"detail"`
 	}
 	r.json(t, &body)
-	return body.Error.Message
+	return body.Detail
 }
 
 // A replay from the event log sends an endpoint only the events its filter lets through, as
