@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -116,6 +117,39 @@ type deliveryCursor struct {
 	ID        string    `json:"id"`
 }
 
+// historyWindow is what both delivery listings (an endpoint's, the partner's search) read from
+// the query beside their own filters: the creation time (since inclusive, until exclusive),
+// the event types, and the page's cursor (of cursorKind, so one listing's cursor is refused by
+// the other).
+type historyWindow struct {
+	since, until time.Time
+	types        typeFilter
+	after        deliveryCursor
+}
+
+func parseHistoryWindow(q url.Values, cursorKind string) (historyWindow, *apiError) {
+	var w historyWindow
+	var e *apiError
+	if w.since, e = queryTime(q, "since"); e != nil {
+		return w, e
+	}
+	if w.until, e = queryTime(q, "until"); e != nil {
+		return w, e
+	}
+	if w.types, e = parseTypeFilter(q.Get("type")); e != nil {
+		return w, e
+	}
+	if s := q.Get("cursor"); s != "" {
+		if e := decodeCursor(s, cursorKind, &w.after); e != nil {
+			return w, e
+		}
+		if !validDeliveryID(w.after.ID) {
+			return w, badCursor()
+		}
+	}
+	return w, nil
+}
+
 // listDeliveries is the endpoint's history, newest first, filtered by state, creation time
 // (since inclusive, until exclusive) and event type.
 func (a *API) listDeliveries(w http.ResponseWriter, r *http.Request, _ caller) error {
@@ -129,27 +163,11 @@ func (a *API) listDeliveries(w http.ResponseWriter, r *http.Request, _ caller) e
 	if state != "" && !validState(state) {
 		return invalidField("state", "state must be one of %s", strings.Join(deliveryStates, ", "))
 	}
-	since, e := queryTime(q, "since")
+	win, e := parseHistoryWindow(q, "deliveries")
 	if e != nil {
 		return e
 	}
-	until, e := queryTime(q, "until")
-	if e != nil {
-		return e
-	}
-	types, e := parseTypeFilter(q.Get("type"))
-	if e != nil {
-		return e
-	}
-	var after deliveryCursor
-	if s := q.Get("cursor"); s != "" {
-		if e := decodeCursor(s, "deliveries", &after); e != nil {
-			return e
-		}
-		if !validDeliveryID(after.ID) {
-			return badCursor()
-		}
-	}
+	since, until, types, after := win.since, win.until, win.types, win.after
 	if _, err := loadEndpoint(r.Context(), a.pool, pid, eid, false); err != nil {
 		return err
 	}

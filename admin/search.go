@@ -54,27 +54,11 @@ func (a *API) searchDeliveries(w http.ResponseWriter, r *http.Request, _ caller)
 		}
 		status = n
 	}
-	since, e := queryTime(q, "since")
+	win, e := parseHistoryWindow(q, "partner-deliveries")
 	if e != nil {
 		return e
 	}
-	until, e := queryTime(q, "until")
-	if e != nil {
-		return e
-	}
-	types, e := parseTypeFilter(q.Get("type"))
-	if e != nil {
-		return e
-	}
-	var after deliveryCursor
-	if s := q.Get("cursor"); s != "" {
-		if e := decodeCursor(s, "partner-deliveries", &after); e != nil {
-			return e
-		}
-		if !validDeliveryID(after.ID) {
-			return badCursor()
-		}
-	}
+	since, until, types, after := win.since, win.until, win.types, win.after
 	rows, err := a.pool.Query(r.Context(), `SELECT `+deliveryColumns+` FROM delivery
 		WHERE partner_id = $1
 		  AND ($2 = '' OR event_id = $2)
