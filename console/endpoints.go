@@ -21,9 +21,18 @@ type endpointRow struct {
 	LastSuccess *time.Time
 }
 
-// Circuit is the sender's circuit state of the endpoint. The admin API does not expose it (the
-// sender keeps it in memory), so the console says so instead of guessing.
-func (endpointRow) Circuit() string { return "not exposed by the API" }
+// Circuit is the sender's circuit state of the endpoint as the API's health states it (the
+// newest recorded attempt's), with the next probe while it is open.
+func (r endpointRow) Circuit() string {
+	h := r.E.Health
+	if h.Circuit == "" {
+		return "unknown"
+	}
+	if h.NextProbeAt != nil && h.Circuit == "open" {
+		return fmt.Sprintf("open, next probe %s", h.NextProbeAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+	}
+	return string(h.Circuit)
+}
 
 type endpointsView struct {
 	PID     string
