@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,9 +66,10 @@ func TestSIGTERMFinishesAndCommits(t *testing.T) {
 				t.Fatalf("%s: %v", kind, err)
 			}
 			mu.Lock()
-			fedAtStop := len(ids)
+			atStop := slices.Clone(ids) // the feeder goes on appending to ids
 			mu.Unlock()
-			processed := fedAtStop - m.missing(t, ids[:fedAtStop])
+			fedAtStop := len(atStop)
+			processed := fedAtStop - m.missing(t, atStop)
 			testenv.StartProcess(t, args...)
 			time.Sleep(2 * time.Second)
 			close(stop)
