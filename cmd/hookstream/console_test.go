@@ -44,11 +44,18 @@ func (b *tab) text(id string) string {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
 	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID(id)))
-	if err != nil {
-		b.t.Fatalf("text of #%s: %v", id, err)
+	for {
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID(id)))
+		if err == nil {
+			return strings.TrimSpace(s)
+		}
+		// A page that follows the pipeline live replaces its parts: the node found a moment
+		// ago may be gone when its text is read. Read the new one.
+		if !strings.Contains(err.Error(), "No node with given id") || ctx.Err() != nil {
+			b.t.Fatalf("text of #%s: %v", id, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	return strings.TrimSpace(s)
 }
 
 // waitForReload opens path until a JavaScript condition holds on it, for at most a minute: for
