@@ -111,12 +111,9 @@ func (p *Platform) CreateBudget(ctx context.Context, pid, cid string, in NewBudg
 		if err != nil {
 			return err
 		}
-		var keyID *string
-		if in.APIKeyID != "" {
-			if err := keyOfCustomer(ctx, tx, pid, cid, in.APIKeyID); err != nil {
-				return err
-			}
-			keyID = &in.APIKeyID
+		keyID, err := keyOfCustomer(ctx, tx, pid, cid, in.APIKeyID)
+		if err != nil {
+			return err
 		}
 		b, err = scanBudget(tx.QueryRow(ctx, `INSERT INTO reseller.budget (id, partner_id, customer_id, api_key_id, limit_amount, currency, thresholds, period_start, period_end)
 			VALUES ($1, $2, $3, $4, $5::numeric, $6, $7, $8, $9) RETURNING `+budgetColumns,
@@ -129,15 +126,18 @@ func (p *Platform) CreateBudget(ctx context.Context, pid, cid string, in NewBudg
 	return b, err
 }
 
-func keyOfCustomer(ctx context.Context, tx pgx.Tx, pid, cid, kid string) error {
+func keyOfCustomer(ctx context.Context, tx pgx.Tx, pid, cid, kid string) (*string, error) {
+	if kid == "" {
+		return nil, nil // none named: the budget or usage is the customer's as a whole
+	}
 	var ok bool
 	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM reseller.api_key WHERE partner_id = $1 AND customer_id = $2 AND id = $3)`, pid, cid, kid).Scan(&ok); err != nil {
-		return fmt.Errorf("reseller: look up api key: %w", err)
+		return nil, fmt.Errorf("reseller: look up api key: %w", err)
 	}
 	if !ok {
-		return notFound("api key of this customer")
+		return nil, notFound("api key of this customer")
 	}
-	return nil
+	return &kid, nil
 }
 
 // Budget returns one of the partner's budgets.
@@ -224,12 +224,9 @@ func (p *Platform) RecordUsage(ctx context.Context, pid, cid string, in NewUsage
 		if err != nil {
 			return err
 		}
-		var keyID *string
-		if in.APIKeyID != "" {
-			if err := keyOfCustomer(ctx, tx, pid, cid, in.APIKeyID); err != nil {
-				return err
-			}
-			keyID = &in.APIKeyID
+		keyID, err := keyOfCustomer(ctx, tx, pid, cid, in.APIKeyID)
+		if err != nil {
+			return err
 		}
 		budgets, err := lockBudgets(ctx, tx, pid, cid, `AND (api_key_id IS NULL OR api_key_id = $3) AND period_start <= $4 AND $4 < period_end`,
 			keyID, in.PeriodStart)

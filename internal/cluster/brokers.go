@@ -185,12 +185,11 @@ func (b *Brokers) StartNode(ctx context.Context, n int) error {
 // with prefix, and of the internal topics, has all Nodes replicas in sync: a node started again
 // has caught up, and losing another leaves every partition with min.insync.replicas.
 func (b *Brokers) WaitInSync(ctx context.Context, prefix string, timeout time.Duration) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addrs()...))
+	adm, done, err := b.admin()
 	if err != nil {
-		return fmt.Errorf("cluster: kafka client: %w", err)
+		return err
 	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
+	defer done()
 	deadline := time.Now().Add(timeout)
 	for {
 		behind, err := b.outOfSync(ctx, adm, prefix)
@@ -233,16 +232,25 @@ func (b *Brokers) outOfSync(ctx context.Context, adm *kadm.Client, prefix string
 	return out, nil
 }
 
-// Leader returns the node (1 … Nodes) leading partition 0 of topic.
-func (b *Brokers) Leader(ctx context.Context, topic string) (int, error) {
+// admin is a Kafka admin client on the cluster; done closes it.
+func (b *Brokers) admin() (*kadm.Client, func(), error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addrs()...))
 	if err != nil {
-		return 0, fmt.Errorf("cluster: kafka client: %w", err)
+		return nil, nil, fmt.Errorf("cluster: kafka client: %w", err)
 	}
-	defer cl.Close()
+	return kadm.NewClient(cl), cl.Close, nil
+}
+
+// Leader returns the node (1 … Nodes) leading partition 0 of topic.
+func (b *Brokers) Leader(ctx context.Context, topic string) (int, error) {
+	adm, done, err := b.admin()
+	if err != nil {
+		return 0, err
+	}
+	defer done()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	details, err := kadm.NewClient(cl).ListTopics(ctx, topic)
+	details, err := adm.ListTopics(ctx, topic)
 	if err != nil {
 		return 0, fmt.Errorf("cluster: leader of %s: %w", topic, err)
 	}
@@ -255,14 +263,14 @@ func (b *Brokers) Leader(ctx context.Context, topic string) (int, error) {
 
 // Coordinator returns the node (1 … Nodes) coordinating consumer group group.
 func (b *Brokers) Coordinator(ctx context.Context, group string) (int, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addrs()...))
+	adm, done, err := b.admin()
 	if err != nil {
-		return 0, fmt.Errorf("cluster: kafka client: %w", err)
+		return 0, err
 	}
-	defer cl.Close()
+	defer done()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	described, err := kadm.NewClient(cl).DescribeGroups(ctx, group)
+	described, err := adm.DescribeGroups(ctx, group)
 	if err != nil {
 		return 0, fmt.Errorf("cluster: coordinator of %s: %w", group, err)
 	}
