@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 )
@@ -36,9 +37,15 @@ func (v *ShopifyVerifier) VerifyRequest(h http.Header, body []byte) (Message, er
 	if err := missing(h, HeaderShopifyHmac); err != nil {
 		return Message{}, err
 	}
-	sig, err := base64.StdEncoding.DecodeString(h.Get(HeaderShopifyHmac))
+	// Only the canonical encoding is a signature: the decoder alone would also take line breaks
+	// and nonzero padding bits, so the value must read back exactly as it was sent.
+	encoded := h.Get(HeaderShopifyHmac)
+	sig, err := base64.StdEncoding.Strict().DecodeString(encoded)
+	if err == nil && base64.StdEncoding.EncodeToString(sig) != encoded {
+		err = errors.New("not canonical")
+	}
 	if err != nil {
-		return Message{}, fmt.Errorf("%w: %s is not standard base64", ErrMalformedHeader, HeaderShopifyHmac)
+		return Message{}, fmt.Errorf("%w: %s is not canonical standard base64", ErrMalformedHeader, HeaderShopifyHmac)
 	}
 	if !anyMatch(v.keys, [][]byte{sig}, func(key []byte) []byte { return hmacSHA256(key, body) }) {
 		return Message{}, ErrNoMatchingSignature
