@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hookstream/hookstream/outbox"
 )
@@ -41,8 +42,54 @@ func AllowedNames() map[string]string {
 
 var wordBoundary = regexp.MustCompile(`([a-z0-9])([A-Z])`)
 
-// forbiddenName reports whether name holds a word of ForbiddenWords.
+// forbiddenName reports whether name holds a word of ForbiddenWords. Property names are nearly
+// always ASCII, and for them the words are found in place, without allocating: this runs for
+// every property of every event, in the writer and again in cdc. Other names take the general
+// path, whose Unicode lowercasing can turn a non-ASCII letter into an ASCII one (the Kelvin sign
+// becomes "k").
 func forbiddenName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if name[i] >= utf8.RuneSelf {
+			return forbiddenNameUnicode(name)
+		}
+	}
+	var buf [maxForbiddenWord]byte
+	n := 0 // bytes of the current word in buf; n > len(buf) marks a word too long to be forbidden
+	end := func() bool {
+		hit := n <= len(buf) && slices.Contains(ForbiddenWords, string(buf[:n]))
+		n = 0
+		return hit
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '_' || c == '-' || c == '.' || c == ' ':
+			if end() {
+				return true
+			}
+			continue
+		case 'A' <= c && c <= 'Z':
+			// A lower-to-upper change ("apiKey") starts a word, as wordBoundary does.
+			if i > 0 && isLowerOrDigit(name[i-1]) && end() {
+				return true
+			}
+			c += 'a' - 'A'
+		}
+		if n < len(buf) {
+			buf[n] = c
+		}
+		n++
+	}
+	return end()
+}
+
+// maxForbiddenWord bounds the words compared with ForbiddenWords; longer words cannot be one.
+const maxForbiddenWord = 32
+
+func isLowerOrDigit(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
+
+// forbiddenNameUnicode is forbiddenName for any name: the rule as written in ForbiddenWords.
+func forbiddenNameUnicode(name string) bool {
 	name = strings.ToLower(wordBoundary.ReplaceAllString(name, "${1}_${2}"))
 	words := strings.FieldsFunc(name, func(r rune) bool { return r == '_' || r == '-' || r == '.' || r == ' ' })
 	for _, w := range words {
@@ -53,9 +100,40 @@ func forbiddenName(name string) bool {
 	return false
 }
 
+// holdsForbidden reports whether a decoded data document holds a forbidden property anywhere.
+// It answers the common case, nothing forbidden, without building a pointer or sorting a name;
+// checkForbidden then finds the first one in pointer order for the message.
+func holdsForbidden(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		for n, child := range v {
+			if forbiddenName(n) {
+				re, allowed := allowedNames[n]
+				s, isString := child.(string)
+				if !allowed || !isString || !re.MatchString(s) {
+					return true
+				}
+			}
+			if holdsForbidden(child) {
+				return true
+			}
+		}
+	case []any:
+		for _, item := range v {
+			if holdsForbidden(item) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // checkForbidden walks a decoded data document and refuses the first forbidden property in
 // pointer order (R6).
 func checkForbidden(doc any) *outbox.ValidationError {
+	if !holdsForbidden(doc) {
+		return nil
+	}
 	var found *outbox.ValidationError
 	var walk func(at string, v any)
 	walk = func(at string, v any) {
