@@ -11,7 +11,8 @@
 // ErrPayloadTooLarge), writing nothing. Each event gets an immutable id, "evt_" followed by a ULID,
 // which stays the same across every retry and replay (R1) and becomes the webhook-id header. One
 // id is one event: PostgreSQL refuses a second outbox row with an id it holds, whoever writes it,
-// within the outbox retention, and Append reports it as ErrDuplicateEventID.
+// within the outbox retention, and Append reports it as ErrDuplicateEventID. AppendAll writes
+// many events of one transaction in one statement, checked and published as if appended in turn.
 //
 // A Writer with a Catalog also checks each event against the published schema of its type
 // before writing (R4, R31); package eventcatalog provides that Catalog, so a platform writes

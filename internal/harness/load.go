@@ -73,7 +73,8 @@ func (l *clientLog) add(ids []string, c Commit) {
 	}
 }
 
-// Burst commits events in transactions of perTx as fast as the clients can.
+// Burst commits events in transactions of perTx as fast as the clients can; a transaction of
+// more than one event appends them with one outbox.Writer.AppendAll.
 func (g *Generator) Burst(ctx context.Context, events, perTx int) (*CommitLog, error) {
 	txs := int64((events + perTx - 1) / perTx)
 	var next atomic.Int64
@@ -188,14 +189,21 @@ func (g *Generator) commitTx(ctx context.Context, size int, log *clientLog) erro
 		defer cancel()
 	}
 	err := pgx.BeginFunc(txCtx, g.pool, func(tx pgx.Tx) error {
-		for range size {
+		if size == 1 {
 			id, err := g.writer.Append(txCtx, tx, g.next(g.seq.Add(1)))
-			if err != nil {
-				return err
+			if err == nil {
+				ids = append(ids, id)
 			}
-			ids = append(ids, id)
+			return err
 		}
-		return nil
+		// A platform writing many events in one transaction appends them in one statement.
+		evs := make([]outbox.Event, size)
+		for i := range evs {
+			evs[i] = g.next(g.seq.Add(1))
+		}
+		var err error
+		ids, err = g.writer.AppendAll(txCtx, tx, evs)
+		return err
 	})
 	if err != nil && g.KeepGoing && ctx.Err() == nil {
 		log.failed++

@@ -27,10 +27,10 @@ var allWorkloads = []workload{
 		return fmt.Sprintf("%d events, one per transaction, one endpoint: deliveries/s", o.aEvents)
 	}, run: func(ctx context.Context, s *session) error { return s.burst(ctx, s.o.aEvents, 1, 1, true) }},
 	{name: "a100", about: func(o options) string {
-		return fmt.Sprintf("%d events, 100 per transaction, one endpoint: deliveries/s", o.aEvents)
+		return fmt.Sprintf("%d events, 100 per transaction (one outbox.AppendAll), one endpoint: deliveries/s", o.aEvents)
 	}, run: func(ctx context.Context, s *session) error { return s.burst(ctx, s.o.aEvents, 100, 1, true) }},
 	{name: "b", about: func(o options) string {
-		return fmt.Sprintf("%d events, 100 per transaction, %d endpoints of one partner: deliveries/s", o.bEvents, o.bEndpoints)
+		return fmt.Sprintf("%d events, 100 per transaction (one outbox.AppendAll), %d endpoints of one partner: deliveries/s", o.bEvents, o.bEndpoints)
 	}, run: func(ctx context.Context, s *session) error {
 		return s.burst(ctx, s.o.bEvents, 100, s.o.bEndpoints, false)
 	}},
