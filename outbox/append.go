@@ -45,18 +45,13 @@ func Append(ctx context.Context, tx pgx.Tx, ev Event, opts ...AppendOption) (str
 // Append validates ev against the writer's catalog and inserts it inside tx; see the package-level
 // Append.
 func (w *Writer) Append(ctx context.Context, tx pgx.Tx, ev Event, opts ...AppendOption) (string, error) {
-	ev, err := ev.validate()
+	ev, err := w.check(ev)
 	if err != nil {
 		return "", err
 	}
 	o, err := collectOptions(ctx, opts)
 	if err != nil {
 		return "", err
-	}
-	if w.Catalog != nil {
-		if err := w.Catalog.CheckEvent(ev); err != nil {
-			return "", err
-		}
 	}
 	id := ev.ID
 	if id == "" {
@@ -66,15 +61,34 @@ func (w *Writer) Append(ctx context.Context, tx pgx.Tx, ev Event, opts ...Append
 		(event_id, partner_id, type, subject_type, subject_id, occurred_at, schema_version, payload, correlation_id, traceparent)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULLIF($10, ''))`,
 		id, ev.PartnerID, ev.Type, ev.Subject.Type, ev.Subject.ID, ev.OccurredAt, ev.SchemaVersion, string(ev.Data), ev.CorrelationID, o.traceparent)
+	if err != nil {
+		return "", insertError(fmt.Sprintf("%s (%s)", id, ev.Type), err)
+	}
+	return id, nil
+}
+
+// check validates ev and consults the writer's catalog, returning ev with its defaults set.
+func (w *Writer) check(ev Event) (Event, error) {
+	ev, err := ev.validate()
+	if err != nil {
+		return Event{}, err
+	}
+	if w.Catalog != nil {
+		if err := w.Catalog.CheckEvent(ev); err != nil {
+			return Event{}, err
+		}
+	}
+	return ev, nil
+}
+
+// insertError names what failed to insert, and marks a held id as ErrDuplicateEventID.
+func insertError(what string, err error) error {
 	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == "23505" {
 		// unique_violation: every unique key of the outbox (the id claim of migration 0008, the
 		// partitions' (event_id, occurred_at)) is a key on the event id.
-		return "", fmt.Errorf("outbox: insert %s (%s): %w: %w", id, ev.Type, ErrDuplicateEventID, err)
+		return fmt.Errorf("outbox: insert %s: %w: %w", what, ErrDuplicateEventID, err)
 	}
-	if err != nil {
-		return "", fmt.Errorf("outbox: insert %s (%s): %w", id, ev.Type, err)
-	}
-	return id, nil
+	return fmt.Errorf("outbox: insert %s: %w", what, err)
 }
 
 // AppendAll validates every event of evs and inserts them all inside tx in one statement,
@@ -112,14 +126,9 @@ func (w *Writer) AppendAll(ctx context.Context, tx pgx.Tx, evs []Event, opts ...
 		correlations = make([]string, n)
 	)
 	for i, ev := range evs {
-		ev, err := ev.validate()
+		ev, err := w.check(ev)
 		if err != nil {
 			return nil, fmt.Errorf("outbox: event %d of %d: %w", i, n, err)
-		}
-		if w.Catalog != nil {
-			if err := w.Catalog.CheckEvent(ev); err != nil {
-				return nil, fmt.Errorf("outbox: event %d of %d: %w", i, n, err)
-			}
 		}
 		ids[i] = cmp.Or(ev.ID, NewEventID())
 		partners[i], types[i] = ev.PartnerID, ev.Type
@@ -134,11 +143,8 @@ func (w *Writer) AppendAll(ctx context.Context, tx pgx.Tx, evs []Event, opts ...
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::int[], $8::text[], $9::text[])
 			AS e(id, partner, typ, subject_type, subject_id, occurred, version, payload, correlation)`,
 		ids, partners, types, subjectTypes, subjectIDs, occurred, versions, payloads, correlations, o.traceparent)
-	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == "23505" {
-		return nil, fmt.Errorf("outbox: insert %d events: %w: %w", n, ErrDuplicateEventID, err)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("outbox: insert %d events: %w", n, err)
+		return nil, insertError(fmt.Sprintf("%d events", n), err)
 	}
 	return ids, nil
 }
