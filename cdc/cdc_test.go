@@ -149,6 +149,47 @@ func TestEndpointChangesArePublished(t *testing.T) {
 	}
 }
 
+// An endpoint change is committed to Kafka before any event committed after it in PostgreSQL:
+// the two never share a Kafka transaction, even when they arrive within one flush interval.
+// In one transaction, a reader could see the event committed on its partition while the
+// endpoints partition still waits for the transaction's marker, and fanout, catching up to
+// the endpoints topic's last stable offset, would match the event without the new endpoint
+// (seen on three brokers: the first events to a just-created endpoint never delivered).
+func TestEndpointChangeIsCommittedBeforeLaterEvents(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.config(t)
+	cfg.FlushInterval = 5 * time.Second // one Kafka transaction would take both, but for the rule
+	startStreaming(t, e, cfg)
+	ctx := context.Background()
+	if _, err := e.db.Pool.Exec(ctx, `INSERT INTO partner (id) VALUES ('p1');
+		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep_1', 'p1', 'https://example.com/hook')`); err != nil {
+		t.Fatal(err)
+	}
+	appendEvents(t, e, "p1", 1)
+
+	endpoint := consume(t, e, e.names.Endpoints, 1, 30*time.Second).records[0]
+	event := consume(t, e, e.names.Events, 1, 30*time.Second).records[0]
+	eventLSN, err := records.ParseLSN(header(event, records.HeaderCommitLSN))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for _, r := range consume(t, e, e.names.Checkpoints, -1, 12*time.Second).records {
+		var cp records.Checkpoint
+		if err := json.Unmarshal(r.Value, &cp); err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, fmt.Sprintf("%s (endpoints to %d)", cp.CommitLSN, cp.EndpointsOffset))
+		if cp.EndpointsOffset > endpoint.Offset {
+			if cp.CommitLSN >= eventLSN {
+				t.Fatalf("the endpoint change (offset %d) was first committed with the event of %s: checkpoints %v", endpoint.Offset, eventLSN, seen)
+			}
+			return
+		}
+	}
+	t.Fatalf("no checkpoint covers the endpoint change at offset %d: %v", endpoint.Offset, seen)
+}
+
 // A malformed outbox row goes to the dlq with its reason; the events around it are published.
 func TestMalformedRowIsDeadLettered(t *testing.T) {
 	e := newEnv(t)

@@ -320,7 +320,7 @@ func (s *session) snapshot(ctx context.Context, name string, at records.LSN, wit
 		}
 		s.c.log.Info("snapshot published existing outbox rows", "events", n)
 	}
-	if err := s.commitPG(records.LSN(0)); err != nil {
+	if _, err := s.commitPG(records.LSN(0)); err != nil {
 		return err
 	}
 	return s.flush(ctx)
@@ -486,10 +486,17 @@ func (s *session) handleWAL(ctx context.Context, x pglogrepl.XLogData) error {
 			}
 			return nil
 		}
-		if err := s.commitPG(records.LSN(m.TransactionEndLSN)); err != nil {
+		endpointsChanged, err := s.commitPG(records.LSN(m.TransactionEndLSN))
+		if err != nil {
 			return err
 		}
-		if s.txnRecords >= s.c.cfg.MaxBatchEvents || time.Since(s.txnFirst) >= s.c.cfg.FlushInterval {
+		// An endpoint change ends the Kafka transaction at once: no later event shares it. The
+		// next transaction cannot take a partition before this one's markers are written on all
+		// of its partitions, so whoever reads a later event as committed finds the change below
+		// the endpoints topic's last stable offset. In one transaction with it, an event could
+		// be committed on its partition while the endpoints partition still waits for its marker,
+		// and fanout, catching up to that offset, would match the event without the endpoint.
+		if endpointsChanged || s.txnRecords >= s.c.cfg.MaxBatchEvents || time.Since(s.txnFirst) >= s.c.cfg.FlushInterval {
 			return s.flush(ctx)
 		}
 	case *pglogrepl.InsertMessage:
@@ -635,15 +642,17 @@ func (s *session) publishEvent(ctx context.Context, rw row) error {
 }
 
 // commitPG closes the current PostgreSQL transaction inside the open Kafka transaction: its
-// endpoint changes are produced, and the checkpoint to write moves up to it.
-func (s *session) commitPG(end records.LSN) error {
+// endpoint changes are produced, and the checkpoint to write moves up to it. It reports whether
+// the transaction changed an endpoint.
+func (s *session) commitPG(end records.LSN) (endpointsChanged bool, err error) {
 	s.inTxn = false
-	for _, t := range s.table.takeTouched() {
+	touched := s.table.takeTouched()
+	for _, t := range touched {
 		var value []byte
 		if t.Endpoint != nil {
 			b, err := json.Marshal(t.Endpoint)
 			if err != nil {
-				return fmt.Errorf("cdc: endpoint %s: %w", t.ID, err)
+				return false, fmt.Errorf("cdc: endpoint %s: %w", t.ID, err)
 			}
 			value = b
 		}
@@ -663,7 +672,7 @@ func (s *session) commitPG(end records.LSN) error {
 		s.txnFirst = time.Now()
 	}
 	s.pending = &records.Checkpoint{V: records.CheckpointVersion, Slot: s.c.cfg.Slot, CommitLSN: s.commitLSN, EndLSN: end}
-	return nil
+	return len(touched) > 0, nil
 }
 
 // flush commits the open Kafka transaction with its checkpoint, then lets the slot move past it.

@@ -512,10 +512,39 @@ func (in *installation) waitDelivered(eps []*endpoint, timeout time.Duration) in
 			return total
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d deliveries not received %s after the load", left, total, timeout)
+			t.Fatalf("%d of %d deliveries not received %s after the load; the history of the first of them:\n%s",
+				left, total, timeout, in.historyOf(owed, 5))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// historyOf says what the delivery history holds for up to n of the owed deliveries: where a
+// delivery that never arrived stopped (no row: before the recorder; retrying: in a tier).
+func (in *installation) historyOf(owed map[*endpoint][]string, n int) string {
+	var b strings.Builder
+	for ep, ids := range owed {
+		for _, id := range ids {
+			if n == 0 {
+				return b.String()
+			}
+			n--
+			var state, category string
+			var attempts int
+			var next *time.Time
+			err := in.db.Pool.QueryRow(context.Background(), `SELECT state, attempt_count, next_attempt_at, coalesce(last_error_category, '')
+				FROM delivery WHERE event_id = $1 AND endpoint_id = $2`, id, ep.id).Scan(&state, &attempts, &next, &category)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+				fmt.Fprintf(&b, "  %s to %s: no delivery row\n", id, ep.id)
+			case err != nil:
+				fmt.Fprintf(&b, "  %s to %s: %v\n", id, ep.id, err)
+			default:
+				fmt.Fprintf(&b, "  %s to %s: %s after %d attempts (last error %q), next attempt %v\n", id, ep.id, state, attempts, category, next)
+			}
+		}
+	}
+	return b.String()
 }
 
 // waitRecorded waits (bounded) until the history holds want succeeded deliveries.
