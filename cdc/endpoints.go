@@ -3,6 +3,7 @@ package cdc
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -16,6 +17,23 @@ import (
 type endpointTable struct {
 	byID    map[string]*records.Endpoint
 	touched map[string]bool // changed in the current PostgreSQL transaction
+	// rematch: a change in the current PostgreSQL transaction alters which events an endpoint
+	// receives (created, deleted, or its partner, status, subscription, schema version or
+	// filter changed), not only how they are sent.
+	rematch bool
+}
+
+// matching is what fanout matches an event against (streams.Receives, the schema version it
+// converts to, the payload filter).
+type matching struct {
+	partner, status, filter string
+	types                   string
+	schemaVersion           int
+}
+
+func matchingOf(e *records.Endpoint) matching {
+	return matching{partner: e.PartnerID, status: e.Status, filter: e.Filter,
+		types: strings.Join(e.EventTypes, "\x00"), schemaVersion: e.SchemaVersion}
 }
 
 func newEndpointTable() *endpointTable {
@@ -129,13 +147,17 @@ func (t *endpointTable) upsertEndpoint(rels *relations, old, rw row, lsn records
 		}
 	}
 	e, ok := t.byID[id]
-	if !ok {
+	var before matching
+	if ok {
+		before = matchingOf(e)
+	} else {
 		e = &records.Endpoint{V: records.EndpointVersion, CreatedLSN: lsn, Secrets: []records.Secret{}}
 		t.byID[id] = e
 	}
 	if err := endpointFromRow(rels, rw, e); err != nil {
 		return err
 	}
+	t.rematch = t.rematch || !ok || matchingOf(e) != before
 	e.LSN = lsn
 	t.touched[id] = true
 	return nil
@@ -153,6 +175,15 @@ func (t *endpointTable) deleteEndpoint(rels *relations, old row) error {
 func (t *endpointTable) delete(id string) {
 	delete(t.byID, id)
 	t.touched[id] = true
+	t.rematch = true
+}
+
+// takeRematch reports whether the changes since the last call alter which events an endpoint
+// receives.
+func (t *endpointTable) takeRematch() bool {
+	r := t.rematch
+	t.rematch = false
+	return r
 }
 
 // upsertSecret applies an insert or update of a secret row. A secret of an endpoint cdc does not

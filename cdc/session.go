@@ -486,17 +486,20 @@ func (s *session) handleWAL(ctx context.Context, x pglogrepl.XLogData) error {
 			}
 			return nil
 		}
-		endpointsChanged, err := s.commitPG(records.LSN(m.TransactionEndLSN))
+		rematch, err := s.commitPG(records.LSN(m.TransactionEndLSN))
 		if err != nil {
 			return err
 		}
-		// An endpoint change ends the Kafka transaction at once: no later event shares it. The
-		// next transaction cannot take a partition before this one's markers are written on all
-		// of its partitions, so whoever reads a later event as committed finds the change below
-		// the endpoints topic's last stable offset. In one transaction with it, an event could
-		// be committed on its partition while the endpoints partition still waits for its marker,
-		// and fanout, catching up to that offset, would match the event without the endpoint.
-		if endpointsChanged || s.txnRecords >= s.c.cfg.MaxBatchEvents || time.Since(s.txnFirst) >= s.c.cfg.FlushInterval {
+		// An endpoint change that alters which events it receives (a new endpoint, a status or
+		// subscription change, a deletion) ends the Kafka transaction at once: no later event
+		// shares it. The next transaction cannot take a partition before this one's markers are
+		// written on all of its partitions, so whoever reads a later event as committed finds
+		// the change below the endpoints topic's last stable offset. In one transaction with
+		// it, an event could be committed on its partition while the endpoints partition still
+		// waits for its marker, and fanout, catching up to that offset, would match the event
+		// without the change. Other changes (failing_since, secrets, limits) change how a
+		// delivery is sent, which the sender checks itself, and batch as usual.
+		if rematch || s.txnRecords >= s.c.cfg.MaxBatchEvents || time.Since(s.txnFirst) >= s.c.cfg.FlushInterval {
 			return s.flush(ctx)
 		}
 	case *pglogrepl.InsertMessage:
@@ -643,8 +646,8 @@ func (s *session) publishEvent(ctx context.Context, rw row) error {
 
 // commitPG closes the current PostgreSQL transaction inside the open Kafka transaction: its
 // endpoint changes are produced, and the checkpoint to write moves up to it. It reports whether
-// the transaction changed an endpoint.
-func (s *session) commitPG(end records.LSN) (endpointsChanged bool, err error) {
+// the transaction changed which events an endpoint receives.
+func (s *session) commitPG(end records.LSN) (rematch bool, err error) {
 	s.inTxn = false
 	touched := s.table.takeTouched()
 	for _, t := range touched {
@@ -672,7 +675,7 @@ func (s *session) commitPG(end records.LSN) (endpointsChanged bool, err error) {
 		s.txnFirst = time.Now()
 	}
 	s.pending = &records.Checkpoint{V: records.CheckpointVersion, Slot: s.c.cfg.Slot, CommitLSN: s.commitLSN, EndLSN: end}
-	return len(touched) > 0, nil
+	return s.table.takeRematch(), nil
 }
 
 // flush commits the open Kafka transaction with its checkpoint, then lets the slot move past it.
