@@ -649,8 +649,7 @@ func (s *session) publishEvent(ctx context.Context, rw row) error {
 // the transaction changed which events an endpoint receives.
 func (s *session) commitPG(end records.LSN) (rematch bool, err error) {
 	s.inTxn = false
-	touched := s.table.takeTouched()
-	for _, t := range touched {
+	for _, t := range s.table.takeTouched() {
 		var value []byte
 		if t.Endpoint != nil {
 			b, err := json.Marshal(t.Endpoint)
