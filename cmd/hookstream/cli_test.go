@@ -188,7 +188,8 @@ func TestHelpListsTheCommandsOwnFlags(t *testing.T) {
 		t.Errorf("sender -h lists %v", sender)
 	}
 	_, dev := helpFlags(t, "dev", "-h")
-	if slices.Contains(dev, "kafka-brokers") || slices.Contains(dev, "metrics-addr") || !slices.Contains(dev, "data-dir") {
+	if slices.Contains(dev, "kafka-brokers") || slices.Contains(dev, "metrics-addr") || !slices.Contains(dev, "data-dir") ||
+		slices.Contains(dev, "admin-url") || slices.Contains(dev, "api-key") {
 		t.Errorf("dev -h lists %v", dev)
 	}
 	help, _ := helpFlags(t, "dev", "-h")
