@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
@@ -81,6 +82,7 @@ func TestMetrics(t *testing.T) {
 			r.Body = bodyOf([]byte(`{} `))
 			return r
 		}(), gh, 401},
+		{httptest.NewRequest(http.MethodPost, "/webhooks/twilio", bodyOf([]byte(`{}`))), in.UnknownSource(), 404},
 	} {
 		if rec := serve(s.h, s.req); rec.Code != s.want {
 			t.Fatalf("scripted request: %d %q, want %d", rec.Code, rec.Body, s.want)
@@ -108,6 +110,7 @@ func TestMetrics(t *testing.T) {
 		{"skew observations", float64(histogram("hookstream_inbox_clock_skew_seconds", "source", "hookstream")), nil, 5},
 		{"rows received", gauge("hookstream_inbox_rows", "source", "hookstream", "state", "received"), nil, 3},
 		{"github rows received", gauge("hookstream_inbox_rows", "source", "github", "state", "received"), nil, 1},
+		{"unknown source", counter("hookstream_inbox_unknown_source_requests_total"), nil, 1},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
