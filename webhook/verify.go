@@ -15,21 +15,25 @@ import (
 // direction, before a message is refused as a replay or a forgery from the future (R29).
 const DefaultTolerance = 5 * time.Minute
 
-// Verification errors. Every error returned by Verifier.Verify matches one of them with
-// errors.Is, so a receiver can answer or log by kind. ErrTimestampTooOld and ErrTimestampTooNew
-// also match ErrInvalidTimestamp.
+// Verification errors. Every error returned by Verifier.Verify, and by the VerifyRequest of
+// every provider's verifier, matches one of them with errors.Is, so a receiver can answer or
+// log by kind. ErrTimestampTooOld and ErrTimestampTooNew also match ErrInvalidTimestamp.
 var (
-	// ErrMissingHeader: webhook-id, webhook-timestamp or webhook-signature is absent or empty.
+	// ErrMissingHeader: a header the scheme requires (webhook-id, webhook-timestamp or
+	// webhook-signature for Standard Webhooks; X-Hub-Signature-256, Stripe-Signature,
+	// X-Slack-Signature or X-Slack-Request-Timestamp, X-Shopify-Hmac-Sha256) is absent or empty.
 	ErrMissingHeader = errors.New("webhook: missing header")
-	// ErrMalformedHeader: webhook-signature has no "version,signature" entry at all.
+	// ErrMalformedHeader: the signature header cannot be read: webhook-signature has no
+	// "version,signature" entry at all, or a provider's header lacks its prefix or t=, or its
+	// signature is not hex (GitHub, Slack) or canonical base64 (Shopify).
 	ErrMalformedHeader = errors.New("webhook: malformed header")
-	// ErrInvalidTimestamp: webhook-timestamp is not unix seconds, or is outside the tolerance.
+	// ErrInvalidTimestamp: the signed timestamp is not unix seconds, or is outside the tolerance.
 	ErrInvalidTimestamp = errors.New("webhook: invalid timestamp")
-	// ErrTimestampTooOld: webhook-timestamp is further in the past than the tolerance.
+	// ErrTimestampTooOld: the signed timestamp is further in the past than the tolerance.
 	ErrTimestampTooOld = fmt.Errorf("%w: too old", ErrInvalidTimestamp)
-	// ErrTimestampTooNew: webhook-timestamp is further in the future than the tolerance.
+	// ErrTimestampTooNew: the signed timestamp is further in the future than the tolerance.
 	ErrTimestampTooNew = fmt.Errorf("%w: too new", ErrInvalidTimestamp)
-	// ErrNoMatchingSignature: no v1 signature in the header matches any of the secrets.
+	// ErrNoMatchingSignature: no signature in the header matches any of the secrets.
 	ErrNoMatchingSignature = errors.New("webhook: no matching signature")
 )
 
@@ -45,7 +49,8 @@ type Verifier struct {
 	now       func() time.Time
 }
 
-// VerifierOption adjusts a Verifier built by NewVerifier.
+// VerifierOption adjusts a verifier built by NewVerifier, NewStripeVerifier or
+// NewSlackVerifier (the schemes that sign a timestamp).
 type VerifierOption func(*Verifier)
 
 // WithTolerance sets how far the timestamp may be from now in either direction; it must be

@@ -9,7 +9,9 @@
 // "hookstream"); [Inbox.Handler] adds a handler for another provider, named by a [Source]
 // with its [webhook.RequestVerifier] (GitHub, Stripe, Slack, Shopify, or any Standard
 // Webhooks sender), into the same table and Run loops; [Open] makes an Inbox for other
-// providers only. Mount each handler on its own path.
+// providers only. Mount each handler on its own path, and [Inbox.UnknownSource] on their
+// common prefix: a request for a source the inbox does not receive is answered 404 and
+// counted apart from verification failures.
 //
 // A handler reads the raw body (at most Config.MaxBodyBytes, 1 MiB by default, else 413),
 // verifies the signature over those exact bytes (several secrets during a rotation, R17;
@@ -107,7 +109,9 @@
 // hookstream_inbox_body_mismatches_total, hookstream_inbox_refused_total,
 // hookstream_inbox_processing_seconds{outcome="processed"|"failed"|"dead"|"refused"},
 // hookstream_inbox_rows{state} and hookstream_inbox_oldest_row_age_seconds{state} (read from
-// the table at scrape time, every state but processed), and hookstream_inbox_purged_total.
+// the table at scrape time, every state but processed), hookstream_inbox_purged_total, and,
+// without a source label, hookstream_inbox_unknown_source_requests_total (requests for a
+// source the inbox does not receive).
 // deploy/monitoring/receiver-alerts.yml has example alerts on them.
 //
 // # The table

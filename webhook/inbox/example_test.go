@@ -235,6 +235,7 @@ func ExampleInbox_Handler() {
 	mux := http.NewServeMux()
 	mux.Handle("POST /webhooks/hookstream", receiver)
 	mux.Handle("POST /webhooks/github", github)
+	mux.Handle("/webhooks/", receiver.UnknownSource()) // any other source: 404, counted
 	go func() { _ = receiver.Run(ctx) }()
 	log.Fatal(http.ListenAndServe(":8080", mux))
 }

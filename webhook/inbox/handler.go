@@ -43,10 +43,10 @@ type admitFunc func(h http.Header, body []byte) (Event, *refusal)
 // POST, 413 for a body over Config.MaxBodyBytes, 401 when the Standard Webhooks headers are
 // missing or do not verify, 400 when the verified payload is not a valid hookstream envelope
 // or ValidatePayload refuses it, and 503 when it could not be stored. An Inbox made with Open
-// answers 404.
+// answers 404 as UnknownSource does.
 func (i *Inbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if i.verifier == nil {
-		http.Error(w, "no hookstream source on this inbox", http.StatusNotFound)
+		i.unknownSource(w, r, "no hookstream source on this inbox")
 		return
 	}
 	i.receive(w, r, HookstreamSource, i.admitHookstream)
@@ -65,6 +65,25 @@ func (i *Inbox) Handler(src Source) (http.Handler, error) {
 	i.metrics.addSource(src.Name)
 	admit := func(h http.Header, body []byte) (Event, *refusal) { return i.admitSource(src, h, body) }
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { i.receive(w, r, src.Name, admit) }), nil
+}
+
+// UnknownSource returns the http.Handler for webhook paths that name no source this inbox
+// receives: it answers 404 and counts the request in
+// hookstream_inbox_unknown_source_requests_total, so unknown senders are watched apart from
+// verification failures. Mount it on the prefix under which the sources' handlers are
+// mounted, such as "/webhooks/": a sender posting to a path that was never set up, or a
+// scanner, then shows in the metrics and not only in the access log.
+func (i *Inbox) UnknownSource() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i.unknownSource(w, r, "no webhook source at this path")
+	})
+}
+
+func (i *Inbox) unknownSource(w http.ResponseWriter, r *http.Request, reason string) {
+	i.metrics.unknownSources.Inc()
+	i.cfg.Logger.LogAttrs(r.Context(), slog.LevelInfo, "inbox: webhook for an unknown source",
+		slog.String("method", clip(r.Method, 16)), slog.String("path", clip(r.URL.Path, 200)))
+	http.Error(w, reason, http.StatusNotFound)
 }
 
 // receive is the handler of every source: read, admit, store, answer.

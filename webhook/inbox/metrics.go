@@ -26,6 +26,7 @@ type metrics struct {
 	refused              *prometheus.CounterVec   // source
 	processing           *prometheus.HistogramVec // source, outcome
 	purged               prometheus.Counter
+	unknownSources       prometheus.Counter
 }
 
 // Processing outcomes, the outcome label of hookstream_inbox_processing_seconds.
@@ -77,6 +78,10 @@ func newMetrics(i *Inbox, reg prometheus.Registerer) (*metrics, error) {
 			Name: "hookstream_inbox_purged_total",
 			Help: "Finished rows deleted after the retention.",
 		}),
+		unknownSources: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hookstream_inbox_unknown_source_requests_total",
+			Help: "Requests answered 404 because their path names no source this inbox receives (Inbox.UnknownSource, or ServeHTTP of an inbox made with Open): a sender with a wrong URL, a source not set up, or a scanner.",
+		}),
 	}
 	if i.verifier != nil {
 		m.addSource(HookstreamSource)
@@ -85,7 +90,7 @@ func newMetrics(i *Inbox, reg prometheus.Registerer) (*metrics, error) {
 		return m, nil
 	}
 	for _, c := range []prometheus.Collector{m.verificationFailures, m.outsideTolerance, m.clockSkew, m.received,
-		m.duplicates, m.bodyMismatches, m.refused, m.processing, m.purged, rowsCollector{i}} {
+		m.duplicates, m.bodyMismatches, m.refused, m.processing, m.purged, m.unknownSources, rowsCollector{i}} {
 		if err := reg.Register(c); err != nil {
 			return nil, errors.Join(errors.New("inbox: register metrics"), err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
@@ -81,6 +82,7 @@ func TestMetrics(t *testing.T) {
 			r.Body = bodyOf([]byte(`{} `))
 			return r
 		}(), gh, 401},
+		{httptest.NewRequest(http.MethodPost, "/webhooks/twilio", bodyOf([]byte(`{}`))), in.UnknownSource(), 404},
 	} {
 		if rec := serve(s.h, s.req); rec.Code != s.want {
 			t.Fatalf("scripted request: %d %q, want %d", rec.Code, rec.Body, s.want)
@@ -108,6 +110,7 @@ func TestMetrics(t *testing.T) {
 		{"skew observations", float64(histogram("hookstream_inbox_clock_skew_seconds", "source", "hookstream")), nil, 5},
 		{"rows received", gauge("hookstream_inbox_rows", "source", "hookstream", "state", "received"), nil, 3},
 		{"github rows received", gauge("hookstream_inbox_rows", "source", "github", "state", "received"), nil, 1},
+		{"unknown source", counter("hookstream_inbox_unknown_source_requests_total"), nil, 1},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
@@ -179,4 +182,44 @@ func TestMetrics(t *testing.T) {
 	if _, err := inbox.New(db.Pool, hookstream.verifier(t), noProcessing, cfg); err == nil {
 		t.Error("a second Inbox registered on the same Registerer")
 	}
+}
+
+// hookstream_inbox_clock_skew_seconds observes the receiver's clock minus the signed time:
+// positive for a request signed in the past, negative for one signed ahead of the receiver.
+func TestClockSkewObserved(t *testing.T) {
+	db := newDatabase(t)
+	hookstream := newPartner(t)
+	reg := prometheus.NewRegistry()
+	cfg := testConfig(t)
+	cfg.Registerer = reg
+	in := newInbox(t, db.Pool, hookstream.verifier(t), noProcessing, cfg)
+	for _, d := range []time.Duration{-2 * time.Minute, time.Minute} { // net skew: 120 s - 60 s
+		id := outbox.NewEventID()
+		if rec := serve(in, hookstream.request(id, customerUpdated(t, id, 1), time.Now().Add(d))); rec.Code != http.StatusNoContent {
+			t.Fatalf("signed %s from now: %d %q", d, rec.Code, rec.Body)
+		}
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "hookstream_inbox_clock_skew_seconds" {
+			continue
+		}
+		h := mf.GetMetric()[0].GetHistogram()
+		// Timestamps are whole seconds: each observation is up to 1 s (plus the request's time) more.
+		if h.GetSampleCount() != 2 || h.GetSampleSum() < 59 || h.GetSampleSum() > 65 {
+			t.Fatalf("clock skew: %d observations summing to %v s, want 2 summing to about 60", h.GetSampleCount(), h.GetSampleSum())
+		}
+		// The sign: one observation at or below 0 (signed ahead), one above 60 (signed before).
+		for _, b := range h.GetBucket() {
+			want := map[float64]uint64{-10: 1, 0: 1, 60: 1, 300: 2}
+			if n, ok := want[b.GetUpperBound()]; ok && b.GetCumulativeCount() != n {
+				t.Fatalf("clock skew: %d observations at or below %v, want %d", b.GetCumulativeCount(), b.GetUpperBound(), n)
+			}
+		}
+		return
+	}
+	t.Fatal("hookstream_inbox_clock_skew_seconds not exported")
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/outbox"
@@ -244,5 +245,52 @@ func TestPurge(t *testing.T) {
 	keepAll := newInbox(t, db.Pool, hookstream.verifier(t), noProcessing, cfg)
 	if n, err := keepAll.Purge(ctx); n != 0 || err != nil {
 		t.Fatalf("Purge without a retention = %d, %v", n, err)
+	}
+}
+
+// A request for a source the inbox does not receive is answered 404, stored nowhere and
+// counted: UnknownSource mounted on the sources' common prefix, and ServeHTTP of an inbox made
+// with Open, which receives no hookstream webhooks.
+func TestUnknownSource(t *testing.T) {
+	db := newDatabase(t)
+	reg := prometheus.NewRegistry()
+	cfg := testConfig(t)
+	cfg.Registerer = reg
+	in, err := inbox.Open(db.Pool, noProcessing, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gh, err := in.Handler(githubSource(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST /webhooks/github", gh)
+	mux.Handle("/webhooks/", in.UnknownSource())
+	mux.Handle("POST /webhooks/hookstream", in)
+
+	body := []byte(`{"ref":"refs/heads/main"}`)
+	for _, tt := range []struct {
+		path string
+		want int
+	}{
+		{"/webhooks/github", http.StatusNoContent},
+		{"/webhooks/twilio", http.StatusNotFound},
+		{"/webhooks/hookstream", http.StatusNotFound}, // Open: no hookstream source
+	} {
+		r := githubRequest("d-"+tt.path, body)
+		r.URL.Path = tt.path
+		if rec := serve(mux, r); rec.Code != tt.want {
+			t.Errorf("POST %s: %d %q, want %d", tt.path, rec.Code, rec.Body, tt.want)
+		}
+	}
+	if got := testenv.Counter(t, reg, "hookstream_inbox_unknown_source_requests_total"); got != 2 {
+		t.Errorf("hookstream_inbox_unknown_source_requests_total = %v, want 2", got)
+	}
+	if got := testenv.Counter(t, reg, "hookstream_inbox_verification_failures_total"); got != 0 {
+		t.Errorf("unknown sources counted as %v verification failures, want 0", got)
+	}
+	if n := count(t, db.Pool, `SELECT count(*) FROM webhook_inbox`); n != 1 {
+		t.Errorf("%d rows, want only the github event's", n)
 	}
 }
