@@ -80,7 +80,7 @@ func (s *session) deadLetter(ctx context.Context, env outbox.Envelope, rw row, r
 		key = s.commitLSN.String()
 	}
 	s.produce(&kgo.Record{Topic: dlq, Partition: records.EventPartition(key, s.parts[dlq]), Key: []byte(key), Value: b}, nil)
-	s.txnDeadLetters[reason]++
+	s.deadLetters[reason]++
 	s.c.log.Warn("outbox row dead-lettered", "event_id", env.EventID, "partner_id", env.PartnerID, "type", env.Type,
 		"reason", reason, "detail", cause.Error())
 	return nil

@@ -41,19 +41,16 @@ type session struct {
 	confirmed  records.LSN         // last position confirmed to the slot
 	serverEnd  records.LSN
 
-	// The open Kafka transaction.
-	txnOpen        bool
-	txnRecords     int
-	txnEvents      int
-	txnBytes       int
-	txnFirst       time.Time           // when its first PostgreSQL commit arrived
-	txnCommits     []time.Time         // commit times of the PostgreSQL transactions in it, one per event
-	txnDeadLetters map[string]int      // outbox rows refused in it, by reason
-	txnSpans       []tracing.Span      // spans of its events, ended when it commits (tracing on)
-	pending        *records.Checkpoint // checkpoint to write when it commits
-	produceMu      sync.Mutex
-	produceErr     error
-	endpointsAt    int64 // offset after the newest endpoint record produced
+	// The Kafka transaction being filled (batch) and the one committing in the background
+	// (inflight). While one commits, the stream goes on: the records of the next are decoded,
+	// checked and queued, and produced the moment the commit returns (design.md section 5).
+	txnOpen     bool    // the producer has a transaction begun and not yet ended
+	batch               // what the transaction being filled holds
+	inflight    *commit // the transaction committing, nil when none
+	queued      []queuedRecord
+	produceMu   sync.Mutex
+	produceErr  error
+	endpointsAt int64 // offset after the newest endpoint record produced
 
 	// The PostgreSQL transaction being received.
 	inTxn      bool
@@ -75,7 +72,7 @@ type dropMark struct {
 }
 
 func (c *CDC) session(ctx context.Context) (err error) {
-	s := &session{c: c, rels: newRelations(), table: newEndpointTable(), txnDeadLetters: map[string]int{}}
+	s := &session{c: c, rels: newRelations(), table: newEndpointTable(), batch: newBatch()}
 	defer s.close()
 
 	if err := s.lead(ctx); err != nil {
@@ -115,6 +112,16 @@ func (c *CDC) session(ctx context.Context) (err error) {
 
 func (s *session) close() {
 	bg := context.Background()
+	if s.inflight != nil {
+		// Its goroutine ends soon: the session's context is done, or its commit failed.
+		if err := <-s.inflight.done; err == nil {
+			s.txnOpen = false
+			s.committed(s.inflight)
+		} else {
+			s.spans = append(s.inflight.spans, s.spans...) // aborted below with the rest
+		}
+		s.inflight = nil
+	}
 	if s.prod != nil {
 		if s.txnOpen {
 			// Bounded, so that a stop with the broker gone still ends within the documented
@@ -124,7 +131,7 @@ func (s *session) close() {
 			_ = s.prod.AbortBufferedRecords(abort)
 			_ = s.prod.EndTransaction(abort, kgo.TryAbort)
 			cancel()
-			for _, span := range s.txnSpans {
+			for _, span := range s.spans {
 				span.Fail("kafka transaction aborted; the next session publishes the event again")
 				span.End()
 			}
@@ -362,11 +369,16 @@ func (s *session) stream(ctx context.Context) error {
 		if err := s.periodic(ctx); err != nil {
 			return err
 		}
-		rctx, cancel := context.WithDeadline(ctx, s.nextWake())
+		// A commit in flight ends the wait for WAL when it returns.
+		wake := ctx
+		if s.inflight != nil {
+			wake = s.inflight.wake
+		}
+		rctx, cancel := context.WithDeadline(wake, s.nextWake())
 		msg, err := s.repl.ReceiveMessage(rctx)
 		cancel()
 		if err != nil {
-			if pgconn.Timeout(err) && ctx.Err() == nil {
+			if (pgconn.Timeout(err) || errors.Is(err, context.Canceled)) && ctx.Err() == nil {
 				continue
 			}
 			return fmt.Errorf("cdc: receive: %w", err)
@@ -390,8 +402,8 @@ func (s *session) nextWake() time.Time {
 	if hb := s.lastHeartbeat.Add(s.c.cfg.HeartbeatInterval); hb.Before(next) {
 		next = hb
 	}
-	if s.pending != nil && !s.inTxn {
-		if f := s.txnFirst.Add(s.c.cfg.FlushInterval); f.Before(next) {
+	if s.pending != nil && !s.inTxn && s.inflight == nil {
+		if f := s.first.Add(s.c.cfg.FlushInterval); f.Before(next) {
 			next = f
 		}
 	}
@@ -401,9 +413,12 @@ func (s *session) nextWake() time.Time {
 // periodic does the time-driven work: flushing a batch whose interval is up, reporting the
 // slot's position, heartbeats on an idle stream, and partition maintenance.
 func (s *session) periodic(ctx context.Context) error {
+	if err := s.reap(ctx, false); err != nil {
+		return err
+	}
 	now := time.Now()
-	if s.pending != nil && !s.inTxn && now.Sub(s.txnFirst) >= s.c.cfg.FlushInterval {
-		if err := s.flush(ctx); err != nil {
+	if s.pending != nil && !s.inTxn && s.inflight == nil && now.Sub(s.first) >= s.c.cfg.FlushInterval {
+		if err := s.startCommit(ctx); err != nil {
 			return err
 		}
 	}
@@ -481,7 +496,7 @@ func (s *session) handleWAL(ctx context.Context, x pglogrepl.XLogData) error {
 		s.inTxn = false
 		if s.skipTxn {
 			s.skipTxn = false
-			if s.pending == nil && records.LSN(m.TransactionEndLSN) > s.confirmed {
+			if s.pending == nil && s.inflight == nil && records.LSN(m.TransactionEndLSN) > s.confirmed {
 				s.confirmed = records.LSN(m.TransactionEndLSN)
 			}
 			return nil
@@ -499,8 +514,17 @@ func (s *session) handleWAL(ctx context.Context, x pglogrepl.XLogData) error {
 		// waits for its marker, and fanout, catching up to that offset, would match the event
 		// without the change. Other changes (failing_since, secrets, limits) change how a
 		// delivery is sent, which the sender checks itself, and batch as usual.
-		if rematch || s.txnRecords >= s.c.cfg.MaxBatchEvents || time.Since(s.txnFirst) >= s.c.cfg.FlushInterval {
-			return s.flush(ctx)
+		//
+		// A full batch, or an endpoint change, waits for the commit in flight; a batch whose
+		// interval is up starts committing when that commit returns (periodic).
+		if rematch || s.records >= s.c.cfg.MaxBatchEvents {
+			if err := s.reap(ctx, true); err != nil {
+				return err
+			}
+			return s.startCommit(ctx)
+		}
+		if s.inflight == nil && time.Since(s.first) >= s.c.cfg.FlushInterval {
+			return s.startCommit(ctx)
 		}
 	case *pglogrepl.InsertMessage:
 		if s.skipTxn {
@@ -522,7 +546,7 @@ func (s *session) handleWAL(ctx context.Context, x pglogrepl.XLogData) error {
 	case *pglogrepl.LogicalDecodingMessage:
 		// A heartbeat outside any transaction: everything before it has been received. With
 		// nothing waiting for Kafka, the slot may move up to it.
-		if !m.Transactional && !s.inTxn && s.pending == nil && records.LSN(m.LSN) > s.confirmed {
+		if !m.Transactional && !s.inTxn && s.pending == nil && s.inflight == nil && records.LSN(m.LSN) > s.confirmed {
 			s.confirmed = records.LSN(m.LSN)
 		}
 	}
@@ -548,6 +572,11 @@ func (s *session) change(ctx context.Context, relID uint32, oldTuple, newTuple *
 	if oldTuple == nil {
 		old = nil
 	}
+	if len(s.queued) >= maxQueued { // memory stays bounded while a commit takes long
+		if err := s.reap(ctx, true); err != nil {
+			return err
+		}
+	}
 	if err := s.beginKafka(); err != nil {
 		return err
 	}
@@ -571,7 +600,8 @@ func (s *session) change(ctx context.Context, relID uint32, oldTuple, newTuple *
 	return nil
 }
 
-// beginKafka opens a Kafka transaction if none is open.
+// beginKafka opens a Kafka transaction if none is open. While one commits, the next opens
+// when that commit returns (reap).
 func (s *session) beginKafka() error {
 	if s.txnOpen {
 		return nil
@@ -583,8 +613,31 @@ func (s *session) beginKafka() error {
 	return nil
 }
 
+// queuedRecord is a record of the next Kafka transaction, made while the previous commits.
+type queuedRecord struct {
+	r        *kgo.Record
+	onOffset func(int64)
+}
+
+// maxQueued bounds the records queued while a commit is in flight, like the producer's own
+// buffer (MaxBufferedRecords).
+const maxQueued = 20000
+
+// produce adds r to the Kafka transaction being filled: to the producer, or to the queue while
+// the previous transaction commits.
 func (s *session) produce(r *kgo.Record, onOffset func(int64)) {
-	s.txnRecords++
+	s.records++
+	if r.Topic == s.c.names.Endpoints {
+		s.endpointRecords++
+	}
+	if s.inflight != nil {
+		s.queued = append(s.queued, queuedRecord{r, onOffset})
+		return
+	}
+	s.send(r, onOffset)
+}
+
+func (s *session) send(r *kgo.Record, onOffset func(int64)) {
 	s.prod.Produce(context.Background(), r, func(r *kgo.Record, err error) {
 		if err != nil {
 			s.produceMu.Lock()
@@ -635,12 +688,12 @@ func (s *session) publishEvent(ctx context.Context, rw row) error {
 			tracing.Hop{EventID: env.EventID, PartnerID: env.PartnerID, EventType: env.Type})
 		span.Set(tracing.AttrCommitLSN.String(s.commitLSN.String()))
 		tracing.SetHeader(r, span.Traceparent())
-		s.txnSpans = append(s.txnSpans, span)
+		s.spans = append(s.spans, span)
 	}
 	s.produce(r, nil)
-	s.txnEvents++
-	s.txnBytes += len(body)
-	s.txnCommits = append(s.txnCommits, s.commitTime)
+	s.events++
+	s.bytes += len(body)
+	s.commits = append(s.commits, s.commitTime)
 	return nil
 }
 
@@ -671,67 +724,174 @@ func (s *session) commitPG(end records.LSN) (rematch bool, err error) {
 		end = s.commitLSN
 	}
 	if s.pending == nil {
-		s.txnFirst = time.Now()
+		s.first = time.Now()
 	}
 	s.pending = &records.Checkpoint{V: records.CheckpointVersion, Slot: s.c.cfg.Slot, CommitLSN: s.commitLSN, EndLSN: end}
 	return s.table.takeRematch(), nil
 }
 
-// flush commits the open Kafka transaction with its checkpoint, then lets the slot move past it.
+// batch is what the Kafka transaction being filled holds.
+type batch struct {
+	records         int
+	endpointRecords int
+	events          int
+	bytes           int
+	first           time.Time           // when its first PostgreSQL commit arrived
+	commits         []time.Time         // commit times of the PostgreSQL transactions in it, one per event
+	deadLetters     map[string]int      // outbox rows refused in it, by reason
+	spans           []tracing.Span      // spans of its events, ended when it commits (tracing on)
+	pending         *records.Checkpoint // checkpoint to write when it commits
+}
+
+func newBatch() batch { return batch{deadLetters: map[string]int{}} }
+
+// commit is a Kafka transaction committing in the background.
+type commit struct {
+	batch
+	cp   records.Checkpoint // its checkpoint, as written
+	done chan error         // receives the outcome once
+	wake context.Context    // done once the outcome is sent, to end the stream's wait for WAL
+}
+
+// flush commits the Kafka transaction being filled and waits for it, after any commit in flight.
 func (s *session) flush(ctx context.Context) error {
+	if err := s.reap(ctx, true); err != nil {
+		return err
+	}
+	if err := s.startCommit(ctx); err != nil {
+		return err
+	}
+	return s.reap(ctx, true)
+}
+
+// startCommit commits the Kafka transaction being filled in the background, with its
+// checkpoint; the stream goes on and fills the next. No commit may be in flight.
+func (s *session) startCommit(ctx context.Context) error {
 	if s.pending == nil {
 		return nil
+	}
+	// A batch of PostgreSQL transactions that produced nothing (an outbox UPDATE) still
+	// writes its checkpoint, in a transaction of its own.
+	if err := s.beginKafka(); err != nil {
+		return err
+	}
+	wake, woken := context.WithCancel(ctx)
+	c := &commit{batch: s.batch, cp: *s.pending, done: make(chan error, 1), wake: wake}
+	s.batch = newBatch()
+	s.inflight = c
+	go func() {
+		c.done <- s.commitKafka(ctx, c)
+		woken()
+	}()
+	return nil
+}
+
+// commitKafka ends c's Kafka transaction: its records flushed, its checkpoint written, the
+// transaction committed. It runs beside the stream, which touches neither the producer nor
+// endpointsAt meanwhile (it queues).
+func (s *session) commitKafka(ctx context.Context, c *commit) error {
+	checkpoint := func() *kgo.Record {
+		s.produceMu.Lock()
+		c.cp.EndpointsOffset = s.endpointsAt
+		s.produceMu.Unlock()
+		c.cp.At = time.Now().UTC()
+		b, _ := json.Marshal(c.cp)
+		return &kgo.Record{Topic: s.c.names.Checkpoints, Partition: 0, Key: []byte(s.c.cfg.Slot), Value: b}
+	}
+	// Without endpoint records the endpoints offset is known now, so the checkpoint goes in
+	// the same produce requests as the events: one round trip less before the commit.
+	var early *kgo.Record
+	if c.endpointRecords == 0 {
+		early = checkpoint()
+		s.send(early, nil)
 	}
 	if err := s.prod.Flush(ctx); err != nil {
 		return fmt.Errorf("cdc: flush: %w", err)
 	}
 	s.produceMu.Lock()
-	perr, endpointsAt := s.produceErr, s.endpointsAt
+	perr := s.produceErr
 	s.produceMu.Unlock()
 	if perr != nil {
 		return fmt.Errorf("cdc: produce: %w", perr)
 	}
-	cp := *s.pending
-	cp.EndpointsOffset = endpointsAt
-	cp.At = time.Now().UTC()
-	b, _ := json.Marshal(cp)
-	res := s.prod.ProduceSync(ctx, &kgo.Record{Topic: s.c.names.Checkpoints, Partition: 0, Key: []byte(s.c.cfg.Slot), Value: b})
-	if err := res.FirstErr(); err != nil {
-		return fmt.Errorf("cdc: produce checkpoint: %w", err)
+	if early == nil {
+		res := s.prod.ProduceSync(ctx, checkpoint())
+		if err := res.FirstErr(); err != nil {
+			return fmt.Errorf("cdc: produce checkpoint: %w", err)
+		}
 	}
 	if err := s.prod.EndTransaction(ctx, kgo.TryCommit); err != nil {
-		return fmt.Errorf("cdc: commit kafka transaction at %s: %w", cp.CommitLSN, err)
+		return fmt.Errorf("cdc: commit kafka transaction at %s: %w", c.cp.CommitLSN, err)
 	}
+	return nil
+}
+
+// reap takes the outcome of the commit in flight, if any: waiting for it when wait is set,
+// else only if it is there. Once committed, the slot may move past it, and the records queued
+// meanwhile open the next transaction.
+func (s *session) reap(ctx context.Context, wait bool) error {
+	c := s.inflight
+	if c == nil {
+		return nil
+	}
+	var err error
+	if wait {
+		select {
+		case err = <-c.done:
+		case <-ctx.Done():
+			return ctx.Err() // close waits for it
+		}
+	} else {
+		select {
+		case err = <-c.done:
+		default:
+			return nil
+		}
+	}
+	s.inflight = nil
+	if err != nil {
+		return err // the transaction stays open: close aborts it
+	}
+	s.txnOpen = false
+	s.committed(c)
+	if len(s.queued) > 0 {
+		if err := s.beginKafka(); err != nil {
+			return err
+		}
+		for i, q := range s.queued {
+			s.send(q.r, q.onOffset)
+			s.queued[i] = queuedRecord{}
+		}
+		s.queued = s.queued[:0]
+	}
+	if time.Since(s.lastStatus) >= 100*time.Millisecond {
+		return s.sendStatus(ctx)
+	}
+	return nil
+}
+
+// committed records what a committed Kafka transaction confirms.
+func (s *session) committed(c *commit) {
 	now := time.Now()
 	m := s.c.metrics
 	m.transactions.Inc()
-	m.events.Add(float64(s.txnEvents))
-	m.bytes.Add(float64(s.txnBytes))
-	for reason, n := range s.txnDeadLetters {
+	m.events.Add(float64(c.events))
+	m.bytes.Add(float64(c.bytes))
+	for reason, n := range c.deadLetters {
 		m.deadLetters.WithLabelValues(reason).Add(float64(n))
 	}
-	clear(s.txnDeadLetters)
-	for _, t := range s.txnCommits {
+	for _, t := range c.commits {
 		m.outboxAge.Observe(now.Sub(t).Seconds())
 	}
-	for _, span := range s.txnSpans {
+	for _, span := range c.spans {
 		span.EndAt(now)
 	}
-	clear(s.txnSpans)
-	s.txnSpans = s.txnSpans[:0]
-	m.checkpointLSN.Set(float64(cp.CommitLSN))
-
+	m.checkpointLSN.Set(float64(c.cp.CommitLSN))
+	cp := c.cp
 	s.checkpoint = &cp
 	if cp.EndLSN > s.confirmed {
 		s.confirmed = cp.EndLSN
 	}
-	s.txnOpen, s.pending = false, nil
-	s.txnRecords, s.txnEvents, s.txnBytes = 0, 0, 0
-	s.txnCommits = s.txnCommits[:0]
-	if now.Sub(s.lastStatus) >= 100*time.Millisecond {
-		return s.sendStatus(ctx)
-	}
-	return nil
 }
 
 // sendStatus reports the confirmed position: PostgreSQL may discard WAL before it.
