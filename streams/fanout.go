@@ -207,8 +207,9 @@ func (f *Fanout) session(ctx context.Context) error {
 		return &configError{fmt.Errorf("streams: fanout client: %w", err)}
 	}
 	defer sess.Close()
+	limit := txnDeliveries / 10 // until a batch has shown the fan-out
 	for {
-		fs := sess.PollFetches(ctx)
+		fs := sess.PollRecords(ctx, limit)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -254,7 +255,28 @@ func (f *Fanout) session(ctx context.Context) error {
 		}
 		f.metrics.txns.Inc()
 		f.metrics.deliveries.WithLabelValues(records.TriggerInitial).Add(float64(produced[f.names.Deliveries]))
+		limit = nextTxnEvents(fs.NumRecords(), produced[f.names.Deliveries])
 	}
+}
+
+// The size of fanout's transactions. The sender reads deliveries read_committed, so it sees
+// none of a transaction's records before the transaction commits: a burst polled whole (a
+// fetch holds thousands of events) made one transaction of tens of thousands of deliveries,
+// and the sender waited for all of it. Fanout polls at most enough events for about
+// txnDeliveries deliveries, learned from the fan-out of the last batch, so a burst reaches
+// the sender in steps of a few milliseconds each.
+const (
+	txnDeliveries = 2000
+	maxTxnEvents  = 2000
+)
+
+// nextTxnEvents is how many events to poll into the next transaction after one of events
+// that made deliveries.
+func nextTxnEvents(events, deliveries int) int {
+	if events == 0 || deliveries <= events {
+		return maxTxnEvents
+	}
+	return max(1, txnDeliveries*events/deliveries)
 }
 
 // deliveries returns the records one event fans out to: delivery records, or one dead letter

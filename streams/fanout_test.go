@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/streams"
 )
 
@@ -199,5 +202,41 @@ func TestUnconvertibleEventIsDeadLetteredWithItsID(t *testing.T) {
 	}
 	if dl.Source != "fanout" || dl.EventID != id || dl.Partner != "pa" || string(recs[0].Key) != "ep_v9" || !strings.Contains(dl.Reason, "ep_v9") {
 		t.Fatalf("dead letter %s: %+v", recs[0].Key, dl)
+	}
+}
+
+// A burst already waiting when fanout starts is fanned out in transactions of about 2,000
+// deliveries, not one transaction per fetch: the sender reads deliveries read_committed and
+// sees none of a transaction before it commits, so one transaction of the whole burst would
+// hold every delivery back until the last was made. 3,000 events to 10 endpoints are 30,000
+// deliveries: 15 transactions or more (a fetch of the burst made one or two).
+func TestFanoutBoundsItsTransactions(t *testing.T) {
+	e := newEnv(t)
+	startCDC(t, e)
+	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1')`)
+	for i := range 10 {
+		sqlExec(t, e, `INSERT INTO endpoint (id, partner_id, url, event_types) VALUES ($1, 'p1', 'https://x.example/', '{*}')`,
+			fmt.Sprintf("ep%d", i))
+	}
+	const events, perTx = 3000, 100
+	ctx := context.Background()
+	data := testenv.CatalogData(t, "customer.created", nil)
+	for range events / perTx {
+		evs := make([]outbox.Event, perTx)
+		for i := range evs {
+			evs[i] = outbox.Event{PartnerID: "p1", Type: "customer.created", Subject: outbox.Subject{Type: "customer", ID: "cus_1"}, Data: data}
+		}
+		if err := pgx.BeginFunc(ctx, e.db.Pool, func(tx pgx.Tx) error {
+			_, err := outbox.AppendAll(ctx, tx, evs)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	consume(t, e, e.names.Events, events, 0) // the whole burst waits in the events topic
+	f := startFanout(t, e)
+	waitCounter(t, f.reg, "hookstream_fanout_deliveries_produced_total", events*10)
+	if txns := testenv.Counter(t, f.reg, "hookstream_fanout_kafka_transactions_total"); txns < events*10/2000 {
+		t.Fatalf("%v transactions for %d deliveries, want at least %d (about 2,000 deliveries each)", txns, events*10, events*10/2000)
 	}
 }
