@@ -45,8 +45,8 @@ type Config struct {
 	// max_in_flight is lower); from there it rises while the endpoint answers fast and work
 	// waits, and falls when it slows or fails, never above max_in_flight.
 	InitialInFlight int
-	// QueueSize is how many records may wait for one endpoint. When it is full, intake waits
-	// for room if the endpoint keeps up, and otherwise defers the record to a retry tier
+	// QueueSize is how many records may wait for one endpoint. When it is full, the record's
+	// partition waits for room if the endpoint keeps up, and otherwise defers the record to a retry tier
 	// without counting an attempt (R21).
 	QueueSize int
 	// MaxSlotWait: an endpoint whose requests end at least this often while work waits (and

@@ -53,9 +53,12 @@
 // The flow control tells a busy endpoint from a bad one. When a lane's queue is full:
 //   - an endpoint that keeps up (a slot frees at least every Config.MaxSlotWait, 20 ms: the
 //     smoothed gap between its request ends while work waits, estimated from its request time
-//     over its concurrency until measured; and its rate limit's interval) is fed at its pace: intake waits for room, which is backpressure on the whole intake (no new records
-//     are polled meanwhile; nothing fetched is dropped or fetched again), so a burst flows at
-//     the rate the endpoint accepts and is never deferred;
+//     over its concurrency until measured; and its rate limit's interval) is fed at its pace:
+//     its record waits for room. Each partition's records are offered to their lanes in offset
+//     order by a feeder of the partition's own, so the wait holds back that partition only;
+//     intake goes on taking records for the others, and stops polling only at the buffer caps
+//     below (nothing fetched is dropped or fetched again). A burst flows at the rate the
+//     endpoint accepts and is never deferred, and a burst to one endpoint never idles another;
 //   - a slower endpoint, one whose requests out have not ended for Config.StallAfter (250 ms,
 //     a hanging receiver, caught before its first timeout), or one for which no room comes
 //     within Config.MaxIntakeWait (500 ms), has the record deferred to a retry tier without counting an attempt,

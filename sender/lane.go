@@ -18,6 +18,7 @@ import (
 // work is one delivery record on its way through the sender.
 type work struct {
 	part   *partition
+	lane   *lane // the endpoint's lane, once intake has routed the record to it
 	offset int64
 	d      records.Delivery
 	head   envelopeHead
@@ -46,6 +47,7 @@ type lane struct {
 	signer     *webhook.Signer
 	access     *access // the endpoint's request options, opened (requestoptions.go)
 	lastUsed   time.Time
+	waiting    int // records routed here that their partition's feeder has not offered yet
 
 	ewma      time.Duration // smoothed request time
 	gap       time.Duration // smoothed time between request ends while work waited

@@ -34,6 +34,13 @@ type partition struct {
 	committed  int64             // the last offset this owner committed; -1 before the first
 	active     int               // records being handled now (not merely queued)
 	idle       []chan struct{}   // closed when active drops to zero
+
+	// Records intake has taken and routed, waiting for their partition's feeder to offer
+	// them to their lanes in offset order (Sender.feed).
+	feedMu      sync.Mutex
+	feedQ       []*work
+	feeding     bool // a feeder runs
+	fetchPaused bool // fetching the partition is paused while feedQ is long
 }
 
 func newPartition(parent context.Context, topic string, id int32) *partition {

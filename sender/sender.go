@@ -262,10 +262,10 @@ func (s *Sender) poll(ctx context.Context) {
 	}
 }
 
-// intake routes one record. It never blocks on the network: everything that waits runs in
-// the endpoint's lane or in a goroutine of its own, bounded by Config.MaxBuffered and
-// MaxBufferedBytes. It waits only for room in a fast endpoint's lane (offer): that wait is the
-// backpressure that paces intake to the endpoints' rate.
+// intake routes one record. It never waits: everything that waits runs in the endpoint's
+// lane, in its partition's feeder (the wait for room in a fast endpoint's lane, offer) or in a
+// goroutine of its own, bounded by Config.MaxBuffered and MaxBufferedBytes, at which the poll
+// loop stops taking records: that is the backpressure that paces intake to the endpoints' rate.
 func (s *Sender) intake(ctx context.Context, r *kgo.Record) {
 	part := s.partitionOf(r.Partition)
 	if part == nil || !part.add(r) {
@@ -292,19 +292,92 @@ func (s *Sender) intake(ctx context.Context, r *kgo.Record) {
 		s.goHandle(w, func(w *work) bool { return s.deferWork(w, deferNotDue, after) })
 		return
 	}
-	s.offer(ctx, s.laneFor(d.EndpointID), w)
+	w.lane = s.laneFor(d.EndpointID)
+	w.lane.mu.Lock()
+	w.lane.waiting++
+	w.lane.mu.Unlock()
+	s.feed(ctx, w)
+}
+
+// feed hands w to its partition's feeder, which offers the partition's records to their lanes
+// in offset order. Intake itself never waits for a lane: a full lane holds back the records of
+// its own partition only, while every other partition's records flow to their endpoints.
+// Memory stays bounded by the buffer caps, which every waiting record counts against.
+func (s *Sender) feed(ctx context.Context, w *work) {
+	p := w.part
+	p.feedMu.Lock()
+	p.feedQ = append(p.feedQ, w)
+	start := !p.feeding
+	p.feeding = true
+	if len(p.feedQ) >= s.partitionWaitCap() && !p.fetchPaused {
+		// One partition's backlog must not take the whole buffer from the others: its fetching
+		// pauses until its feeder has offered half of what waits. What the client had fetched
+		// for it and not handed out is fetched again on resume, never handed out twice.
+		p.fetchPaused = true
+		s.consumer.PauseFetchPartitions(map[string][]int32{p.topic: {p.id}})
+	}
+	p.feedMu.Unlock()
+	if start {
+		s.wg.Add(1)
+		go s.runFeeder(ctx, p)
+	}
+}
+
+// runFeeder offers p's waiting records until none is left; the next record starts a new one.
+func (s *Sender) runFeeder(ctx context.Context, p *partition) {
+	defer s.wg.Done()
+	for {
+		p.feedMu.Lock()
+		if len(p.feedQ) == 0 {
+			p.feeding = false
+			p.feedQ = nil
+			p.feedMu.Unlock()
+			return
+		}
+		w := p.feedQ[0]
+		p.feedQ[0] = nil
+		p.feedQ = p.feedQ[1:]
+		if p.fetchPaused && len(p.feedQ) <= s.partitionWaitCap()/2 && !p.isStopped() {
+			p.fetchPaused = false
+			s.consumer.ResumeFetchPartitions(map[string][]int32{p.topic: {p.id}})
+		}
+		p.feedMu.Unlock()
+		if p.isStopped() {
+			s.unroute(w)
+			s.release(w) // unfinished: the partition's next owner delivers it
+			continue
+		}
+		s.offer(ctx, w.lane, w)
+	}
+}
+
+// partitionWaitCap is how many records of one partition may wait for their lanes before its
+// fetching pauses: half the buffer, so the other partitions always keep the other half. Not
+// less: a resumed partition is fetched again only with the consumer's next fetch request, and
+// pausing at a few lanes' queues stalled a burst to ten endpoints in steps (make bench, b).
+func (s *Sender) partitionWaitCap() int {
+	return max(1, s.cfg.MaxBuffered/2)
+}
+
+// unroute takes w off its lane's count of records waiting to be offered.
+func (s *Sender) unroute(w *work) {
+	w.lane.mu.Lock()
+	w.lane.waiting--
+	w.lane.mu.Unlock()
 }
 
 // offer queues w on its endpoint's lane (R21). The flow control tells a busy endpoint from a
 // bad one: while the lane's circuit is open, w is deferred to a retry tier; when its queue is
-// full and the endpoint keeps up (a slot frees at least every Config.MaxSlotWait), intake waits
-// for room, so a burst flows at the rate the endpoint accepts; when the endpoint is slow, or no
+// full and the endpoint keeps up (a slot frees at least every Config.MaxSlotWait), it waits for
+// room (holding back its partition's feeder only), so a burst flows at the rate the endpoint
+// accepts; when the endpoint is slow, or no
 // room comes within Config.MaxIntakeWait, or whose requests out have not ended for
 // Config.StallAfter, w is deferred, and so is the lane's overflow after it until its queue has
 // drained to half, so one endpoint's backlog never holds the others of the
 // partition back. offer returns once w is queued, handed off, or (ctx or the
 // partition ended) left unfinished for the next owner.
 func (s *Sender) offer(ctx context.Context, l *lane, w *work) {
+	defer s.unroute(w)
 	ep, _ := s.view.Get(w.d.EndpointID)
 	var (
 		waitStart time.Time
@@ -487,7 +560,7 @@ func (s *Sender) sweepLanes(now time.Time) {
 	defer s.lanesMu.Unlock()
 	for id, l := range s.lanes {
 		l.mu.Lock()
-		idle := len(l.queue) == 0 && l.running == 0 && l.breaker.quiet() && now.Sub(l.lastUsed) > laneIdleTTL
+		idle := len(l.queue) == 0 && l.waiting == 0 && l.running == 0 && l.breaker.quiet() && now.Sub(l.lastUsed) > laneIdleTTL
 		acc := l.access
 		l.mu.Unlock()
 		if idle {
@@ -1001,7 +1074,10 @@ func (s *Sender) partitionOf(id int32) *partition {
 	return s.parts[id]
 }
 
-func (s *Sender) onAssigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
+func (s *Sender) onAssigned(_ context.Context, cl *kgo.Client, assigned map[string][]int32) {
+	// A pause of an earlier assignment's feeder (feed) must not outlive it: the new owner
+	// starts fetching.
+	cl.ResumeFetchPartitions(assigned)
 	s.partsMu.Lock()
 	defer s.partsMu.Unlock()
 	for _, id := range assigned[s.names.Deliveries] {

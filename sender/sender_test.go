@@ -803,3 +803,62 @@ func TestBurstToFastEndpointFlowsBesideHangingOne(t *testing.T) {
 		t.Fatalf("hanging endpoint peaked at %d requests in flight, max_in_flight is 2", peak)
 	}
 }
+
+// A full lane holds back only its own partition: while one endpoint's queue is full and its
+// requests are out (it keeps up, so its records wait rather than being deferred), another
+// endpoint's records on another partition are still taken and sent. Before each partition had a
+// feeder of its own, intake itself waited for room in the full lane and the other endpoint got
+// nothing until the first one's requests ended: here they end only once the other endpoint has
+// received everything, so that version stalls until the 20 s escape below, and fails.
+func TestFullLaneHoldsBackOnlyItsPartition(t *testing.T) {
+	e := newEnv(t)
+	const busy, other = 200, 50
+	e.endpoint("ep_busy", "p_a", func(ep *records.Endpoint) { ep.MaxInFlight = 2 })
+	e.endpoint("ep_other", "p_a", func(ep *records.Endpoint) { ep.MaxInFlight = 2 })
+	escape := time.Now().Add(20 * time.Second)
+	e.rcv.handle("ep_busy", func(w http.ResponseWriter, _ *http.Request, _ []byte) {
+		for len(e.rcv.got("ep_other")) < other && time.Now().Before(escape) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+	reg := prometheus.NewRegistry()
+	cfg := e.config()
+	cfg.Registerer = reg
+	cfg.QueueSize = 4
+	cfg.InitialInFlight = 2
+	// ep_busy counts as keeping up for the whole test: its records wait for room, none is deferred.
+	cfg.MaxSlotWait, cfg.StallAfter, cfg.MaxIntakeWait = time.Minute, time.Minute, time.Minute
+	cfg.Egress.RequestTimeout = time.Minute
+	e.start(cfg)
+
+	var ds []records.Delivery
+	for range busy {
+		ds = append(ds, delivery("p_a", "ep_busy", "customer.created"))
+	}
+	e.deliver(0, ds...)
+	waitFor(t, 30*time.Second, "ep_busy's lane full, its requests out", func() bool {
+		now, _ := e.rcv.concurrency("ep_busy")
+		return now == 2
+	})
+	ds = ds[:0]
+	for range other {
+		ds = append(ds, delivery("p_a", "ep_other", "customer.created"))
+	}
+	began := time.Now()
+	e.deliver(1, ds...)
+	waitFor(t, 15*time.Second, "every ep_other delivery beside the full lane", func() bool {
+		return len(e.rcv.got("ep_other")) == other
+	})
+	t.Logf("ep_other received its %d deliveries %v after they were produced", other, time.Since(began).Round(time.Millisecond))
+	waitFor(t, 60*time.Second, "every ep_busy delivery", func() bool {
+		return e.attempts.count(func(a records.Attempt) bool {
+			return a.EndpointID == "ep_busy" && a.Outcome == records.OutcomeDelivered
+		}) == busy
+	})
+	if _, defers := e.retrier.counts(); defers != 0 {
+		t.Fatalf("%d deliveries deferred, want none", defers)
+	}
+	if got := metricValue(t, reg, "hookstream_sender_deferrals_total", map[string]string{"reason": "queue_full"}); got != 0 {
+		t.Fatalf("queue_full deferrals = %v, want 0", got)
+	}
+}
