@@ -21,10 +21,10 @@
 // down, with a compressed retry schedule), e (a1 beside a second endpoint that hangs). Each
 // run first measures the physical limits the figures are divided by: a bare net/http loop making
 // the same signed POSTs to the same receiver, and PostgreSQL committing the same transactions
-// with nothing else running. For a1, a100, c and e's hot endpoint the Kafka timestamps of the events and
-// deliveries records split commit→receipt into its hops. Per workload it also reports the
-// sender's deferrals (metric increases) and the CPU per delivery of hookstream, the broker,
-// PostgreSQL and this program.
+// with nothing else running. For a1, a100, b (its first endpoint), c and e's hot endpoint the
+// Kafka timestamps of the events and deliveries records split commit→receipt into its hops.
+// Per workload it also reports the sender's deferrals (metric increases) and the CPU per
+// delivery of hookstream, the broker, PostgreSQL and this program.
 //
 // It prints per-run tables and the medians over the runs, writes them to -out/results.md and
 // draws -out/latency-<workload>-<mode>.png. It exits 1 when a delivery is missing after the

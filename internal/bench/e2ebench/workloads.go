@@ -32,7 +32,7 @@ var allWorkloads = []workload{
 	{name: "b", about: func(o options) string {
 		return fmt.Sprintf("%d events, 100 per transaction (one outbox.AppendAll), %d endpoints of one partner: deliveries/s", o.bEvents, o.bEndpoints)
 	}, run: func(ctx context.Context, s *session) error {
-		return s.burst(ctx, s.o.bEvents, 100, s.o.bEndpoints, false)
+		return s.burst(ctx, s.o.bEvents, 100, s.o.bEndpoints, true)
 	}},
 	{name: "c", about: func(o options) string {
 		return fmt.Sprintf("steady %d events/s for %s, one per transaction, one endpoint: commit-to-receipt latency", o.cRate, o.cDuration)
