@@ -23,6 +23,8 @@ type work struct {
 	d      records.Delivery
 	head   envelopeHead
 	size   int64 // bytes of the record value, against Config.MaxBufferedBytes
+	// unrecorded: w holds a slot of maxUnrecorded, from its answered request until its end
+	unrecorded bool
 }
 
 // lane is one endpoint's share of the sender (R21): a bounded FIFO queue, an adaptive number of

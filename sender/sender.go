@@ -48,6 +48,13 @@ const (
 	// only the offset commit, and bigger batches cost the brokers far fewer requests (a real
 	// broker on the sender's machine used about a third less CPU than with no linger).
 	attemptLinger = 5 * time.Millisecond
+	// maxUnrecorded bounds the answered requests whose attempt records Kafka has not yet
+	// acknowledged, across the sender. A crash loses the records of those, and the history
+	// never hears of their requests (design.md section 7): with the bound, a sender killed
+	// during a broker outage leaves at most its requests in flight and these out, instead of
+	// every request it answered from its buffer while the broker was away. At the bound, a
+	// lane waits with its answered request before it makes another.
+	maxUnrecorded = 256
 	// fetchMaxBytes bounds one fetch, which the Kafka client may hold beside the buffered records.
 	fetchMaxBytes = 16 << 20
 	// finalCommitTimeout bounds the commit at shutdown.
@@ -97,6 +104,7 @@ type Sender struct {
 
 	buffered      atomic.Int64
 	bufferedBytes atomic.Int64
+	unrecorded    chan struct{} // a slot per answered request whose attempt record is not yet acknowledged
 	pauseMu       sync.Mutex
 	paused        chan struct{} // non-nil while intake waits at the buffer caps; closed to resume
 
@@ -135,6 +143,8 @@ func newSender(cfg Config, view endpointSource, retrier Retrier) (*Sender, error
 		parts:   map[int32]*partition{},
 		lanes:   map[string]*lane{},
 		tokens:  map[string]*tokenSource{},
+
+		unrecorded: make(chan struct{}, maxUnrecorded),
 	}
 	s.routes = &routes{guard: guard, def: guard.Client(), byProxy: map[string]*http.Client{}}
 	s.poster = &poster{
@@ -472,8 +482,23 @@ func (s *Sender) goHandle(w *work, fn func(*work) bool) {
 	}()
 }
 
+// holdUnrecorded takes a slot of maxUnrecorded for w's answered request, waiting while they are
+// all taken; its end gives it back. A partition that stops meanwhile lets w go on without one:
+// its attempt is still recorded if Kafka allows.
+func (s *Sender) holdUnrecorded(w *work) {
+	select {
+	case s.unrecorded <- struct{}{}:
+		w.unrecorded = true
+	case <-w.part.stopCtx.Done():
+	}
+}
+
 // end closes the handling of w: finished records may be committed past; abandoned ones not.
 func (s *Sender) end(w *work, finished bool) {
+	if w.unrecorded {
+		w.unrecorded = false
+		<-s.unrecorded
+	}
 	if finished {
 		w.part.finish(w.offset)
 	} else {
@@ -750,7 +775,8 @@ func (s *Sender) admit(w *work) (ep *records.Endpoint, ref *refusal, ok bool) {
 }
 
 // deliver makes one attempt of w and hands the outcome to report, which does not hold one of
-// the endpoint's max_in_flight slots: the slots bound requests, not acknowledgements.
+// the endpoint's max_in_flight slots: the slots bound requests, not acknowledgements. Those
+// are bounded sender-wide by maxUnrecorded (holdUnrecorded), so a crash loses few.
 func (s *Sender) deliver(l *lane, w *work, probe bool) {
 	releaseProbe := func() {
 		l.mu.Lock()
@@ -782,6 +808,7 @@ func (s *Sender) deliver(l *lane, w *work, probe bool) {
 	if !sent {
 		releaseProbe()
 	} else {
+		s.holdUnrecorded(w)
 		l.mu.Lock()
 		l.breaker.record(res.failure == nil, probe, s.now())
 		res.circuit, res.circuitProbeAt = l.breaker.report()

@@ -14,10 +14,12 @@ import (
 	"github.com/hookstream/hookstream/internal/ledger"
 )
 
-// inFlightCap bounds the requests one sender has in flight: max_in_flight (64, the default)
-// per endpoint, for the run's 9 endpoints. A sender killed mid-request leaves at most that many
-// requests its history never hears of.
-const inFlightCap = 64 * 9
+// inFlightCap bounds the requests one sender can leave out of the history: max_in_flight (64,
+// the default) per endpoint in flight, for the run's 9 endpoints, and the 256 answered ones
+// whose attempt records Kafka may not have acknowledged yet (the sender's maxUnrecorded). A
+// sender killed mid-request, or while the broker is away, leaves at most that many requests
+// its history never hears of.
+const inFlightCap = 64*9 + 256
 
 // report is what the run measured and judged.
 type report struct {
