@@ -262,7 +262,7 @@ func (a *API) checkURL(ctx context.Context, raw string) *apiError {
 var eventTypePrefix = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$`)
 
 // eventTypes checks a subscription list: exact types, "prefix.*" wildcards or "*" (the forms
-// streams.Subscribed matches), and returns it without duplicates.
+// endpoints.Subscribed matches), and returns it without duplicates.
 func (p *problems) eventTypes(types []string, required bool) []string {
 	if len(types) == 0 {
 		if required {

@@ -15,12 +15,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/internal/tracing"
 	"github.com/hookstream/hookstream/sender/egress"
-	"github.com/hookstream/hookstream/streams"
 )
 
 // Deferral reasons, the label of the deferrals metric.
@@ -105,7 +105,7 @@ type Sender struct {
 
 // New checks cfg and returns a Sender that reads endpoints from view (which the caller runs) and
 // hands retries and deferrals to retrier. It connects to nothing until Run.
-func New(cfg Config, view *streams.EndpointView, retrier Retrier) (*Sender, error) {
+func New(cfg Config, view *endpoints.View, retrier Retrier) (*Sender, error) {
 	if view == nil {
 		return nil, errors.New("sender: endpoint view is nil")
 	}
@@ -692,7 +692,7 @@ var staleView = &refusal{category: records.CategoryInternal, reason: "the endpoi
 func (s *Sender) admit(w *work) (ep *records.Endpoint, ref *refusal, ok bool) {
 	check := func(ep *records.Endpoint) *refusal {
 		d := w.d
-		if streams.Receives(ep, d.PartnerID, d.EventType) && w.head.PartnerID == d.PartnerID {
+		if endpoints.Receives(ep, d.PartnerID, d.EventType) && w.head.PartnerID == d.PartnerID {
 			return nil
 		}
 		switch { // why not
@@ -707,7 +707,7 @@ func (s *Sender) admit(w *work) (ep *records.Endpoint, ref *refusal, ok bool) {
 				reason += " (" + ep.DisabledReason + ")"
 			}
 			return &refusal{records.CategoryInternal, reason, true}
-		case !streams.Subscribed(ep.EventTypes, d.EventType):
+		case !endpoints.Subscribed(ep.EventTypes, d.EventType):
 			if d.Trigger == records.TriggerTest {
 				return nil // a test event goes to the endpoint it is for (R25)
 			}
