@@ -56,9 +56,12 @@ const (
 	intakeRecheck = 10 * time.Millisecond
 )
 
-// endpointSource is what the sender needs of the endpoint view.
-type endpointSource interface {
+// EndpointView is what the sender needs of a view of the endpoints topic; *endpoints.View is
+// one, run by the caller.
+type EndpointView interface {
+	// Get returns the endpoint with id. The value is shared: the sender never modifies it.
 	Get(id string) (*records.Endpoint, bool)
+	// CatchUp waits until the view holds every endpoint record committed before the call.
 	CatchUp(ctx context.Context) error
 	// WaitVersion waits until the view holds endpoint id at version or later.
 	WaitVersion(ctx context.Context, id string, version int64) error
@@ -67,7 +70,7 @@ type endpointSource interface {
 // Sender delivers the records of the deliveries topic. Build it with New and call Run once.
 type Sender struct {
 	cfg     Config
-	view    endpointSource
+	view    EndpointView
 	retrier Retrier
 	poster  *poster
 	routes  *routes
@@ -105,14 +108,10 @@ type Sender struct {
 
 // New checks cfg and returns a Sender that reads endpoints from view (which the caller runs) and
 // hands retries and deferrals to retrier. It connects to nothing until Run.
-func New(cfg Config, view *endpoints.View, retrier Retrier) (*Sender, error) {
+func New(cfg Config, view EndpointView, retrier Retrier) (*Sender, error) {
 	if view == nil {
 		return nil, errors.New("sender: endpoint view is nil")
 	}
-	return newSender(cfg, view, retrier)
-}
-
-func newSender(cfg Config, view endpointSource, retrier Retrier) (*Sender, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
