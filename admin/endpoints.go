@@ -35,7 +35,7 @@ const (
 )
 
 // schemaVersions are the envelope schema versions an endpoint may be pinned to (R14). A new
-// version adds its conversion in streams and its number here.
+// version adds its conversion in endpoints and its number here.
 var schemaVersions = []int{1}
 
 // endpointView is an endpoint as the API shows it: configuration and secret metadata, never a
