@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/filter"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/outbox"
-	"github.com/hookstream/hookstream/streams"
 )
 
 // An endpoint's payload filter and retry policy (issue 14, parts 2 and 3): checked here at
@@ -186,7 +186,7 @@ func filterOf(ep endpointView) (func(storedEvent) bool, error) {
 		return nil, fmt.Errorf("the endpoint's filter does not parse: %w", err)
 	}
 	return func(ev storedEvent) bool {
-		body, err := streams.ConvertEnvelope(ev.Body, ev.SchemaVersion, ep.SchemaVersion)
+		body, err := endpoints.ConvertEnvelope(ev.Body, ev.SchemaVersion, ep.SchemaVersion)
 		if err != nil {
 			return false // prepareReplay refuses it with the reason
 		}

@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/secretbox"
@@ -35,7 +35,7 @@ const (
 )
 
 // schemaVersions are the envelope schema versions an endpoint may be pinned to (R14). A new
-// version adds its conversion in streams and its number here.
+// version adds its conversion in endpoints and its number here.
 var schemaVersions = []int{1}
 
 // endpointView is an endpoint as the API shows it: configuration and secret metadata, never a
@@ -262,7 +262,7 @@ func (a *API) checkURL(ctx context.Context, raw string) *apiError {
 var eventTypePrefix = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$`)
 
 // eventTypes checks a subscription list: exact types, "prefix.*" wildcards or "*" (the forms
-// streams.Subscribed matches), and returns it without duplicates.
+// endpoints.Subscribed matches), and returns it without duplicates.
 func (p *problems) eventTypes(types []string, required bool) []string {
 	if len(types) == 0 {
 		if required {
@@ -547,8 +547,8 @@ type disableRequest struct {
 }
 
 // disableEndpoint stops deliveries to an endpoint and announces it with an endpoint.disabled
-// event in the same transaction (R23, R25). Disabling a disabled endpoint changes nothing and
-// emits nothing.
+// event in the same transaction (R23, R25), through endpoints.Disable. Disabling a disabled
+// endpoint changes nothing and emits nothing.
 func (a *API) disableEndpoint(w http.ResponseWriter, r *http.Request, c caller) error {
 	pid, eid := r.PathValue("pid"), r.PathValue("eid")
 	if !validID(endpointIDPrefix, eid) {
@@ -563,22 +563,18 @@ func (a *API) disableEndpoint(w http.ResponseWriter, r *http.Request, c caller) 
 	if e := p.err(); e != nil {
 		return e
 	}
-	out, err := a.changeEndpoint(r.Context(), pid, eid, func(tx pgx.Tx, cur endpointView) (string, []any, bool, error) {
-		if cur.Status == "disabled" {
-			return "", nil, false, nil
+	by := endpoints.ByPartner
+	if c.operator {
+		by = endpoints.ByOperator
+	}
+	var out endpointView
+	err := pgx.BeginFunc(r.Context(), a.pool, func(tx pgx.Tx) error {
+		if _, err := endpoints.Disable(r.Context(), tx, endpoints.Disabling{PartnerID: pid, EndpointID: eid, Reason: req.Reason, By: by}); err != nil {
+			return err
 		}
-		by := "partner"
-		if c.operator {
-			by = "operator"
-		}
-		data, _ := json.Marshal(map[string]string{"endpoint_id": eid, "reason": req.Reason, "disabled_by": by})
-		if _, err := outbox.Append(r.Context(), tx, outbox.Event{
-			PartnerID: pid, Type: "endpoint.disabled",
-			Subject: outbox.Subject{Type: "endpoint", ID: eid}, Data: data,
-		}); err != nil {
-			return "", nil, false, err
-		}
-		return "status = 'disabled', disabled_reason = $2", []any{req.Reason}, true, nil
+		var err error
+		out, err = loadEndpoint(r.Context(), tx, pid, eid, false)
+		return err
 	})
 	if err != nil {
 		return err

@@ -12,8 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/outbox"
-	"github.com/hookstream/hookstream/streams"
 )
 
 // feedCursor is a position in one partner's partition of the events topic. It names the
@@ -96,7 +96,7 @@ func (a *API) listEvents(w http.ResponseWriter, r *http.Request, _ caller) error
 }
 
 // feedTypes is the types parameter of the feed and the stream: event types and wildcards, with
-// the pattern rules of endpoint filters (streams.Subscribed).
+// the pattern rules of endpoint filters (endpoints.Subscribed).
 func feedTypes(q url.Values) ([]string, *apiError) {
 	raw := q.Get("types")
 	if raw == "" {
@@ -170,7 +170,7 @@ func feedCursorAt(pid string, p, n int32, offset int64) string {
 // one of the types (all when none), and consistent with its key and headers.
 func (a *API) wanted(rec *kgo.Record, pid string, types []string) (storedEvent, bool) {
 	ev, ok := eventFromRecord(rec)
-	if !ok || ev.PartnerID != pid || (len(types) > 0 && !streams.Subscribed(types, ev.Type)) {
+	if !ok || ev.PartnerID != pid || (len(types) > 0 && !endpoints.Subscribed(types, ev.Type)) {
 		return ev, false
 	}
 	if !bodyAgrees(ev) {

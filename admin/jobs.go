@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/records"
-	"github.com/hookstream/hookstream/streams"
 )
 
 // Bulk replays (R24) run as jobs recorded in replay_job: state, counts and position live in
@@ -526,7 +526,7 @@ func (a *API) stepLog(ctx context.Context, j *job, ep endpointView) (bool, error
 			past = true
 			return false
 		case ev.CommitTime.Before(f.Since) || !ev.CommitTime.Before(f.Until):
-		case !streams.Subscribed(ep.EventTypes, ev.Type), refused(ev):
+		case !endpoints.Subscribed(ep.EventTypes, ev.Type), refused(ev):
 		case !bodyAgrees(ev):
 			a.log.Error("events record whose envelope disagrees with its key or headers not replayed",
 				"job_id", j.ID, "partition", rec.Partition, "offset", rec.Offset)

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/retrytopics"
 	"github.com/hookstream/hookstream/sender"
@@ -80,7 +81,7 @@ func (rx *localReceiver) url(path string) string { return rx.srv.URL + path }
 // Kafka until the test ends.
 func (e *env) startSender(t *testing.T, port int) {
 	t.Helper()
-	view, err := streams.NewEndpointView(streams.ViewConfig{Brokers: e.kafka.Brokers, Topic: e.names.Endpoints, Logger: e.cfg.Logger, Name: "sender"})
+	view, err := endpoints.NewView(endpoints.ViewConfig{Brokers: e.kafka.Brokers, Topic: e.names.Endpoints, Logger: e.cfg.Logger, Name: "sender"})
 	if err != nil {
 		t.Fatal(err)
 	}

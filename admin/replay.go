@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/records"
-	"github.com/hookstream/hookstream/streams"
 )
 
 // Attempt numbers of replays (R24, design.md section 8).
@@ -116,10 +116,10 @@ func prepareReplay(ep endpointView, t replayTarget, ev storedEvent, now time.Tim
 	switch {
 	case ev.PartnerID != ep.PartnerID:
 		return records.Delivery{}, reasonWrongPartner
-	case !streams.Subscribed(ep.EventTypes, ev.Type):
+	case !endpoints.Subscribed(ep.EventTypes, ev.Type):
 		return records.Delivery{}, reasonNotSubscribed
 	}
-	body, err := streams.ConvertEnvelope(ev.Body, ev.SchemaVersion, ep.SchemaVersion)
+	body, err := endpoints.ConvertEnvelope(ev.Body, ev.SchemaVersion, ep.SchemaVersion)
 	if err != nil {
 		return records.Delivery{}, err.Error()
 	}
@@ -295,7 +295,7 @@ func (a *API) replayDelivery(w http.ResponseWriter, r *http.Request, _ caller) e
 	if ep.Status != "active" {
 		return conflict("endpoint is disabled; enable it before replaying")
 	}
-	if !streams.Subscribed(ep.EventTypes, d.EventType) {
+	if !endpoints.Subscribed(ep.EventTypes, d.EventType) {
 		return conflict("endpoint is no longer subscribed to %s", d.EventType)
 	}
 	out, err := a.replay(r.Context(), ep, []replayTarget{{EventID: d.EventID, EventType: d.EventType, CreatedAt: d.CreatedAt}}, nil)

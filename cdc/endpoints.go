@@ -23,7 +23,7 @@ type endpointTable struct {
 	rematch bool
 }
 
-// matching is what fanout matches an event against (streams.Receives, the schema version it
+// matching is what fanout matches an event against (endpoints.Receives, the schema version it
 // converts to, the payload filter).
 type matching struct {
 	partner, status, filter string

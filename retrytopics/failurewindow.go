@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/outbox"
 )
@@ -99,22 +100,13 @@ func (w *FailureWindow) Run(ctx context.Context) error {
 // Check sends the due warnings and disables the endpoints past the window, as of now.
 func (w *FailureWindow) Check(ctx context.Context, now time.Time) error {
 	return pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		warned, err := w.emit(ctx, tx, `UPDATE endpoint SET failing_warned_at = $1
-			WHERE status = 'active' AND failing_since <= $2
-			  AND (failing_warned_at IS NULL OR failing_warned_at < failing_since)
-			RETURNING id, partner_id, failing_since`,
-			"endpoint.failing", "", now, now.Add(-w.cfg.WarnAfter))
+		warned, err := w.warn(ctx, tx, now)
 		if err != nil {
 			return err
 		}
-		reason := fmt.Sprintf("failing with no success for %s", w.cfg.DisableAfter)
 		// An endpoint found past the whole window at once (the checker was down) is warned above
 		// and disabled here, in the same transaction: its owner still hears both.
-		disabled, err := w.emit(ctx, tx, `UPDATE endpoint SET status = 'disabled', disabled_reason = $3,
-				version = version + 1, updated_at = $1
-			WHERE status = 'active' AND failing_since <= $2
-			RETURNING id, partner_id, failing_since`,
-			"endpoint.disabled", reason, now, now.Add(-w.cfg.DisableAfter), reason)
+		disabled, err := w.disable(ctx, tx, now)
 		if err != nil {
 			return err
 		}
@@ -124,33 +116,66 @@ func (w *FailureWindow) Check(ctx context.Context, now time.Time) error {
 	})
 }
 
-// emit runs an UPDATE … RETURNING id, partner_id, failing_since and appends one event of type
-// typ per returned endpoint.
-func (w *FailureWindow) emit(ctx context.Context, tx pgx.Tx, sql, typ, reason string, args ...any) (int, error) {
-	rows, err := tx.Query(ctx, sql, args...)
+// warn sends endpoint.failing once per failing period for each active endpoint failing for
+// WarnAfter.
+func (w *FailureWindow) warn(ctx context.Context, tx pgx.Tx, now time.Time) (int, error) {
+	hits, err := failing(ctx, tx, `UPDATE endpoint SET failing_warned_at = $1
+		WHERE status = 'active' AND failing_since <= $2
+		  AND (failing_warned_at IS NULL OR failing_warned_at < failing_since)
+		RETURNING id, partner_id, failing_since`, now, now.Add(-w.cfg.WarnAfter))
 	if err != nil {
-		return 0, fmt.Errorf("retrytopics: %s: %w", typ, err)
-	}
-	type hit struct {
-		id, partner string
-		since       time.Time
-	}
-	var hits []hit
-	var h hit
-	if _, err := pgx.ForEachRow(rows, []any{&h.id, &h.partner, &h.since}, func() error { hits = append(hits, h); return nil }); err != nil {
-		return 0, fmt.Errorf("retrytopics: %s: %w", typ, err)
+		return 0, fmt.Errorf("retrytopics: endpoint.failing: %w", err)
 	}
 	for _, h := range hits {
-		data := map[string]any{"endpoint_id": h.id, "failing_since": h.since.UTC()}
-		if reason != "" {
-			data["reason"] = reason
-		}
-		b, _ := json.Marshal(data)
-		if _, err := outbox.Append(ctx, tx, outbox.Event{PartnerID: h.partner, Type: typ,
+		b, _ := json.Marshal(map[string]any{"endpoint_id": h.id, "failing_since": h.since.UTC()})
+		if _, err := outbox.Append(ctx, tx, outbox.Event{PartnerID: h.partner, Type: "endpoint.failing",
 			Subject: outbox.Subject{Type: "endpoint", ID: h.id}, Data: b}); err != nil {
 			return 0, err
 		}
-		w.log.Warn(typ, "endpoint_id", h.id, "partner_id", h.partner, "failing_since", h.since)
+		w.log.Warn("endpoint.failing", "endpoint_id", h.id, "partner_id", h.partner, "failing_since", h.since)
 	}
 	return len(hits), nil
+}
+
+// disable disables each active endpoint failing for DisableAfter, through endpoints.Disable.
+func (w *FailureWindow) disable(ctx context.Context, tx pgx.Tx, now time.Time) (int, error) {
+	hits, err := failing(ctx, tx, `SELECT id, partner_id, failing_since FROM endpoint
+		WHERE status = 'active' AND failing_since <= $1
+		ORDER BY id FOR UPDATE`, now.Add(-w.cfg.DisableAfter))
+	if err != nil {
+		return 0, fmt.Errorf("retrytopics: endpoint.disabled: %w", err)
+	}
+	reason := fmt.Sprintf("failing with no success for %s", w.cfg.DisableAfter)
+	disabled := 0
+	for _, h := range hits {
+		changed, err := endpoints.Disable(ctx, tx, endpoints.Disabling{PartnerID: h.partner, EndpointID: h.id, Reason: reason, At: now})
+		if err != nil {
+			return 0, fmt.Errorf("retrytopics: %w", err)
+		}
+		if changed {
+			disabled++
+			w.log.Warn(endpoints.DisabledEventType, "endpoint_id", h.id, "partner_id", h.partner, "failing_since", h.since)
+		}
+	}
+	return disabled, nil
+}
+
+// failingEndpoint is an endpoint the window acts on.
+type failingEndpoint struct {
+	id, partner string
+	since       time.Time
+}
+
+// failing runs a statement returning id, partner_id, failing_since.
+func failing(ctx context.Context, tx pgx.Tx, sql string, args ...any) ([]failingEndpoint, error) {
+	rows, err := tx.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	var hits []failingEndpoint
+	var h failingEndpoint
+	if _, err := pgx.ForEachRow(rows, []any{&h.id, &h.partner, &h.since}, func() error { hits = append(hits, h); return nil }); err != nil {
+		return nil, err
+	}
+	return hits, nil
 }

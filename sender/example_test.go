@@ -5,9 +5,9 @@ import (
 	"log"
 	"os"
 
+	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/sender"
-	"github.com/hookstream/hookstream/streams"
 )
 
 // How a command wires a sender: the endpoint view it reads endpoints from (run by the caller),
@@ -20,7 +20,7 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	view, err := streams.NewEndpointView(streams.ViewConfig{Brokers: brokers, Topic: "hookstream.endpoints"})
+	view, err := endpoints.NewView(endpoints.ViewConfig{Brokers: brokers, Topic: "hookstream.endpoints"})
 	if err != nil {
 		log.Fatal(err)
 	}

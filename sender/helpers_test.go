@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/secretbox"
@@ -29,7 +30,6 @@ import (
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/sender"
-	"github.com/hookstream/hookstream/streams"
 	"github.com/hookstream/hookstream/webhook"
 )
 
@@ -39,7 +39,7 @@ type env struct {
 	kafka    *testenv.Kafka
 	names    topics.Names
 	key      secretbox.Key
-	view     *streams.EndpointView
+	view     *endpoints.View
 	producer *kgo.Client
 	rcv      *receiver
 	retrier  *fakeRetrier
@@ -68,7 +68,7 @@ func newQuietEnv(t testing.TB) *env {
 	}
 	// Records go to the partition the test names, so tests can put endpoints side by side.
 	e.producer = e.kafka.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	e.view, err = streams.NewEndpointView(streams.ViewConfig{Brokers: e.kafka.Brokers, Topic: e.names.Endpoints, Logger: testLogger(t)})
+	e.view, err = endpoints.NewView(endpoints.ViewConfig{Brokers: e.kafka.Brokers, Topic: e.names.Endpoints, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,12 +15,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/internal/tracing"
 	"github.com/hookstream/hookstream/sender/egress"
-	"github.com/hookstream/hookstream/streams"
 )
 
 // Deferral reasons, the label of the deferrals metric.
@@ -63,9 +63,12 @@ const (
 	intakeRecheck = 10 * time.Millisecond
 )
 
-// endpointSource is what the sender needs of the endpoint view.
-type endpointSource interface {
+// EndpointView is what the sender needs of a view of the endpoints topic; *endpoints.View is
+// one, run by the caller.
+type EndpointView interface {
+	// Get returns the endpoint with id. The value is shared: the sender never modifies it.
 	Get(id string) (*records.Endpoint, bool)
+	// CatchUp waits until the view holds every endpoint record committed before the call.
 	CatchUp(ctx context.Context) error
 	// WaitVersion waits until the view holds endpoint id at version or later.
 	WaitVersion(ctx context.Context, id string, version int64) error
@@ -74,7 +77,7 @@ type endpointSource interface {
 // Sender delivers the records of the deliveries topic. Build it with New and call Run once.
 type Sender struct {
 	cfg     Config
-	view    endpointSource
+	view    EndpointView
 	retrier Retrier
 	poster  *poster
 	routes  *routes
@@ -113,14 +116,10 @@ type Sender struct {
 
 // New checks cfg and returns a Sender that reads endpoints from view (which the caller runs) and
 // hands retries and deferrals to retrier. It connects to nothing until Run.
-func New(cfg Config, view *streams.EndpointView, retrier Retrier) (*Sender, error) {
+func New(cfg Config, view EndpointView, retrier Retrier) (*Sender, error) {
 	if view == nil {
 		return nil, errors.New("sender: endpoint view is nil")
 	}
-	return newSender(cfg, view, retrier)
-}
-
-func newSender(cfg Config, view endpointSource, retrier Retrier) (*Sender, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -717,7 +716,7 @@ var staleView = &refusal{category: records.CategoryInternal, reason: "the endpoi
 func (s *Sender) admit(w *work) (ep *records.Endpoint, ref *refusal, ok bool) {
 	check := func(ep *records.Endpoint) *refusal {
 		d := w.d
-		if streams.Receives(ep, d.PartnerID, d.EventType) && w.head.PartnerID == d.PartnerID {
+		if endpoints.Receives(ep, d.PartnerID, d.EventType) && w.head.PartnerID == d.PartnerID {
 			return nil
 		}
 		switch { // why not
@@ -732,7 +731,7 @@ func (s *Sender) admit(w *work) (ep *records.Endpoint, ref *refusal, ok bool) {
 				reason += " (" + ep.DisabledReason + ")"
 			}
 			return &refusal{records.CategoryInternal, reason, true}
-		case !streams.Subscribed(ep.EventTypes, d.EventType):
+		case !endpoints.Subscribed(ep.EventTypes, d.EventType):
 			if d.Trigger == records.TriggerTest {
 				return nil // a test event goes to the endpoint it is for (R25)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -82,7 +83,7 @@ func (c FanoutConfig) Validate() error {
 type Fanout struct {
 	cfg     FanoutConfig
 	names   topics.Names
-	view    *EndpointView
+	view    *endpoints.View
 	log     *slog.Logger
 	metrics *fanoutMetrics
 	tracer  *tracing.Tracer // nil: tracing off
@@ -101,7 +102,7 @@ type fanoutMetrics struct {
 }
 
 // NewFanout returns a Fanout reading endpoints from view (which the caller runs).
-func NewFanout(cfg FanoutConfig, view *EndpointView) (*Fanout, error) {
+func NewFanout(cfg FanoutConfig, view *endpoints.View) (*Fanout, error) {
 	if cfg.Group == "" {
 		cfg.Group = cfg.Prefix + ".fanout"
 	}
@@ -295,10 +296,10 @@ func (f *Fanout) deliveries(r *kgo.Record) []*kgo.Record {
 	now := time.Now().UTC()
 	parent := f.tracer.Parent(r)
 	for _, e := range f.view.ForPartner(ev.partnerID) {
-		if !Receives(e, ev.partnerID, ev.eventType) || e.CreatedLSN > ev.lsn {
+		if !endpoints.Receives(e, ev.partnerID, ev.eventType) || e.CreatedLSN > ev.lsn {
 			continue
 		}
-		body, err := ConvertEnvelope(r.Value, ev.schemaVersion, e.SchemaVersion)
+		body, err := endpoints.ConvertEnvelope(r.Value, ev.schemaVersion, e.SchemaVersion)
 		if err != nil {
 			out = append(out, deadLetter(f.names.DLQ, e.ID, records.DeadLetter{Source: "fanout", Reason: fmt.Sprintf("endpoint %s: %v", e.ID, err),
 				EventID: ev.eventID, Partner: ev.partnerID}, r.Value))

@@ -15,45 +15,7 @@ import (
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/outbox"
-	"github.com/hookstream/hookstream/streams"
 )
-
-func TestSubscribed(t *testing.T) {
-	cases := []struct {
-		subs []string
-		typ  string
-		want bool
-	}{
-		{[]string{"customer.created"}, "customer.created", true},
-		{[]string{"customer.created"}, "customer.deleted", false},
-		{[]string{"customer.*"}, "customer.deleted", true},
-		{[]string{"customer.*"}, "customer.balance.low", true},
-		{[]string{"customer.*"}, "customers.deleted", false},
-		{[]string{"customer.*"}, "customer", false},
-		{[]string{"*"}, "endpoint.disabled", true},
-		{[]string{}, "customer.created", false},
-		{nil, "customer.created", false},
-		{[]string{"api_key.*", "customer.created"}, "customer.created", true},
-	}
-	for _, c := range cases {
-		if got := streams.Subscribed(c.subs, c.typ); got != c.want {
-			t.Errorf("Subscribed(%v, %q) = %v, want %v", c.subs, c.typ, got, c.want)
-		}
-	}
-}
-
-// The schema-version seam: the pinned version of version 1 is the body itself, byte for byte;
-// a version with no conversion is refused, not silently changed (R14).
-func TestConvertEnvelope(t *testing.T) {
-	body := []byte(`{"event_id":"evt_x","data":{"a":1}}`)
-	got, err := streams.ConvertEnvelope(body, 1, 1)
-	if err != nil || &got[0] != &body[0] {
-		t.Fatalf("same version: %s %v (must be the same bytes)", got, err)
-	}
-	if _, err := streams.ConvertEnvelope(body, 2, 1); err == nil {
-		t.Fatal("conversion from an unknown version accepted")
-	}
-}
 
 // R13: every delivery record goes to an endpoint of the event's own partner; the counts are
 // exactly events × subscribed endpoints of that partner (R11).

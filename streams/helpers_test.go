@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/cdc"
+	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -70,7 +71,7 @@ type fanout struct {
 func startFanout(t *testing.T, e *env) *fanout {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	view, err := streams.NewEndpointView(streams.ViewConfig{Brokers: e.kafka.Brokers, Topic: e.names.Endpoints, Logger: logger(t),
+	view, err := endpoints.NewView(endpoints.ViewConfig{Brokers: e.kafka.Brokers, Topic: e.names.Endpoints, Logger: logger(t),
 		Registerer: reg, Name: "fanout"})
 	if err != nil {
 		t.Fatal(err)

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/testenv"
-	"github.com/hookstream/hookstream/streams"
 )
 
 func TestMain(m *testing.M) {
@@ -87,7 +87,7 @@ func TestFanoutKillNine(t *testing.T) {
 			id := appendEvent(t, e, p, typ)
 			mu.Lock()
 			for _, x := range eps {
-				if x.partner == p && streams.Subscribed(x.types, typ) {
+				if x.partner == p && endpoints.Subscribed(x.types, typ) {
 					want[pair(id, x.id)] = 1
 				}
 			}

@@ -2,7 +2,6 @@ package streams
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -23,11 +22,11 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/internal/tracing"
-	"github.com/hookstream/hookstream/outbox"
 )
 
 // RecorderConfig configures the Recorder.
@@ -111,7 +110,8 @@ func (c RecorderConfig) Validate() error {
 // gets its own row, told apart by its start time) and the delivery's current state, that of its
 // newest request (R18). Writing is idempotent, so a replayed attempts
 // record changes nothing. It keeps endpoint.failing_since and disables an endpoint that answered
-// 410 Gone, announcing it with an endpoint.disabled event through the outbox (R20, R23).
+// 410 Gone through endpoints.Disable, which announces it with an endpoint.disabled event through
+// the outbox (R20, R23).
 //
 // No record stops it: one it cannot read, or PostgreSQL will not store, goes to the dlq with the
 // reason and the partition goes on; an outage of PostgreSQL or Kafka is waited out, the batch
@@ -655,11 +655,14 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 	disabled := 0
 	for _, a := range newest {
 		if a.Outcome == records.OutcomeFailed && a.Status == 410 {
-			n, err := disableEndpoint(ctx, tx, a.EndpointID, "the receiver answered 410 Gone")
+			changed, err := endpoints.Disable(ctx, tx, endpoints.Disabling{PartnerID: a.PartnerID, EndpointID: a.EndpointID,
+				Reason: "the receiver answered 410 Gone"})
 			if err != nil {
 				return 0, err
 			}
-			disabled += n
+			if changed {
+				disabled++
+			}
 		}
 	}
 	return disabled, nil
@@ -844,27 +847,4 @@ func nullableText(s string) *string {
 
 func clampMS(ms int64) int32 {
 	return int32(min(max(ms, 0), 1<<31-1))
-}
-
-// disableEndpoint disables an active endpoint and, in the same transaction, writes an
-// endpoint.disabled event through the outbox so the partner hears of it on its other endpoints
-// (R23). It returns 1 if the endpoint was active.
-func disableEndpoint(ctx context.Context, tx pgx.Tx, endpointID, reason string) (int, error) {
-	var partner string
-	err := tx.QueryRow(ctx, `UPDATE endpoint SET status = 'disabled', disabled_reason = $2, version = version + 1, updated_at = now()
-		WHERE id = $1 AND status = 'active' RETURNING partner_id`, endpointID, reason).Scan(&partner)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	data, _ := json.Marshal(map[string]string{"endpoint_id": endpointID, "reason": reason})
-	if _, err := outbox.Append(ctx, tx, outbox.Event{
-		PartnerID: partner, Type: "endpoint.disabled",
-		Subject: outbox.Subject{Type: "endpoint", ID: endpointID}, Data: data,
-	}); err != nil {
-		return 0, err
-	}
-	return 1, nil
 }

@@ -16,13 +16,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/kafkalag"
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/retrytopics"
 	"github.com/hookstream/hookstream/sender"
 	"github.com/hookstream/hookstream/sender/egress"
-	"github.com/hookstream/hookstream/streams"
 )
 
 // runSender is `hookstream sender`: deliveries → signed HTTP requests → attempts. It needs no
@@ -70,7 +70,7 @@ func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 	if err != nil {
 		return err
 	}
-	view, err := streams.NewEndpointView(streams.ViewConfig{Brokers: s.KafkaBrokers, Topic: topics.For(s.TopicPrefix).Endpoints, Logger: log,
+	view, err := endpoints.NewView(endpoints.ViewConfig{Brokers: s.KafkaBrokers, Topic: topics.For(s.TopicPrefix).Endpoints, Logger: log,
 		Registerer: reg, Name: "sender"})
 	if err != nil {
 		return err

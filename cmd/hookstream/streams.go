@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/kafkalag"
 	"github.com/hookstream/hookstream/internal/kafkatxn"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -28,7 +29,7 @@ func runFanout(ctx context.Context, args []string, out io.Writer) error {
 
 // runFanoutWith runs an endpoint view and fanout over it until ctx ends.
 func runFanoutWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer) error {
-	view, err := streams.NewEndpointView(streams.ViewConfig{Brokers: s.KafkaBrokers, Topic: topics.For(s.TopicPrefix).Endpoints, Logger: log,
+	view, err := endpoints.NewView(endpoints.ViewConfig{Brokers: s.KafkaBrokers, Topic: topics.For(s.TopicPrefix).Endpoints, Logger: log,
 		Registerer: reg, Name: "fanout"})
 	if err != nil {
 		return err

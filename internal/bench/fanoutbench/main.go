@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/bench/benchenv"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -116,7 +117,7 @@ func fanoutRate(brokers []string, events, fanout int) (float64, error) {
 		return 0, err
 	}
 
-	view, err := streams.NewEndpointView(streams.ViewConfig{Brokers: brokers, Topic: names.Endpoints, Logger: quiet})
+	view, err := endpoints.NewView(endpoints.ViewConfig{Brokers: brokers, Topic: names.Endpoints, Logger: quiet})
 	if err != nil {
 		return 0, err
 	}

@@ -1,34 +1,36 @@
-package streams_test
+package endpoints_test
 
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/testenv"
-	"github.com/hookstream/hookstream/streams"
 )
 
 // A record of the endpoints topic the view cannot read leaves a live endpoint as it was, so its
 // next events are still delivered; the record is counted. A later good record still applies.
 func TestEndpointViewKeepsLastGoodState(t *testing.T) {
-	e := newEnv(t)
+	kafka := testenv.NewKafka(t)
+	names := kafka.CreateTopics(t)
 	reg := prometheus.NewRegistry()
-	view, err := streams.NewEndpointView(streams.ViewConfig{Brokers: e.kafka.Brokers, Topic: e.names.Endpoints,
-		Logger: logger(t), Registerer: reg, Name: "test"})
+	view, err := endpoints.NewView(endpoints.ViewConfig{Brokers: kafka.Brokers, Topic: names.Endpoints,
+		Logger: slog.New(slog.DiscardHandler), Registerer: reg, Name: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	background(t, "endpoint view", view.Run)
-	cl := e.kafka.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	testenv.Go(t, "endpoint view", view.Run)
+	cl := kafka.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	put := func(key string, value []byte) {
 		t.Helper()
-		if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: e.names.Endpoints, Key: []byte(key), Value: value}).FirstErr(); err != nil {
+		if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: names.Endpoints, Key: []byte(key), Value: value}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -55,7 +57,7 @@ func TestEndpointViewKeepsLastGoodState(t *testing.T) {
 		if got := view.ForPartner("p1"); len(got) != 1 || got[0].ID != "ep_live" {
 			t.Fatalf("p1's endpoints: %v", got)
 		}
-		if !streams.Receives(ep, "p1", "customer.created") && wantStatus == "active" {
+		if !endpoints.Receives(ep, "p1", "customer.created") && wantStatus == "active" {
 			t.Fatal("the live endpoint no longer receives its events")
 		}
 	}

@@ -1,4 +1,4 @@
-package streams
+package endpoints
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,9 +18,10 @@ import (
 	"github.com/hookstream/hookstream/internal/records"
 )
 
-// EndpointView is an in-memory copy of the endpoints topic, read from the beginning and followed
-// live. Fanout, the sender and the retry tiers each keep one. Records are committed by cdc in
-// commit-LSN order, so the view always shows the endpoint tables as of some commit.
+// View is an in-memory copy of the endpoints topic, read from the beginning and followed live.
+// Fanout and the sender each keep one; the retry tiers keep none (the sender hands them the
+// endpoint's retry policy with each retry). Records are committed by cdc in commit-LSN order, so
+// the view always shows the endpoint tables as of some commit.
 //
 // A record the view cannot read (not JSON, another format version, an id other than its key)
 // changes nothing: the endpoint keeps its last good state, so its events are still delivered as
@@ -30,7 +30,7 @@ import (
 // content (it may hold sealed secrets). It is not dead-lettered: every view reads the topic from
 // the start at every start, so each process would send the same dead letter again at each
 // restart; the record stays in the endpoints topic, where the metric's alert points.
-type EndpointView struct {
+type View struct {
 	cl    *kgo.Client
 	adm   *kadm.Client
 	topic string
@@ -45,7 +45,7 @@ type EndpointView struct {
 	advanced  chan struct{}             // closed and replaced whenever pos moves
 }
 
-// ViewConfig configures an EndpointView.
+// ViewConfig configures a View.
 type ViewConfig struct {
 	Brokers []string
 	Topic   string // <prefix>.endpoints
@@ -58,10 +58,10 @@ type ViewConfig struct {
 	KafkaOptions []kgo.Opt
 }
 
-// NewEndpointView connects to Kafka; Run fills and follows the view.
-func NewEndpointView(cfg ViewConfig) (*EndpointView, error) {
+// NewView connects to Kafka; Run fills and follows the view.
+func NewView(cfg ViewConfig) (*View, error) {
 	if len(cfg.Brokers) == 0 || cfg.Topic == "" {
-		return nil, errors.New("streams: endpoint view needs brokers and a topic")
+		return nil, errors.New("endpoints: view needs brokers and a topic")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -71,7 +71,7 @@ func NewEndpointView(cfg ViewConfig) (*EndpointView, error) {
 		ConstLabels: prometheus.Labels{"view": cfg.Name}})
 	if cfg.Registerer != nil {
 		if err := cfg.Registerer.Register(bad); err != nil {
-			return nil, fmt.Errorf("streams: endpoint view metrics: %w", err)
+			return nil, fmt.Errorf("endpoints: view metrics: %w", err)
 		}
 	}
 	cl, err := kgo.NewClient(append([]kgo.Opt{
@@ -83,9 +83,9 @@ func NewEndpointView(cfg ViewConfig) (*EndpointView, error) {
 		kgo.KeepControlRecords(),
 	}, cfg.KafkaOptions...)...)
 	if err != nil {
-		return nil, fmt.Errorf("streams: endpoint view: %w", err)
+		return nil, fmt.Errorf("endpoints: view: %w", err)
 	}
-	return &EndpointView{
+	return &View{
 		cl: cl, adm: kadm.NewClient(cl), topic: cfg.Topic, log: cfg.Logger.With("view", cfg.Name), bad: bad,
 		byID: map[string]*records.Endpoint{}, byPartner: map[string][]*records.Endpoint{},
 		filters: map[string]*filter.Filter{}, advanced: make(chan struct{}),
@@ -93,7 +93,7 @@ func NewEndpointView(cfg ViewConfig) (*EndpointView, error) {
 }
 
 // Run applies records until ctx ends, then closes the client.
-func (v *EndpointView) Run(ctx context.Context) error {
+func (v *View) Run(ctx context.Context) error {
 	defer v.cl.Close()
 	for {
 		fs := v.cl.PollFetches(ctx)
@@ -114,7 +114,7 @@ func (v *EndpointView) Run(ctx context.Context) error {
 }
 
 // apply folds one record into the view; the caller holds mu.
-func (v *EndpointView) apply(r *kgo.Record) {
+func (v *View) apply(r *kgo.Record) {
 	v.pos = r.Offset + 1
 	if r.Attrs.IsControl() {
 		return
@@ -190,14 +190,14 @@ func readEndpoint(id string, value []byte) (*records.Endpoint, *filter.Filter, e
 // the topic's last stable offset now and waits for the view to reach it. Fanout calls it after
 // reading events, so an endpoint created before an event committed is in the view when the
 // event is matched (R13). It returns at once when the topic is quiet.
-func (v *EndpointView) CatchUp(ctx context.Context) error {
+func (v *View) CatchUp(ctx context.Context) error {
 	offsets, err := v.adm.ListCommittedOffsets(ctx, v.topic)
 	if err != nil {
-		return fmt.Errorf("streams: endpoints last stable offset: %w", err)
+		return fmt.Errorf("endpoints: last stable offset: %w", err)
 	}
 	o, ok := offsets.Lookup(v.topic, 0)
 	if !ok || o.Err != nil {
-		return fmt.Errorf("streams: endpoints last stable offset: %v", o.Err)
+		return fmt.Errorf("endpoints: last stable offset: %v", o.Err)
 	}
 	for {
 		v.mu.RLock()
@@ -217,7 +217,7 @@ func (v *EndpointView) CatchUp(ctx context.Context) error {
 // WaitVersion waits until the view holds endpoint id at version or later (records.Endpoint.Version
 // only grows), or ctx ends. The sender calls it for test and replay records, which carry the
 // version the admin API answered with (read-your-writes).
-func (v *EndpointView) WaitVersion(ctx context.Context, id string, version int64) error {
+func (v *View) WaitVersion(ctx context.Context, id string, version int64) error {
 	for {
 		v.mu.RLock()
 		e, advanced := v.byID[id], v.advanced
@@ -234,7 +234,7 @@ func (v *EndpointView) WaitVersion(ctx context.Context, id string, version int64
 }
 
 // Get returns the endpoint with id. The returned value is shared: do not modify it.
-func (v *EndpointView) Get(id string) (*records.Endpoint, bool) {
+func (v *View) Get(id string) (*records.Endpoint, bool) {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	e, ok := v.byID[id]
@@ -242,50 +242,29 @@ func (v *EndpointView) Get(id string) (*records.Endpoint, bool) {
 }
 
 // Filter returns the parsed payload filter of endpoint id, nil when it has none.
-func (v *EndpointView) Filter(id string) *filter.Filter {
+func (v *View) Filter(id string) *filter.Filter {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	return v.filters[id]
 }
 
 // ForPartner returns the partner's endpoints (shared values: do not modify).
-func (v *EndpointView) ForPartner(partnerID string) []*records.Endpoint {
+func (v *View) ForPartner(partnerID string) []*records.Endpoint {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	return slices.Clone(v.byPartner[partnerID])
 }
 
 // Len is the number of endpoints in the view.
-func (v *EndpointView) Len() int {
+func (v *View) Len() int {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	return len(v.byID)
 }
 
 // Position is the offset after the last endpoints record the view has applied.
-func (v *EndpointView) Position() int64 {
+func (v *View) Position() int64 {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	return v.pos
-}
-
-// Subscribed reports whether a subscription list covers eventType: an exact type, a "prefix.*"
-// wildcard covering every type under prefix, or "*" for all. An empty list covers nothing.
-func Subscribed(eventTypes []string, eventType string) bool {
-	for _, s := range eventTypes {
-		switch {
-		case s == "*", s == eventType:
-			return true
-		case strings.HasSuffix(s, ".*") && strings.HasPrefix(eventType, s[:len(s)-1]):
-			return true
-		}
-	}
-	return false
-}
-
-// Receives is the tenancy and subscription rule, checked again at every asynchronous boundary
-// (R13): the endpoint belongs to the event's partner, is active, and is subscribed to the type.
-// Fanout adds the creation rule (the endpoint existed when the event committed).
-func Receives(e *records.Endpoint, partnerID, eventType string) bool {
-	return e != nil && e.PartnerID == partnerID && e.Status == "active" && Subscribed(e.EventTypes, eventType)
 }
