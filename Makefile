@@ -61,7 +61,7 @@ test-real: pg-up kafka-up chromium
 # Counts, not durations: a -fuzztime duration that runs out while a worker is busy can fail the
 # run with "context deadline exceeded" and no finding (seen in CI-like runs of FuzzUnmarshalDelivery).
 test-fuzz: pg-up
-	$(GO) test -run '^$$' -fuzz '^FuzzCheckURL$$' -fuzztime 300000x ./sender/egress/
+	$(GO) test -run '^$$' -fuzz '^FuzzCheckURL$$' -fuzztime 300000x ./egress/
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' $(GO) test -run '^$$' -fuzz '^FuzzHandler$$' -fuzztime 60000x ./webhook/inbox/
 	$(GO) test -run '^$$' -fuzz '^FuzzProviderVerifiers$$' -fuzztime 150000x ./webhook/
 	$(GO) test -run '^$$' -fuzz '^FuzzReadHead$$' -fuzztime 100000x ./sender/

@@ -16,8 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/topics"
-	"github.com/hookstream/hookstream/sender/egress"
 )
 
 // API is the admin HTTP API. Build it with New, serve Handler, run Run for the replay jobs, and

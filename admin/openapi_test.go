@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/secretbox"
-	"github.com/hookstream/hookstream/sender/egress"
 )
 
 // unitAPI is an API whose PostgreSQL and Kafka are never reached (lazy connections), for

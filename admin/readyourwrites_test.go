@@ -17,10 +17,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/retrytopics"
 	"github.com/hookstream/hookstream/sender"
-	"github.com/hookstream/hookstream/sender/egress"
 	"github.com/hookstream/hookstream/streams"
 	"github.com/hookstream/hookstream/webhook"
 )

@@ -15,11 +15,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/internal/tracing"
-	"github.com/hookstream/hookstream/sender/egress"
 	"github.com/hookstream/hookstream/streams"
 )
 

@@ -16,8 +16,8 @@ import (
 
 	"github.com/hookstream/hookstream/admin"
 	"github.com/hookstream/hookstream/console"
+	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/secretbox"
-	"github.com/hookstream/hookstream/sender/egress"
 )
 
 // runAdmin is `hookstream admin`: the HTTP API on HOOKSTREAM_ADMIN_ADDR, with the web console
