@@ -31,6 +31,7 @@ import (
 	"github.com/hookstream/hookstream/internal/bench/benchenv"
 	"github.com/hookstream/hookstream/internal/harness"
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/scratch"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/outbox"
 )
@@ -70,19 +71,19 @@ type result struct {
 func run(server string, brokers []string, events, txnSize, writers, rate int, steady time.Duration) (result, error) {
 	ctx := context.Background()
 	var res result
-	name := "hstbench_" + benchenv.RandomHex(6)
-	dbURL, cleanup, err := benchenv.Database(ctx, server, name)
+	name := "hstbench_" + scratch.RandomHex(6)
+	dbURL, err := scratch.MigratedDatabase(ctx, server, name)
 	if err != nil {
 		return res, err
 	}
-	defer cleanup()
+	defer scratch.DropDatabase(server, name) //nolint:errcheck // a leftover database is harmless
 	pool, err := pgxpool.New(ctx, dbURL)
 	if err != nil {
 		return res, err
 	}
 	defer pool.Close()
 
-	prefix := "bench" + benchenv.RandomHex(4)
+	prefix := "bench" + scratch.RandomHex(4)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
 		return res, err
