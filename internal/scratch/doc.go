@@ -1,5 +1,5 @@
 // Package scratch makes and removes the throwaway PostgreSQL resources that tests (mostly through
-// internal/testenv), the benchmark programs (internal/bench/…) and the chaos run stand on: a fresh
+// internal/testenv), the benchmark programs (bench/…) and the chaos run stand on: a fresh
 // database, empty, copied from a template or migrated; its removal together with every
 // replication slot on it; the wait until a cdc slot streams; and random names that keep
 // concurrent runs apart.

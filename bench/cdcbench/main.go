@@ -27,8 +27,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/bench/benchenv"
 	"github.com/hookstream/hookstream/cdc"
-	"github.com/hookstream/hookstream/internal/bench/benchenv"
 	"github.com/hookstream/hookstream/internal/harness"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/scratch"

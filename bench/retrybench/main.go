@@ -2,8 +2,8 @@
 // process holding a large backlog of retries, and how late near-due retries are released while
 // it does.
 //
-//	go run ./internal/bench/retrybench -brokers 127.0.0.1:19092
-//	go run ./internal/bench/retrybench -embedded
+//	go run ./bench/retrybench -brokers 127.0.0.1:19092
+//	go run ./bench/retrybench -embedded
 //
 // It fills the tiers with -records retries due hours to a day away (the backlog), runs every
 // tier consumer in this process, waits until the look-ahead buffers are full, and reads this

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/hookstream/hookstream/internal/bench/benchenv"
+	"github.com/hookstream/hookstream/bench/benchenv"
 	"github.com/hookstream/hookstream/internal/harness"
 	"github.com/hookstream/hookstream/internal/scratch"
 )
