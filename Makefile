@@ -61,7 +61,7 @@ test-real: pg-up kafka-up chromium
 # Counts, not durations: a -fuzztime duration that runs out while a worker is busy can fail the
 # run with "context deadline exceeded" and no finding (seen in CI-like runs of FuzzUnmarshalDelivery).
 test-fuzz: pg-up
-	$(GO) test -run '^$$' -fuzz '^FuzzCheckURL$$' -fuzztime 300000x ./sender/egress/
+	$(GO) test -run '^$$' -fuzz '^FuzzCheckURL$$' -fuzztime 300000x ./egress/
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' $(GO) test -run '^$$' -fuzz '^FuzzHandler$$' -fuzztime 60000x ./webhook/inbox/
 	$(GO) test -run '^$$' -fuzz '^FuzzProviderVerifiers$$' -fuzztime 150000x ./webhook/
 	$(GO) test -run '^$$' -fuzz '^FuzzReadHead$$' -fuzztime 100000x ./sender/
@@ -124,14 +124,14 @@ BENCH_ARGS ?=
 bench: pg-up kafka-up
 	@mkdir -p .data/bench
 	$(GO) build -o .data/bench/hookstream ./cmd/hookstream
-	$(GO) build -o .data/bench/e2ebench ./internal/bench/e2ebench
+	$(GO) build -o .data/bench/e2ebench ./bench/e2ebench
 	.data/bench/e2ebench -bin .data/bench/hookstream -database-url '$(PG_URL)' -brokers '$(KAFKA_REAL)' -out .data/bench $(BENCH_ARGS)
 
 bench-cdc: pg-up kafka-up
-	$(GO) run ./internal/bench/cdcbench -database-url '$(PG_URL)' -brokers '$(KAFKA_REAL)' -runs 3
+	$(GO) run ./bench/cdcbench -database-url '$(PG_URL)' -brokers '$(KAFKA_REAL)' -runs 3
 
 bench-fanout: pg-up kafka-up
-	$(GO) run ./internal/bench/fanoutbench -database-url '$(PG_URL)' -brokers '$(KAFKA_REAL)' -runs 3
+	$(GO) run ./bench/fanoutbench -database-url '$(PG_URL)' -brokers '$(KAFKA_REAL)' -runs 3
 
 # The sender's throughput against a bare net/http loop, in interleaved rounds (sender, bare,
 # sender, bare, ...) so both sides of the ratio share the machine's weather; then isolation.
@@ -144,12 +144,12 @@ bench-sender: kafka-up
 	for i in 1 2 3 4 5; do HOOKSTREAM_TEST_KAFKA='$(BENCH_KAFKA)' .data/sender.test -test.run '^$$' \
 		-test.bench 'Throughput' -test.benchtime 40000x > .data/bench-round.txt || { cat .data/bench-round.txt; exit 1; }; \
 		grep '^Benchmark' .data/bench-round.txt | tee -a .data/bench-sender.txt; done
-	$(GO) run ./internal/bench/benchratio < .data/bench-sender.txt
+	$(GO) run ./bench/benchratio < .data/bench-sender.txt
 	HOOKSTREAM_TEST_KAFKA='$(BENCH_KAFKA)' .data/sender.test -test.run '^$$' -test.bench 'Isolation' \
 		-test.benchtime 5000x -test.count 3
 
 bench-retry: kafka-up
-	$(GO) run ./internal/bench/retrybench -brokers '$(KAFKA_REAL)'
+	$(GO) run ./bench/retrybench -brokers '$(KAFKA_REAL)'
 
 pg-up:
 	@$(PG_SH) up >/dev/null

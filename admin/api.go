@@ -16,8 +16,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/egress"
+	"github.com/hookstream/hookstream/internal/probes"
 	"github.com/hookstream/hookstream/internal/topics"
-	"github.com/hookstream/hookstream/sender/egress"
 )
 
 // API is the admin HTTP API. Build it with New, serve Handler, run Run for the replay jobs, and
@@ -102,15 +103,15 @@ func New(cfg Config, pool *pgxpool.Pool) (*API, error) {
 }
 
 // Handler serves every /v1 route (design.md section 10). The probes and /metrics are served by
-// Probes; mount both on one mux:
+// internal/probes; mount both on one mux:
 //
 //	mux.Handle("/v1/", api.Handler())
-//	mux.Handle("/", admin.Probes(reg, api.Checks()...))
+//	mux.Handle("/", probes.Handler(reg, api.Checks()...))
 func (a *API) Handler() http.Handler { return a.handler }
 
-// Checks are the readiness checks of the API's dependencies, for Probes.
-func (a *API) Checks() []Check {
-	return []Check{
+// Checks are the readiness checks of the API's dependencies, for probes.Handler.
+func (a *API) Checks() []probes.Check {
+	return []probes.Check{
 		{Name: "postgres", Ping: a.pool.Ping},
 		{Name: "kafka", Ping: a.kafka.Ping},
 	}

@@ -1,10 +1,11 @@
 // Package admin is hookstream's HTTP API for operators and partners (design.md section 10, R36):
-// endpoints, secrets and rotation, delivery history, replay, disablement, the cursor feed, and
-// the probes and metrics routes. Every partner-scoped route filters by the authenticated partner.
+// endpoints, secrets and rotation, delivery history, replay, disablement and the cursor feed.
+// Every partner-scoped route filters by the authenticated partner.
 //
 // Wiring: New(cfg, pool) builds the API; Handler serves every /v1 route (mount it at "/v1/");
-// Probes serves /healthz, /readyz and /metrics (give it Checks()); Run executes bulk replay jobs
-// until its context ends; Close releases the Kafka clients after both stopped.
+// Checks are its readiness checks for internal/probes, which serves /healthz, /readyz and
+// /metrics beside it; Run executes bulk replay jobs until its context ends; Close releases the
+// Kafka clients after both stopped.
 //
 // Guarantees:
 //   - Authentication is a bearer token: the operator token (any partner) or a partner API key

@@ -12,12 +12,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/outbox"
-	"github.com/hookstream/hookstream/sender/egress"
 	"github.com/hookstream/hookstream/webhook"
 )
 

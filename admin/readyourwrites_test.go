@@ -17,11 +17,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/retrytopics"
 	"github.com/hookstream/hookstream/sender"
-	"github.com/hookstream/hookstream/sender/egress"
 	"github.com/hookstream/hookstream/streams"
 	"github.com/hookstream/hookstream/webhook"
 )

@@ -10,10 +10,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/internal/testenv"
-	"github.com/hookstream/hookstream/sender/egress"
 )
 
 // withProxies gives the env's guard named proxies, as HOOKSTREAM_EGRESS_PROXIES does.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookstream/hookstream/sender/egress"
+	"github.com/hookstream/hookstream/egress"
 )
 
 // TestEndpointURLsRefused registers the sender issue's hostile URL table as endpoint URLs, on

@@ -12,8 +12,8 @@ import (
 
 	"github.com/hookstream/hookstream/admin"
 	"github.com/hookstream/hookstream/adminclient"
+	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/secretbox"
-	"github.com/hookstream/hookstream/sender/egress"
 )
 
 const operatorToken = "operator-token-for-the-client-tests"

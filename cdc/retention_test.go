@@ -41,9 +41,9 @@ func TestSnapshotPublishesExistingRows(t *testing.T) {
 	}
 }
 
-// Expired day partitions are dropped only after their rows are in Kafka (issue 3, item 9), and
-// their event ids with them; the operator's rows of refused outbox rows expire after the same
-// retention.
+// Expired day partitions are dropped only after their rows are in Kafka (R10, design.md
+// section 4), and their event ids with them; the operator's rows of refused outbox rows expire
+// after the same retention.
 func TestExpiredPartitionsDroppedAfterPublishing(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()

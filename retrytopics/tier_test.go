@@ -81,7 +81,7 @@ func TestRetriesAreReleasedOnceAndNeverEarly(t *testing.T) {
 		percentile(held, 50), percentile(held, 99), percentile(held, 100))
 	// Lateness is reported, not asserted: on an idle machine p99 is tens of milliseconds, but on
 	// a loaded one scheduling itself can take seconds (a record then arrives overdue). The
-	// benchmark (internal/bench/retrybench) measures it on a quiet process.
+	// benchmark (bench/retrybench) measures it on a quiet process.
 
 	if got := metricSum(t, e.reg, "hookstream_retry_released_total"); got != n {
 		t.Errorf("hookstream_retry_released_total = %v, want %d", got, n)

@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/records"
-	"github.com/hookstream/hookstream/sender/egress"
 )
 
 // Policy is the part of the response policy (R20) that operators may change.

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/records"
-	"github.com/hookstream/hookstream/sender/egress"
 )
 
 var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

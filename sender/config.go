@@ -10,8 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/secretbox"
-	"github.com/hookstream/hookstream/sender/egress"
 )
 
 // DefaultUserAgent names hookstream in every request; cmd replaces "dev" with the build version.

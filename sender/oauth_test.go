@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/records"
-	"github.com/hookstream/hookstream/sender/egress"
 )
 
 // TestTokenCachedUntilExpiry: a token is reused until shortly before its expires_in runs out

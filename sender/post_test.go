@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/records"
-	"github.com/hookstream/hookstream/sender/egress"
 	"github.com/hookstream/hookstream/webhook"
 )
 

@@ -8,9 +8,9 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/secretbox"
-	"github.com/hookstream/hookstream/sender/egress"
 )
 
 // access is what an endpoint's request options add to its requests beyond the signed body

@@ -16,8 +16,9 @@ import (
 
 	"github.com/hookstream/hookstream/admin"
 	"github.com/hookstream/hookstream/console"
+	"github.com/hookstream/hookstream/egress"
+	"github.com/hookstream/hookstream/internal/probes"
 	"github.com/hookstream/hookstream/internal/secretbox"
-	"github.com/hookstream/hookstream/sender/egress"
 )
 
 // runAdmin is `hookstream admin`: the HTTP API on HOOKSTREAM_ADMIN_ADDR, with the web console
@@ -77,7 +78,7 @@ func serveAdmin(ctx context.Context, s settings, log *slog.Logger, reg *promethe
 	mux.Handle("/v1/", api.Handler())
 	mux.Handle(console.Prefix, web.Handler())
 	mux.Handle("GET /{$}", http.RedirectHandler(console.Prefix, http.StatusFound))
-	mux.Handle("/", admin.Probes(reg, api.Checks()...))
+	mux.Handle("/", probes.Handler(reg, api.Checks()...))
 	ln, err := net.Listen("tcp", s.AdminAddr)
 	if err != nil {
 		return fmt.Errorf("admin listen %s: %w", s.AdminAddr, err)

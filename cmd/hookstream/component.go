@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/hookstream/hookstream/admin"
+	"github.com/hookstream/hookstream/internal/probes"
 )
 
 // componentRun runs one component with its settings; pool is nil for components without
@@ -37,14 +37,14 @@ func runComponent(ctx context.Context, name string, args []string, out io.Writer
 	defer stopTracing()
 	var (
 		pool   *pgxpool.Pool
-		checks []admin.Check
+		checks []probes.Check
 	)
 	if withDB {
 		if pool, err = pgxpool.New(ctx, s.DatabaseURL); err != nil {
 			return fmt.Errorf("postgres pool: %w", err)
 		}
 		defer pool.Close()
-		checks = append(checks, admin.Check{Name: "postgres", Ping: pool.Ping})
+		checks = append(checks, probes.Check{Name: "postgres", Ping: pool.Ping})
 	}
 	if len(s.KafkaBrokers) > 0 {
 		// /readyz says when the broker cannot be reached; the component itself waits for it
@@ -54,7 +54,7 @@ func runComponent(ctx context.Context, name string, args []string, out io.Writer
 			return fmt.Errorf("kafka probe client: %w", err)
 		}
 		defer probe.Close()
-		checks = append(checks, admin.Check{Name: "kafka", Ping: probe.Ping})
+		checks = append(checks, probes.Check{Name: "kafka", Ping: probe.Ping})
 	}
 	return serveComponent(ctx, log, s.MetricsAddr, func(ctx context.Context, reg *prometheus.Registry) error {
 		return run(ctx, s, log, reg, pool)
@@ -63,7 +63,7 @@ func runComponent(ctx context.Context, name string, args []string, out io.Writer
 
 // serveComponent runs one component's loop and, unless addr is empty, its probe and metrics
 // routes. It returns when ctx ends or the component fails.
-func serveComponent(ctx context.Context, log *slog.Logger, addr string, run func(ctx context.Context, reg *prometheus.Registry) error, checks ...admin.Check) error {
+func serveComponent(ctx context.Context, log *slog.Logger, addr string, run func(ctx context.Context, reg *prometheus.Registry) error, checks ...probes.Check) error {
 	reg := newRegistry()
 	g, gctx := errgroup.WithContext(ctx)
 	if addr != "" {
@@ -71,7 +71,7 @@ func serveComponent(ctx context.Context, log *slog.Logger, addr string, run func
 		if err != nil {
 			return fmt.Errorf("metrics listen %s: %w", addr, err)
 		}
-		srv := &http.Server{Handler: admin.Probes(reg, checks...), ReadHeaderTimeout: 10 * time.Second}
+		srv := &http.Server{Handler: probes.Handler(reg, checks...), ReadHeaderTimeout: 10 * time.Second}
 		log.Info("probes and metrics listening", "addr", "http://"+ln.Addr().String())
 		g.Go(func() error {
 			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {

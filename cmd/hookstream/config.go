@@ -27,8 +27,8 @@ import (
 )
 
 // settings is the process configuration: every HOOKSTREAM_* variable. A command has a flag, which
-// wins over the variable, for each setting it reads. Only this package reads the environment
-// (style.md).
+// wins over the variable, for each setting it reads. Only this package reads the environment: the
+// other packages take a Config.
 type settings struct {
 	DatabaseURL       string
 	KafkaBrokers      []string

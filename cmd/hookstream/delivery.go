@@ -16,13 +16,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/kafkalag"
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/retrytopics"
 	"github.com/hookstream/hookstream/sender"
-	"github.com/hookstream/hookstream/sender/egress"
 )
 
 // runSender is `hookstream sender`: deliveries → signed HTTP requests → attempts. It needs no

@@ -20,8 +20,8 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/secretbox"
-	"github.com/hookstream/hookstream/sender/egress"
 )
 
 // The deployment files (deploy/compose, deploy/k8s, deploy/Dockerfile) are held here to the

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/tracing"
-	"github.com/hookstream/hookstream/sender/egress"
 )
 
 // The typed flag values of the settings. Each Set says what it expected; the flag package puts

@@ -14,9 +14,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/hookstream/hookstream/internal/bench/benchenv"
 	"github.com/hookstream/hookstream/internal/harness"
 	"github.com/hookstream/hookstream/internal/ledger"
+	"github.com/hookstream/hookstream/internal/scratch"
 )
 
 // Names of the run's installation.
@@ -242,7 +242,7 @@ func (s *session) startCluster(ctx context.Context, vars map[string]string, admi
 	if err := s.cluster.start(supervision, s.o.startTimeout); err != nil {
 		return err
 	}
-	if err := benchenv.WaitSlotStreaming(ctx, s.pool, slot, s.o.startTimeout); err != nil {
+	if err := scratch.WaitSlotStreaming(ctx, s.pool, slot, s.o.startTimeout); err != nil {
 		return err
 	}
 	groups := []string{prefix + ".fanout", prefix + ".sender", prefix + ".recorder"}

@@ -20,11 +20,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/hookstream/hookstream/internal/bench/benchenv"
 	"github.com/hookstream/hookstream/internal/cluster"
 	"github.com/hookstream/hookstream/internal/harness"
 	"github.com/hookstream/hookstream/internal/ledger"
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/scratch"
 	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/outbox"
@@ -125,7 +125,7 @@ func newInstallation(t *testing.T) *installation {
 	t.Helper()
 	b, dir := brokers(t)
 	db := testenv.NewDatabase(t)
-	in := &installation{t: t, b: b, db: db, prefix: "c" + benchenv.RandomHex(4), bin: testenv.Binary(t),
+	in := &installation{t: t, b: b, db: db, prefix: "c" + scratch.RandomHex(4), bin: testenv.Binary(t),
 		logs: filepath.Join(dir, "logs", t.Name()), probeOf: map[*harness.Process]string{}}
 	port, err := freeAddr()
 	if err != nil {
@@ -382,9 +382,7 @@ func TestBrokerKillsLoseNothing(t *testing.T) {
 	for _, kind := range []string{"fanout", "sender", "retry", "recorder"} {
 		in.start(kind, kind+"-1")
 	}
-	if err := benchenv.WaitSlotStreaming(ctx, in.db.Pool, in.db.Name, startTimeout); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WaitSlotStreaming(t, in.db.Pool, in.db.Name, startTimeout)
 	groups := []string{in.prefix + ".fanout", in.prefix + ".sender", in.prefix + ".recorder"}
 	if err := harness.WaitGroups(ctx, in.b.Addrs(), groups, startTimeout); err != nil {
 		t.Fatal(err)
@@ -638,9 +636,7 @@ func TestCDCStandbyTakesOver(t *testing.T) {
 	if cdcActive(standbyProbe) {
 		t.Fatal("both cdc processes say they are active")
 	}
-	if err := benchenv.WaitSlotStreaming(ctx, in.db.Pool, in.db.Name, startTimeout); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WaitSlotStreaming(t, in.db.Pool, in.db.Name, startTimeout)
 
 	// One client: its commits are the commit order, which each partner's events keep.
 	gen, err := harness.NewGenerator(in.db.Pool, 1, func(n int64) outbox.Event { return harness.NewEvent([]string{"p1", "p2", "p3"}[n%3], n) })

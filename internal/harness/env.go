@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/hookstream/hookstream/internal/bench/benchenv"
+	"github.com/hookstream/hookstream/internal/scratch"
 	"github.com/hookstream/hookstream/internal/secretbox"
 )
 
@@ -30,7 +30,7 @@ type Installation struct {
 }
 
 // NewAdminToken is a fresh operator token.
-func NewAdminToken() string { return "hst_bench_" + benchenv.RandomHex(24) }
+func NewAdminToken() string { return "hst_bench_" + scratch.RandomHex(24) }
 
 // Vars is the configuration every process of the installation shares, with a fresh secret key:
 // loopback HTTP receivers on unprivileged ports are allowed, logs are JSON.

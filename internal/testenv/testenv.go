@@ -13,8 +13,6 @@ package testenv
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	mathrand "math/rand/v2"
 	"net"
@@ -33,6 +31,7 @@ import (
 
 	"github.com/hookstream/hookstream/internal/embeddedkafka"
 	"github.com/hookstream/hookstream/internal/migrations"
+	"github.com/hookstream/hookstream/internal/scratch"
 	"github.com/hookstream/hookstream/internal/topics"
 )
 
@@ -72,7 +71,7 @@ func NewDatabase(t testing.TB) *Database {
 	if err != nil {
 		t.Fatalf("testenv: schema template: %v", err)
 	}
-	return createDatabase(t, "TEMPLATE "+tmpl)
+	return createDatabase(t, tmpl)
 }
 
 // NewEmptyDatabase creates a database without hookstream's schema, for tests of migrating.
@@ -81,23 +80,17 @@ func NewEmptyDatabase(t testing.TB) *Database {
 	return createDatabase(t, "")
 }
 
-func createDatabase(t testing.TB, options string) *Database {
+// createDatabase creates a database for t, a copy of template unless it is empty, dropped with
+// any replication slot a test left on it when the test ends.
+func createDatabase(t testing.TB, template string) *Database {
 	t.Helper()
 	server := ServerURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	name := "hst_" + randomHex(8)
-	admin, err := pgx.Connect(ctx, server)
+	name := "hst_" + scratch.RandomHex(8)
+	url, err := scratch.CreateDatabase(ctx, server, name, template)
 	if err != nil {
-		t.Fatalf("testenv: connect %s: %v", DatabaseVar, err)
-	}
-	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %s %s`, name, options)); err != nil {
-		t.Fatalf("testenv: create database: %v", err)
-	}
-	url, err := withDatabase(server, name)
-	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("testenv: %s: %v", DatabaseVar, err)
 	}
 	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
@@ -106,33 +99,11 @@ func createDatabase(t testing.TB, options string) *Database {
 	db := &Database{Name: name, URL: url, Pool: pool}
 	t.Cleanup(func() {
 		pool.Close()
-		dropDatabase(t, server, name)
+		if err := scratch.DropDatabase(server, name); err != nil {
+			t.Errorf("testenv: %v", err)
+		}
 	})
 	return db
-}
-
-// dropDatabase removes a test database, and first any replication slot a test left on it,
-// since PostgreSQL refuses to drop a database that a slot still refers to.
-func dropDatabase(t testing.TB, server, name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, server)
-	if err != nil {
-		t.Errorf("testenv: drop %s: %v", name, err)
-		return
-	}
-	defer conn.Close(ctx)
-	_, _ = conn.Exec(ctx, `SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE database = $1 AND active_pid IS NOT NULL`, name)
-	for i := 0; i < 50; i++ {
-		_, err = conn.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1`, name)
-		if err == nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond) // the walsender is still exiting
-	}
-	if _, err := conn.Exec(ctx, fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, name)); err != nil {
-		t.Errorf("testenv: drop %s: %v", name, err)
-	}
 }
 
 var templateOnce sync.Map // server URL → template name, once built in this process
@@ -169,20 +140,7 @@ func ensureTemplate(ctx context.Context, server string) (string, error) {
 		if _, err := conn.Exec(ctx, fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, wip)); err != nil {
 			return "", err
 		}
-		if _, err := conn.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %s`, wip)); err != nil {
-			return "", err
-		}
-		wipURL, err := withDatabase(server, wip)
-		if err != nil {
-			return "", err
-		}
-		mc, err := pgx.Connect(ctx, wipURL)
-		if err != nil {
-			return "", err
-		}
-		_, err = migrations.Apply(ctx, mc)
-		mc.Close(context.Background())
-		if err != nil {
+		if _, err := scratch.MigratedDatabase(ctx, server, wip); err != nil {
 			return "", err
 		}
 		if _, err := conn.Exec(ctx, fmt.Sprintf(`ALTER DATABASE %s RENAME TO %s`, wip, name)); err != nil {
@@ -191,20 +149,6 @@ func ensureTemplate(ctx context.Context, server string) (string, error) {
 	}
 	templateOnce.Store(server, name)
 	return name, nil
-}
-
-// withDatabase returns server's URL pointing at database name.
-func withDatabase(server, name string) (string, error) {
-	cfg, err := pgx.ParseConfig(server)
-	if err != nil {
-		return "", fmt.Errorf("testenv: parse %s: %w", DatabaseVar, err)
-	}
-	// Rebuild from the parsed parts so any form of URL or keyword/value string works.
-	user := cfg.User
-	if cfg.Password != "" {
-		user += ":" + cfg.Password
-	}
-	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", user, cfg.Host, cfg.Port, name), nil
 }
 
 // Kafka is a cluster for one test, with a topic prefix no other test uses.
@@ -221,7 +165,7 @@ type Kafka struct {
 func NewKafka(t testing.TB) *Kafka {
 	t.Helper()
 	v := strings.TrimSpace(os.Getenv(KafkaVar))
-	k := &Kafka{Prefix: "t" + randomHex(6)}
+	k := &Kafka{Prefix: "t" + scratch.RandomHex(6)}
 	switch v {
 	case "":
 		t.Fatalf("%s is not set: set it to \"embedded\" for in-process kfake, or run `make kafka-up` and set it to 127.0.0.1:19092; `make test` runs both", KafkaVar)
@@ -422,30 +366,11 @@ func (k *Kafka) CreateTopics(t testing.TB) topics.Names {
 	return topics.For(k.Prefix)
 }
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // documented never to fail since Go 1.24
-	return hex.EncodeToString(b)
-}
-
 // WaitSlotStreaming waits until the logical replication slot is held by a reader and has
-// reached its consistent point, so that every transaction committed afterwards is streamed.
-// A slot being created shows as active while it still waits for the transactions running in
-// the whole cluster to end (confirmed_flush_lsn is NULL until then); a commit in that window is
-// part of the slot's initial snapshot, not of the stream.
+// reached its consistent point (scratch.WaitSlotStreaming), or fails t after timeout.
 func WaitSlotStreaming(t testing.TB, pool *pgxpool.Pool, slot string, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		var ready bool
-		err := pool.QueryRow(context.Background(), `SELECT active AND confirmed_flush_lsn IS NOT NULL
-			FROM pg_replication_slots WHERE slot_name = $1`, slot).Scan(&ready)
-		if err == nil && ready {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("testenv: slot %s not streaming after %s (last error: %v)", slot, timeout, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := scratch.WaitSlotStreaming(context.Background(), pool, slot, timeout); err != nil {
+		t.Fatalf("testenv: %v", err)
 	}
 }

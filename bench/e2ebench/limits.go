@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/hookstream/hookstream/internal/bench/benchenv"
 	"github.com/hookstream/hookstream/internal/harness"
+	"github.com/hookstream/hookstream/internal/scratch"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/webhook"
 )
@@ -34,11 +34,12 @@ func measureLimits(ctx context.Context, o options, rx *harness.Receiver) (limits
 	if lim.bareRPS, err = bareLoop(ctx, rx, o.bareRequests, o.clients); err != nil {
 		return lim, fmt.Errorf("bare loop: %w", err)
 	}
-	url, drop, err := benchenv.Database(ctx, o.databaseURL, dbPrefix+benchenv.RandomHex(5))
+	dbName := dbPrefix + scratch.RandomHex(5)
+	url, err := scratch.MigratedDatabase(ctx, o.databaseURL, dbName)
 	if err != nil {
 		return lim, fmt.Errorf("postgres limit: database: %w", err)
 	}
-	defer drop()
+	defer scratch.DropDatabase(o.databaseURL, dbName) //nolint:errcheck // a leftover database is harmless
 	// The day partitions, as the workloads' environments have them.
 	err = harness.RunToEnd(ctx, o.bin, []string{"migrate"}, harness.Environ(map[string]string{"HOOKSTREAM_DATABASE_URL": url}),
 		fmt.Sprintf("%s/logs/limits-migrate.log", o.out), 2*time.Minute)

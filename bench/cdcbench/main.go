@@ -27,10 +27,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/bench/benchenv"
 	"github.com/hookstream/hookstream/cdc"
-	"github.com/hookstream/hookstream/internal/bench/benchenv"
 	"github.com/hookstream/hookstream/internal/harness"
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/scratch"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/outbox"
 )
@@ -70,19 +71,19 @@ type result struct {
 func run(server string, brokers []string, events, txnSize, writers, rate int, steady time.Duration) (result, error) {
 	ctx := context.Background()
 	var res result
-	name := "hstbench_" + benchenv.RandomHex(6)
-	dbURL, cleanup, err := benchenv.Database(ctx, server, name)
+	name := "hstbench_" + scratch.RandomHex(6)
+	dbURL, err := scratch.MigratedDatabase(ctx, server, name)
 	if err != nil {
 		return res, err
 	}
-	defer cleanup()
+	defer scratch.DropDatabase(server, name) //nolint:errcheck // a leftover database is harmless
 	pool, err := pgxpool.New(ctx, dbURL)
 	if err != nil {
 		return res, err
 	}
 	defer pool.Close()
 
-	prefix := "bench" + benchenv.RandomHex(4)
+	prefix := "bench" + scratch.RandomHex(4)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
 		return res, err
@@ -101,16 +102,19 @@ func run(server string, brokers []string, events, txnSize, writers, rate int, st
 	cfg.DatabaseURL, cfg.Brokers, cfg.Prefix, cfg.Slot = dbURL, brokers, prefix, name
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	// Create the slot (an empty snapshot), then stop: the backlog is written with no reader.
+	// Create the slot (an empty snapshot), then stop: the backlog is written with no reader. The
+	// slot must stream before cdc stops: an active slot may still be waiting for its consistent
+	// point, a slot whose creation is cut short there is dropped again, and the next start would
+	// publish the backlog from a snapshot instead of streaming it.
 	stop, _, err := startCDC(cfg)
 	if err != nil {
 		return res, err
 	}
-	if err := waitSlot(ctx, pool, name, true); err != nil {
+	if err := scratch.WaitSlotStreaming(ctx, pool, name, time.Minute); err != nil {
 		return res, err
 	}
 	stop()
-	if err := waitSlot(ctx, pool, name, false); err != nil {
+	if err := waitSlotReleased(ctx, pool, name); err != nil {
 		return res, err
 	}
 
@@ -159,11 +163,13 @@ func startCDC(cfg cdc.Config) (stop func(), reg *prometheus.Registry, err error)
 	return func() { once.Do(func() { cancel(); <-done }) }, reg, nil
 }
 
-func waitSlot(ctx context.Context, pool *pgxpool.Pool, slot string, active bool) error {
+// waitSlotReleased waits until no process holds the slot, so the backlog is written with no
+// reader.
+func waitSlotReleased(ctx context.Context, pool *pgxpool.Pool, slot string) error {
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		var a bool
-		if err := pool.QueryRow(ctx, `SELECT active FROM pg_replication_slots WHERE slot_name = $1`, slot).Scan(&a); err == nil && a == active {
+		var active bool
+		if err := pool.QueryRow(ctx, `SELECT active FROM pg_replication_slots WHERE slot_name = $1`, slot).Scan(&active); err == nil && !active {
 			return nil
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -171,7 +177,7 @@ func waitSlot(ctx context.Context, pool *pgxpool.Pool, slot string, active bool)
 	var holder *string
 	_ = pool.QueryRow(ctx, `SELECT a.pid || ' ' || a.backend_type || ' ' || coalesce(a.state, '') FROM pg_replication_slots s
 		JOIN pg_stat_activity a ON a.pid = s.active_pid WHERE slot_name = $1`, slot).Scan(&holder)
-	return fmt.Errorf("slot %s did not become active=%v within a minute (holder: %v)", slot, active, holder)
+	return fmt.Errorf("slot %s still held after a minute (holder: %v)", slot, holder)
 }
 
 // writeBacklog commits events in transactions of txnSize through outbox.Append, pipelined with

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/hookstream/hookstream/sender/egress"
+	"github.com/hookstream/hookstream/egress"
 )
 
 // The admin API checks a callback URL at registration and answers 422 with the refusing rule.

@@ -2,8 +2,8 @@
 // process holding a large backlog of retries, and how late near-due retries are released while
 // it does.
 //
-//	go run ./internal/bench/retrybench -brokers 127.0.0.1:19092
-//	go run ./internal/bench/retrybench -embedded
+//	go run ./bench/retrybench -brokers 127.0.0.1:19092
+//	go run ./bench/retrybench -embedded
 //
 // It fills the tiers with -records retries due hours to a day away (the backlog), runs every
 // tier consumer in this process, waits until the look-ahead buffers are full, and reads this
@@ -16,7 +16,6 @@ package main
 import (
 	"bufio"
 	"context"
-	crand "crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -41,6 +40,7 @@ import (
 
 	"github.com/hookstream/hookstream/internal/embeddedkafka"
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/scratch"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/retrytopics"
 )
@@ -228,7 +228,7 @@ func drive(ctx context.Context, o options) error {
 			return err
 		}
 	}
-	o.prefix = "retrybench" + randomHex(4)
+	o.prefix = "retrybench" + scratch.RandomHex(4)
 	fmt.Printf("retrybench: %d held retries of %d-byte bodies, %d partitions, brokers %s, prefix %s\n",
 		o.records, o.body, o.partitions, o.brokers, o.prefix)
 
@@ -599,10 +599,4 @@ func near(ctx context.Context, o options) error {
 	b, _ := json.Marshal(l)
 	fmt.Printf("LATENESS %s\n", b)
 	return nil
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = crand.Read(b)
-	return hex.EncodeToString(b)
 }

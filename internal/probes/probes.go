@@ -1,4 +1,4 @@
-package admin
+package probes
 
 import (
 	"context"
@@ -16,9 +16,9 @@ type Check struct {
 	Ping func(ctx context.Context) error
 }
 
-// Probes serves GET /healthz (the process is alive), GET /readyz (every check answers within
+// Handler serves GET /healthz (the process is alive), GET /readyz (every check answers within
 // two seconds) and GET /metrics (Prometheus text format from reg).
-func Probes(reg prometheus.Gatherer, checks ...Check) http.Handler {
+func Handler(reg prometheus.Gatherer, checks ...Check) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

@@ -78,7 +78,7 @@ func buildHookstream(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "hookstream")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/hookstream")
-	cmd.Dir = filepath.Join("..", "..", "..")
+	cmd.Dir = filepath.Join("..", "..")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

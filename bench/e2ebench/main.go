@@ -3,7 +3,7 @@
 // fanned out, signed and POSTed by the sender to a verifying receiver in this process.
 //
 //	go build -o .data/bench/hookstream ./cmd/hookstream
-//	go run ./internal/bench/e2ebench -bin .data/bench/hookstream -runs 1 -workloads a1
+//	go run ./bench/e2ebench -bin .data/bench/hookstream -runs 1 -workloads a1
 //
 // Every workload of every run and mode gets a fresh environment: a migrated database and its
 // cdc slot (named like the database), a topic prefix, a secret key, an operator token, new

@@ -21,9 +21,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/bench/benchenv"
 	"github.com/hookstream/hookstream/endpoints"
-	"github.com/hookstream/hookstream/internal/bench/benchenv"
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/scratch"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/streams"
@@ -65,7 +66,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // setup creates the topics under a fresh prefix.
 func setup(ctx context.Context, brokers []string) (topics.Names, func(), error) {
-	prefix := "bench" + benchenv.RandomHex(4)
+	prefix := "bench" + scratch.RandomHex(4)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
 		return topics.Names{}, nil, err
@@ -148,7 +149,7 @@ func fanoutRate(brokers []string, events, fanout int) (float64, error) {
 
 // produce writes recs in one transaction, as cdc would (the readers read committed).
 func produce(ctx context.Context, brokers []string, recs []*kgo.Record) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.TransactionalID("bench-"+benchenv.RandomHex(4)),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.TransactionalID("bench-"+scratch.RandomHex(4)),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(5*time.Millisecond))
 	if err != nil {
 		return err
@@ -182,11 +183,12 @@ func recorderRate(server string, brokers []string, attempts int) (float64, error
 		return 0, err
 	}
 	defer cleanup()
-	url, dropDB, err := benchenv.Database(ctx, server, "hstbench_"+benchenv.RandomHex(6))
+	dbName := "hstbench_" + scratch.RandomHex(6)
+	url, err := scratch.MigratedDatabase(ctx, server, dbName)
 	if err != nil {
 		return 0, err
 	}
-	defer dropDB()
+	defer scratch.DropDatabase(server, dbName) //nolint:errcheck // a leftover database is harmless
 	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
 		return 0, err

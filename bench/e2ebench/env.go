@@ -12,8 +12,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/hookstream/hookstream/internal/bench/benchenv"
+	"github.com/hookstream/hookstream/bench/benchenv"
 	"github.com/hookstream/hookstream/internal/harness"
+	"github.com/hookstream/hookstream/internal/scratch"
 )
 
 // Modes: every component its own process on the real broker, or `hookstream dev`.
@@ -57,9 +58,9 @@ type envSpec struct {
 // cdc slot at its consistent point, and the consumer groups of fanout, sender and recorder
 // stable. On error whatever was started is stopped again.
 func startEnv(ctx context.Context, o options, spec envSpec) (started *env, err error) {
-	dbName := dbPrefix + benchenv.RandomHex(5)
+	dbName := dbPrefix + scratch.RandomHex(5)
 	e := &env{name: fmt.Sprintf("run%d-%s-%s", spec.run, spec.mode, spec.workload), mode: spec.mode, o: o,
-		slot: dbName, prefix: "e2e" + benchenv.RandomHex(4)}
+		slot: dbName, prefix: "e2e" + scratch.RandomHex(4)}
 	defer func() {
 		if err != nil {
 			if serr := e.stop(); serr != nil {
@@ -68,11 +69,11 @@ func startEnv(ctx context.Context, o options, spec envSpec) (started *env, err e
 			started, err = nil, fmt.Errorf("environment %s: %w", e.name, err)
 		}
 	}()
-	url, drop, err := benchenv.Database(ctx, o.databaseURL, dbName)
+	url, err := scratch.MigratedDatabase(ctx, o.databaseURL, dbName)
 	if err != nil {
 		return e, fmt.Errorf("database: %w", err)
 	}
-	e.dropDB = drop
+	e.dropDB = func() { _ = scratch.DropDatabase(o.databaseURL, dbName) }
 	if e.pool, err = harness.NewPool(ctx, url, o.clients+4); err != nil {
 		return e, err
 	}
@@ -88,7 +89,7 @@ func startEnv(ctx context.Context, o options, spec envSpec) (started *env, err e
 	if err != nil {
 		return e, err
 	}
-	if err := benchenv.WaitSlotStreaming(ctx, e.pool, e.slot, o.startTimeout); err != nil {
+	if err := scratch.WaitSlotStreaming(ctx, e.pool, e.slot, o.startTimeout); err != nil {
 		return e, err
 	}
 	return e, e.waitGroups(ctx)
@@ -120,7 +121,7 @@ func sweepStale(ctx context.Context, server string) ([]string, error) {
 		return nil, fmt.Errorf("sweep stale databases: %w", err)
 	}
 	for _, name := range names {
-		benchenv.DropDatabase(server, name)
+		_ = scratch.DropDatabase(server, name)
 	}
 	return names, nil
 }

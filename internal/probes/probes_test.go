@@ -1,4 +1,4 @@
-package admin
+package probes
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 )
 
 func TestReadyzReportsFailingCheck(t *testing.T) {
-	h := Probes(prometheus.NewRegistry(),
+	h := Handler(prometheus.NewRegistry(),
 		Check{Name: "postgres", Ping: func(context.Context) error { return nil }},
 		Check{Name: "kafka", Ping: func(context.Context) error { return errors.New("no brokers") }},
 	)
@@ -30,5 +30,17 @@ func TestReadyzReportsFailingCheck(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest("POST", "/healthz", nil))
 	if rec.Code != http.StatusMethodNotAllowed {
 		t.Fatalf("POST /healthz = %d", rec.Code)
+	}
+}
+
+// TestHandlerRoutes: each route the deploy manifests probe and Prometheus scrapes reaches its own
+// pattern.
+func TestHandlerRoutes(t *testing.T) {
+	mux := Handler(prometheus.NewRegistry()).(*http.ServeMux)
+	for _, p := range []string{"GET /healthz", "GET /readyz", "GET /metrics"} {
+		method, path, _ := strings.Cut(p, " ")
+		if _, got := mux.Handler(httptest.NewRequest(method, path, nil)); got != p {
+			t.Errorf("Handler does not route %s (got %q)", p, got)
+		}
 	}
 }

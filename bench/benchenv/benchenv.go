@@ -1,0 +1,27 @@
+// Package benchenv is what the benchmark programs share beyond internal/scratch (their fresh
+// databases, slot waits and random names, the same as the tests'): free ports and the median they
+// report.
+package benchenv
+
+import (
+	"fmt"
+	"net"
+	"slices"
+)
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Median of v (the upper one for an even count).
+func Median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
