@@ -196,8 +196,10 @@ func (s *Sender) Run(ctx context.Context) error {
 		kgo.OnPartitionsAssigned(s.onAssigned),
 		kgo.OnPartitionsRevoked(s.onRevoked),
 		kgo.OnPartitionsLost(s.onLost),
-		// An empty fetch waits at most this long on the broker; a revoke waits for it.
-		kgo.FetchMaxWait(time.Second),
+		// An empty fetch waits at most this long on the broker; a revoke waits for it, and so
+		// does a partition resumed after its backlog paused it (feed), which joins the next
+		// fetch request only: with a second, a burst to one endpoint flowed in steps.
+		kgo.FetchMaxWait(100 * time.Millisecond),
 		kgo.FetchMaxBytes(fetchMaxBytes),
 	}, s.cfg.KafkaOptions...)
 	if s.cfg.InstanceID != "" {
