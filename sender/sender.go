@@ -53,8 +53,10 @@ const (
 	// never hears of their requests (design.md section 7): with the bound, a sender killed
 	// during a broker outage leaves at most its requests in flight and these out, instead of
 	// every request it answered from its buffer while the broker was away. At the bound, a
-	// lane waits with its answered request before it makes another.
-	maxUnrecorded = 256
+	// lane waits with its answered request before it makes another. That wait is the
+	// recording's, not the endpoint's: it counts neither in the lane's service rate nor
+	// against its stall rule, and intake waits for room instead of deferring meanwhile.
+	maxUnrecorded = 1024
 	// fetchMaxBytes bounds one fetch, which the Kafka client may hold beside the buffered records.
 	fetchMaxBytes = 16 << 20
 	// finalCommitTimeout bounds the commit at shutdown.
@@ -414,10 +416,11 @@ func (s *Sender) offer(ctx context.Context, l *lane, w *work) {
 			s.enqueue(l, w) // unlocks
 			return
 		}
-		if waitStart.IsZero() {
+		behind := s.recordingBehind() // waiting for Kafka to acknowledge attempts is not the endpoint's doing
+		if waitStart.IsZero() || behind {
 			waitStart = now
 		}
-		if timedOut := now.Sub(waitStart) >= s.cfg.MaxIntakeWait; timedOut || l.slow(now, s.cfg.MaxSlotWait, s.cfg.StallAfter) {
+		if timedOut := now.Sub(waitStart) >= s.cfg.MaxIntakeWait; timedOut || !behind && l.slow(now, s.cfg.MaxSlotWait, s.cfg.StallAfter) {
 			l.deferring = l.deferring || timedOut
 			l.mu.Unlock()
 			after := s.deferDelay(w.d)
@@ -486,12 +489,30 @@ func (s *Sender) goHandle(w *work, fn func(*work) bool) {
 // holdUnrecorded takes a slot of maxUnrecorded for w's answered request, waiting while they are
 // all taken; its end gives it back. A partition that stops meanwhile lets w go on without one:
 // its attempt is still recorded if Kafka allows.
-func (s *Sender) holdUnrecorded(w *work) {
+func (s *Sender) holdUnrecorded(l *lane, w *work) {
+	select {
+	case s.unrecorded <- struct{}{}:
+		w.unrecorded = true
+		return
+	default:
+	}
 	select {
 	case s.unrecorded <- struct{}{}:
 		w.unrecorded = true
 	case <-w.part.stopCtx.Done():
 	}
+	// The wait was Kafka's: the lane's next request end is no measure of the endpoint's
+	// service rate, and the lane has not stalled.
+	l.mu.Lock()
+	l.lastDone, l.doneBusy = s.now(), false
+	l.mu.Unlock()
+}
+
+// recordingBehind reports whether the answered requests waiting for their attempt records'
+// acknowledgement are at maxUnrecorded: the lanes then wait for Kafka, whatever their
+// endpoints' pace, and none of them is slow for that.
+func (s *Sender) recordingBehind() bool {
+	return len(s.unrecorded) == cap(s.unrecorded)
 }
 
 // end closes the handling of w: finished records may be committed past; abandoned ones not.
@@ -809,7 +830,7 @@ func (s *Sender) deliver(l *lane, w *work, probe bool) {
 	if !sent {
 		releaseProbe()
 	} else {
-		s.holdUnrecorded(w)
+		s.holdUnrecorded(l, w)
 		l.mu.Lock()
 		l.breaker.record(res.failure == nil, probe, s.now())
 		res.circuit, res.circuitProbeAt = l.breaker.report()

@@ -15,11 +15,11 @@ import (
 )
 
 // inFlightCap bounds the requests one sender can leave out of the history: max_in_flight (64,
-// the default) per endpoint in flight, for the run's 9 endpoints, and the 256 answered ones
+// the default) per endpoint in flight, for the run's 9 endpoints, and the 1,024 answered ones
 // whose attempt records Kafka may not have acknowledged yet (the sender's maxUnrecorded). A
 // sender killed mid-request, or while the broker is away, leaves at most that many requests
 // its history never hears of.
-const inFlightCap = 64*9 + 256
+const inFlightCap = 64*9 + 1024
 
 // report is what the run measured and judged.
 type report struct {
