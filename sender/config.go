@@ -46,18 +46,22 @@ type Config struct {
 	// waits, and falls when it slows or fails, never above max_in_flight.
 	InitialInFlight int
 	// QueueSize is how many records may wait for one endpoint. When it is full, the record's
-	// partition waits for room if the endpoint keeps up, and otherwise defers the record to a retry tier
-	// without counting an attempt (R21).
+	// partition waits for room; when the wait holds back another endpoint's records and the
+	// endpoint does not keep up, the record is deferred to a retry tier without counting an
+	// attempt (R21).
 	QueueSize int
 	// MaxSlotWait: an endpoint whose requests end at least this often while work waits (and
 	// whose rate limit allows as much) is fed at its pace: a full queue makes intake wait for
-	// room instead of deferring. A slower one has its overflow deferred.
+	// room instead of deferring. A slower one, for MaxIntakeWait without a break, has its
+	// overflow deferred where it holds another endpoint back.
 	MaxSlotWait time.Duration
 	// StallAfter: a lane with requests out and none ended for this long is stalled (a hanging
-	// receiver, caught before its first timeout): its overflow is deferred at once.
+	// receiver, caught before its first timeout), which counts as slower (MaxSlotWait).
 	StallAfter time.Duration
-	// MaxIntakeWait bounds one wait of intake for room in a lane. When no room comes in time,
-	// the record is deferred, and so is the lane's overflow until its queue drains to half.
+	// MaxIntakeWait bounds one wait of intake for room in a lane that holds another endpoint
+	// back, and is how long a lane must be judged slower before its overflow is deferred. When
+	// no room comes in time, the record is deferred, and so is the lane's overflow until its
+	// queue drains to half.
 	MaxIntakeWait time.Duration
 	// MaxBuffered caps the records taken from Kafka and not yet finished, across all
 	// endpoints and partitions; intake waits at the cap and goes on at half of it. The Kafka

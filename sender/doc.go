@@ -59,11 +59,18 @@
 //     intake goes on taking records for the others, and stops polling only at the buffer caps
 //     below (nothing fetched is dropped or fetched again). A burst flows at the rate the
 //     endpoint accepts and is never deferred, and a burst to one endpoint never idles another;
-//   - a slower endpoint, one whose requests out have not ended for Config.StallAfter (250 ms,
-//     a hanging receiver, caught before its first timeout), or one for which no room comes
-//     within Config.MaxIntakeWait (500 ms), has the record deferred to a retry tier without counting an attempt,
-//     and the rest of its overflow too until its queue has drained to half: one endpoint's
-//     backlog never holds the others of the partition back for longer than one such wait.
+//   - a deferral exists only to spare the endpoint's neighbours: while waiting holds back no
+//     other endpoint's records of the partition (none waits behind in its feeder, and its
+//     fetching is not paused after it carried other endpoints' work), the record waits for
+//     room however slow the endpoint is, its partition's backlog bounded by the pause below;
+//   - with a neighbour held back, an endpoint for which no room comes within
+//     Config.MaxIntakeWait (500 ms), or that has been slower, or had requests out with none
+//     ending for Config.StallAfter (250 ms, a hanging receiver, caught before its first
+//     timeout), for Config.MaxIntakeWait without a break, has the record deferred to a retry
+//     tier without counting an attempt, and the rest of its overflow too until its queue has
+//     drained to half. A moment's stall of the whole machine is ridden out; one endpoint's
+//     backlog never holds the others of the partition back for longer than about one such
+//     wait.
 //
 // A circuit breaker opens after Config.BreakerFailures consecutive failed attempts; while open,
 // new work is deferred the same way; after Config.BreakerCooldown (10 s) one probe goes out,

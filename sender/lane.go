@@ -58,6 +58,9 @@ type lane struct {
 	doneBusy  bool          // work was waiting when the last request ended
 	deferring bool          // overflow is deferred at once until the queue drains to half
 	room      chan struct{} // closed when a queued item is taken; intake may wait on it
+	slowSince time.Time     // when the lane's current episode of slowness began (zero: none)
+	slowSeen  time.Time     // when it was last judged slow
+	loggedAt  time.Time     // when its overflow's deferral was last logged
 
 	// Requests out and since when, to tell stragglers (see stragglerFloor).
 	clock        func() time.Time
@@ -197,18 +200,30 @@ func smooth(avg, sample time.Duration) time.Duration {
 // before there is a measure, it is estimated from the request time over the concurrency. A rate
 // limit slower than that is slow by configuration.
 func (l *lane) slow(now time.Time, maxSlotWait, stallAfter time.Duration) bool {
+	return l.slowBecause(now, maxSlotWait, stallAfter) != ""
+}
+
+// Why a lane is slow (slowBecause).
+const (
+	slowDeferring   = "deferring its overflow"
+	slowRateLimited = "rate limited"
+	slowStalled     = "stalled"
+	slowService     = "slow service"
+)
+
+// slowBecause is slow with its reason ("" when the lane keeps up).
+func (l *lane) slowBecause(now time.Time, maxSlotWait, stallAfter time.Duration) string {
 	switch {
 	case l.deferring:
-		return true
+		return slowDeferring
 	case l.limiter != nil && time.Duration(float64(time.Second)/l.ratePerSec) > maxSlotWait:
-		return true
+		return slowRateLimited
 	case l.busy > 0 && now.Sub(latest(l.lastDone, l.busySince)) > stallAfter:
-		return true
-	case l.gap > 0:
-		return l.gap > maxSlotWait
-	default:
-		return l.ewma/time.Duration(l.limit()) > maxSlotWait
+		return slowStalled
+	case l.gap > 0 && l.gap > maxSlotWait, l.gap == 0 && l.ewma/time.Duration(l.limit()) > maxSlotWait:
+		return slowService
 	}
+	return ""
 }
 
 func latest(a, b time.Time) time.Time {

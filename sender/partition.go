@@ -39,8 +39,13 @@ type partition struct {
 	// them to their lanes in offset order (Sender.feed).
 	feedMu      sync.Mutex
 	feedQ       []*work
-	feeding     bool // a feeder runs
-	fetchPaused bool // fetching the partition is paused while feedQ is long
+	feedCount   map[string]int // records in feedQ by endpoint
+	feeding     bool           // a feeder runs
+	fetchPaused bool           // fetching the partition is paused while feedQ is long
+	// The endpoint of the partition's first record, and whether another endpoint's records have
+	// come since: a partition that carries one endpoint's work only has nobody to hold back.
+	firstEndpoint string
+	shared        bool
 }
 
 func newPartition(parent context.Context, topic string, id int32) *partition {
@@ -220,4 +225,42 @@ func (s *offsetSet) min() (int64, bool) {
 		return 0, false
 	}
 	return s.origin + int64(bits.TrailingZeros64(s.words[0])), true
+}
+
+// queueFeed appends w to the records waiting for the feeder. The caller holds feedMu.
+func (p *partition) queueFeed(w *work) {
+	id := w.d.EndpointID
+	switch {
+	case p.firstEndpoint == "":
+		p.firstEndpoint = id
+	case id != p.firstEndpoint:
+		p.shared = true
+	}
+	if p.feedCount == nil {
+		p.feedCount = map[string]int{}
+	}
+	p.feedCount[id]++
+	p.feedQ = append(p.feedQ, w)
+}
+
+// takeFeed removes and returns the first record waiting for the feeder. The caller holds
+// feedMu and has checked that one waits.
+func (p *partition) takeFeed() *work {
+	w := p.feedQ[0]
+	p.feedQ[0] = nil
+	p.feedQ = p.feedQ[1:]
+	id := w.d.EndpointID
+	if p.feedCount[id]--; p.feedCount[id] <= 0 {
+		delete(p.feedCount, id)
+	}
+	return w
+}
+
+// holdsBack reports whether waiting for room in endpoint's lane would hold back another
+// endpoint's records of this partition: some wait behind in feedQ, or fetching is paused on a
+// partition that has carried other endpoints' records, whose next ones may be unfetched behind.
+func (p *partition) holdsBack(endpoint string) bool {
+	p.feedMu.Lock()
+	defer p.feedMu.Unlock()
+	return len(p.feedQ) > p.feedCount[endpoint] || p.fetchPaused && p.shared
 }

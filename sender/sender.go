@@ -63,6 +63,12 @@ const (
 	finalCommitTimeout = 10 * time.Second
 	// intakeRecheck: intake waiting for room in a lane judges the lane again this often.
 	intakeRecheck = 10 * time.Millisecond
+	// slowEpisodeGap: judgements of a lane as slow further apart than this are separate
+	// episodes, each of which must last Config.MaxIntakeWait before the lane's overflow is
+	// deferred.
+	slowEpisodeGap = 100 * time.Millisecond
+	// overflowLogEvery bounds the log lines of one lane deferring its overflow.
+	overflowLogEvery = 10 * time.Second
 )
 
 // EndpointView is what the sender needs of a view of the endpoints topic; *endpoints.View is
@@ -319,7 +325,7 @@ func (s *Sender) intake(ctx context.Context, r *kgo.Record) {
 func (s *Sender) feed(ctx context.Context, w *work) {
 	p := w.part
 	p.feedMu.Lock()
-	p.feedQ = append(p.feedQ, w)
+	p.queueFeed(w)
 	start := !p.feeding
 	p.feeding = true
 	if len(p.feedQ) >= s.partitionWaitCap() && !p.fetchPaused {
@@ -347,9 +353,7 @@ func (s *Sender) runFeeder(ctx context.Context, p *partition) {
 			p.feedMu.Unlock()
 			return
 		}
-		w := p.feedQ[0]
-		p.feedQ[0] = nil
-		p.feedQ = p.feedQ[1:]
+		w := p.takeFeed()
 		if p.fetchPaused && len(p.feedQ) <= s.partitionWaitCap()/2 && !p.isStopped() {
 			p.fetchPaused = false
 			s.consumer.ResumeFetchPartitions(map[string][]int32{p.topic: {p.id}})
@@ -416,12 +420,12 @@ func (s *Sender) offer(ctx context.Context, l *lane, w *work) {
 			s.enqueue(l, w) // unlocks
 			return
 		}
-		behind := s.recordingBehind() // waiting for Kafka to acknowledge attempts is not the endpoint's doing
-		if waitStart.IsZero() || behind {
+		if s.recordingBehind() { // waiting for Kafka to acknowledge attempts is not the endpoint's doing
+			waitStart, l.slowSince = now, time.Time{}
+		} else if waitStart.IsZero() {
 			waitStart = now
 		}
-		if timedOut := now.Sub(waitStart) >= s.cfg.MaxIntakeWait; timedOut || !behind && l.slow(now, s.cfg.MaxSlotWait, s.cfg.StallAfter) {
-			l.deferring = l.deferring || timedOut
+		if why := s.overflows(l, w, now, waitStart); why != "" {
 			l.mu.Unlock()
 			after := s.deferDelay(w.d)
 			s.goHandle(w, func(w *work) bool { return s.deferWork(w, deferQueueFull, after) })
@@ -446,6 +450,45 @@ func (s *Sender) offer(ctx context.Context, l *lane, w *work) {
 			return
 		}
 	}
+}
+
+// overflows decides, for w meeting its lane l full (l.mu held), whether w is deferred rather
+// than wait for room, and says why ("" to wait). Waiting is the rule: a deferral costs a round
+// through a retry tier and only helps when the wait would hold back another endpoint's records
+// of w's partition (partition.holdsBack). Then w is deferred when the lane has had no room for
+// Config.MaxIntakeWait (and its overflow is deferred at once until its queue drains to half),
+// when it is deferring its overflow already or rate limited below the slot wait, or when it has
+// been judged slow (lane.slowBecause) without a break for Config.MaxIntakeWait: a moment's
+// slowness, such as the whole machine stalling for a few hundred milliseconds, is ridden out.
+func (s *Sender) overflows(l *lane, w *work, now, waitStart time.Time) string {
+	if !w.part.holdsBack(w.d.EndpointID) {
+		l.slowSince = time.Time{}
+		return ""
+	}
+	why := ""
+	switch slow := l.slowBecause(now, s.cfg.MaxSlotWait, s.cfg.StallAfter); {
+	case now.Sub(waitStart) >= s.cfg.MaxIntakeWait:
+		why = "no room for " + s.cfg.MaxIntakeWait.String()
+		l.deferring = true
+	case slow == slowDeferring || slow == slowRateLimited:
+		why = slow
+	case slow == "":
+		l.slowSince = time.Time{}
+	default:
+		if l.slowSince.IsZero() || now.Sub(l.slowSeen) > slowEpisodeGap {
+			l.slowSince = now
+		}
+		l.slowSeen = now
+		if now.Sub(l.slowSince) >= s.cfg.MaxIntakeWait {
+			why = slow
+		}
+	}
+	if why != "" && now.Sub(l.loggedAt) >= overflowLogEvery {
+		l.loggedAt = now
+		s.log.Info("deferring the overflow of a full endpoint queue", "endpoint_id", l.id, "why", why,
+			"request_time", l.ewma, "gap_between_ends", l.gap, "in_flight_limit", l.limit(), "queued", len(l.queue))
+	}
+	return why
 }
 
 // enqueue appends w to l's queue and starts a worker if the lane may run another. The caller

@@ -284,18 +284,21 @@ func TestHangingEndpointDoesNotDelayOthers(t *testing.T) {
 	cfg.ShutdownGrace = time.Second
 	e.start(cfg)
 
-	// 10 rounds of the hanging endpoint first, then every healthy one; then 4 more for the
-	// hanging endpoint. Its 14 records: 2 in flight, 8 queued, 4 deferred. A healthy
-	// endpoint's 10 always fit its 3 workers and queue of 8.
+	// 10 rounds of the hanging endpoint first, then every healthy one; the last round has 4
+	// more for the hanging endpoint. Its 14 records: 2 in flight, 8 queued, and 4 deferred,
+	// which would otherwise hold back the healthy records behind them on the partition. A
+	// healthy endpoint's 10 always fit its 3 workers and queue of 8.
 	var all []records.Delivery
 	for i := 0; i < 10; i++ {
 		all = append(all, delivery("p_a", "ep_hang", "customer.created"))
+		if i == 9 {
+			for j := 0; j < 4; j++ {
+				all = append(all, delivery("p_a", "ep_hang", "customer.created"))
+			}
+		}
 		for _, id := range healthy {
 			all = append(all, delivery("p_a", id, "customer.created"))
 		}
-	}
-	for i := 0; i < 4; i++ {
-		all = append(all, delivery("p_a", "ep_hang", "customer.created"))
 	}
 	e.deliver(0, all...)
 
@@ -860,5 +863,57 @@ func TestFullLaneHoldsBackOnlyItsPartition(t *testing.T) {
 	}
 	if got := metricValue(t, reg, "hookstream_sender_deferrals_total", map[string]string{"reason": "queue_full"}); got != 0 {
 		t.Fatalf("queue_full deferrals = %v, want 0", got)
+	}
+}
+
+// A full lane's overflow is deferred only to spare another endpoint's records of its partition.
+// An endpoint alone on its partition, however slow (here 20 ms a request, one at a time: a slot
+// frees every 20 ms, slower than the 5 ms slot wait), has its burst wait for room: a deferral
+// would only send it through a retry tier, where it comes back later and no one has gained. The
+// same endpoint with another endpoint's records behind it on the partition does have its
+// overflow deferred, so the other's flow on.
+func TestLoneSlowEndpointWaitsRatherThanDefers(t *testing.T) {
+	e := newEnv(t)
+	const burst = 60
+	e.endpoint("ep_slow", "p_a", func(ep *records.Endpoint) { ep.MaxInFlight = 1 })
+	e.rcv.handle("ep_slow", func(w http.ResponseWriter, _ *http.Request, _ []byte) { time.Sleep(20 * time.Millisecond) })
+	e.endpoint("ep_other", "p_a", func(ep *records.Endpoint) { ep.MaxInFlight = 4 })
+	reg := prometheus.NewRegistry()
+	cfg := e.config()
+	cfg.Registerer = reg
+	cfg.QueueSize = 4
+	cfg.InitialInFlight = 1
+	cfg.MaxSlotWait, cfg.MaxIntakeWait = 5*time.Millisecond, 200*time.Millisecond
+	e.start(cfg)
+
+	var ds []records.Delivery
+	for range burst {
+		ds = append(ds, delivery("p_a", "ep_slow", "customer.created"))
+	}
+	e.deliver(0, ds...)
+	waitFor(t, 60*time.Second, "the lone slow endpoint's burst", func() bool {
+		return e.attempts.count(func(a records.Attempt) bool {
+			return a.EndpointID == "ep_slow" && a.Outcome == records.OutcomeDelivered
+		}) == burst
+	})
+	if got := metricValue(t, reg, "hookstream_sender_deferrals_total", map[string]string{"reason": "queue_full"}); got != 0 {
+		t.Fatalf("queue_full deferrals of an endpoint alone on its partition = %v, want 0", got)
+	}
+
+	// Now the same burst with another endpoint's records behind it on the partition.
+	ds = ds[:0]
+	for range burst {
+		ds = append(ds, delivery("p_a", "ep_slow", "customer.created"))
+	}
+	const other = 20
+	for range other {
+		ds = append(ds, delivery("p_a", "ep_other", "customer.created"))
+	}
+	e.deliver(0, ds...)
+	waitFor(t, 30*time.Second, "the other endpoint's records behind the slow burst", func() bool {
+		return len(e.rcv.got("ep_other")) == other
+	})
+	if got := metricValue(t, reg, "hookstream_sender_deferrals_total", map[string]string{"reason": "queue_full"}); got == 0 {
+		t.Fatal("no queue_full deferral: the slow endpoint's burst held back the other endpoint's records")
 	}
 }
