@@ -36,6 +36,105 @@ func docsSection(t *testing.T, file, heading string) string {
 	return section
 }
 
+// commandLines are the command lines that take flags: each command, or each of its subcommands.
+func commandLines(t *testing.T) [][]string {
+	t.Helper()
+	var lines [][]string
+	for _, c := range commands() {
+		var subs []string
+		switch c.name {
+		case "endpoints":
+			for _, sc := range endpointSubcommands {
+				subs = append(subs, sc.name)
+			}
+		case "deliveries":
+			for _, sc := range deliverySubcommands {
+				subs = append(subs, sc.name)
+			}
+		case "topics":
+			subs = []string{"create", "describe"}
+			if _, out, _ := cli(t, "topics", "-h"); !strings.Contains(out, "topics create|describe") {
+				t.Fatalf("topics has other subcommands than create and describe:\n%s", out)
+			}
+		}
+		if subs == nil {
+			lines = append(lines, []string{c.name})
+		}
+		for _, s := range subs {
+			lines = append(lines, []string{c.name, s})
+		}
+	}
+	return lines
+}
+
+// TestDocsCommandFlags holds the documented flags to the binary's, both ways. Every flag of every
+// command and subcommand, as its -h lists it, is documented: a setting's in the configuration
+// table of docs/configuration.md (TestDocsConfigurationTable holds its variable and default), a
+// command's own in the table of docs/cli.md, in that command's row. Every flag either table
+// names is one the binary has: the configuration table's are each read by some command, and a
+// row of docs/cli.md names exactly the command's own flags.
+func TestDocsCommandFlags(t *testing.T) {
+	settings := map[string]bool{} // flag → documented in the configuration table
+	for _, m := range regexp.MustCompile("(?m)^\\| `HOOKSTREAM_[A-Z0-9_]+` \\| `--([a-z0-9-]+)` \\|").
+		FindAllStringSubmatch(docsSection(t, "docs/configuration.md", "Settings"), -1) {
+		settings[m[1]] = true
+	}
+	own := map[string][]string{} // command line → its own flags, as docs/cli.md lists them
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z][a-z -]*)` \\| (.*) \\|$").
+		FindAllStringSubmatch(docsSection(t, "docs/cli.md", "Each command's own flags"), -1) {
+		var flags []string
+		for _, f := range regexp.MustCompile("`--([a-z0-9-]+)").FindAllStringSubmatch(m[2], -1) {
+			if !slices.Contains(flags, f[1]) {
+				flags = append(flags, f[1])
+			}
+		}
+		if _, dup := own[m[1]]; dup {
+			t.Errorf("docs/cli.md lists the own flags of %s twice", m[1])
+		}
+		own[m[1]] = flags
+	}
+	if len(own) == 0 {
+		t.Fatal("docs/cli.md's table of each command's own flags has no row")
+	}
+
+	read := map[string]bool{} // settings some command reads
+	for _, line := range commandLines(t) {
+		name := strings.Join(line, " ")
+		var commandOwn []string
+		_, flags := helpFlags(t, append(line, "-h")...)
+		for _, f := range flags {
+			if _, ok := variableOf(f); ok {
+				read[f] = true
+				if !settings[f] {
+					t.Errorf("hookstream %s has --%s, which docs/configuration.md's table lacks", name, f)
+				}
+				continue
+			}
+			commandOwn = append(commandOwn, f)
+		}
+		documented := own[name]
+		delete(own, name)
+		for _, f := range commandOwn {
+			if !slices.Contains(documented, f) {
+				t.Errorf("hookstream %s has --%s, which its row in docs/cli.md (each command's own flags) lacks", name, f)
+			}
+		}
+		for _, f := range documented {
+			if !slices.Contains(commandOwn, f) {
+				t.Errorf("docs/cli.md gives hookstream %s the flag --%s, which it does not have", name, f)
+			}
+		}
+	}
+	for name := range own {
+		t.Errorf("docs/cli.md lists the own flags of %q, which is no command of the binary", name)
+	}
+	for f := range settings {
+		if !read[f] {
+			t.Errorf("docs/configuration.md lists --%s, which no command reads", f)
+		}
+	}
+}
+
 // TestREADMEEntryPoint: the README shows two commands, the quick start and the test command, and
 // each is one a test or CI runs. `make test` is what .ci/run runs; `make dev` runs
 // deploy/local/dev.sh, which deploy's TestDevScriptUsesDatabaseURL runs, and its next steps are
