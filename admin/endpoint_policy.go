@@ -15,7 +15,7 @@ import (
 	"github.com/hookstream/hookstream/outbox"
 )
 
-// An endpoint's payload filter and retry policy (issue 14, parts 2 and 3): checked here at
+// An endpoint's payload filter and retry policy (design.md sections 7 and 8): checked here at
 // registration, carried by cdc to the endpoints topic, applied by fanout (the filter), the retry
 // scheduler and the sender (the policy).
 

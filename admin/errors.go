@@ -86,7 +86,7 @@ const ProblemContentType = "application/problem+json"
 const RequestIDHeader = "X-Request-Id"
 
 // problemTypePrefix starts every problem type URI; the code follows it. The URN is stable and
-// not resolvable: the codes are documented in openapi.json and the README.
+// not resolvable: the codes are documented in openapi.json and docs/admin-api.md.
 const problemTypePrefix = "urn:hookstream:problem:"
 
 // errorBody is the JSON of every error response, an RFC 9457 problem: the standard members

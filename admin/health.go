@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// endpointHealth is what the endpoint resource shows of its deliveries' health (issue 14). The
+// endpointHealth is what the endpoint resource shows of its deliveries' health (design.md section 10). The
 // circuit breaker lives in the sender, which reaches no database: every attempt record states
 // the circuit after it, and the recorder keeps the newest statement in endpoint_health, so the
 // circuit shown is the one the newest recorded attempt left.

@@ -16,7 +16,7 @@ import (
 	"github.com/hookstream/hookstream/internal/secretbox"
 )
 
-// Idempotency-Key on POST (issue 14): a client that lost an answer sends its request again with
+// Idempotency-Key on POST (design.md section 10, Conventions): a client that lost an answer sends its request again with
 // the same key and gets the first answer back instead of a second endpoint, rotation, test
 // event or replay. Keys are scoped by caller (the operator, or one API key), kept
 // IdempotencyRetention; the same key with another request (method, path or body) is refused with

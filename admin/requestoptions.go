@@ -18,7 +18,7 @@ import (
 	"github.com/hookstream/hookstream/internal/secretbox"
 )
 
-// Request options of an endpoint (issue 14): extra headers, authentication to the receiver, a
+// Request options of an endpoint (design.md section 7): extra headers, authentication to the receiver, a
 // client certificate for mTLS, and the egress proxy. Their secrets (a header value, a
 // password, an OAuth client secret, a private key) are write-only: sealed under the
 // processes' key as soon as they arrive, like signing secrets (R16), and never returned, not

@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// streamEvents is the cursor feed as it happens, in server-sent events (issue 15, for
+// streamEvents is the cursor feed as it happens, in server-sent events (for
 // `hookstream listen`): the partner's events of the types asked for, in log order, from the
 // same partition, scoping and cursors as listEvents. Each event's SSE id is the feed cursor
 // after it, so a client that reconnects with Last-Event-ID (or ?after=) resumes with no gap and

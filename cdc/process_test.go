@@ -350,8 +350,8 @@ func TestKillNineDuringLoad(t *testing.T) {
 	verifyExactlyOnce(t, e, w)
 }
 
-// shutdownBound is how soon cdc must exit after SIGTERM (design.md section 12, README
-// Operations): it ends the Kafka transaction it has open and lets go of the slot.
+// shutdownBound is how soon cdc must exit after SIGTERM (design.md section 12,
+// docs/operations.md): it ends the Kafka transaction it has open and lets go of the slot.
 const shutdownBound = 30 * time.Second
 
 // R10, R12: cdc stopped with SIGTERM during a stream of transactions exits 0 within

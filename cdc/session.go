@@ -65,7 +65,7 @@ type session struct {
 }
 
 // dropMark remembers the WAL position at which expired partitions were found: they are dropped
-// once the confirmed position passes it, so every row they held has been published (issue 3).
+// once the confirmed position passes it, so every row they held has been published (R10, design.md section 4).
 type dropMark struct {
 	before time.Time
 	lsn    records.LSN

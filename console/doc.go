@@ -1,4 +1,4 @@
-// Package console is hookstream's web console for partners and operators (issue 18), served by
+// Package console is hookstream's web console for partners and operators (R39), served by
 // `hookstream admin` and `hookstream dev` under /console.
 //
 // It is a client of the public admin API and nothing else: every page is built from admin API

@@ -17,7 +17,7 @@ import (
 	"time"
 )
 
-// Forward proxies (issue 14). A deployment that must show receivers fixed egress addresses
+// Forward proxies (design.md section 9). A deployment that must show receivers fixed egress addresses
 // sends every connection through an HTTP proxy by CONNECT. The proxy must not become a way
 // around the guard: the destination is resolved and checked here exactly as for a direct
 // connection, and the proxy is asked for a tunnel to the checked IP address, never to the host

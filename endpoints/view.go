@@ -19,8 +19,9 @@ import (
 )
 
 // View is an in-memory copy of the endpoints topic, read from the beginning and followed live.
-// Fanout and the sender each keep one; the retry tiers keep none (the sender hands them the
-// endpoint's retry policy with each retry). Records are committed by cdc in commit-LSN order, so
+// Fanout and the sender each keep one; the retry tiers keep none: the sender's scheduler works
+// out each retry's due time from the endpoint's retry policy in its own view, and a tier only
+// holds the record until then. Records are committed by cdc in commit-LSN order, so
 // the view always shows the endpoint tables as of some commit.
 //
 // A record the view cannot read (not JSON, another format version, an id other than its key)

@@ -26,7 +26,7 @@ const (
 	MaxPageLimit     = 1000
 )
 
-// Handler serves the platform's HTTP API (README "Reference platform"). Every route but
+// Handler serves the platform's HTTP API (docs/reseller.md). Every route but
 // /healthz takes a partner API key of hookstream's admin API as its bearer token and acts for
 // that key's partner only: another partner's resources are not found.
 func (p *Platform) Handler() http.Handler {

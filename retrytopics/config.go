@@ -34,7 +34,7 @@ type Config struct {
 	// Schedule is the deployment's retry policy, which endpoints without a retry policy of
 	// their own follow.
 	Schedule Schedule
-	// Bounds limit the delays and attempts of endpoint retry policies (issue 14); the admin API
+	// Bounds limit the delays and attempts of endpoint retry policies (R22); the admin API
 	// refuses a policy outside them, and the scheduler brings a policy registered under wider
 	// bounds within them. The configured Schedule is the operator's own and not bound by them.
 	Bounds retrypolicy.Bounds

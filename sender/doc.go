@@ -19,16 +19,16 @@
 // endpoint version the admin API answered with (records.Delivery.EndpointVersion): it is sent
 // only once the view holds that version or a later one, waited for up to 10 s, else deferred
 // (reason stale_view), so a rotation, URL change or any other change is in effect for every test
-// and replay asked for after it (read-your-writes, issue 14). The request carries one signature
+// and replay asked for after it (read-your-writes). The request carries one signature
 // per active secret (R17), opened with [secretbox] under the row's AAD, and the endpoint's request
-// options (issue 14): its extra headers, its authentication (a header secret, HTTP basic, or an
+// options: its extra headers, its authentication (a header secret, HTTP basic, or an
 // OAuth 2.0 client-credentials token, cached and fetched again once on a 401), its client
 // certificate and its proxy route, opened once per change of the endpoint record; the
 // endpoint's own secrets are redacted by value from the evidence. The outcome is
 // classified by [Classify]; a retryable failure is handed to [Retrier.Schedule]; then one
 // attempt record (key delivery_id) carries the evidence, and the endpoint's circuit as the
 // result left it (Circuit, CircuitProbeAt, CircuitAt): the recorder keeps it, and the admin API
-// shows a state that lives only here (issue 14). At least once: a crash after the request and before
+// shows a state that lives only here. At least once: a crash after the request and before
 // the attempt record delivers the event again with the same webhook-id.
 //
 // # Isolation and flow control

@@ -19,7 +19,7 @@ type senderMetrics struct {
 	paused       prometheus.Gauge
 	commitErrors prometheus.Counter
 	partitions   prometheus.Gauge
-	// tokenRequests counts OAuth token requests (issue 14).
+	// tokenRequests counts OAuth token requests.
 	tokenRequests prometheus.Counter
 }
 

@@ -14,7 +14,7 @@ import (
 )
 
 // access is what an endpoint's request options add to its requests beyond the signed body
-// (issue 14): extra headers, credentials for the receiver, and the client whose route (direct
+// (design.md section 7): extra headers, credentials for the receiver, and the client whose route (direct
 // or a forward proxy) and client certificate the requests use. It is opened from the endpoint
 // record once per change of the record and kept in the endpoint's lane.
 type access struct {

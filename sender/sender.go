@@ -806,7 +806,7 @@ func (s *Sender) admit(w *work) (ep *records.Endpoint, ref *refusal, ok bool) {
 		return &refusal{records.CategoryInternal, "not sent: refused by the tenancy rule", true}
 	}
 	if v := w.d.EndpointVersion; v > 0 {
-		// Read-your-writes (issue 14): a test or replay is made with the endpoint as it was when
+		// Read-your-writes (design.md section 7): a test or replay is made with the endpoint as it was when
 		// the API answered, or later, never earlier; the view is waited for, bounded.
 		if cur, _ := s.view.Get(w.d.EndpointID); cur == nil || cur.Version < v {
 			ctx, cancel := context.WithTimeout(w.part.ctx, catchUpTimeout)

@@ -15,7 +15,7 @@ import (
 )
 
 // Pending rows: a delivery is in the history from the moment fanout emits it, not only from its
-// first attempt (issue 19). A delivery that waits (an open circuit, a receiver that is down, a
+// first attempt (design.md section 4). A delivery that waits (an open circuit, a receiver that is down, a
 // busy endpoint) is listed as pending, and "did endpoint E get event V?" has an answer before
 // the first request is made.
 //

@@ -579,7 +579,7 @@ var deliveryStates = map[string]string{
 //
 // A delivery once succeeded stays succeeded when a later automatic request of it (work redone
 // after a sender or broker failure, or its redundant retries) does not: the receiver has it, so
-// the history must not show it as retrying or failed (issue 19's chaos run). The request is
+// the history must not show it as retrying or failed (the chaos run found it doing so). The request is
 // recorded all the same, its status is the delivery's last_status, and it moves failing_since
 // and a 410 disables the endpoint as any newest request does. A replay or a test request that
 // fails does change the state: someone asked for it again.

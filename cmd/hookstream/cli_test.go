@@ -259,18 +259,11 @@ func TestBuildInfoMetric(t *testing.T) {
 	}
 }
 
-// TestREADMEConfigurationTable holds the README's configuration table to the variables: the
-// same variables, flag names, and defaults (where the README names a value), dev's own included.
-func TestREADMEConfigurationTable(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(readme), "\n## Configuration\n")
-	if !ok {
-		t.Fatal("README.md has no ## Configuration section")
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
+// TestDocsConfigurationTable holds the configuration table of docs/configuration.md to the
+// variables: the same variables, flag names, and defaults (where the table names a value), dev's
+// own included.
+func TestDocsConfigurationTable(t *testing.T) {
+	section := docsSection(t, "docs/configuration.md", "Settings")
 	rows := map[string][]string{}
 	for _, line := range strings.Split(section, "\n") {
 		if !strings.HasPrefix(line, "| `HOOKSTREAM_") {
@@ -278,7 +271,7 @@ func TestREADMEConfigurationTable(t *testing.T) {
 		}
 		cells := strings.Split(strings.Trim(line, "|"), "|")
 		if len(cells) != 4 {
-			t.Errorf("README row has %d cells, not variable | flag | default | what: %s", len(cells), line)
+			t.Errorf("docs/configuration.md: a row has %d cells, not variable | flag | default | what: %s", len(cells), line)
 			continue
 		}
 		for i := range cells {
@@ -286,59 +279,51 @@ func TestREADMEConfigurationTable(t *testing.T) {
 		}
 		env := strings.Trim(cells[0], "`")
 		if _, dup := rows[env]; dup {
-			t.Errorf("README lists %s twice", env)
+			t.Errorf("docs/configuration.md lists %s twice", env)
 		}
 		rows[env] = cells
 	}
 	for _, v := range variables {
 		cells, ok := rows[v.env]
 		if !ok {
-			t.Errorf("README's configuration table lacks %s", v.env)
+			t.Errorf("docs/configuration.md's table lacks %s", v.env)
 			continue
 		}
 		delete(rows, v.env)
 		if cells[1] != "`--"+v.flag+"`" {
-			t.Errorf("README: %s has flag %s, the binary --%s", v.env, cells[1], v.flag)
+			t.Errorf("docs/configuration.md: %s has flag %s, the binary --%s", v.env, cells[1], v.flag)
 		}
 		def := cells[2]
 		switch {
 		case v.def != "" && !strings.HasPrefix(def, "`"+v.def+"`"):
-			t.Errorf("README: %s defaults to %s, the binary to `%s`", v.env, def, v.def)
+			t.Errorf("docs/configuration.md: %s defaults to %s, the binary to `%s`", v.env, def, v.def)
 		case v.def == "" && strings.HasPrefix(def, "`"):
-			t.Errorf("README: %s defaults to %s, the binary has none: say what empty means in words", v.env, def)
+			t.Errorf("docs/configuration.md: %s defaults to %s, the binary has none: say what empty means in words", v.env, def)
 		}
 		if d, ok := devDefaults[v.env]; ok && !strings.Contains(def, "`"+d+"` in `dev`") {
-			t.Errorf("README: %s's default %s does not say dev's own: `%s` in `dev`", v.env, def, d)
+			t.Errorf("docs/configuration.md: %s's default %s does not say dev's own: `%s` in `dev`", v.env, def, d)
 		}
 	}
 	for env := range rows {
-		t.Errorf("README lists %s, which the binary does not read", env)
+		t.Errorf("docs/configuration.md lists %s, which the binary does not read", env)
 	}
 }
 
-// TestREADMECommandsTable holds the README's table of commands to the binary's: every command
-// (one row, or one per subcommand as for topics), and none the binary lacks.
-func TestREADMECommandsTable(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(readme), "\n## Commands\n")
-	if !ok {
-		t.Fatal("README.md has no ## Commands section")
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
+// TestDocsCommandsTable holds the table of commands of docs/cli.md to the binary's: every
+// command (one row, or one per subcommand as for topics), and none the binary lacks.
+func TestDocsCommandsTable(t *testing.T) {
+	section := docsSection(t, "docs/cli.md", "Commands")
 	listed := map[string]int{}
 	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z-]+)[^`]*` \\|").FindAllStringSubmatch(section, -1) {
 		listed[m[1]]++
 	}
 	for _, c := range commands() {
 		if listed[c.name] == 0 {
-			t.Errorf("README's commands table lacks %s", c.name)
+			t.Errorf("docs/cli.md's commands table lacks %s", c.name)
 		}
 		delete(listed, c.name)
 	}
 	for name := range listed {
-		t.Errorf("README's commands table lists %s, which the binary lacks", name)
+		t.Errorf("docs/cli.md's commands table lists %s, which the binary lacks", name)
 	}
 }

@@ -73,7 +73,7 @@ type settings struct {
 }
 
 // variable is one setting: its HOOKSTREAM_* variable, its flag, its built-in default as text
-// (what the README's configuration table states; a test holds the two together), its help, and
+// (what the configuration table of docs/configuration.md states; a test holds the two together), its help, and
 // the typed flag value that parses it into a field of settings.
 type variable struct {
 	env, flag, def, help string

@@ -42,7 +42,7 @@ budget crossings and both balance.low among them), or
 fails after --wait naming those that did not; with --follow the receiver stays up, printing
 what else arrives (a replay, a test event), until interrupted. The partner's key and ids are written to
 --data-dir as seed.env (shell variables: PARTNER, API_KEY, ENDPOINT, CUSTOMER, BUDGET), for the
-README's next commands.
+next commands of docs/reseller.md.
 `
 
 // seedTypes are the reseller's event types: every business type of the catalog.

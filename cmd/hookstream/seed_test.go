@@ -84,19 +84,15 @@ func seed(t *testing.T, dev *devInstance, db *testenv.Database) string {
 	return out.String()
 }
 
-// The README's reseller block, as a user types it with make dev running: the seed, then every
-// curl (state reads, deliveries, a replay, a rotation, the cursor feed, the CSV export) runs
-// against hookstream dev and succeeds (curl -f: a 4xx or 5xx fails the block).
-func TestREADMEResellerCommands(t *testing.T) {
+// The reseller block of docs/reseller.md, as a user types it with make dev running: the seed,
+// then every curl (state reads, deliveries, a replay, a rotation, the cursor feed, the CSV
+// export) runs against hookstream dev and succeeds (curl -f: a 4xx or 5xx fails the block).
+func TestDocsResellerCommands(t *testing.T) {
 	curl, err := exec.LookPath("curl")
 	if err != nil {
-		t.Fatalf("the README uses curl: %v", err)
+		t.Fatalf("docs/reseller.md uses curl: %v", err)
 	}
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	section, _, _ := strings.Cut(string(readme[bytes.Index(readme, []byte("## The reseller reference platform")):]), "\n## ")
+	section := docsSection(t, "docs/reseller.md", "")
 	var script string
 	for _, block := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(section, -1) {
 		if strings.Contains(block[1], "hookstream seed") {
@@ -104,7 +100,7 @@ func TestREADMEResellerCommands(t *testing.T) {
 		}
 	}
 	if script == "" {
-		t.Fatal("the README's reseller section shows no hookstream seed")
+		t.Fatal("docs/reseller.md shows no hookstream seed")
 	}
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db)
@@ -127,7 +123,7 @@ func TestREADMEResellerCommands(t *testing.T) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("the README's reseller commands: %v\n%s\nstdout:\n%s\nstderr:\n%s", err, script, out, stderr.Bytes())
+		t.Fatalf("docs/reseller.md's commands: %v\n%s\nstdout:\n%s\nstderr:\n%s", err, script, out, stderr.Bytes())
 	}
 	for _, want := range []string{
 		"verified  budget.threshold_crossed", // the seed

@@ -21,7 +21,7 @@ import (
 )
 
 // shutdownBound is how soon a component must exit after SIGTERM with its work finished or
-// handed off and its offsets committed (README, Operations; design.md section 12): the
+// handed off and its offsets committed (docs/operations.md; design.md section 12): the
 // sender's request grace (20 s) bounds the slowest, the others take a few seconds.
 const shutdownBound = 30 * time.Second
 

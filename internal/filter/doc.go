@@ -1,4 +1,4 @@
-// Package filter is the payload filter language of endpoints (issue 14): a boolean expression
+// Package filter is the payload filter language of endpoints (design.md section 7): a boolean expression
 // over the event envelope that an endpoint's events must satisfy, beside its type
 // subscription. The admin API parses a filter at registration and refuses one that does not
 // parse with the position of the fault; fanout evaluates it against each event's envelope, the

@@ -37,7 +37,7 @@ func (c *CommitLog) Rate() float64 {
 type EventSource func(n int64) outbox.Event
 
 // Generator is the platform: clients committing catalog events through outbox.Writer, the way
-// the README shows, one transaction at a time each.
+// docs/writing-events.md shows, one transaction at a time each.
 type Generator struct {
 	pool    *pgxpool.Pool
 	writer  outbox.Writer

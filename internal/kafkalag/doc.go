@@ -1,6 +1,6 @@
 // Package kafkalag exports the consumer lag of a component's own consumer groups, so an operator
 // needs no separate Kafka exporter to see how far fanout, the senders, the recorder and the
-// retry tiers are behind (issue 16).
+// retry tiers are behind (R35).
 //
 // Every interval a Monitor reads, for each (group, topic) it was given, the group's committed
 // offsets and the topic's last stable offsets (the end a read_committed consumer can reach:

@@ -2,7 +2,7 @@
 //
 // A broker that dies in the middle of a transaction's commit can leave the transaction finished
 // at its coordinator but open on the partitions it wrote: the commit or abort markers never
-// reach them (the chaos run of issue 19 met it after a broker SIGKILL, with Kafka 4.4). Such a
+// reach them (the chaos run met it after a broker SIGKILL, with Kafka 4.4). Such a
 // hanging transaction is permanent. read_committed consumers stop at the partition's last stable
 // offset for ever, and a consumer group whose offsets were part of the transaction gets
 // UNSTABLE_OFFSET_COMMIT for ever, so its partitions are owned and never consumed. Nothing is

@@ -102,7 +102,7 @@ type Endpoint struct {
 	// RetryPolicy is the endpoint's retry policy; nil: the deployment's.
 	RetryPolicy *retrypolicy.Policy `json:"retry_policy,omitempty"`
 	// RequestOptions are the endpoint's headers, authentication, client certificate and
-	// egress proxy; absent in records written before issue 14, which means none.
+	// egress proxy; absent in records written before they existed, which means none.
 	RequestOptions RequestOptions `json:"request_options"`
 }
 
@@ -186,7 +186,7 @@ type Delivery struct {
 	Traceparent string `json:"-"`
 	// EndpointVersion, on test and replay records the admin API makes, is the endpoint's
 	// version (records.Endpoint.Version) when the API answered: the sender does not send the
-	// record with an older configuration of the endpoint (read-your-writes, issue 14). Zero
+	// record with an older configuration of the endpoint (read-your-writes). Zero
 	// (fanout's and older records) asks for no version.
 	EndpointVersion int64 `json:"endpoint_version,omitempty"`
 }
@@ -247,7 +247,7 @@ type Attempt struct {
 	// Circuit is the endpoint's circuit breaker right after this attempt, as the sender's lane
 	// holds it (CircuitClosed, CircuitOpen, CircuitHalfOpen); empty when the sender does not say
 	// (ordered endpoints, refusals). The recorder keeps the newest in endpoint_health, so the
-	// admin API can show a state that lives only in the sender (issue 14).
+	// admin API can show a state that lives only in the sender.
 	Circuit string `json:"circuit,omitempty"`
 	// CircuitProbeAt, with Circuit open, is when the circuit lets its next probe through.
 	CircuitProbeAt *time.Time `json:"circuit_probe_at,omitempty"`

@@ -3,7 +3,7 @@ package records
 import "github.com/hookstream/hookstream/internal/secretbox"
 
 // RequestOptions are how the sender's requests to one endpoint look and travel beyond the
-// signed body (issue 14): extra headers, authentication to the receiver, a client certificate
+// signed body (design.md section 7): extra headers, authentication to the receiver, a client certificate
 // and the egress proxy. The zero value is none of them. The admin API stores it, in this JSON
 // form, in endpoint.request_options; cdc carries it as it is. Secrets in it are sealed (see
 // AuthAAD and ClientKeyAAD) and opened only by the sender.

@@ -1,4 +1,4 @@
-// Package retrypolicy is the retry policy of an endpoint (issue 14): its own schedule, attempt
+// Package retrypolicy is the retry policy of an endpoint (R22): its own schedule, attempt
 // count and policy for 4xx answers, for all its events and per event type, within bounds the
 // operator sets. The admin API checks a policy against the bounds at registration; the retry
 // scheduler (retrytopics) and the sender's response classification apply it. The tiers stay
