@@ -53,6 +53,7 @@ type settings struct {
 	MetricsAddr       string
 	InstanceID        string
 	EgressAllowPorts  []int
+	RequestTimeout    time.Duration
 	EgressProxy       *url.URL
 	EgressProxies     map[string]*url.URL
 	RetrySchedule     []time.Duration
@@ -125,6 +126,8 @@ var variables = []variable{
 		func(s *settings) flag.Value { return (*stringValue)(&s.InstanceID) }},
 	{"HOOKSTREAM_EGRESS_ALLOW_PORTS", "egress-allow-ports", "", "webhook destination ports, e.g. 443,8443,9000-9100; empty: 443 and 8443 (and 80 with plain HTTP)",
 		func(s *settings) flag.Value { return (*portsValue)(&s.EgressAllowPorts) }},
+	{"HOOKSTREAM_REQUEST_TIMEOUT", "request-timeout", "15s", "deadline of one webhook request, from connecting to the end of the response; a receiver that has not answered by then is a timeout (a retryable failure)",
+		func(s *settings) flag.Value { return (*positiveDurationValue)(&s.RequestTimeout) }},
 	{"HOOKSTREAM_EGRESS_PROXY", "egress-proxy", "", "forward proxy every webhook connection goes through by CONNECT, http://[user:password@]host:port; the destination is still checked by the egress guard",
 		func(s *settings) flag.Value { return &proxyValue{&s.EgressProxy, &s.egressProxyErr} }},
 	{"HOOKSTREAM_EGRESS_PROXIES", "egress-proxies", "", "named forward proxies endpoints may choose (egress_proxy), name=http://host:port,...",
@@ -169,7 +172,7 @@ var (
 	// cdcSettings: settings.cdcConfig.
 	cdcSettings = []string{"database-url", "kafka-brokers", "topic-prefix", "cdc-slot", "outbox-retention"}
 	// egressSettings: settings.egressConfig.
-	egressSettings = []string{"allow-http", "egress-allow-cidrs", "egress-allow-ports", "egress-proxy", "egress-proxies"}
+	egressSettings = []string{"allow-http", "egress-allow-cidrs", "egress-allow-ports", "egress-proxy", "egress-proxies", "request-timeout"}
 	// retrySettings: settings.retryConfig.
 	retrySettings = []string{"kafka-brokers", "topic-prefix", "retry-schedule", "retry-min-delay", "retry-max-delay", "retry-max-attempts", "instance-id"}
 	// apiSettings: newAPISession, for the commands over the admin API (the dev token is read

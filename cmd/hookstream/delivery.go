@@ -37,6 +37,9 @@ func (s settings) egressConfig() (egress.Config, error) {
 	cfg := egress.DefaultConfig()
 	cfg.AllowHTTP = s.AllowHTTP
 	cfg.AllowedPorts = s.EgressAllowPorts
+	if s.RequestTimeout > 0 {
+		cfg.RequestTimeout = s.RequestTimeout
+	}
 	for _, c := range s.EgressAllowCIDRs {
 		p, err := netip.ParsePrefix(c)
 		if err != nil {

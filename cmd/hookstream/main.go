@@ -61,7 +61,7 @@ func commands() []command {
 		{"seed", "fill a running dev with a reseller partner and show its verified webhooks of every type arriving at a webhook/inbox receiver",
 			[]string{"admin-url", "admin-token", "data-dir", "reseller-addr", "database-url"}, nil, runSeed},
 		{"verify-ledger", "check that every committed event reached the endpoints it had to, signed, and that the history agrees",
-			[]string{"database-url"}, nil, runVerifyLedger},
+			[]string{"database-url", "request-timeout"}, nil, runVerifyLedger},
 		{"version", "print the version, commit and Go version of this build (also --version)",
 			nil, nil, runVersion},
 	}

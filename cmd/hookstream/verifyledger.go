@@ -51,6 +51,7 @@ func runVerifyLedger(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	o.CoverAll = *complete
+	o.RequestTimeout = s.RequestTimeout // the senders' deadline: a request held past it may be unrecorded
 	if o.Since, err = parseMoment(*since, time.Now()); err != nil {
 		return fs.usageError(fmt.Errorf("invalid value for flag -since: %w", err))
 	}

@@ -46,6 +46,7 @@ type options struct {
 	partitions     int
 	failShare      float64
 	timeoutShare   float64
+	requestTimeout time.Duration
 	downFor        time.Duration
 	restart        time.Duration
 	drainBound     time.Duration
@@ -65,6 +66,11 @@ type options struct {
 // 157 s.
 const retrySchedule = "1s,2s,4s,5s,5s,5s,5s,10s,10s,10s,10s,10s,10s,10s,10s,10s,10s,10s,10s,10s"
 
+// requestTimeout is the run's HOOKSTREAM_REQUEST_TIMEOUT, compressed with the schedule: at the
+// default 15 s one delivery whose requests were held twice took 32 s to arrive, half of the
+// drain's bound, where the schedule's delays for the same failures take 3 s.
+const requestTimeout = 5 * time.Second
+
 func parseOptions(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
@@ -78,7 +84,8 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.clients, "clients", 16, "concurrent committing clients of the load")
 	fs.IntVar(&o.partitions, "partitions", 6, "partitions of the partitioned topics")
 	fs.Float64Var(&o.failShare, "fail-share", 0.10, "share of requests a receiver fails, with 500 or a timeout")
-	fs.Float64Var(&o.timeoutShare, "timeout-share", 0.02, "share of the failures that are timeouts: the receiver holds the request past the sender's 15 s deadline")
+	fs.Float64Var(&o.timeoutShare, "timeout-share", 0.02, "share of the failures that are timeouts: the receiver holds the request past the sender's deadline (-request-timeout)")
+	fs.DurationVar(&o.requestTimeout, "request-timeout", requestTimeout, "HOOKSTREAM_REQUEST_TIMEOUT of the run")
 	fs.DurationVar(&o.downFor, "down-for", 0, "how long one receiver is down; 0: 60 s, at most a third of the duration")
 	fs.DurationVar(&o.restart, "restart-after", time.Second, "pause before a killed replica is started again")
 	fs.DurationVar(&o.drainBound, "drain-bound", time.Minute, "every expected delivery must be received this soon after the load stops")
@@ -119,6 +126,9 @@ func (o options) validate() error {
 	}
 	if o.rate < 1 || o.clients < 1 || o.partitions < 1 {
 		errs = append(errs, fmt.Errorf("-rate, -clients and -partitions must be positive"))
+	}
+	if o.requestTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("-request-timeout %v: must be positive", o.requestTimeout))
 	}
 	if o.failShare < 0 || o.failShare > 0.5 || o.timeoutShare < 0 || o.timeoutShare > 1 {
 		errs = append(errs, fmt.Errorf("-fail-share %v and -timeout-share %v: between 0 and 0.5, and 0 and 1", o.failShare, o.timeoutShare))

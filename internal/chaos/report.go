@@ -217,8 +217,8 @@ func (r *report) print(w io.Writer) {
 	if !r.o.faults {
 		baseline = " (baseline: no faults)"
 	}
-	fmt.Fprintf(w, "\n== chaos report%s: %s at %d events/s, seed %d, %d partners, %d endpoints, retry schedule %s\n",
-		baseline, r.o.duration, r.o.rate, r.o.seed, len(partners), len(topology), r.o.schedule)
+	fmt.Fprintf(w, "\n== chaos report%s: %s at %d events/s, seed %d, %d partners, %d endpoints, retry schedule %s, request timeout %s\n",
+		baseline, r.o.duration, r.o.rate, r.o.seed, len(partners), len(topology), r.o.schedule, r.o.requestTimeout)
 	fmt.Fprintf(w, "commit %s, %s\n", gitCommit(r.o.repo), time.Now().UTC().Format(time.RFC3339))
 	r.printFaults(w)
 	if r.commits != nil {

@@ -190,7 +190,7 @@ func (s *session) startHookstream(ctx context.Context) error {
 	if err := s.startCluster(ctx, vars, adminAddr); err != nil {
 		return err
 	}
-	f := &failures{share: s.o.failShare, timeouts: s.o.timeoutShare, hold: 20 * time.Second, rng: rand.New(rand.NewPCG(s.o.seed, 2))}
+	f := &failures{share: s.o.failShare, timeouts: s.o.timeoutShare, hold: s.o.requestTimeout + 5*time.Second, rng: rand.New(rand.NewPCG(s.o.seed, 2))}
 	if s.eps, err = createTopology(ctx, s.admin, f, s.rec); err != nil {
 		return err
 	}
@@ -213,6 +213,7 @@ func (s *session) configure(ctx context.Context) (vars map[string]string, adminA
 	if err != nil {
 		return nil, "", err
 	}
+	vars["HOOKSTREAM_REQUEST_TIMEOUT"] = s.o.requestTimeout.String()
 	for _, args := range [][]string{{"migrate"}, {"topics", "create"}} {
 		log := filepath.Join(s.inf.dir, "logs", args[0]+".log")
 		if err := harness.RunToEnd(ctx, s.o.bin, args, harness.Environ(vars), log, s.o.startTimeout); err != nil {
@@ -320,7 +321,7 @@ func (s *session) finish(ctx context.Context) error {
 	}
 	s.logf("senders stopped; running the ledger")
 	lr, err := ledger.Check(ctx, s.pool, ledger.Options{Receipts: s.rec.snapshot(), CoverAll: true, ClockSkew: 500 * time.Millisecond,
-		Boundary: 100 * time.Millisecond, Outages: s.rep.outages(), MaxUnrecorded: s.rep.unrecordedBound()})
+		Boundary: 100 * time.Millisecond, Outages: s.rep.outages(), MaxUnrecorded: s.rep.unrecordedBound(), RequestTimeout: s.o.requestTimeout})
 	if err != nil {
 		return err
 	}

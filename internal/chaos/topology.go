@@ -119,7 +119,7 @@ func (r *receipts) close() error {
 }
 
 // failures decides the answers of a normal endpoint: share of requests fail, timeouts of
-// them by holding the request for hold (past the sender's 15 s deadline), the others with 500.
+// them by holding the request for hold (past the sender's deadline, -request-timeout), the others with 500.
 type failures struct {
 	share    float64
 	timeouts float64 // the share of failures that are timeouts
