@@ -121,6 +121,11 @@ offsets.topic.num.partitions=10
 transaction.state.log.num.partitions=10
 
 group.initial.rebalance.delay.ms=0
+# A node restarted after a crash (SIGKILL) registers again only once the controller has let its
+# previous registration's session expire, 9 s by default (DUPLICATE_BROKER_REGISTRATION until
+# then). On loopback a 3 s session with 1 s heartbeats is plenty, and the restart is back sooner.
+broker.session.timeout.ms=3000
+broker.heartbeat.interval.ms=1000
 # Tests delete their topics; free the files (and their descriptors) soon after.
 log.segment.delete.delay.ms=1000
 num.partitions=1
