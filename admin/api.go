@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/egress"
+	"github.com/hookstream/hookstream/internal/eventlog"
 	"github.com/hookstream/hookstream/internal/probes"
 	"github.com/hookstream/hookstream/internal/topics"
 )
@@ -31,7 +32,7 @@ type API struct {
 	names        topics.Names
 	kafka        *kgo.Client // produces delivery records; lists offsets
 	adm          *kadm.Client
-	events       *eventLog
+	events       *eventlog.Log
 	testEvents   *testEventLog // the test-event quota of this process
 	metrics      *apiMetrics
 	operatorHash [sha256.Size]byte
@@ -96,7 +97,10 @@ func New(cfg Config, pool *pgxpool.Pool) (*API, error) {
 		stop:         make(chan struct{}),
 		streamsEnd:   make(chan struct{}),
 	}
-	a.events = newEventLog(a, names.Events)
+	a.events = eventlog.New(eventlog.Config{
+		Topic: names.Events, Brokers: cfg.Brokers, KafkaOptions: cfg.KafkaOptions, Admin: a.adm,
+		MaxReaders: cfg.MaxLogReaders, LookupWindow: cfg.EventLookupWindow, Scanned: m.feedRecs,
+	})
 	a.buildRouter()
 	go a.janitor()
 	return a, nil
@@ -123,7 +127,7 @@ func (a *API) Close() {
 	a.closeOnce.Do(func() {
 		a.EndStreams()
 		close(a.stop)
-		a.events.close()
+		a.events.Close()
 		a.kafka.Close()
 	})
 }
@@ -139,7 +143,7 @@ func (a *API) EndStreams() {
 // janitor closes events-topic readers kept too long without a continuation, forgets
 // partners whose test events left the quota's window, and deletes expired idempotency keys.
 func (a *API) janitor() {
-	t := time.NewTicker(readerIdle / 3)
+	t := time.NewTicker(eventlog.ReaderIdle / 3)
 	defer t.Stop()
 	keys := time.NewTicker(10 * time.Minute)
 	defer keys.Stop()
@@ -148,7 +152,7 @@ func (a *API) janitor() {
 		case <-a.stop:
 			return
 		case <-t.C:
-			a.events.sweep()
+			a.events.Sweep()
 			a.testEvents.sweep()
 		case <-keys.C:
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -167,8 +171,8 @@ func (a *API) fault(ctx context.Context, what string, err error) *apiError {
 		return errorf(http.StatusServiceUnavailable, CodeUnavailable, "request canceled")
 	}
 	var pgErr *pgconn.PgError
-	if errors.Is(err, errUnavailable) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) ||
-		(!errors.As(err, &pgErr) && isConnectionError(err)) {
+	if errors.Is(err, errUnavailable) || errors.Is(err, eventlog.ErrUnavailable) ||
+		pgconn.SafeToRetry(err) || pgconn.Timeout(err) || (!errors.As(err, &pgErr) && isConnectionError(err)) {
 		a.log.Error("dependency unavailable", "op", what, "request_id", requestID(ctx), "err", err)
 		return errorf(http.StatusServiceUnavailable, CodeUnavailable, "a dependency of the API is unavailable; retry later")
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/internal/eventlog"
 	"github.com/hookstream/hookstream/internal/filter"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -177,15 +178,15 @@ func (n *nullableValue[T]) UnmarshalJSON(b []byte) error {
 // replay from the log sends only what the endpoint would have received. Stored filters were
 // parsed at registration; one that no longer parses (written past the API) fails the job
 // rather than be skipped.
-func filterOf(ep endpointView) (func(storedEvent) bool, error) {
+func filterOf(ep endpointView) (func(eventlog.Event) bool, error) {
 	if ep.Filter == nil {
-		return func(storedEvent) bool { return false }, nil
+		return func(eventlog.Event) bool { return false }, nil
 	}
 	flt, err := filter.Parse(*ep.Filter)
 	if err != nil {
 		return nil, fmt.Errorf("the endpoint's filter does not parse: %w", err)
 	}
-	return func(ev storedEvent) bool {
+	return func(ev eventlog.Event) bool {
 		body, err := endpoints.ConvertEnvelope(ev.Body, ev.SchemaVersion, ep.SchemaVersion)
 		if err != nil {
 			return false // prepareReplay refuses it with the reason

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/internal/eventlog"
 	"github.com/hookstream/hookstream/internal/records"
 )
 
@@ -471,24 +472,24 @@ func (a *API) stepHistory(ctx context.Context, j *job, ep endpointView) (bool, e
 func (a *API) stepLog(ctx context.Context, j *job, ep endpointView) (bool, error) {
 	f := j.Filter
 	if !j.Pos.Started {
-		p, n, err := a.events.partitionOf(ctx, j.PartnerID)
+		p, n, err := a.events.PartitionOf(ctx, j.PartnerID)
 		if err != nil {
 			return false, err
 		}
-		start, end, err := a.events.bounds(ctx, p)
+		start, end, err := a.events.Bounds(ctx, p)
 		if err != nil {
 			return false, err
 		}
 		// Records are written after their commit, so none committed at or after since was
 		// written before since (less clock differences).
-		from, err := a.events.offsetAt(ctx, p, f.Since.Add(-clockSlack))
+		from, err := a.events.OffsetAt(ctx, p, f.Since.Add(-eventlog.ClockSlack))
 		if err != nil {
 			return false, err
 		}
 		j.Pos = jobPosition{Started: true, Partition: p, Partitions: n, Next: max(from, start), End: end}
 		return j.Pos.Next >= j.Pos.End, nil
 	}
-	if n, err := a.events.partitions(ctx); err != nil {
+	if n, err := a.events.Partitions(ctx); err != nil {
 		return false, err
 	} else if n != j.Pos.Partitions {
 		return false, fmt.Errorf("%w: the events topic was repartitioned while the job ran", errJobFailed)
@@ -501,7 +502,7 @@ func (a *API) stepLog(ctx context.Context, j *job, ep endpointView) (bool, error
 		// Queued before the limit was lowered.
 		return false, fmt.Errorf("%w: stopped at the limit of %d deliveries one replay job may replay (%s)", errJobFailed, limit, quotaReplayDeliveries)
 	}
-	release, err := a.events.acquire(ctx)
+	release, err := a.events.Acquire(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -511,23 +512,23 @@ func (a *API) stepLog(ctx context.Context, j *job, ep endpointView) (bool, error
 	}
 	var (
 		targets []replayTarget
-		known   = map[string]storedEvent{}
+		known   = map[string]eventlog.Event{}
 		scanned int
 		size    int
 		past    bool
 	)
-	next, err := a.events.scan(ctx, j.Pos.Partition, j.Pos.Next, j.Pos.End, func(rec *kgo.Record) bool {
+	next, err := a.events.Scan(ctx, j.Pos.Partition, j.Pos.Next, j.Pos.End, func(rec *kgo.Record) bool {
 		scanned++
-		ev, ok := eventFromRecord(rec)
+		ev, ok := eventlog.FromRecord(rec)
 		switch {
 		case !ok || ev.PartnerID != j.PartnerID:
-		case ev.CommitTime.After(f.Until.Add(clockSlack)):
+		case ev.CommitTime.After(f.Until.Add(eventlog.ClockSlack)):
 			// Commit order is log order: nothing later is in range.
 			past = true
 			return false
 		case ev.CommitTime.Before(f.Since) || !ev.CommitTime.Before(f.Until):
 		case !endpoints.Subscribed(ep.EventTypes, ev.Type), refused(ev):
-		case !bodyAgrees(ev):
+		case !ev.BodyAgrees():
 			a.log.Error("events record whose envelope disagrees with its key or headers not replayed",
 				"job_id", j.ID, "partition", rec.Partition, "offset", rec.Offset)
 		default:
@@ -540,7 +541,7 @@ func (a *API) stepLog(ctx context.Context, j *job, ep endpointView) (bool, error
 		return len(targets) < room && scanned < a.cfg.MaxFeedScan && size < maxStepBytes
 	})
 	release()
-	if errors.Is(err, errOffsetExpired) {
+	if errors.Is(err, eventlog.ErrOffsetExpired) {
 		return false, fmt.Errorf("%w: the events topic's retention removed events the job had not read yet", errJobFailed)
 	}
 	if err != nil {

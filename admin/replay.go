@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/internal/eventlog"
 	"github.com/hookstream/hookstream/internal/records"
 )
 
@@ -112,7 +113,7 @@ const (
 // prepareReplay builds the delivery record of one replay, without its attempt number, or says
 // why the event cannot be replayed at ep. The body is the event's exact envelope, in the schema
 // version the endpoint is pinned to (R14), as fanout would have sent it.
-func prepareReplay(ep endpointView, t replayTarget, ev storedEvent, now time.Time) (records.Delivery, string) {
+func prepareReplay(ep endpointView, t replayTarget, ev eventlog.Event, now time.Time) (records.Delivery, string) {
 	switch {
 	case ev.PartnerID != ep.PartnerID:
 		return records.Delivery{}, reasonWrongPartner
@@ -138,7 +139,7 @@ func prepareReplay(ep endpointView, t replayTarget, ev storedEvent, now time.Tim
 // envelopes finds the envelopes of a partner's events: from the outbox while it holds them,
 // else from the partner's partition of the events topic (R33: replays reach back as far as
 // the longer of the two retentions). Events of other partners are never returned.
-func (a *API) envelopes(ctx context.Context, partnerID string, ids []string) (map[string]storedEvent, error) {
+func (a *API) envelopes(ctx context.Context, partnerID string, ids []string) (map[string]eventlog.Event, error) {
 	found, err := outboxEvents(ctx, a.pool, partnerID, ids)
 	if err != nil {
 		return nil, err
@@ -152,7 +153,7 @@ func (a *API) envelopes(ctx context.Context, partnerID string, ids []string) (ma
 	if len(missing) == 0 {
 		return found, nil
 	}
-	fromLog, err := a.events.find(ctx, partnerID, missing)
+	fromLog, err := a.events.Find(ctx, partnerID, missing)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +173,7 @@ type replayOutcome struct {
 // replay replays targets at ep: it prepares each record, reserves the attempt numbers in one
 // transaction, then produces the records to the deliveries topic keyed by endpoint_id.
 // known holds envelopes already in hand; the others are looked up.
-func (a *API) replay(ctx context.Context, ep endpointView, targets []replayTarget, known map[string]storedEvent) (replayOutcome, error) {
+func (a *API) replay(ctx context.Context, ep endpointView, targets []replayTarget, known map[string]eventlog.Event) (replayOutcome, error) {
 	var out replayOutcome
 	var lookup []string
 	for _, t := range targets {
@@ -186,7 +187,7 @@ func (a *API) replay(ctx context.Context, ep endpointView, targets []replayTarge
 		if err != nil {
 			return out, err
 		}
-		events = make(map[string]storedEvent, len(known)+len(found))
+		events = make(map[string]eventlog.Event, len(known)+len(found))
 		for id, ev := range known {
 			events[id] = ev
 		}

@@ -222,7 +222,7 @@ func TestBulkReplayFromHistory(t *testing.T) {
 		case d.EventID != ev || d.AttemptNo != 4 || d.Trigger != records.TriggerReplay || d.EndpointID != ep.ID:
 			t.Fatalf("record %+v: want event %s, attempt 4, trigger replay", d, ev)
 		}
-		var head envelopeHead
+		var head outbox.Envelope
 		if err := json.Unmarshal(d.Body, &head); err != nil || head.EventID != ev || head.PartnerID != "acme" {
 			t.Fatalf("record body of %s: %v %s", d.DeliveryID, err, d.Body)
 		}
