@@ -12,7 +12,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/oklog/ulid/v2"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/hookstream/hookstream/internal/eventlog"
 	"github.com/hookstream/hookstream/internal/probes"
 	"github.com/hookstream/hookstream/internal/topics"
+	"github.com/hookstream/hookstream/replay"
 )
 
 // API is the admin HTTP API. Build it with New, serve Handler, run Run for the replay jobs, and
@@ -33,11 +33,10 @@ type API struct {
 	kafka        *kgo.Client // produces delivery records; lists offsets
 	adm          *kadm.Client
 	events       *eventlog.Log
+	replays      *replay.Engine
 	testEvents   *testEventLog // the test-event quota of this process
 	metrics      *apiMetrics
 	operatorHash [sha256.Size]byte
-	instance     string // lease owner name of this process's replay runner
-	wake         chan struct{}
 	stop         chan struct{} // closed by Close: ends the reader janitor
 	streamsEnd   chan struct{} // closed by EndStreams: ends the open event streams
 
@@ -46,9 +45,6 @@ type API struct {
 	mux     *http.ServeMux
 	routes  []route
 	handler http.Handler
-
-	// afterBatch, when set (tests), is called after each replay-job step has been recorded.
-	afterBatch func(jobID string)
 }
 
 // New returns the API over pool (a PostgreSQL database migrated to the current schema) and the
@@ -92,8 +88,6 @@ func New(cfg Config, pool *pgxpool.Pool) (*API, error) {
 		metrics:      m,
 		testEvents:   newTestEventLog(cfg.Limits.TestEventsPerMinute),
 		operatorHash: sha256.Sum256([]byte(cfg.OperatorToken)),
-		instance:     "admin-" + ulid.Make().String(),
-		wake:         make(chan struct{}, 1),
 		stop:         make(chan struct{}),
 		streamsEnd:   make(chan struct{}),
 	}
@@ -101,10 +95,24 @@ func New(cfg Config, pool *pgxpool.Pool) (*API, error) {
 		Topic: names.Events, Brokers: cfg.Brokers, KafkaOptions: cfg.KafkaOptions, Admin: a.adm,
 		MaxReaders: cfg.MaxLogReaders, LookupWindow: cfg.EventLookupWindow, Scanned: m.feedRecs,
 	})
+	a.replays, err = replay.New(replay.Config{
+		Client: cl, Deliveries: names.Deliveries, Log: a.events, AutomaticAttempts: cfg.AutomaticAttempts,
+		Batch: cfg.ReplayBatch, Workers: cfg.ReplayWorkers, JobLease: cfg.JobLease, PollInterval: cfg.JobPollInterval,
+		MaxScan: cfg.MaxFeedScan, MaxDeliveries: cfg.Limits.ReplayDeliveries, Logger: a.log, Registerer: cfg.Registerer,
+	}, pool)
+	if err != nil {
+		cl.Close()
+		return nil, err
+	}
 	a.buildRouter()
 	go a.janitor()
 	return a, nil
 }
+
+// Run executes the replay jobs until ctx ends (replay.Engine.Run): queued ones, and running ones
+// whose process stopped or died. On return every job this process held has been released for
+// the next process to resume.
+func (a *API) Run(ctx context.Context) error { return a.replays.Run(ctx) }
 
 // Handler serves every /v1 route (design.md section 10). The probes and /metrics are served by
 // internal/probes; mount both on one mux:
@@ -171,7 +179,7 @@ func (a *API) fault(ctx context.Context, what string, err error) *apiError {
 		return errorf(http.StatusServiceUnavailable, CodeUnavailable, "request canceled")
 	}
 	var pgErr *pgconn.PgError
-	if errors.Is(err, errUnavailable) || errors.Is(err, eventlog.ErrUnavailable) ||
+	if errors.Is(err, eventlog.ErrUnavailable) || errors.Is(err, replay.ErrUnavailable) ||
 		pgconn.SafeToRetry(err) || pgconn.Timeout(err) || (!errors.As(err, &pgErr) && isConnectionError(err)) {
 		a.log.Error("dependency unavailable", "op", what, "request_id", requestID(ctx), "err", err)
 		return errorf(http.StatusServiceUnavailable, CodeUnavailable, "a dependency of the API is unavailable; retry later")

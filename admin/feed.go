@@ -195,7 +195,7 @@ func (a *API) getEvent(w http.ResponseWriter, r *http.Request, _ caller) error {
 	if !outbox.ValidEventID(id) {
 		return notFound("event")
 	}
-	found, err := a.envelopes(r.Context(), pid, []string{id})
+	found, err := a.replays.Envelopes(r.Context(), pid, []string{id})
 	if err != nil {
 		return err
 	}

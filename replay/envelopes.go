@@ -1,4 +1,4 @@
-package admin
+package replay
 
 import (
 	"bytes"
@@ -11,11 +11,11 @@ import (
 	"github.com/hookstream/hookstream/outbox"
 )
 
-// marshalEnvelope serialises an envelope the way cdc does when it publishes an outbox row
+// MarshalEnvelope serialises an envelope the way cdc does when it publishes an outbox row
 // (cdc/events.go): encoding/json in struct field order, HTML characters unescaped, data compacted,
 // no trailing newline. The replay test checks the two agree byte for byte, so a replay body is
 // the body of the original delivery (R15).
-func marshalEnvelope(env outbox.Envelope) ([]byte, error) {
+func MarshalEnvelope(env outbox.Envelope) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -23,6 +23,34 @@ func marshalEnvelope(env outbox.Envelope) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// Envelopes finds the envelopes of a partner's events: from the outbox while it holds them,
+// else from the partner's partition of the events topic (R33: replays reach back as far as
+// the longer of the two retentions). Events of other partners are never returned; ids found
+// in neither place are absent from the result.
+func (e *Engine) Envelopes(ctx context.Context, partnerID string, ids []string) (map[string]eventlog.Event, error) {
+	found, err := outboxEvents(ctx, e.pool, partnerID, ids)
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, id := range ids {
+		if _, ok := found[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return found, nil
+	}
+	fromLog, err := e.cfg.Log.Find(ctx, partnerID, missing)
+	if err != nil {
+		return nil, err
+	}
+	for id, ev := range fromLog {
+		found[id] = ev
+	}
+	return found, nil
 }
 
 // outboxEvents reads the envelopes of one partner's events from the outbox, where they stay for
@@ -52,7 +80,7 @@ func outboxEvents(ctx context.Context, q querier, partnerID string, ids []string
 		env.SchemaVersion = int(version)
 		env.OccurredAt = env.OccurredAt.UTC()
 		env.Data = json.RawMessage(payload)
-		body, err := marshalEnvelope(env)
+		body, err := MarshalEnvelope(env)
 		if err != nil {
 			return err
 		}
@@ -61,4 +89,10 @@ func outboxEvents(ctx context.Context, q querier, partnerID string, ids []string
 		return nil
 	})
 	return out, err
+}
+
+// querier is what reads need: the pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
