@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -45,11 +46,13 @@ type env struct {
 	names topics.Names
 	cfg   Config
 	eng   *Engine
+	// readers is MaxReaders of the events-topic reader of the next newEngine.
+	readers int
 }
 
 func newEnv(t testing.TB, change ...func(*Config)) *env {
 	t.Helper()
-	e := &env{t: t, db: testenv.NewDatabase(t), kafka: testenv.NewKafka(t)}
+	e := &env{t: t, db: testenv.NewDatabase(t), kafka: testenv.NewKafka(t), readers: 16}
 	e.names = e.kafka.CreateTopics(t)
 	e.cfg = Config{
 		Deliveries: e.names.Deliveries, AutomaticAttempts: 20, Batch: 500, Workers: 2,
@@ -69,7 +72,7 @@ func (e *env) newEngine() *Engine {
 	e.t.Helper()
 	cl := e.kafka.Client(e.t, kgo.ProducerBatchMaxBytes(1<<20))
 	log := eventlog.New(eventlog.Config{Topic: e.names.Events, Brokers: e.kafka.Brokers, Admin: kadm.NewClient(cl),
-		MaxReaders: 16, LookupWindow: time.Hour})
+		MaxReaders: e.readers, LookupWindow: time.Hour})
 	e.t.Cleanup(log.Close)
 	cfg := e.cfg
 	cfg.Client, cfg.Log = cl, log
@@ -242,4 +245,42 @@ func (e *env) deliveries(want int, timeout time.Duration) []records.Delivery {
 			out = append(out, d)
 		})
 	}
+}
+
+// produceEvents writes n events of pid to the events topic as cdc does (cdc/session.go
+// publishEvent), committed now, and returns their ids.
+func (e *env) produceEvents(pid string, n int) []string {
+	e.t.Helper()
+	cl := e.kafka.Client(e.t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	p := records.EventPartition(pid, e.kafka.TopicConfig().Partitions)
+	var (
+		recs []*kgo.Record
+		ids  []string
+	)
+	for i := range n {
+		env := outbox.Envelope{
+			EventID: outbox.NewEventID(), Type: "customer.created", OccurredAt: time.Now().UTC().Truncate(time.Microsecond),
+			PartnerID: pid, Subject: outbox.Subject{Type: "customer", ID: "cus_1"}, SchemaVersion: 1,
+			Data: json.RawMessage(`{"customer_id":"cus_1","n":` + strconv.Itoa(i) + `}`),
+		}
+		body, err := MarshalEnvelope(env)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		recs = append(recs, &kgo.Record{Topic: e.names.Events, Partition: p, Key: []byte(env.EventID), Value: body,
+			Headers: []kgo.RecordHeader{
+				{Key: records.HeaderPartnerID, Value: []byte(pid)},
+				{Key: records.HeaderType, Value: []byte(env.Type)},
+				{Key: records.HeaderSchemaVersion, Value: []byte("1")},
+				{Key: records.HeaderCommitLSN, Value: []byte(records.LSN(1000 + i).String())},
+				{Key: records.HeaderCommitTime, Value: []byte(time.Now().UTC().Format(time.RFC3339Nano))},
+			}})
+		ids = append(ids, env.EventID)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		e.t.Fatalf("produce events: %v", err)
+	}
+	return ids
 }

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -224,5 +225,28 @@ func TestCancelStopsTheRunner(t *testing.T) {
 	e.exec(`UPDATE replay_job SET state = 'succeeded' WHERE id = $1`, finished)
 	if cur, err := e.eng.Cancel(ctx, "acme", finished, "operator"); err != ErrJobFinished || cur.State != JobSucceeded {
 		t.Fatalf("canceling a succeeded job: %+v %v, want ErrJobFinished", cur, err)
+	}
+}
+
+// TestLogJobWithBadFilterFreesItsReader: a log job whose endpoint's stored filter no longer
+// parses fails, and gives back the events-topic reader it took, so later reads still get one.
+func TestLogJobWithBadFilterFreesItsReader(t *testing.T) {
+	e := newEnv(t)
+	e.readers = 1
+	e.eng = e.newEngine()
+	e.partner("acme")
+	ep := e.endpoint("acme")
+	e.exec(`UPDATE endpoint SET filter = '(((' WHERE id = $1`, ep)
+	since := time.Now().Add(-time.Second)
+	e.produceEvents("acme", 3)
+	run(t, e.eng)
+	f := Filter{Since: since, Until: time.Now()}
+	bad := e.waitJob("acme", e.queue("acme", ep, SourceLog, f), time.Minute, nil)
+	if bad.State != JobFailed || !strings.Contains(bad.Error, "filter does not parse") {
+		t.Fatalf("job with a filter that does not parse: %+v", bad)
+	}
+	e.exec(`UPDATE endpoint SET filter = NULL WHERE id = $1`, ep)
+	if j := e.waitJob("acme", e.queue("acme", ep, SourceLog, f), 30*time.Second, nil); j.State != JobSucceeded || j.Done != 3 {
+		t.Fatalf("the next log job: %+v", j)
 	}
 }

@@ -109,13 +109,13 @@ func (e *Engine) stepLog(ctx context.Context, j *job, ep Endpoint) (bool, error)
 		// Queued before the limit was lowered.
 		return false, fmt.Errorf("%w: stopped at the limit of %d deliveries one replay job may replay (%s)", errJobFailed, limit, limitName)
 	}
-	release, err := e.cfg.Log.Acquire(ctx)
-	if err != nil {
-		return false, err
-	}
 	refused, err := filterOf(ep)
 	if err != nil {
 		return false, fmt.Errorf("%w: %v", errJobFailed, err)
+	}
+	release, err := e.cfg.Log.Acquire(ctx)
+	if err != nil {
+		return false, err
 	}
 	var (
 		targets []Target
