@@ -12,13 +12,14 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/oklog/ulid/v2"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/egress"
+	"github.com/hookstream/hookstream/internal/eventlog"
 	"github.com/hookstream/hookstream/internal/probes"
 	"github.com/hookstream/hookstream/internal/topics"
+	"github.com/hookstream/hookstream/replay"
 )
 
 // API is the admin HTTP API. Build it with New, serve Handler, run Run for the replay jobs, and
@@ -31,12 +32,11 @@ type API struct {
 	names        topics.Names
 	kafka        *kgo.Client // produces delivery records; lists offsets
 	adm          *kadm.Client
-	events       *eventLog
+	events       *eventlog.Log
+	replays      *replay.Engine
 	testEvents   *testEventLog // the test-event quota of this process
 	metrics      *apiMetrics
 	operatorHash [sha256.Size]byte
-	instance     string // lease owner name of this process's replay runner
-	wake         chan struct{}
 	stop         chan struct{} // closed by Close: ends the reader janitor
 	streamsEnd   chan struct{} // closed by EndStreams: ends the open event streams
 
@@ -45,9 +45,6 @@ type API struct {
 	mux     *http.ServeMux
 	routes  []route
 	handler http.Handler
-
-	// afterBatch, when set (tests), is called after each replay-job step has been recorded.
-	afterBatch func(jobID string)
 }
 
 // New returns the API over pool (a PostgreSQL database migrated to the current schema) and the
@@ -91,16 +88,31 @@ func New(cfg Config, pool *pgxpool.Pool) (*API, error) {
 		metrics:      m,
 		testEvents:   newTestEventLog(cfg.Limits.TestEventsPerMinute),
 		operatorHash: sha256.Sum256([]byte(cfg.OperatorToken)),
-		instance:     "admin-" + ulid.Make().String(),
-		wake:         make(chan struct{}, 1),
 		stop:         make(chan struct{}),
 		streamsEnd:   make(chan struct{}),
 	}
-	a.events = newEventLog(a, names.Events)
+	a.events = eventlog.New(eventlog.Config{
+		Topic: names.Events, Brokers: cfg.Brokers, KafkaOptions: cfg.KafkaOptions, Admin: a.adm,
+		MaxReaders: cfg.MaxLogReaders, LookupWindow: cfg.EventLookupWindow, Scanned: m.feedRecs,
+	})
+	a.replays, err = replay.New(replay.Config{
+		Client: cl, Deliveries: names.Deliveries, Log: a.events, AutomaticAttempts: cfg.AutomaticAttempts,
+		Batch: cfg.ReplayBatch, Workers: cfg.ReplayWorkers, JobLease: cfg.JobLease, PollInterval: cfg.JobPollInterval,
+		MaxScan: cfg.MaxFeedScan, MaxDeliveries: cfg.Limits.ReplayDeliveries, Logger: a.log, Registerer: cfg.Registerer,
+	}, pool)
+	if err != nil {
+		cl.Close()
+		return nil, err
+	}
 	a.buildRouter()
 	go a.janitor()
 	return a, nil
 }
+
+// Run executes the replay jobs until ctx ends (replay.Engine.Run): queued ones, and running ones
+// whose process stopped or died. On return every job this process held has been released for
+// the next process to resume.
+func (a *API) Run(ctx context.Context) error { return a.replays.Run(ctx) }
 
 // Handler serves every /v1 route (design.md section 10). The probes and /metrics are served by
 // internal/probes; mount both on one mux:
@@ -123,7 +135,7 @@ func (a *API) Close() {
 	a.closeOnce.Do(func() {
 		a.EndStreams()
 		close(a.stop)
-		a.events.close()
+		a.events.Close()
 		a.kafka.Close()
 	})
 }
@@ -139,7 +151,7 @@ func (a *API) EndStreams() {
 // janitor closes events-topic readers kept too long without a continuation, forgets
 // partners whose test events left the quota's window, and deletes expired idempotency keys.
 func (a *API) janitor() {
-	t := time.NewTicker(readerIdle / 3)
+	t := time.NewTicker(eventlog.ReaderIdle / 3)
 	defer t.Stop()
 	keys := time.NewTicker(10 * time.Minute)
 	defer keys.Stop()
@@ -148,7 +160,7 @@ func (a *API) janitor() {
 		case <-a.stop:
 			return
 		case <-t.C:
-			a.events.sweep()
+			a.events.Sweep()
 			a.testEvents.sweep()
 		case <-keys.C:
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -167,8 +179,8 @@ func (a *API) fault(ctx context.Context, what string, err error) *apiError {
 		return errorf(http.StatusServiceUnavailable, CodeUnavailable, "request canceled")
 	}
 	var pgErr *pgconn.PgError
-	if errors.Is(err, errUnavailable) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) ||
-		(!errors.As(err, &pgErr) && isConnectionError(err)) {
+	if errors.Is(err, eventlog.ErrUnavailable) || errors.Is(err, replay.ErrUnavailable) ||
+		pgconn.SafeToRetry(err) || pgconn.Timeout(err) || (!errors.As(err, &pgErr) && isConnectionError(err)) {
 		a.log.Error("dependency unavailable", "op", what, "request_id", requestID(ctx), "err", err)
 		return errorf(http.StatusServiceUnavailable, CodeUnavailable, "a dependency of the API is unavailable; retry later")
 	}

@@ -61,7 +61,7 @@ type Config struct {
 	// AutomaticAttempts is the most attempts a retry policy may give: the deployment's schedule
 	// or an endpoint's policy within Retry.Bounds (20 by default). Automatic attempts are
 	// numbered 1 to AutomaticAttempts; a replay made while automatic attempts may still be in
-	// flight is numbered above them (see replay.go).
+	// flight is numbered above them (see replay/attempts.go).
 	AutomaticAttempts int
 
 	// ReplayBatch is how many deliveries a replay job reserves and produces per step.

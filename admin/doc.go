@@ -22,9 +22,9 @@
 //   - Writes go to PostgreSQL, from where cdc publishes endpoint changes; disabling an endpoint
 //     writes an endpoint.disabled event to the outbox in the same transaction.
 //   - Replays and test events are delivery records produced to <prefix>.deliveries keyed by
-//     endpoint_id. A replay keeps the event id and takes the next attempt number, never one an
-//     automatic attempt may take (see nextAttempt). Bulk replays are jobs in replay_job that
-//     survive restarts of the API.
+//     endpoint_id by the replay engine (package replay). A replay keeps the event id and takes
+//     the next attempt number, never one an automatic attempt may take. Bulk replays are jobs
+//     in replay_job that survive restarts of the API; Run runs the engine's job runner.
 //   - Per-partner quotas (Config.Limits, quota.go) bind every request on a partner's routes,
 //     the operator's included: endpoints, replay jobs queued or running, test events per minute
 //     (per process) answer 429 quota_exceeded with error.quota when reached; a replay larger

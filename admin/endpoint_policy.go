@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/filter"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -69,7 +68,8 @@ func (r RetryLimits) validate(automaticAttempts int) []error {
 	if len(r.Schedule) == 0 {
 		errs = append(errs, errors.New("the retry schedule has no delays"))
 	}
-	// Replays are numbered above every automatic attempt (replay.go): the most any policy may give.
+	// Replays are numbered above every automatic attempt (replay/attempts.go): the most any
+	// policy may give.
 	if need := max(len(r.Schedule)+1, r.Bounds.MaxAttempts); automaticAttempts < need {
 		errs = append(errs, fmt.Errorf("automatic attempts %d is below the %d attempts a retry policy may give", automaticAttempts, need))
 	}
@@ -170,27 +170,4 @@ func (n *nullableValue[T]) UnmarshalJSON(b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	return dec.Decode(&n.Value)
-}
-
-// filterOf returns what a log replay asks of each event: whether the endpoint's payload filter
-// refuses it, as fanout would have (in the envelope version the endpoint is pinned to), so a
-// replay from the log sends only what the endpoint would have received. Stored filters were
-// parsed at registration; one that no longer parses (written past the API) fails the job
-// rather than be skipped.
-func filterOf(ep endpointView) (func(storedEvent) bool, error) {
-	if ep.Filter == nil {
-		return func(storedEvent) bool { return false }, nil
-	}
-	flt, err := filter.Parse(*ep.Filter)
-	if err != nil {
-		return nil, fmt.Errorf("the endpoint's filter does not parse: %w", err)
-	}
-	return func(ev storedEvent) bool {
-		body, err := endpoints.ConvertEnvelope(ev.Body, ev.SchemaVersion, ep.SchemaVersion)
-		if err != nil {
-			return false // prepareReplay refuses it with the reason
-		}
-		doc, err := filter.Decode(body)
-		return err != nil || !flt.Match(doc)
-	}, nil
 }

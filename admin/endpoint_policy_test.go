@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
+	"github.com/hookstream/hookstream/replay"
 )
 
 // Issue 14, part 2: a filter is checked at registration. A valid one is stored and shown as
@@ -204,7 +205,7 @@ func TestLogReplayAppliesTheFilter(t *testing.T) {
 	e.must(202, key, "POST", "/v1/partners/"+pid+"/endpoints/"+ep.ID+"/replay", map[string]string{
 		"since": t0.Add(-time.Second).Format(time.RFC3339Nano), "source": "log",
 	}).json(t, &job)
-	if v := e.waitJob(pid, job.JobID, time.Minute, nil); v.State != jobSucceeded || v.Total != 10 || v.Done != 10 {
+	if v := e.waitJob(pid, job.JobID, time.Minute, nil); v.State != replay.JobSucceeded || v.Total != 10 || v.Done != 10 {
 		t.Fatalf("log replay job: %+v, want the 10 events the filter lets through", v)
 	}
 	got := e.deliveries(10, time.Minute)

@@ -42,7 +42,7 @@ func TestReplayBodyIsTheEventRecord(t *testing.T) {
 		pcancel()
 	}
 
-	fromOutbox, err := e.api.envelopes(context.Background(), "acme", []string{id})
+	fromOutbox, err := e.api.replays.Envelopes(context.Background(), "acme", []string{id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,14 +53,14 @@ func TestReplayBodyIsTheEventRecord(t *testing.T) {
 	if _, err := e.db.Pool.Exec(context.Background(), `DELETE FROM outbox_event WHERE event_id = $1`, id); err != nil {
 		t.Fatal(err)
 	}
-	fromLog, err := e.api.envelopes(context.Background(), "acme", []string{id})
+	fromLog, err := e.api.replays.Envelopes(context.Background(), "acme", []string{id})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(fromLog[id].Body, published) || fromLog[id].LSN == 0 {
 		t.Fatalf("events-topic envelope %+v differs from the published record", fromLog[id])
 	}
-	if other, _ := e.api.envelopes(context.Background(), "globex", []string{id}); len(other) != 0 {
+	if other, _ := e.api.replays.Envelopes(context.Background(), "globex", []string{id}); len(other) != 0 {
 		t.Fatal("another partner found the event")
 	}
 	r := e.must(200, operatorToken, "GET", "/v1/partners/acme/events/"+id, nil)

@@ -75,9 +75,6 @@ func conflict(format string, args ...any) *apiError {
 	return errorf(http.StatusConflict, CodeConflict, format, args...)
 }
 
-// errUnavailable marks failures of a dependency (PostgreSQL, Kafka) the client may retry.
-var errUnavailable = errors.New("dependency unavailable")
-
 // ProblemContentType is the media type of every error response (RFC 9457).
 const ProblemContentType = "application/problem+json"
 

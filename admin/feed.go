@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/internal/eventlog"
 	"github.com/hookstream/hookstream/outbox"
 )
 
@@ -62,7 +63,7 @@ func (a *API) listEvents(w http.ResponseWriter, r *http.Request, _ caller) error
 		return e
 	}
 	ctx := r.Context()
-	release, err := a.events.acquire(ctx)
+	release, err := a.events.Acquire(ctx)
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func (a *API) listEvents(w http.ResponseWriter, r *http.Request, _ caller) error
 	p, n, from, end := pos.p, pos.n, pos.from, pos.end
 	page := feedPage{Data: []json.RawMessage{}}
 	scanned, size := 0, 0
-	next, err := a.events.scan(ctx, p, from, end, func(rec *kgo.Record) bool {
+	next, err := a.events.Scan(ctx, p, from, end, func(rec *kgo.Record) bool {
 		scanned++
 		if _, ok := a.wanted(rec, pid, types); ok {
 			page.Data = append(page.Data, json.RawMessage(rec.Value))
@@ -82,7 +83,7 @@ func (a *API) listEvents(w http.ResponseWriter, r *http.Request, _ caller) error
 		}
 		return len(page.Data) < limit && scanned < a.cfg.MaxFeedScan && size < maxFeedPageBytes
 	})
-	if errors.Is(err, errOffsetExpired) {
+	if errors.Is(err, eventlog.ErrOffsetExpired) {
 		return expiredCursor(a)
 	}
 	if err != nil {
@@ -136,11 +137,11 @@ type feedPos struct {
 // no cursor the read starts at the oldest retained event, or with fromEnd at the end (from now
 // on). A cursor of another partitioning, past the retention or past the end is refused.
 func (a *API) feedPosition(ctx context.Context, pid string, cur *feedCursor, fromEnd bool) (feedPos, error) {
-	p, n, err := a.events.partitionOf(ctx, pid)
+	p, n, err := a.events.PartitionOf(ctx, pid)
 	if err != nil {
 		return feedPos{}, err
 	}
-	start, end, err := a.events.bounds(ctx, p)
+	start, end, err := a.events.Bounds(ctx, p)
 	if err != nil {
 		return feedPos{}, err
 	}
@@ -168,12 +169,12 @@ func feedCursorAt(pid string, p, n int32, offset int64) string {
 
 // wanted is whether a record of the events topic is an event of the partner's feed: theirs, of
 // one of the types (all when none), and consistent with its key and headers.
-func (a *API) wanted(rec *kgo.Record, pid string, types []string) (storedEvent, bool) {
-	ev, ok := eventFromRecord(rec)
+func (a *API) wanted(rec *kgo.Record, pid string, types []string) (eventlog.Event, bool) {
+	ev, ok := eventlog.FromRecord(rec)
 	if !ok || ev.PartnerID != pid || (len(types) > 0 && !endpoints.Subscribed(types, ev.Type)) {
 		return ev, false
 	}
-	if !bodyAgrees(ev) {
+	if !ev.BodyAgrees() {
 		a.log.Error("events record whose envelope disagrees with its key or headers left out of the feed",
 			"partition", rec.Partition, "offset", rec.Offset)
 		return ev, false
@@ -194,7 +195,7 @@ func (a *API) getEvent(w http.ResponseWriter, r *http.Request, _ caller) error {
 	if !outbox.ValidEventID(id) {
 		return notFound("event")
 	}
-	found, err := a.envelopes(r.Context(), pid, []string{id})
+	found, err := a.replays.Envelopes(r.Context(), pid, []string{id})
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/outbox"
+	"github.com/hookstream/hookstream/replay"
 )
 
 const (
@@ -302,7 +303,7 @@ func (e *env) seedOutbox(pid, typ string, n int) []string {
 
 // envelopeRecord is an events-topic record as cdc writes it (cdc/session.go publishEvent).
 func envelopeRecord(topic string, partitions int32, env outbox.Envelope, lsn records.LSN, commit time.Time) *kgo.Record {
-	body, err := marshalEnvelope(env)
+	body, err := replay.MarshalEnvelope(env)
 	if err != nil {
 		panic(err)
 	}
@@ -398,7 +399,7 @@ func (e *env) waitJob(pid, id string, timeout time.Duration, seen func(jobView))
 		if seen != nil {
 			seen(v)
 		}
-		if v.State == jobSucceeded || v.State == jobFailed {
+		if v.State == replay.JobSucceeded || v.State == replay.JobFailed {
 			return v
 		}
 		if time.Now().After(deadline) {

@@ -112,37 +112,6 @@ func TestDeliveryHistory(t *testing.T) {
 	}
 }
 
-// TestReplayJobStopsWhenEndpointDisabled disables the endpoint in the middle of a bulk replay:
-// the job fails with a reason instead of producing replays the sender would refuse.
-func TestReplayJobStopsWhenEndpointDisabled(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.ReplayBatch = 100 })
-	key := e.partner("acme")
-	ep := e.endpoint("acme")
-	events := e.seedOutbox("acme", "customer.created", 300)
-	created := make([]time.Time, len(events))
-	base := time.Now().Add(-time.Hour)
-	for i := range created {
-		created[i] = base.Add(time.Duration(i) * time.Millisecond)
-	}
-	e.seedDeliveries("acme", ep.ID, "customer.created", "failed", 1, events, created)
-	calls := 0
-	e.api.afterBatch = func(string) {
-		if calls++; calls == 2 { // runs on the runner's goroutine: no Fatal here
-			if r := e.do(key, "POST", "/v1/partners/acme/endpoints/"+ep.ID+"/disable", map[string]string{"reason": "stop"}); r.Status != 200 {
-				t.Errorf("disable: %s", r)
-			}
-		}
-	}
-	run(t, e.api)
-	var job jobAccepted
-	e.must(202, key, "POST", "/v1/partners/acme/endpoints/"+ep.ID+"/replay",
-		map[string]string{"since": base.Add(-time.Second).UTC().Format(time.RFC3339Nano)}).json(t, &job)
-	v := e.waitJob("acme", job.JobID, time.Minute, nil)
-	if v.State != jobFailed || v.Done != 100 || v.Total != 300 || v.Error == "" || v.FinishedAt == nil {
-		t.Fatalf("job after the endpoint was disabled: %+v", v)
-	}
-}
-
 // Query strings are read exactly or refused: a cursor that is not valid URL encoding answers 400
 // instead of reading as no cursor (the feed from the start of the log), and the earliest valid
 // RFC 3339 time is a valid bound.

@@ -9,12 +9,11 @@ import (
 	"github.com/hookstream/hookstream/internal/metrics"
 )
 
+// apiMetrics are the API's own. The replay engine counts its jobs and the delivery records it
+// produces, test events' included, itself (package replay), also as hookstream_admin_….
 type apiMetrics struct {
 	requests   *prometheus.CounterVec   // route, code class
 	latency    *prometheus.HistogramVec // route
-	jobs       *prometheus.GaugeVec     // open jobs by state (queued, running), from PostgreSQL
-	jobsDone   *prometheus.CounterVec   // jobs this process finished, by state
-	replayed   *prometheus.CounterVec   // delivery records produced, by trigger
 	feedReads  prometheus.Counter
 	streams    prometheus.Gauge
 	feedRecs   prometheus.Counter
@@ -31,12 +30,6 @@ func newMetrics(reg prometheus.Registerer) (*apiMetrics, error) {
 			Help: "API requests by route pattern and status class (2xx, 4xx, 5xx)."}, []string{"route", "code"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "request_seconds",
 			Help: "API request latency by route pattern.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}, []string{"route"}),
-		jobs: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "replay_jobs",
-			Help: "Replay jobs not finished yet, by state (queued, running), as last read from PostgreSQL."}, []string{"state"}),
-		jobsDone: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "replay_jobs_finished_total",
-			Help: "Replay jobs finished by this process, by final state (succeeded, failed, canceled)."}, []string{"state"}),
-		replayed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "deliveries_produced_total",
-			Help: "Delivery records the API produced to the deliveries topic, by trigger (replay, test)."}, []string{"trigger"}),
 		streams: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "event_streams",
 			Help: "Event streams (GET …/events/stream) open now."}),
 		feedReads: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "feed_pages_total",
@@ -48,14 +41,11 @@ func newMetrics(reg prometheus.Registerer) (*apiMetrics, error) {
 		quotaRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "quota_refusals_total",
 			Help: "Requests refused by a partner quota, by quota (endpoints, replay_jobs, test_events_per_minute, replay_deliveries)."}, []string{"quota"}),
 	}
-	for _, s := range []string{"queued", "running"} {
-		m.jobs.WithLabelValues(s)
-	}
 	for _, q := range []string{quotaEndpoints, quotaReplayJobs, quotaTestEvents, quotaReplayDeliveries} {
 		m.quotaRefusals.WithLabelValues(q)
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.requests, m.latency, m.jobs, m.jobsDone, m.replayed, m.feedReads, m.streams, m.feedRecs, m.secretsOut, m.quotaRefusals} {
+		for _, c := range []prometheus.Collector{m.requests, m.latency, m.feedReads, m.streams, m.feedRecs, m.secretsOut, m.quotaRefusals} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("admin: metrics: %w", err)
 			}

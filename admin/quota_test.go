@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/replay"
 )
 
 // wantQuota checks r is the refusal of quota name at limit with usage: the status, the code,
@@ -205,7 +206,7 @@ func TestReplaySizeLimit(t *testing.T) {
 	run(t, e.api)
 	var job jobAccepted
 	e.must(202, key, "POST", "/v1/partners/acme/endpoints/"+ep.ID+"/replay", map[string]string{"since": since, "state": "failed"}).json(t, &job)
-	if v := e.waitJob("acme", job.JobID, time.Minute, nil); v.State != jobSucceeded || v.Total != 40 || v.Done != 40 {
+	if v := e.waitJob("acme", job.JobID, time.Minute, nil); v.State != replay.JobSucceeded || v.Total != 40 || v.Done != 40 {
 		t.Fatalf("replay within the limit: %+v", v)
 	}
 }
@@ -235,7 +236,7 @@ func TestLogReplayStopsAtLimit(t *testing.T) {
 	}).json(t, &job)
 	v := e.waitJob("acme", job.JobID, time.Minute, nil)
 	resume := "since=" + commits[limit-1].Format(time.RFC3339Nano)
-	if v.State != jobFailed || v.Total != limit || v.Done != limit || !strings.Contains(v.Error, fmt.Sprintf("limit of %d", limit)) ||
+	if v.State != replay.JobFailed || v.Total != limit || v.Done != limit || !strings.Contains(v.Error, fmt.Sprintf("limit of %d", limit)) ||
 		!strings.Contains(v.Error, resume) {
 		t.Fatalf("log replay over the limit: %+v, want failed after %d with %q", v, limit, resume)
 	}

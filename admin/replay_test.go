@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,35 +12,8 @@ import (
 
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/outbox"
+	"github.com/hookstream/hookstream/replay"
 )
-
-func TestNextAttempt(t *testing.T) {
-	s := func(v string) *string { return &v }
-	const automatic = 10
-	tests := []struct {
-		name                           string
-		state                          *string
-		count, highest, reserved, want int
-	}{
-		{"failed after the schedule: next number", s("failed"), 10, 10, 0, 11},
-		{"failed early (not retryable): next number", s("failed"), 3, 3, 0, 4},
-		{"succeeded: next number", s("succeeded"), 1, 1, 0, 2},
-		{"skipped: next number", s("skipped"), 1, 1, 0, 2},
-		{"retrying: above the schedule", s("retrying"), 3, 3, 0, 11},
-		{"pending: above the schedule", s("pending"), 0, 0, 0, 11},
-		{"never recorded: above the schedule", nil, 0, 0, 0, 11},
-		{"replay reserved, not yet recorded: above the schedule", s("failed"), 3, 3, 4, 11},
-		{"second replay in flight: above it", s("failed"), 3, 3, 11, 12},
-		{"replay recorded and final: next number", s("succeeded"), 12, 12, 12, 13},
-		{"attempt rows ahead of the delivery row", s("failed"), 3, 5, 0, 6},
-		{"ordered hold past the schedule, retrying", s("retrying"), 14, 14, 0, 15},
-	}
-	for _, tt := range tests {
-		if got := nextAttempt(tt.state, tt.count, tt.highest, tt.reserved, automatic); got != tt.want {
-			t.Errorf("%s: nextAttempt = %d, want %d", tt.name, got, tt.want)
-		}
-	}
-}
 
 // TestReplaySingle replays one delivery: 202 with the next attempt number, the same event id
 // and the exact envelope bytes on the deliveries topic, keyed by the endpoint.
@@ -86,7 +58,7 @@ func TestReplaySingle(t *testing.T) {
 	if len(got) != 3 {
 		t.Fatalf("%d delivery records, want 3", len(got))
 	}
-	stored, err := outboxEvents(context.Background(), e.db.Pool, "acme", []string{evID})
+	stored, err := e.api.replays.Envelopes(context.Background(), "acme", []string{evID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,159 +113,6 @@ func TestReplaySingle(t *testing.T) {
 	e.must(200, key, "GET", "/v1/partners/acme/deliveries/"+did, nil).json(t, &detail)
 	if len(detail.Attempts) != 5 || detail.Attempts[4].AttemptNo != e.cfg.AutomaticAttempts+1 || detail.EventID != evID {
 		t.Errorf("delivery detail: %+v", detail)
-	}
-}
-
-// TestBulkReplayFromHistory replays 10,000 failed deliveries: progress is visible while the
-// job runs, and every delivery gets one record with its event id and next attempt number.
-func TestBulkReplayFromHistory(t *testing.T) {
-	e := newEnv(t)
-	e.partner("acme")
-	ep := e.endpoint("acme", "customer.*")
-	const n = 10000
-	events := e.seedOutbox("acme", "customer.created", n)
-	created := make([]time.Time, n)
-	base := time.Now().Add(-time.Hour)
-	for i := range created {
-		created[i] = base.Add(time.Duration(i) * time.Millisecond)
-	}
-	dids := e.seedDeliveries("acme", ep.ID, "customer.created", "failed", 3, events, created)
-	// Outside the filter: succeeded deliveries, and a test delivery.
-	others := e.seedOutbox("acme", "customer.created", 50)
-	e.seedDeliveries("acme", ep.ID, "customer.created", "succeeded", 1, others, created[:50])
-
-	var (
-		mu      sync.Mutex
-		steps   int
-		reached = make(chan struct{})
-		resume  = make(chan struct{})
-	)
-	e.api.afterBatch = func(string) {
-		mu.Lock()
-		steps++
-		s := steps
-		mu.Unlock()
-		if s == 2 { // the count, then the first batch
-			close(reached)
-			<-resume
-		}
-	}
-	run(t, e.api)
-	var job jobAccepted
-	e.must(202, operatorToken, "POST", "/v1/partners/acme/endpoints/"+ep.ID+"/replay", map[string]string{
-		"since": base.Add(-time.Second).UTC().Format(time.RFC3339Nano), "state": "failed", "source": "history",
-	}).json(t, &job)
-
-	select {
-	case <-reached:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the job made no progress within 30s")
-	}
-	var mid jobView
-	e.must(200, operatorToken, "GET", "/v1/partners/acme/replay-jobs/"+job.JobID, nil).json(t, &mid)
-	if mid.State != jobRunning || mid.Total != n || mid.Done <= 0 || mid.Done >= n {
-		t.Errorf("progress mid-job: %+v", mid)
-	}
-	close(resume)
-	last := -1
-	final := e.waitJob("acme", job.JobID, 2*time.Minute, func(v jobView) {
-		if v.Done < last {
-			t.Errorf("done went back from %d to %d", last, v.Done)
-		}
-		last = v.Done
-	})
-	if final.State != jobSucceeded || final.Total != n || final.Done != n || final.Failed != 0 {
-		t.Fatalf("final job: %+v", final)
-	}
-
-	got := e.deliveries(n, 2*time.Minute)
-	want := map[string]string{}
-	for i, id := range dids {
-		want[id] = events[i]
-	}
-	seen := map[string]bool{}
-	for _, d := range got {
-		ev, ok := want[d.DeliveryID]
-		switch {
-		case !ok:
-			t.Fatalf("record for delivery %s outside the filter", d.DeliveryID)
-		case seen[d.DeliveryID]:
-			t.Fatalf("delivery %s replayed twice", d.DeliveryID)
-		case d.EventID != ev || d.AttemptNo != 4 || d.Trigger != records.TriggerReplay || d.EndpointID != ep.ID:
-			t.Fatalf("record %+v: want event %s, attempt 4, trigger replay", d, ev)
-		}
-		var head envelopeHead
-		if err := json.Unmarshal(d.Body, &head); err != nil || head.EventID != ev || head.PartnerID != "acme" {
-			t.Fatalf("record body of %s: %v %s", d.DeliveryID, err, d.Body)
-		}
-		seen[d.DeliveryID] = true
-	}
-	if len(seen) != n {
-		t.Fatalf("%d deliveries replayed, want %d", len(seen), n)
-	}
-}
-
-// TestReplayJobSurvivesRestart stops the API in the middle of a job, and leaves another job
-// leased by a process that died: a new API resumes both from their recorded positions.
-func TestReplayJobSurvivesRestart(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.ReplayBatch = 100; c.JobLease = 2 * time.Second })
-	e.partner("acme")
-	ep := e.endpoint("acme")
-	const n = 1000
-	events := e.seedOutbox("acme", "customer.created", n)
-	created := make([]time.Time, n)
-	base := time.Now().Add(-time.Hour)
-	for i := range created {
-		created[i] = base.Add(time.Duration(i) * time.Millisecond)
-	}
-	dids := e.seedDeliveries("acme", ep.ID, "customer.created", "failed", 2, events, created)
-
-	first := e.api
-	stopFirst := func() {}
-	var once sync.Once
-	stopped := make(chan struct{})
-	calls := 0
-	first.afterBatch = func(string) {
-		if calls++; calls == 2 { // after the count and one batch of replays
-			once.Do(func() { go func() { stopFirst(); close(stopped) }() })
-		}
-	}
-	stopFirst = run(t, first)
-	var job jobAccepted
-	since := base.Add(-time.Second).UTC().Format(time.RFC3339Nano)
-	e.must(202, operatorToken, "POST", "/v1/partners/acme/endpoints/"+ep.ID+"/replay", map[string]string{"since": since}).json(t, &job)
-	<-stopped
-
-	var mid jobView
-	e.must(200, operatorToken, "GET", "/v1/partners/acme/replay-jobs/"+job.JobID, nil).json(t, &mid)
-	if mid.State != jobRunning || mid.Done == 0 || mid.Done >= n {
-		t.Fatalf("after the stop: %+v", mid)
-	}
-	// A second job, claimed by a process that died: its lease runs out.
-	var orphan jobAccepted
-	e.must(202, operatorToken, "POST", "/v1/partners/acme/endpoints/"+ep.ID+"/replay", map[string]string{"since": since}).json(t, &orphan)
-	if _, err := e.db.Pool.Exec(context.Background(), `UPDATE replay_job SET state = 'running', lease_owner = 'admin-dead',
-		lease_until = now() + interval '1 second' WHERE id = $1`, orphan.JobID); err != nil {
-		t.Fatal(err)
-	}
-
-	second := e.newAPI()
-	run(t, second)
-	for _, id := range []string{job.JobID, orphan.JobID} {
-		v := e.waitJob("acme", id, time.Minute, nil)
-		if v.State != jobSucceeded || v.Done != n || v.Total != n {
-			t.Errorf("job %s after the restart: %+v", id, v)
-		}
-	}
-	got := e.deliveries(2*n, time.Minute)
-	count := map[string]int{}
-	for _, d := range got {
-		count[d.DeliveryID]++
-	}
-	for _, id := range dids {
-		if count[id] < 2 {
-			t.Fatalf("delivery %s replayed %d times by the two jobs, want at least 2", id, count[id])
-		}
 	}
 }
 
@@ -367,7 +186,7 @@ func TestReplayFromLogAfterReenable(t *testing.T) {
 		"since": t0.Add(-time.Second).Format(time.RFC3339Nano), "source": "log", "state": "missing",
 	}).json(t, &job)
 	v := e.waitJob(pid, job.JobID, time.Minute, nil)
-	if v.State != jobSucceeded || v.Total != 30 || v.Done != 30 || v.Failed != 0 {
+	if v.State != replay.JobSucceeded || v.Total != 30 || v.Done != 30 || v.Failed != 0 {
 		t.Fatalf("log replay job: %+v", v)
 	}
 	got := e.deliveries(30, time.Minute)
@@ -394,7 +213,7 @@ func TestReplayFromLogAfterReenable(t *testing.T) {
 		"since": t0.Add(-time.Second).Format(time.RFC3339Nano), "source": "log",
 	}).json(t, &job)
 	v = e.waitJob(pid, job.JobID, time.Minute, nil)
-	if v.State != jobSucceeded || v.Done != 50 {
+	if v.State != replay.JobSucceeded || v.Done != 50 {
 		t.Fatalf("whole-range log replay: %+v", v)
 	}
 	e.deliveries(80, time.Minute)

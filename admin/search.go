@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/outbox"
+	"github.com/hookstream/hookstream/replay"
 )
 
 // errorCategories are the attempts' error categories (design.md section 7), the values of
@@ -93,29 +93,8 @@ func (a *API) searchDeliveries(w http.ResponseWriter, r *http.Request, _ caller)
 	return nil
 }
 
-// jobCanceled is the state of a job canceled by its partner or the operator: final, like
-// succeeded and failed.
-const jobCanceled = "canceled"
-
-var jobStates = []string{jobQueued, jobRunning, jobSucceeded, jobFailed, jobCanceled}
-
-const jobColumns = `id, partner_id, endpoint_id, source, filter, state, total, done, failed,
-	error, created_at, updated_at, started_at, finished_at, requested_by`
-
-func scanJob(row pgx.Row) (jobView, error) {
-	var (
-		v                   jobView
-		fj                  []byte
-		total, done, failed int32
-	)
-	err := row.Scan(&v.ID, &v.PartnerID, &v.EndpointID, &v.Source, &fj, &v.State, &total, &done, &failed,
-		&v.Error, &v.CreatedAt, &v.UpdatedAt, &v.StartedAt, &v.FinishedAt, &v.RequestedBy)
-	if err == nil {
-		_ = json.Unmarshal(fj, &v.Filter)
-	}
-	v.JobID, v.Total, v.Done, v.Failed = v.ID, int(total), int(done), int(failed)
-	return v, err
-}
+// jobStates are the states of ?state= of the job list.
+var jobStates = []string{replay.JobQueued, replay.JobRunning, replay.JobSucceeded, replay.JobFailed, replay.JobCanceled}
 
 type jobCursor struct {
 	ID string `json:"id"`
@@ -144,21 +123,16 @@ func (a *API) listReplayJobs(w http.ResponseWriter, r *http.Request, _ caller) e
 			return badCursor()
 		}
 	}
-	// Job ids are ULIDs: their order is their creation order.
-	rows, err := a.pool.Query(r.Context(), `SELECT `+jobColumns+` FROM replay_job
-		WHERE partner_id = $1 AND ($2 = '' OR endpoint_id = $2) AND ($3 = '' OR state = $3) AND ($4 = '' OR id < $4)
-		ORDER BY id DESC LIMIT $5`, r.PathValue("pid"), endpointID, state, after.ID, limit+1)
+	jobs, err := a.replays.Jobs(r.Context(), r.PathValue("pid"), replay.JobQuery{EndpointID: endpointID, State: state,
+		Before: after.ID, Limit: limit + 1})
 	if err != nil {
 		return err
 	}
-	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (jobView, error) { return scanJob(row) })
-	if err != nil {
-		return err
+	items := make([]jobView, len(jobs))
+	for i, j := range jobs {
+		items[i] = viewJob(j)
 	}
 	out := list[jobView]{Data: items}
-	if out.Data == nil {
-		out.Data = []jobView{}
-	}
 	if len(items) > limit {
 		out.Data, out.HasMore = items[:limit], true
 		out.NextCursor = encodeCursor("replay-jobs", jobCursor{ID: items[limit-1].ID})
@@ -167,10 +141,9 @@ func (a *API) listReplayJobs(w http.ResponseWriter, r *http.Request, _ caller) e
 	return nil
 }
 
-// cancelReplayJob stops a queued or running job: it is canceled at once, and a runner holding it
-// stops before its next batch (its progress save finds the job no longer running), so at most
-// the batch in flight is still replayed. Canceling a canceled job changes nothing; a finished
-// one answers 409.
+// cancelReplayJob stops a queued or running job (replay.Engine.Cancel): at most the batch in
+// flight is still replayed. Canceling a canceled job changes nothing; a finished one answers
+// 409.
 func (a *API) cancelReplayJob(w http.ResponseWriter, r *http.Request, c caller) error {
 	pid, id := r.PathValue("pid"), r.PathValue("jid")
 	if !validID(replayJobPrefix, id) {
@@ -180,29 +153,15 @@ func (a *API) cancelReplayJob(w http.ResponseWriter, r *http.Request, c caller) 
 	if e := decodeBody(r, &req, false); e != nil {
 		return e
 	}
-	v, err := scanJob(a.pool.QueryRow(r.Context(), `UPDATE replay_job SET state = 'canceled', lease_owner = NULL, lease_until = NULL,
-			error = 'canceled by ' || $3::text, finished_at = now(), updated_at = now()
-		WHERE id = $1 AND partner_id = $2 AND state IN ('queued', 'running')
-		RETURNING `+jobColumns, id, pid, c.actor()))
-	if errors.Is(err, pgx.ErrNoRows) {
-		cur, err := scanJob(a.pool.QueryRow(r.Context(), `SELECT `+jobColumns+` FROM replay_job WHERE id = $1 AND partner_id = $2`, id, pid))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return notFound("replay job")
-		}
-		if err != nil {
-			return err
-		}
-		if cur.State != jobCanceled {
-			return conflict("replay job %s has %s; only a queued or running job can be canceled", id, cur.State)
-		}
-		respond(w, http.StatusOK, cur) // canceled before: nothing changes
-		return nil
-	}
-	if err != nil {
+	j, err := a.replays.Cancel(r.Context(), pid, id, c.actor())
+	switch {
+	case errors.Is(err, replay.ErrJobNotFound):
+		return notFound("replay job")
+	case errors.Is(err, replay.ErrJobFinished):
+		return conflict("replay job %s has %s; only a queued or running job can be canceled", id, j.State)
+	case err != nil:
 		return err
 	}
-	a.metrics.jobsDone.WithLabelValues(jobCanceled).Inc()
-	a.log.Info("replay job canceled", "partner_id", pid, "job_id", id, "by", c.actor())
-	respond(w, http.StatusOK, v)
+	respond(w, http.StatusOK, viewJob(j))
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/internal/eventlog"
 )
 
 // streamEvents is the cursor feed as it happens, in server-sent events (for
@@ -69,7 +71,7 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, _ caller) err
 		case <-poll.C:
 		}
 		next, err := a.streamStep(ctx, s, pid, types, p, n, from)
-		if errors.Is(err, errOffsetExpired) {
+		if errors.Is(err, eventlog.ErrOffsetExpired) {
 			gone := expiredCursor(a)
 			body, _ := json.Marshal(gone.problem(w.Header().Get(RequestIDHeader)))
 			s.message("", "error", body)
@@ -98,17 +100,17 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, _ caller) err
 // most MaxFeedScan records at a time so the reader slot is shared with feed pages, and returns
 // the offset after the last record examined.
 func (a *API) streamStep(ctx context.Context, s *eventStream, pid string, types []string, p, n int32, from int64) (int64, error) {
-	_, end, err := a.events.bounds(ctx, p)
+	_, end, err := a.events.Bounds(ctx, p)
 	if err != nil || from >= end {
 		return from, err
 	}
-	release, err := a.events.acquire(ctx)
+	release, err := a.events.Acquire(ctx)
 	if err != nil {
 		return from, err
 	}
 	defer release()
 	scanned := 0
-	return a.events.scan(ctx, p, from, end, func(rec *kgo.Record) bool {
+	return a.events.Scan(ctx, p, from, end, func(rec *kgo.Record) bool {
 		scanned++
 		if ev, ok := a.wanted(rec, pid, types); ok {
 			s.message(feedCursorAt(pid, p, n, rec.Offset+1), ev.Type, rec.Value)

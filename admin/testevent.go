@@ -7,6 +7,7 @@ import (
 
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/outbox"
+	"github.com/hookstream/hookstream/replay"
 )
 
 // testEventType is the type of test events (R25).
@@ -48,7 +49,7 @@ func (a *API) sendTestEvent(w http.ResponseWriter, r *http.Request, _ caller) er
 		EventID: outbox.NewEventID(), Type: testEventType, OccurredAt: now, PartnerID: pid,
 		Subject: outbox.Subject{Type: "endpoint", ID: ep.ID}, SchemaVersion: 1, Data: data,
 	}
-	body, err := marshalEnvelope(env)
+	body, err := replay.MarshalEnvelope(env)
 	if err != nil {
 		return err
 	}
@@ -65,7 +66,7 @@ func (a *API) sendTestEvent(w http.ResponseWriter, r *http.Request, _ caller) er
 			"partner %s sent %d test events in the last minute, the most it may (%s): retry in %d s",
 			pid, used, quotaTestEvents, retrySeconds(wait))
 	}
-	if err := a.produce(r.Context(), records.TriggerTest, []records.Delivery{d}); err != nil {
+	if err := a.replays.Produce(r.Context(), records.TriggerTest, []records.Delivery{d}); err != nil {
 		a.testEvents.refund(pid, taken) // nothing was sent
 		return err
 	}

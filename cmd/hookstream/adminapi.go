@@ -57,7 +57,7 @@ func serveAdmin(ctx context.Context, s settings, log *slog.Logger, reg *promethe
 	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
 	cfg.OperatorToken, cfg.SecretKey, cfg.Egress = s.AdminToken, key, guard
 	cfg.FeedRetention, cfg.OutboxRetention, cfg.HistoryRetention = s.FeedRetention, s.OutboxRetention, s.HistoryRetention
-	// Replays are numbered above the most attempts any policy may give (admin/replay.go).
+	// Replays are numbered above the most attempts any policy may give (replay/attempts.go).
 	cfg.AutomaticAttempts = max(len(s.RetrySchedule)+1, s.RetryBounds.MaxAttempts)
 	cfg.Retry.Schedule, cfg.Retry.RetryClientErrors, cfg.Retry.Bounds = s.RetrySchedule, s.RetryClientErrors, s.RetryBounds
 	cfg.Limits = s.Limits

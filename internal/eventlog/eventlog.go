@@ -1,4 +1,4 @@
-package admin
+package eventlog
 
 import (
 	"context"
@@ -10,31 +10,54 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/internal/records"
 )
 
-// errOffsetExpired: the asked-for offset is older than the log's start (retention removed it).
-var errOffsetExpired = errors.New("offset is before the start of the log")
+// ErrOffsetExpired: the asked-for offset is older than the log's start (retention removed it).
+var ErrOffsetExpired = errors.New("offset is before the start of the log")
+
+// ErrUnavailable marks a failure of Kafka a caller may retry.
+var ErrUnavailable = errors.New("dependency unavailable")
 
 const (
 	// scanIdle is how long a scan waits for records it knows exist before deciding that the
 	// rest of the range was cleaned away (when the broker answered) or failing (when not).
 	scanIdle = 5 * time.Second
-	// clockSlack covers clock differences between the platform (event ids), PostgreSQL (commit
+	// ClockSlack covers clock differences between the platform (event ids), PostgreSQL (commit
 	// times) and the producer (record timestamps) when a time is turned into an offset.
-	clockSlack = 5 * time.Minute
+	ClockSlack = 5 * time.Minute
 	// partitionsTTL is how long the events topic's partition count is cached.
 	partitionsTTL = 30 * time.Second
 )
 
-// eventLog reads the events topic: one partner's partition, from an offset, committed records
-// only. Each read uses a short-lived direct consumer, so reads never share a position; at most
-// MaxLogReaders run at once.
-type eventLog struct {
-	a     *API
+// Config configures a Log.
+type Config struct {
+	// Topic is the events topic (topics.Names.Events).
+	Topic string
+	// Brokers are the Kafka seed brokers of the readers; KafkaOptions extra franz-go options of
+	// each (e.g. for tests).
+	Brokers      []string
+	KafkaOptions []kgo.Opt
+	// Admin lists the topic's partitions and offsets.
+	Admin *kadm.Client
+	// MaxReaders bounds the concurrent reads (Acquire) and the readers kept for continuations.
+	MaxReaders int
+	// LookupWindow is how long after its id was made an event may reach the events topic (Find).
+	LookupWindow time.Duration
+	// Scanned counts the records reads examine; nil counts nothing.
+	Scanned prometheus.Counter
+}
+
+// Log reads the events topic: one partner's partition, from an offset, committed records only.
+// Each read uses a short-lived direct consumer, so reads never share a position; at most
+// MaxReaders run at once.
+type Log struct {
+	cfg   Config
 	topic string
 	sem   chan struct{}
 
@@ -45,24 +68,25 @@ type eventLog struct {
 	closed  bool
 }
 
-func newEventLog(a *API, topic string) *eventLog {
-	return &eventLog{a: a, topic: topic, sem: make(chan struct{}, a.cfg.MaxLogReaders), readers: map[readerKey]*reader{}}
+// New returns a Log of cfg.Topic. It does not contact Kafka until a read needs it.
+func New(cfg Config) *Log {
+	return &Log{cfg: cfg, topic: cfg.Topic, sem: make(chan struct{}, cfg.MaxReaders), readers: map[readerKey]*reader{}}
 }
 
-// acquire takes a reader slot, waiting at most 10 seconds.
-func (l *eventLog) acquire(ctx context.Context) (release func(), err error) {
+// Acquire takes a reader slot, waiting at most 10 seconds.
+func (l *Log) Acquire(ctx context.Context) (release func(), err error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	select {
 	case l.sem <- struct{}{}:
 		return func() { <-l.sem }, nil
 	case <-ctx.Done():
-		return nil, fmt.Errorf("%w: every events-topic reader is busy", errUnavailable)
+		return nil, fmt.Errorf("%w: every events-topic reader is busy", ErrUnavailable)
 	}
 }
 
-// partitions is the events topic's partition count, which EventPartition needs.
-func (l *eventLog) partitions(ctx context.Context) (int32, error) {
+// Partitions is the events topic's partition count, which records.EventPartition needs.
+func (l *Log) Partitions(ctx context.Context) (int32, error) {
 	l.mu.Lock()
 	if l.parts > 0 && time.Since(l.partsAt) < partitionsTTL {
 		n := l.parts
@@ -70,13 +94,13 @@ func (l *eventLog) partitions(ctx context.Context) (int32, error) {
 		return n, nil
 	}
 	l.mu.Unlock()
-	details, err := l.a.adm.ListTopics(ctx, l.topic)
+	details, err := l.cfg.Admin.ListTopics(ctx, l.topic)
 	if err != nil {
-		return 0, fmt.Errorf("%w: describe %s: %v", errUnavailable, l.topic, err)
+		return 0, fmt.Errorf("%w: describe %s: %v", ErrUnavailable, l.topic, err)
 	}
 	d, ok := details[l.topic]
 	if !ok || d.Err != nil || len(d.Partitions) == 0 {
-		return 0, fmt.Errorf("%w: topic %s is missing (run `hookstream topics create`)", errUnavailable, l.topic)
+		return 0, fmt.Errorf("%w: topic %s is missing (run `hookstream topics create`)", ErrUnavailable, l.topic)
 	}
 	n := int32(len(d.Partitions))
 	l.mu.Lock()
@@ -85,49 +109,49 @@ func (l *eventLog) partitions(ctx context.Context) (int32, error) {
 	return n, nil
 }
 
-// partitionOf is the partner's partition and the partition count it was computed with.
-func (l *eventLog) partitionOf(ctx context.Context, partnerID string) (p, n int32, err error) {
-	n, err = l.partitions(ctx)
+// PartitionOf is the partner's partition and the partition count it was computed with.
+func (l *Log) PartitionOf(ctx context.Context, partnerID string) (p, n int32, err error) {
+	n, err = l.Partitions(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
 	return records.EventPartition(partnerID, n), n, nil
 }
 
-// bounds returns the partition's first offset and its last stable offset: the end of what a
+// Bounds returns the partition's first offset and its last stable offset: the end of what a
 // read_committed reader can see now.
-func (l *eventLog) bounds(ctx context.Context, p int32) (start, end int64, err error) {
-	starts, err := l.a.adm.ListStartOffsets(ctx, l.topic)
+func (l *Log) Bounds(ctx context.Context, p int32) (start, end int64, err error) {
+	starts, err := l.cfg.Admin.ListStartOffsets(ctx, l.topic)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%w: start offsets of %s: %v", errUnavailable, l.topic, err)
+		return 0, 0, fmt.Errorf("%w: start offsets of %s: %v", ErrUnavailable, l.topic, err)
 	}
-	ends, err := l.a.adm.ListCommittedOffsets(ctx, l.topic)
+	ends, err := l.cfg.Admin.ListCommittedOffsets(ctx, l.topic)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%w: stable offsets of %s: %v", errUnavailable, l.topic, err)
+		return 0, 0, fmt.Errorf("%w: stable offsets of %s: %v", ErrUnavailable, l.topic, err)
 	}
 	s, ok1 := starts.Lookup(l.topic, p)
 	e, ok2 := ends.Lookup(l.topic, p)
 	if !ok1 || !ok2 || s.Err != nil || e.Err != nil {
-		return 0, 0, fmt.Errorf("%w: offsets of %s/%d unavailable", errUnavailable, l.topic, p)
+		return 0, 0, fmt.Errorf("%w: offsets of %s/%d unavailable", ErrUnavailable, l.topic, p)
 	}
 	return s.Offset, e.Offset, nil
 }
 
-// offsetAt is the first offset of partition p whose record was written at or after t (the end
+// OffsetAt is the first offset of partition p whose record was written at or after t (the end
 // offset when none was).
-func (l *eventLog) offsetAt(ctx context.Context, p int32, t time.Time) (int64, error) {
-	listed, err := l.a.adm.ListOffsetsAfterMilli(ctx, t.UnixMilli(), l.topic)
+func (l *Log) OffsetAt(ctx context.Context, p int32, t time.Time) (int64, error) {
+	listed, err := l.cfg.Admin.ListOffsetsAfterMilli(ctx, t.UnixMilli(), l.topic)
 	if err != nil {
-		return 0, fmt.Errorf("%w: offsets of %s after %s: %v", errUnavailable, l.topic, t, err)
+		return 0, fmt.Errorf("%w: offsets of %s after %s: %v", ErrUnavailable, l.topic, t, err)
 	}
 	o, ok := listed.Lookup(l.topic, p)
 	if !ok || o.Err != nil {
-		return 0, fmt.Errorf("%w: offsets of %s/%d after %s unavailable", errUnavailable, l.topic, p, t)
+		return 0, fmt.Errorf("%w: offsets of %s/%d after %s unavailable", ErrUnavailable, l.topic, p, t)
 	}
 	return o.Offset, nil
 }
 
-// scan reads partition p from offset from up to (not including) end, calling fn for each
+// Scan reads partition p from offset from up to (not including) end, calling fn for each
 // committed event record until fn returns false. It returns the offset after the last record it
 // examined, so a caller can resume there: control records and aborted records are passed over,
 // and a range whose rest holds nothing visible (compacted or aborted) ends at end.
@@ -135,7 +159,7 @@ func (l *eventLog) offsetAt(ctx context.Context, p int32, t time.Time) (int64, e
 // The reader is kept for a while afterwards, positioned at the returned offset with what it
 // already fetched: the next page of a feed, or the next step of a log replay, continues where
 // this one stopped without fetching and decoding the same record batches again.
-func (l *eventLog) scan(ctx context.Context, p int32, from, end int64, fn func(*kgo.Record) bool) (int64, error) {
+func (l *Log) Scan(ctx context.Context, p int32, from, end int64, fn func(*kgo.Record) bool) (int64, error) {
 	if from >= end {
 		return from, nil
 	}
@@ -146,7 +170,9 @@ func (l *eventLog) scan(ctx context.Context, p int32, from, end int64, fn func(*
 	keep := false
 	scanned := 0
 	defer func() {
-		l.a.metrics.feedRecs.Add(float64(scanned))
+		if l.cfg.Scanned != nil {
+			l.cfg.Scanned.Add(float64(scanned))
+		}
 		if keep {
 			l.put(rd)
 		} else {
@@ -169,10 +195,10 @@ func (l *eventLog) scan(ctx context.Context, p int32, from, end int64, fn func(*
 				}
 			})
 			if errors.Is(ferr, kerr.OffsetOutOfRange) {
-				return rd.next, errOffsetExpired
+				return rd.next, ErrOffsetExpired
 			}
 			if ferr != nil {
-				return rd.next, fmt.Errorf("%w: read %s/%d: %v", errUnavailable, l.topic, p, ferr)
+				return rd.next, fmt.Errorf("%w: read %s/%d: %v", ErrUnavailable, l.topic, p, ferr)
 			}
 			if fs.NumRecords() == 0 {
 				// Below the stable offset a fetch returns at once whatever exists. If the broker
@@ -180,7 +206,7 @@ func (l *eventLog) scan(ctx context.Context, p int32, from, end int64, fn func(*
 				// (transaction markers and aborted data the cleaner removed): skip to its end.
 				// If it did not answer, nothing may be skipped: the read fails instead.
 				if rd.fetches.Load()-answered < 2 {
-					return rd.next, fmt.Errorf("%w: %s/%d did not answer fetches within %s", errUnavailable, l.topic, p, scanIdle)
+					return rd.next, fmt.Errorf("%w: %s/%d did not answer fetches within %s", ErrUnavailable, l.topic, p, scanIdle)
 				}
 				rd.next = end
 				break
@@ -236,11 +262,11 @@ type readerKey struct {
 	next int64
 }
 
-// readerIdle is how long a reader is kept for a continuation.
-const readerIdle = 30 * time.Second
+// ReaderIdle is how long a reader is kept for a continuation.
+const ReaderIdle = 30 * time.Second
 
 // take returns the kept reader positioned at (p, from), or a new one.
-func (l *eventLog) take(p int32, from int64) (*reader, error) {
+func (l *Log) take(p int32, from int64) (*reader, error) {
 	l.mu.Lock()
 	rd, ok := l.readers[readerKey{p, from}]
 	if ok {
@@ -252,7 +278,7 @@ func (l *eventLog) take(p int32, from int64) (*reader, error) {
 	}
 	rd = &reader{p: p, next: from}
 	cl, err := kgo.NewClient(append([]kgo.Opt{
-		kgo.SeedBrokers(l.a.cfg.Brokers...),
+		kgo.SeedBrokers(l.cfg.Brokers...),
 		kgo.WithHooks(rd),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{l.topic: {p: kgo.NewOffset().At(from)}}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
@@ -261,17 +287,17 @@ func (l *eventLog) take(p int32, from int64) (*reader, error) {
 		kgo.FetchMaxBytes(1 << 20),
 		kgo.FetchMaxPartitionBytes(1 << 20),
 		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
-	}, l.a.cfg.KafkaOptions...)...)
+	}, l.cfg.KafkaOptions...)...)
 	if err != nil {
-		return nil, fmt.Errorf("admin: events reader: %w", err)
+		return nil, fmt.Errorf("eventlog: reader: %w", err)
 	}
 	rd.cl = cl
 	return rd, nil
 }
 
 // put keeps a reader for a continuation at its position, closing readers idle too long and
-// the oldest beyond MaxLogReaders.
-func (l *eventLog) put(rd *reader) {
+// the oldest beyond MaxReaders.
+func (l *Log) put(rd *reader) {
 	rd.idle = time.Now()
 	var closing []*reader
 	l.mu.Lock()
@@ -289,17 +315,17 @@ func (l *eventLog) put(rd *reader) {
 	}
 }
 
-// expireLocked removes the readers idle longer than readerIdle and the oldest beyond the cap;
+// expireLocked removes the readers idle longer than ReaderIdle and the oldest beyond the cap;
 // the caller closes them outside the lock.
-func (l *eventLog) expireLocked(now time.Time) []*reader {
+func (l *Log) expireLocked(now time.Time) []*reader {
 	var out []*reader
 	for k, r := range l.readers {
-		if now.Sub(r.idle) > readerIdle {
+		if now.Sub(r.idle) > ReaderIdle {
 			out = append(out, r)
 			delete(l.readers, k)
 		}
 	}
-	for len(l.readers) > l.a.cfg.MaxLogReaders {
+	for len(l.readers) > l.cfg.MaxReaders {
 		var oldest readerKey
 		first := true
 		for k, r := range l.readers {
@@ -313,8 +339,9 @@ func (l *eventLog) expireLocked(now time.Time) []*reader {
 	return out
 }
 
-// sweep closes idle readers; New's janitor calls it until Close.
-func (l *eventLog) sweep() {
+// Sweep closes the readers kept too long without a continuation; the owner calls it now and
+// then (the admin API's janitor does) until Close.
+func (l *Log) Sweep() {
 	l.mu.Lock()
 	closing := l.expireLocked(time.Now())
 	l.mu.Unlock()
@@ -323,8 +350,8 @@ func (l *eventLog) sweep() {
 	}
 }
 
-// close closes every kept reader; later puts close theirs at once.
-func (l *eventLog) close() {
+// Close closes every kept reader; later puts close theirs at once.
+func (l *Log) Close() {
 	l.mu.Lock()
 	l.closed = true
 	readers := l.readers
@@ -348,13 +375,13 @@ func eventTime(eventID string) (time.Time, bool) {
 	return ulid.Time(id.Time()), true
 }
 
-// find looks events of one partner up in the events topic by id. The topic has no index by
+// Find looks events of one partner up in the events topic by id. The topic has no index by
 // key, but an event id is a ULID made inside the transaction that committed the event, so its
-// record was written between the id's time and EventLookupWindow after it: find reads the
+// record was written between the id's time and LookupWindow after it: Find reads the
 // partner's partition over that span only. Ids not found there are absent from the result
 // (older than the feed retention, or never published).
-func (l *eventLog) find(ctx context.Context, partnerID string, ids []string) (map[string]storedEvent, error) {
-	out := map[string]storedEvent{}
+func (l *Log) Find(ctx context.Context, partnerID string, ids []string) (map[string]Event, error) {
+	out := map[string]Event{}
 	want := map[string]bool{}
 	var first, last time.Time
 	for _, id := range ids {
@@ -373,40 +400,40 @@ func (l *eventLog) find(ctx context.Context, partnerID string, ids []string) (ma
 	if len(want) == 0 {
 		return out, nil
 	}
-	release, err := l.acquire(ctx)
+	release, err := l.Acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	p, _, err := l.partitionOf(ctx, partnerID)
+	p, _, err := l.PartitionOf(ctx, partnerID)
 	if err != nil {
 		return nil, err
 	}
-	start, end, err := l.bounds(ctx, p)
+	start, end, err := l.Bounds(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	from, err := l.offsetAt(ctx, p, first.Add(-clockSlack))
+	from, err := l.OffsetAt(ctx, p, first.Add(-ClockSlack))
 	if err != nil {
 		return nil, err
 	}
 	from = max(from, start)
-	stopAfter := last.Add(l.a.cfg.EventLookupWindow + clockSlack)
-	_, err = l.scan(ctx, p, from, end, func(r *kgo.Record) bool {
+	stopAfter := last.Add(l.cfg.LookupWindow + ClockSlack)
+	_, err = l.Scan(ctx, p, from, end, func(r *kgo.Record) bool {
 		if r.Timestamp.After(stopAfter) {
 			return false
 		}
 		if !want[string(r.Key)] {
 			return true
 		}
-		ev, ok := eventFromRecord(r)
-		if ok && ev.PartnerID == partnerID && bodyAgrees(ev) {
+		ev, ok := FromRecord(r)
+		if ok && ev.PartnerID == partnerID && ev.BodyAgrees() {
 			out[ev.EventID] = ev
 			delete(want, ev.EventID)
 		}
 		return len(want) > 0
 	})
-	if errors.Is(err, errOffsetExpired) {
+	if errors.Is(err, ErrOffsetExpired) {
 		err = nil // retention moved on while reading: what was found stands
 	}
 	return out, err

@@ -1,0 +1,40 @@
+package replay
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hookstream/hookstream/internal/metrics"
+)
+
+// engineMetrics keep the names they had when the engine was part of the admin API (subsystem
+// admin): the engine runs in the admin process, and the dashboards and alerts know them so.
+type engineMetrics struct {
+	jobs     *prometheus.GaugeVec   // open jobs by state (queued, running), from PostgreSQL
+	jobsDone *prometheus.CounterVec // jobs this process finished, by state
+	produced *prometheus.CounterVec // delivery records produced, by trigger
+}
+
+func newMetrics(reg prometheus.Registerer) (*engineMetrics, error) {
+	ns, sub := metrics.Namespace, "admin"
+	m := &engineMetrics{
+		jobs: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "replay_jobs",
+			Help: "Replay jobs not finished yet, by state (queued, running), as last read from PostgreSQL."}, []string{"state"}),
+		jobsDone: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "replay_jobs_finished_total",
+			Help: "Replay jobs finished by this process, by final state (succeeded, failed, canceled)."}, []string{"state"}),
+		produced: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "deliveries_produced_total",
+			Help: "Delivery records the API produced to the deliveries topic, by trigger (replay, test)."}, []string{"trigger"}),
+	}
+	for _, s := range []string{JobQueued, JobRunning} {
+		m.jobs.WithLabelValues(s)
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.jobs, m.jobsDone, m.produced} {
+			if err := reg.Register(c); err != nil {
+				return nil, fmt.Errorf("replay: metrics: %w", err)
+			}
+		}
+	}
+	return m, nil
+}
