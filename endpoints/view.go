@@ -70,10 +70,8 @@ func NewView(cfg ViewConfig) (*View, error) {
 	bad := prometheus.NewCounter(prometheus.CounterOpts{Namespace: metrics.Namespace, Subsystem: "endpoint_view", Name: "bad_records_total",
 		Help:        "Endpoints-topic records the endpoint view could not read; each endpoint kept its last good state.",
 		ConstLabels: prometheus.Labels{"view": cfg.Name}})
-	if cfg.Registerer != nil {
-		if err := cfg.Registerer.Register(bad); err != nil {
-			return nil, fmt.Errorf("endpoints: view metrics: %w", err)
-		}
+	if err := metrics.Register(cfg.Registerer, bad); err != nil {
+		return nil, fmt.Errorf("endpoints: view metrics: %w", err)
 	}
 	cl, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),

@@ -130,12 +130,9 @@ func NewFanout(cfg FanoutConfig, view *endpoints.View) (*Fanout, error) {
 		catchUp: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "endpoint_view_catch_up_seconds",
 			Help: "Time the endpoint view took to reach the endpoints topic's last stable offset before a batch (view lag).", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}),
 	}
-	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{m.events, m.deliveries, m.unmatched, m.filtered, m.invalid, m.txns, m.restarts, m.viewSize, m.catchUp} {
-			if err := cfg.Registerer.Register(c); err != nil {
-				return nil, fmt.Errorf("streams: fanout metrics: %w", err)
-			}
-		}
+	if err := metrics.Register(cfg.Registerer, m.events, m.deliveries, m.unmatched, m.filtered, m.invalid, m.txns, m.restarts,
+		m.viewSize, m.catchUp); err != nil {
+		return nil, fmt.Errorf("streams: fanout metrics: %w", err)
 	}
 	return &Fanout{cfg: cfg, names: topics.For(cfg.Prefix), view: view, log: cfg.Logger.With("component", "fanout"), metrics: m,
 		tracer: tracing.New(cfg.TracerProvider)}, nil

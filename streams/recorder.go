@@ -170,12 +170,9 @@ func NewRecorder(cfg RecorderConfig, pool *pgxpool.Pool) (*Recorder, error) {
 		pendingSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "pending_skipped_total",
 			Help: "Deliveries records given no pending row, by reason (invalid, stale, unstorable)."}, []string{"reason"}),
 	}
-	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{m.recorded, m.refused, m.disabled, m.expired, m.expiryErr, m.writeFailures, m.batchSize, m.latency, m.pendingRows, m.pendingSkipped} {
-			if err := cfg.Registerer.Register(c); err != nil {
-				return nil, fmt.Errorf("streams: recorder metrics: %w", err)
-			}
-		}
+	if err := metrics.Register(cfg.Registerer, m.recorded, m.refused, m.disabled, m.expired, m.expiryErr, m.writeFailures,
+		m.batchSize, m.latency, m.pendingRows, m.pendingSkipped); err != nil {
+		return nil, fmt.Errorf("streams: recorder metrics: %w", err)
 	}
 	return &Recorder{cfg: cfg, pool: pool, names: topics.For(cfg.Prefix), log: cfg.Logger.With("component", "recorder"), metrics: m,
 		tracer: tracing.New(cfg.TracerProvider)}, nil

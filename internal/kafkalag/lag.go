@@ -95,11 +95,9 @@ func New(cfg Config) (*Monitor, error) {
 			Name: "consumer_lag_checks_failed_total",
 			Help: "Consumer lag checks that could not measure every group and topic (broker unreachable, topic missing)."}),
 	}
-	if cfg.Registerer != nil {
-		// `hookstream dev` runs several components, each with a Monitor, on one registry.
-		m.lag = metrics.Adopt(cfg.Registerer, m.lag)
-		m.failed = metrics.Adopt(cfg.Registerer, m.failed)
-	}
+	// `hookstream dev` runs several components, each with a Monitor, on one registry.
+	m.lag = metrics.Adopt(cfg.Registerer, m.lag)
+	m.failed = metrics.Adopt(cfg.Registerer, m.failed)
 	for _, cs := range cfg.Consumptions {
 		if !slices.Contains(m.groups, cs.Group) {
 			m.groups = append(m.groups, cs.Group)
