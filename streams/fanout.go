@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -25,8 +26,9 @@ import (
 
 // FanoutConfig configures Fanout.
 type FanoutConfig struct {
-	Brokers []string
-	Prefix  string
+	// Base holds the brokers, the topic prefix, the logger, the registerer (nil: metrics are
+	// kept but not registered) and extra franz-go options (e.g. for tests).
+	component.Base
 	// Group is the consumer group; all fanout instances of a deployment share it (R12, R38).
 	Group string
 	// InstanceID names this instance; its transactional id is derived from it, so a restarted
@@ -34,42 +36,32 @@ type FanoutConfig struct {
 	InstanceID string
 	// TransactionTimeout bounds how long an abandoned transaction blocks readers.
 	TransactionTimeout time.Duration
-	Logger             *slog.Logger
-	Registerer         prometheus.Registerer
 	// TracerProvider, when set, turns tracing on: each delivery made gets a span, the child of
 	// the event record's traceparent, whose context is the delivery record's traceparent.
 	TracerProvider trace.TracerProvider
-	KafkaOptions   []kgo.Opt
 }
 
 // DefaultFanoutConfig returns the defaults; the instance id is the host name.
 func DefaultFanoutConfig() FanoutConfig {
 	host, _ := os.Hostname()
 	return FanoutConfig{
-		Prefix:             "hookstream",
+		Base:               component.DefaultBase(),
 		InstanceID:         host,
 		TransactionTimeout: 30 * time.Second,
-		Logger:             slog.Default(),
 	}
 }
 
 // Validate reports settings fanout cannot run with.
 func (c FanoutConfig) Validate() error {
 	var errs []error
-	if len(c.Brokers) == 0 {
-		errs = append(errs, errors.New("no Kafka brokers"))
-	}
-	if c.Prefix == "" {
-		errs = append(errs, errors.New("topic prefix is empty"))
+	if err := c.Base.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.InstanceID == "" {
 		errs = append(errs, errors.New("instance id is empty"))
 	}
 	if c.TransactionTimeout < time.Second {
 		errs = append(errs, errors.New("transaction timeout must be at least a second"))
-	}
-	if c.Logger == nil {
-		errs = append(errs, errors.New("logger is nil"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("streams: fanout: %w", err)

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -31,9 +32,10 @@ import (
 
 // RecorderConfig configures the Recorder.
 type RecorderConfig struct {
-	Brokers []string
-	Prefix  string
-	Group   string // default <prefix>.recorder
+	// Base holds the brokers, the topic prefix, the logger, the registerer (nil: metrics are
+	// kept but not registered) and extra franz-go options (e.g. for tests).
+	component.Base
+	Group string // default <prefix>.recorder
 	// InstanceID, when set, makes this recorder a static member of the group: restarted with
 	// the same id, it takes its partitions back at once instead of after the session timeout.
 	// Every recorder running at once needs its own: a second one with the same id fences the
@@ -54,38 +56,29 @@ type RecorderConfig struct {
 	// attempt, and the pending insert writes nothing. A delivery that waits is listed within
 	// about this delay of being emitted.
 	PendingDelay time.Duration
-	Logger       *slog.Logger
-	Registerer   prometheus.Registerer
 	// TracerProvider, when set, turns tracing on: each attempt stored gets a span, the child of
 	// the attempt record's traceparent (the sender's attempt span), from the batch's start to
 	// its commit.
 	TracerProvider trace.TracerProvider
-	KafkaOptions   []kgo.Opt
 }
 
 // DefaultRecorderConfig returns the defaults.
 func DefaultRecorderConfig() RecorderConfig {
-	return RecorderConfig{Prefix: "hookstream", MaxBatch: 2000, WriteShards: 2, Logger: slog.Default(),
+	return RecorderConfig{Base: component.DefaultBase(), MaxBatch: 2000, WriteShards: 2,
 		HistoryRetention: 30 * 24 * time.Hour, HistorySweepInterval: time.Hour, WriteRetryMax: 5 * time.Second, PendingDelay: 2 * time.Second}
 }
 
 // Validate reports settings the recorder cannot run with.
 func (c RecorderConfig) Validate() error {
 	var errs []error
-	if len(c.Brokers) == 0 {
-		errs = append(errs, errors.New("no Kafka brokers"))
-	}
-	if c.Prefix == "" {
-		errs = append(errs, errors.New("topic prefix is empty"))
+	if err := c.Base.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.MaxBatch < 1 {
 		errs = append(errs, errors.New("max batch must be at least 1"))
 	}
 	if c.WriteShards < 1 || c.WriteShards > 16 {
 		errs = append(errs, errors.New("write shards must be between 1 and 16"))
-	}
-	if c.Logger == nil {
-		errs = append(errs, errors.New("logger is nil"))
 	}
 	if c.HistoryRetention < 0 {
 		errs = append(errs, errors.New("history retention is negative"))

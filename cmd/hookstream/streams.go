@@ -35,7 +35,7 @@ func runFanoutWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 		return err
 	}
 	cfg := streams.DefaultFanoutConfig()
-	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
+	cfg.Base = s.base(log, reg)
 	cfg.TracerProvider = s.tracer
 	if s.InstanceID != "" {
 		cfg.InstanceID = s.InstanceID
@@ -92,7 +92,7 @@ func runRecorder(ctx context.Context, args []string, out io.Writer) error {
 
 func runRecorderWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, pool *pgxpool.Pool) error {
 	cfg := streams.DefaultRecorderConfig()
-	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
+	cfg.Base = s.base(log, reg)
 	cfg.HistoryRetention = s.HistoryRetention
 	cfg.InstanceID = s.InstanceID
 	cfg.TracerProvider = s.tracer
