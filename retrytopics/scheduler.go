@@ -46,12 +46,10 @@ func NewScheduler(cfg Config) (*Scheduler, error) {
 		return nil, err
 	}
 	log := cfg.Logger.With("component", "retry-scheduler")
-	cl, err := kgo.NewClient(append([]kgo.Opt{
-		kgo.SeedBrokers(cfg.Brokers...),
-		kgo.WithLogger(kafkaLogger{log}),
+	cl, err := kgo.NewClient(cfg.ClientOptions(log,
 		kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.ProducerLinger(2 * time.Millisecond),
-	}, cfg.KafkaOptions...)...)
+		kgo.ProducerLinger(2*time.Millisecond),
+	)...)
 	if err != nil {
 		return nil, fmt.Errorf("retrytopics: kafka producer: %w", err)
 	}

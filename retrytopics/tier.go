@@ -158,8 +158,6 @@ func (e fatalError) Unwrap() error { return e.error }
 
 func (t *Tier) kafkaOptions() []kgo.Opt {
 	opts := []kgo.Opt{
-		kgo.SeedBrokers(t.cfg.Brokers...),
-		kgo.WithLogger(kafkaLogger{t.log}),
 		kgo.ConsumerGroup(t.group),
 		kgo.ConsumeTopics(t.route.topic),
 		kgo.TransactionalID(t.txnID),
@@ -191,7 +189,7 @@ func (t *Tier) kafkaOptions() []kgo.Opt {
 		// Static membership: a restarted replica takes its partitions back at once.
 		opts = append(opts, kgo.InstanceID(t.cfg.InstanceID))
 	}
-	return append(opts, t.cfg.KafkaOptions...)
+	return t.cfg.ClientOptions(t.log, opts...)
 }
 
 // session runs one Kafka session: a group member with a transactional producer.

@@ -179,9 +179,8 @@ func (e *configError) Unwrap() error { return e.err }
 
 // session runs one transactional group session until it fails or ctx ends.
 func (f *Fanout) session(ctx context.Context) error {
-	sess, err := kgo.NewGroupTransactSession(append([]kgo.Opt{
-		kgo.SeedBrokers(f.cfg.Brokers...),
-		kgo.TransactionalID(f.cfg.Prefix + ".fanout." + f.cfg.InstanceID),
+	sess, err := kgo.NewGroupTransactSession(f.cfg.ClientOptions(f.log,
+		kgo.TransactionalID(f.cfg.Prefix+".fanout."+f.cfg.InstanceID),
 		kgo.TransactionTimeout(f.cfg.TransactionTimeout),
 		kgo.ConsumerGroup(f.cfg.Group),
 		// Static membership: a restarted instance takes its old place at once instead of
@@ -192,7 +191,7 @@ func (f *Fanout) session(ctx context.Context) error {
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.RequireStableFetchOffsets(),
 		kgo.DefaultProduceTopic(f.names.Deliveries),
-	}, f.cfg.KafkaOptions...)...)
+	)...)
 	if err != nil {
 		return &configError{fmt.Errorf("streams: fanout client: %w", err)}
 	}

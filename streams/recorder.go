@@ -215,7 +215,6 @@ func (r *Recorder) Run(ctx context.Context) (err error) {
 // recorder's readers run on it; a Kafka client that cannot be made is the only error.
 func (r *Recorder) consume(ctx context.Context, group, topic string, store func(*kgo.Client, []*kgo.Record) bool) error {
 	opts := []kgo.Opt{
-		kgo.SeedBrokers(r.cfg.Brokers...),
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -226,7 +225,7 @@ func (r *Recorder) consume(ctx context.Context, group, topic string, store func(
 	if r.cfg.InstanceID != "" {
 		opts = append(opts, kgo.InstanceID(r.cfg.InstanceID)) // static ids are per group
 	}
-	cl, err := kgo.NewClient(append(opts, r.cfg.KafkaOptions...)...)
+	cl, err := kgo.NewClient(r.cfg.ClientOptions(r.log, opts...)...)
 	if err != nil {
 		return fmt.Errorf("streams: recorder client for %s: %w", group, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/kafkalag"
 	"github.com/hookstream/hookstream/internal/kafkatxn"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -73,7 +74,7 @@ type txnRepairer struct {
 }
 
 func newTxnRepairer(s settings, log *slog.Logger, reg prometheus.Registerer) (*txnRepairer, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(s.KafkaBrokers...))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(s.KafkaBrokers...), kgo.WithLogger(component.KafkaLogger(log.With("component", "kafkatxn"))))
 	if err != nil {
 		return nil, fmt.Errorf("hanging transactions: kafka client: %w", err)
 	}
