@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -275,7 +273,7 @@ func (f *Fanout) deliveries(r *kgo.Record) []*kgo.Record {
 	if err != nil {
 		f.metrics.invalid.Inc()
 		f.log.Error("event record dead-lettered", "offset", r.Offset, "partition", r.Partition, "err", err)
-		return []*kgo.Record{deadLetter(f.names.DLQ, string(r.Key), records.DeadLetter{Source: "fanout", Reason: err.Error()}, r.Value)}
+		return []*kgo.Record{dlqRecord(f.names.DLQ, string(r.Key), records.NewDeadLetter("fanout", err.Error(), records.ClipOriginal(r.Value)))}
 	}
 	var (
 		out  []*kgo.Record
@@ -289,8 +287,9 @@ func (f *Fanout) deliveries(r *kgo.Record) []*kgo.Record {
 		}
 		body, err := endpoints.ConvertEnvelope(r.Value, ev.schemaVersion, e.SchemaVersion)
 		if err != nil {
-			out = append(out, deadLetter(f.names.DLQ, e.ID, records.DeadLetter{Source: "fanout", Reason: fmt.Sprintf("endpoint %s: %v", e.ID, err),
-				EventID: ev.eventID, Partner: ev.partnerID}, r.Value))
+			dl := records.NewDeadLetter("fanout", fmt.Sprintf("endpoint %s: %v", e.ID, err), records.ClipOriginal(r.Value))
+			dl.EventID, dl.Partner = ev.eventID, ev.partnerID
+			out = append(out, dlqRecord(f.names.DLQ, e.ID, dl))
 			continue
 		}
 		if flt := f.view.Filter(e.ID); flt != nil && !docs.match(flt, e.SchemaVersion, body) {
@@ -356,16 +355,8 @@ func readEvent(r *kgo.Record) (eventMeta, error) {
 	return m, nil
 }
 
-// deadLetter builds the dlq record of original, which could not be processed; dl says by whom
-// and why. The original is kept as it is when it is JSON (and UTF-8, so that the dead letter is
-// too) of at most 64 KiB, else as a quoted string of its first 64 KiB.
-func deadLetter(topic, key string, dl records.DeadLetter, original []byte) *kgo.Record {
-	dl.V, dl.At = records.DeadLetterVersion, time.Now().UTC()
-	if utf8.Valid(original) && json.Valid(original) && len(original) <= 64<<10 {
-		dl.Original = original
-	} else {
-		dl.Original, _ = json.Marshal(strconv.Quote(string(original[:min(len(original), 64<<10)])))
-	}
-	b, _ := json.Marshal(dl)
+// dlqRecord is the dlq record of dl, keyed by key.
+func dlqRecord(topic, key string, dl records.DeadLetter) *kgo.Record {
+	b, _ := json.Marshal(dl) // plain fields and an original NewDeadLetter made valid JSON cannot fail
 	return &kgo.Record{Topic: topic, Key: []byte(key), Value: b}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/testenv"
@@ -164,6 +165,33 @@ func TestUnconvertibleEventIsDeadLetteredWithItsID(t *testing.T) {
 	}
 	if dl.Source != "fanout" || dl.EventID != id || dl.Partner != "pa" || string(recs[0].Key) != "ep_v9" || !strings.Contains(dl.Reason, "ep_v9") {
 		t.Fatalf("dead letter %s: %+v", recs[0].Key, dl)
+	}
+}
+
+// An events record that is not JSON is dead-lettered with its bytes carried once, as one JSON
+// string: read back, the original is the record's text, not the text quoted once more.
+func TestNonJSONEventIsDeadLetteredOnce(t *testing.T) {
+	e := newEnv(t)
+	f := startFanout(t, e)
+	const raw = `not json: "quoted" \ and more`
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rec := &kgo.Record{Topic: e.names.Events, Key: []byte("evt_garbage"), Value: []byte(raw)}
+	if err := e.kafka.Client(t).ProduceSync(ctx, rec).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitCounter(t, f.reg, "hookstream_fanout_invalid_events_total", 1)
+	recs := consume(t, e, e.names.DLQ, 1, time.Second)
+	var dl records.DeadLetter
+	if err := json.Unmarshal(recs[0].Value, &dl); err != nil {
+		t.Fatal(err)
+	}
+	if dl.Source != "fanout" || string(recs[0].Key) != "evt_garbage" || !strings.Contains(dl.Reason, "not an envelope") {
+		t.Fatalf("dead letter %s: %+v", recs[0].Key, dl)
+	}
+	var original string
+	if err := json.Unmarshal(dl.Original, &original); err != nil || original != raw {
+		t.Fatalf("original %s reads back as %q (%v), want %q", dl.Original, original, err, raw)
 	}
 }
 

@@ -465,11 +465,11 @@ func refusedForData(err error) bool {
 // deadLetter is the dlq record of a refused attempts record, with the event and partner it
 // names when it could be read.
 func (r *Recorder) deadLetter(f refusal) *kgo.Record {
-	dl := records.DeadLetter{Source: "recorder", Reason: f.reason + ": " + f.detail}
+	dl := records.NewDeadLetter("recorder", f.reason+": "+f.detail, records.ClipOriginal(f.rec.Value))
 	if f.attempt != nil {
 		dl.EventID, dl.Partner = f.attempt.EventID, f.attempt.PartnerID
 	}
-	return deadLetter(r.names.DLQ, string(f.rec.Key), dl, f.rec.Value)
+	return dlqRecord(r.names.DLQ, string(f.rec.Key), dl)
 }
 
 // endpointOwners reads the partner of every endpoint the attempts name: the recorder checks
