@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/egress"
+	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/eventlog"
 	"github.com/hookstream/hookstream/internal/probes"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -67,12 +68,12 @@ func New(cfg Config, pool *pgxpool.Pool) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{
-		kgo.SeedBrokers(cfg.Brokers...),
+	log := cfg.Logger.With("component", "admin")
+	cl, err := kgo.NewClient(cfg.ClientOptions(log,
 		// Keyed by endpoint_id with the default partitioner, like fanout: one partition holds all
 		// of an endpoint's work (design.md section 5).
-		kgo.ProducerBatchMaxBytes(1 << 20),
-	}, cfg.KafkaOptions...)...)
+		kgo.ProducerBatchMaxBytes(1<<20),
+	)...)
 	if err != nil {
 		return nil, fmt.Errorf("admin: kafka client: %w", err)
 	}
@@ -80,7 +81,7 @@ func New(cfg Config, pool *pgxpool.Pool) (*API, error) {
 	a := &API{
 		cfg:          cfg,
 		pool:         pool,
-		log:          cfg.Logger.With("component", "admin"),
+		log:          log,
 		guard:        cfg.Egress,
 		names:        names,
 		kafka:        cl,
@@ -91,8 +92,10 @@ func New(cfg Config, pool *pgxpool.Pool) (*API, error) {
 		stop:         make(chan struct{}),
 		streamsEnd:   make(chan struct{}),
 	}
+	// The event log's readers send franz-go's warnings and errors to the API's log too.
+	readerOpts := append([]kgo.Opt{kgo.WithLogger(component.KafkaLogger(log))}, cfg.KafkaOptions...)
 	a.events = eventlog.New(eventlog.Config{
-		Topic: names.Events, Brokers: cfg.Brokers, KafkaOptions: cfg.KafkaOptions, Admin: a.adm,
+		Topic: names.Events, Brokers: cfg.Brokers, KafkaOptions: readerOpts, Admin: a.adm,
 		MaxReaders: cfg.MaxLogReaders, LookupWindow: cfg.EventLookupWindow, Scanned: m.feedRecs,
 	})
 	a.replays, err = replay.New(replay.Config{

@@ -3,14 +3,11 @@ package admin
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/hookstream/hookstream/egress"
+	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/secretbox"
 )
 
@@ -30,9 +27,10 @@ const minOperatorToken = 16
 // Config configures the API. Start from DefaultConfig, set the connection settings and the
 // operator token and secret key, and adjust the rest.
 type Config struct {
-	// Brokers are the Kafka seed brokers; Prefix the topic prefix (design.md section 5).
-	Brokers []string
-	Prefix  string
+	// Base holds the brokers, the topic prefix, the logger, the registerer (nil: metrics are
+	// kept but not registered) and extra franz-go options for every client the API makes
+	// (e.g. for tests).
+	component.Base
 	// OperatorToken is the bearer token that may act on every partner (HOOKSTREAM_ADMIN_TOKEN),
 	// at least 16 characters.
 	OperatorToken string
@@ -94,17 +92,12 @@ type Config struct {
 	// Retry is the deployment's retry policy and the bounds endpoint policies are checked
 	// against, stated by GET /v1/limits.
 	Retry RetryLimits
-
-	Logger     *slog.Logger
-	Registerer prometheus.Registerer // nil: metrics are kept but not registered
-	// KafkaOptions are extra franz-go options for every client the API makes (e.g. for tests).
-	KafkaOptions []kgo.Opt
 }
 
 // DefaultConfig returns the defaults for everything but brokers, token and key.
 func DefaultConfig() Config {
 	return Config{
-		Prefix:            "hookstream",
+		Base:              component.DefaultBase(),
 		RotationOverlap:   24 * time.Hour,
 		FeedRetention:     30 * 24 * time.Hour,
 		OutboxRetention:   7 * 24 * time.Hour,
@@ -122,7 +115,6 @@ func DefaultConfig() Config {
 		StreamHeartbeat:   15 * time.Second,
 		Limits:            DefaultLimits(),
 		Retry:             DefaultRetryLimits(),
-		Logger:            slog.Default(),
 	}
 }
 
@@ -169,11 +161,8 @@ func (l Limits) validate() []error {
 // Validate reports every setting the API cannot run with.
 func (c Config) Validate() error {
 	var errs []error
-	if len(c.Brokers) == 0 {
-		errs = append(errs, errors.New("no Kafka brokers"))
-	}
-	if c.Prefix == "" {
-		errs = append(errs, errors.New("topic prefix is empty"))
+	if err := c.Base.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if len(c.OperatorToken) < minOperatorToken {
 		// Never print the token, not even its length.
@@ -220,9 +209,6 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.Limits.validate()...)
 	errs = append(errs, c.Retry.validate(c.AutomaticAttempts)...)
-	if c.Logger == nil {
-		errs = append(errs, errors.New("logger is nil"))
-	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("admin: config: %w", err)
 	}

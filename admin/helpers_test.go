@@ -108,13 +108,7 @@ func newEnv(t testing.TB, change ...func(*Config)) *env {
 	t.Helper()
 	e := &env{t: t, db: testenv.NewDatabase(t), kafka: testenv.NewKafka(t), logs: &logBuffer{}}
 	e.names = e.kafka.CreateTopics(t)
-	raw, err := secretbox.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e.key, err = secretbox.ParseKey(raw); err != nil {
-		t.Fatal(err)
-	}
+	_, e.key = testenv.SecretKey(t)
 	ecfg := egress.DefaultConfig()
 	ecfg.Resolver = testResolver()
 	guard, err := egress.New(ecfg)

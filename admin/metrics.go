@@ -44,12 +44,8 @@ func newMetrics(reg prometheus.Registerer) (*apiMetrics, error) {
 	for _, q := range []string{quotaEndpoints, quotaReplayJobs, quotaTestEvents, quotaReplayDeliveries} {
 		m.quotaRefusals.WithLabelValues(q)
 	}
-	if reg != nil {
-		for _, c := range []prometheus.Collector{m.requests, m.latency, m.feedReads, m.streams, m.feedRecs, m.secretsOut, m.quotaRefusals} {
-			if err := reg.Register(c); err != nil {
-				return nil, fmt.Errorf("admin: metrics: %w", err)
-			}
-		}
+	if err := metrics.Register(reg, m.requests, m.latency, m.feedReads, m.streams, m.feedRecs, m.secretsOut, m.quotaRefusals); err != nil {
+		return nil, fmt.Errorf("admin: metrics: %w", err)
 	}
 	return m, nil
 }

@@ -3,15 +3,13 @@ package cdc
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"regexp"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hookstream/hookstream/eventcatalog"
+	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/outbox"
 )
 
@@ -20,10 +18,9 @@ type Config struct {
 	// DatabaseURL of the PostgreSQL database holding the outbox. The user needs the REPLICATION
 	// attribute (or superuser) and must own the publications.
 	DatabaseURL string
-	// Brokers are the Kafka seed brokers.
-	Brokers []string
-	// Prefix is the topic prefix (design.md section 5).
-	Prefix string
+	// Base holds the brokers, the topic prefix, the logger, the registerer (nil: metrics are
+	// kept but not registered) and extra franz-go options (e.g. for tests).
+	component.Base
 	// Slot is the logical replication slot. One PostgreSQL cluster may host several hookstream
 	// databases, each with its own slot name.
 	Slot string
@@ -67,20 +64,16 @@ type Config struct {
 	// accepts every well-formed event.
 	Catalog outbox.Catalog
 
-	Logger     *slog.Logger
-	Registerer prometheus.Registerer // nil: metrics are kept but not registered
 	// TracerProvider, when set, turns tracing on: each published event gets a span, the child
 	// of the outbox row's traceparent (or the root of a new trace), whose context is the
 	// record's traceparent header. nil: no span, no header.
 	TracerProvider trace.TracerProvider
-	// KafkaOptions are extra franz-go options (e.g. for tests).
-	KafkaOptions []kgo.Opt
 }
 
 // DefaultConfig returns the defaults for everything but the connection settings.
 func DefaultConfig() Config {
 	return Config{
-		Prefix:              "hookstream",
+		Base:                component.DefaultBase(),
 		Slot:                "hookstream",
 		Publications:        []string{"hookstream_outbox", "hookstream_endpoints"},
 		FlushInterval:       20 * time.Millisecond,
@@ -93,7 +86,6 @@ func DefaultConfig() Config {
 		MaintenanceInterval: 10 * time.Minute,
 		MaxEventBytes:       900 << 10,
 		Catalog:             eventcatalog.Published(),
-		Logger:              slog.Default(),
 	}
 }
 
@@ -105,11 +97,8 @@ func (c Config) Validate() error {
 	if c.DatabaseURL == "" {
 		errs = append(errs, errors.New("database URL is empty"))
 	}
-	if len(c.Brokers) == 0 {
-		errs = append(errs, errors.New("no Kafka brokers"))
-	}
-	if c.Prefix == "" {
-		errs = append(errs, errors.New("topic prefix is empty"))
+	if err := c.Base.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if !slotName.MatchString(c.Slot) {
 		errs = append(errs, fmt.Errorf("slot %q must be 1-63 characters of a-z, 0-9 and _", c.Slot))
@@ -134,9 +123,6 @@ func (c Config) Validate() error {
 	}
 	if c.MaxEventBytes < 1024 {
 		errs = append(errs, errors.New("max event bytes must be at least 1 KiB"))
-	}
-	if c.Logger == nil {
-		errs = append(errs, errors.New("logger is nil"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("cdc: %w", err)

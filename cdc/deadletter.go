@@ -65,11 +65,8 @@ func (s *session) deadLetter(ctx context.Context, env outbox.Envelope, rw row, r
 	if err := s.recordDeadLetter(ctx, env, reason, cause); err != nil {
 		return err
 	}
-	dl := records.DeadLetter{
-		V: records.DeadLetterVersion, Source: "cdc", Reason: reason + ": " + cause.Error(),
-		EventID: env.EventID, Partner: env.PartnerID, LSN: s.commitLSN, At: time.Now().UTC(),
-		Original: rowForDeadLetter(rw, 64<<10),
-	}
+	dl := records.NewDeadLetter("cdc", reason+": "+cause.Error(), rowForDeadLetter(rw, 64<<10))
+	dl.EventID, dl.Partner, dl.LSN = env.EventID, env.PartnerID, s.commitLSN
 	b, err := json.Marshal(dl)
 	if err != nil {
 		return fmt.Errorf("cdc: dead letter: %w", err)

@@ -3,8 +3,6 @@ package cdc_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"testing"
 	"time"
@@ -35,21 +33,11 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) config(t *testing.T) cdc.Config {
 	cfg := cdc.DefaultConfig()
+	cfg.Base = e.kafka.Base(t, prometheus.NewRegistry())
 	cfg.DatabaseURL = e.db.URL
-	cfg.Brokers = e.kafka.Brokers
-	cfg.Prefix = e.kafka.Prefix
 	cfg.Slot = e.db.Name // slots are cluster-wide: one per test database
 	cfg.RetryInterval = 200 * time.Millisecond
-	cfg.Logger = testLogger(t)
-	cfg.Registerer = prometheus.NewRegistry()
 	return cfg
-}
-
-func testLogger(t *testing.T) *slog.Logger {
-	if testing.Verbose() {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("test", t.Name())
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
 // start runs cdc in the background until the test ends or stop is called.

@@ -16,19 +16,17 @@ import (
 // newProducer returns the transactional producer of one session. Its transactional id is the
 // same for every cdc process of a slot, so a new active reader fences any zombie one.
 func (c *CDC) newProducer() (*kgo.Client, error) {
-	opts := append([]kgo.Opt{
-		kgo.SeedBrokers(c.cfg.Brokers...),
-		kgo.TransactionalID(c.cfg.Prefix + ".cdc." + c.cfg.Slot),
+	cl, err := kgo.NewClient(c.cfg.ClientOptions(c.log,
+		kgo.TransactionalID(c.cfg.Prefix+".cdc."+c.cfg.Slot),
 		kgo.TransactionTimeout(c.cfg.TransactionTimeout),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.ProducerBatchMaxBytes(1 << 20),
+		kgo.ProducerBatchMaxBytes(1<<20),
 		kgo.MaxBufferedRecords(20000), // bounds memory while a huge PostgreSQL transaction streams
 		// Every Kafka transaction ends with a Flush, so lingering up to the flush interval
 		// costs no latency and sends a transaction's records in one or two produce requests
 		// instead of one every few milliseconds.
 		kgo.ProducerLinger(c.cfg.FlushInterval),
-	}, c.cfg.KafkaOptions...)
-	cl, err := kgo.NewClient(opts...)
+	)...)
 	if err != nil {
 		return nil, fmt.Errorf("cdc: kafka producer: %w", err)
 	}
@@ -101,11 +99,10 @@ func (c *CDC) loadEndpoints(ctx context.Context, cp *records.Checkpoint, table *
 // for each until it has seen the record at offset last. Compaction may have removed that exact
 // record (a tombstone's cleanup); reaching the high watermark ends the read too.
 func (c *CDC) consumeUntil(ctx context.Context, topic string, last int64, fn func(*kgo.Record) error) error {
-	cl, err := kgo.NewClient(append([]kgo.Opt{
-		kgo.SeedBrokers(c.cfg.Brokers...),
+	cl, err := kgo.NewClient(c.cfg.ClientOptions(c.log,
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-	}, c.cfg.KafkaOptions...)...)
+	)...)
 	if err != nil {
 		return fmt.Errorf("cdc: read %s: %w", topic, err)
 	}

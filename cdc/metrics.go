@@ -53,13 +53,9 @@ func newMetrics(reg prometheus.Registerer) (*cdcMetrics, error) {
 	for _, r := range Reasons() {
 		m.deadLetters.WithLabelValues(r) // every reason is a series from the start, so increase() sees the first one
 	}
-	if reg != nil {
-		for _, c := range []prometheus.Collector{m.active, m.sessionFailures, m.replicationLag, m.outboxAge, m.events, m.bytes,
-			m.endpointChanges, m.transactions, m.deadLetters, m.checkpointLSN, m.partitions} {
-			if err := reg.Register(c); err != nil {
-				return nil, fmt.Errorf("cdc: register metrics: %w", err)
-			}
-		}
+	if err := metrics.Register(reg, m.active, m.sessionFailures, m.replicationLag, m.outboxAge, m.events, m.bytes,
+		m.endpointChanges, m.transactions, m.deadLetters, m.checkpointLSN, m.partitions); err != nil {
+		return nil, fmt.Errorf("cdc: register metrics: %w", err)
 	}
 	return m, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hookstream/hookstream/adminclient"
+	"github.com/hookstream/hookstream/internal/metrics"
 )
 
 //go:embed templates/*.html
@@ -101,13 +102,11 @@ func New(cfg Config) (*Console, error) {
 	if c.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
-	if cfg.Registerer != nil {
-		if err := cfg.Registerer.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "hookstream_console_sessions",
-			Help: "Console sessions signed in and not yet expired or signed out.",
-		}, func() float64 { return float64(c.sessions.len()) })); err != nil {
-			return nil, fmt.Errorf("console: metrics: %w", err)
-		}
+	if err := metrics.Register(cfg.Registerer, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "hookstream_console_sessions",
+		Help: "Console sessions signed in and not yet expired or signed out.",
+	}, func() float64 { return float64(c.sessions.len()) })); err != nil {
+		return nil, fmt.Errorf("console: metrics: %w", err)
 	}
 	c.handler = c.routes()
 	return c, nil

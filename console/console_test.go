@@ -3,7 +3,6 @@ package console_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -16,7 +15,6 @@ import (
 	"github.com/hookstream/hookstream/admin"
 	"github.com/hookstream/hookstream/adminclient"
 	"github.com/hookstream/hookstream/console"
-	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/internal/testenv"
 )
 
@@ -35,25 +33,18 @@ func newSite(t *testing.T) *site {
 	db := testenv.NewDatabase(t)
 	k := testenv.NewKafka(t)
 	k.CreateTopics(t)
-	raw, err := secretbox.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := secretbox.ParseKey(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	_, key := testenv.SecretKey(t)
 	reg := prometheus.NewRegistry()
 	cfg := admin.DefaultConfig()
-	cfg.Brokers, cfg.Prefix, cfg.OperatorToken, cfg.SecretKey, cfg.Logger, cfg.Registerer = k.Brokers, k.Prefix, operatorToken, key, log, reg
+	cfg.Base = k.Base(t, reg)
+	cfg.OperatorToken, cfg.SecretKey = operatorToken, key
 	api, err := admin.New(cfg, db.Pool)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(api.Close)
 	ccfg := console.DefaultConfig()
-	ccfg.API, ccfg.Logger, ccfg.Registerer = api.Handler(), log, reg
+	ccfg.API, ccfg.Logger, ccfg.Registerer = api.Handler(), cfg.Logger, reg
 	c, err := console.New(ccfg)
 	if err != nil {
 		t.Fatal(err)

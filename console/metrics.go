@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hookstream/hookstream/internal/metrics"
 )
 
 type consoleMetrics struct {
@@ -28,12 +30,8 @@ func newMetrics(reg prometheus.Registerer) (*consoleMetrics, error) {
 	for _, r := range []string{"csrf", "cross_origin", "no_session"} {
 		m.refused.WithLabelValues(r)
 	}
-	if reg != nil {
-		for _, c := range []prometheus.Collector{m.signIns, m.refused} {
-			if err := reg.Register(c); err != nil {
-				return nil, fmt.Errorf("console: metrics: %w", err)
-			}
-		}
+	if err := metrics.Register(reg, m.signIns, m.refused); err != nil {
+		return nil, fmt.Errorf("console: metrics: %w", err)
 	}
 	return m, nil
 }

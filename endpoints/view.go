@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/filter"
 	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/records"
@@ -70,13 +71,13 @@ func NewView(cfg ViewConfig) (*View, error) {
 	bad := prometheus.NewCounter(prometheus.CounterOpts{Namespace: metrics.Namespace, Subsystem: "endpoint_view", Name: "bad_records_total",
 		Help:        "Endpoints-topic records the endpoint view could not read; each endpoint kept its last good state.",
 		ConstLabels: prometheus.Labels{"view": cfg.Name}})
-	if cfg.Registerer != nil {
-		if err := cfg.Registerer.Register(bad); err != nil {
-			return nil, fmt.Errorf("endpoints: view metrics: %w", err)
-		}
+	if err := metrics.Register(cfg.Registerer, bad); err != nil {
+		return nil, fmt.Errorf("endpoints: view metrics: %w", err)
 	}
+	log := cfg.Logger.With("view", cfg.Name)
 	cl, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
+		kgo.WithLogger(component.KafkaLogger(log)),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{cfg.Topic: {0: kgo.NewOffset().AtStart()}}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		// Control markers move the position too; without them the view could not tell that it
@@ -87,7 +88,7 @@ func NewView(cfg ViewConfig) (*View, error) {
 		return nil, fmt.Errorf("endpoints: view: %w", err)
 	}
 	return &View{
-		cl: cl, adm: kadm.NewClient(cl), topic: cfg.Topic, log: cfg.Logger.With("view", cfg.Name), bad: bad,
+		cl: cl, adm: kadm.NewClient(cl), topic: cfg.Topic, log: log, bad: bad,
 		byID: map[string]*records.Endpoint{}, byPartner: map[string][]*records.Endpoint{},
 		filters: map[string]*filter.Filter{}, advanced: make(chan struct{}),
 	}, nil

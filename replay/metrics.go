@@ -29,12 +29,8 @@ func newMetrics(reg prometheus.Registerer) (*engineMetrics, error) {
 	for _, s := range []string{JobQueued, JobRunning} {
 		m.jobs.WithLabelValues(s)
 	}
-	if reg != nil {
-		for _, c := range []prometheus.Collector{m.jobs, m.jobsDone, m.produced} {
-			if err := reg.Register(c); err != nil {
-				return nil, fmt.Errorf("replay: metrics: %w", err)
-			}
-		}
+	if err := metrics.Register(reg, m.jobs, m.jobsDone, m.produced); err != nil {
+		return nil, fmt.Errorf("replay: metrics: %w", err)
 	}
 	return m, nil
 }

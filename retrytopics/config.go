@@ -6,14 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
 )
@@ -21,10 +19,9 @@ import (
 // Config configures the Scheduler and the tier consumers. Fill it with DefaultConfig and adjust;
 // cmd/ builds it from flags and the environment.
 type Config struct {
-	// Brokers are the Kafka seed brokers.
-	Brokers []string
-	// Prefix is the topic prefix (design.md section 5).
-	Prefix string
+	// Base holds the brokers, the topic prefix, the logger, the registerer (nil: metrics are
+	// kept but not registered) and extra franz-go options for every client (e.g. for tests).
+	component.Base
 
 	// TierDelays maps each tier in use (a suffix of topics.RetryTiers, naming the topic
 	// <prefix>.retry.<tier>) to its delay. A retry goes to the tier with the largest delay not
@@ -88,15 +85,11 @@ type Config struct {
 	// kept without its body (the event itself stays in the events topic).
 	MaxDeadLetterBytes int
 
-	Logger     *slog.Logger
-	Registerer prometheus.Registerer // nil: metrics are kept but not registered
 	// TracerProvider, when set, turns tracing on in the tiers: each release gets a span, the
 	// child of the tier record's traceparent (the attempt that failed), whose context the
 	// released record carries, so a retried delivery keeps its trace. The Scheduler needs none:
 	// it writes the traceparent the sender hands it (records.Delivery and Attempt.Traceparent).
 	TracerProvider trace.TracerProvider
-	// KafkaOptions are extra franz-go options for every client (e.g. for tests).
-	KafkaOptions []kgo.Opt
 }
 
 // DefaultTierDelays returns every tier of topics.RetryTiers at its nominal delay.
@@ -116,7 +109,7 @@ func DefaultTierDelays() map[string]time.Duration {
 // keep at most 8 × 8 MiB of held records in memory across all tiers.
 func DefaultConfig() Config {
 	return Config{
-		Prefix:             "hookstream",
+		Base:               component.DefaultBase(),
 		TierDelays:         DefaultTierDelays(),
 		Schedule:           DefaultSchedule(),
 		Bounds:             retrypolicy.DefaultBounds(),
@@ -132,19 +125,13 @@ func DefaultConfig() Config {
 		StatsInterval:      5 * time.Second,
 		RetryInterval:      time.Second,
 		MaxDeadLetterBytes: 900 << 10,
-		Logger:             slog.Default(),
 	}
 }
 
 // Validate reports settings the retry tiers cannot run with.
 func (c Config) Validate() error {
 	var errs []error
-	if len(c.Brokers) == 0 {
-		errs = append(errs, errors.New("no Kafka brokers"))
-	}
-	tc := topics.DefaultConfig()
-	tc.Prefix = c.Prefix
-	if err := tc.Validate(); err != nil {
+	if err := c.Base.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if len(c.TierDelays) == 0 {
@@ -193,9 +180,6 @@ func (c Config) Validate() error {
 	}
 	if c.MaxDeadLetterBytes < 1024 {
 		errs = append(errs, errors.New("max dead letter bytes must be at least 1 KiB"))
-	}
-	if c.Logger == nil {
-		errs = append(errs, errors.New("logger is nil"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("retrytopics: %w", err)

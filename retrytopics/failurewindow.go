@@ -71,12 +71,8 @@ func NewFailureWindow(cfg FailureWindowConfig, pool *pgxpool.Pool) (*FailureWind
 		disabled: prometheus.NewCounter(prometheus.CounterOpts{Namespace: metrics.Namespace, Subsystem: "retry", Name: "endpoints_disabled_total",
 			Help: "Endpoints disabled after failing for the whole failure window."}),
 	}
-	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{w.warned, w.disabled} {
-			if err := cfg.Registerer.Register(c); err != nil {
-				return nil, fmt.Errorf("retrytopics: failure window metrics: %w", err)
-			}
-		}
+	if err := metrics.Register(cfg.Registerer, w.warned, w.disabled); err != nil {
+		return nil, fmt.Errorf("retrytopics: failure window metrics: %w", err)
 	}
 	return w, nil
 }

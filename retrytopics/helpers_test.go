@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -47,8 +44,7 @@ var compressedTiers = map[string]time.Duration{
 // config returns a configuration on the test's Kafka with compressed tiers and schedule.
 func (e *env) config(t *testing.T) retrytopics.Config {
 	cfg := retrytopics.DefaultConfig()
-	cfg.Brokers = e.kafka.Brokers
-	cfg.Prefix = e.kafka.Prefix
+	cfg.Base = e.kafka.Base(t, e.reg)
 	cfg.TierDelays = compressedTiers
 	cfg.Schedule = retrytopics.Schedule{
 		Delays:        []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond, time.Second},
@@ -60,16 +56,7 @@ func (e *env) config(t *testing.T) retrytopics.Config {
 	cfg.StatsInterval = 200 * time.Millisecond
 	cfg.RetryInterval = 200 * time.Millisecond
 	cfg.TransactionTimeout = 10 * time.Second
-	cfg.Logger = testLogger(t)
-	cfg.Registerer = e.reg
 	return cfg
-}
-
-func testLogger(t *testing.T) *slog.Logger {
-	if testing.Verbose() {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("test", t.Name())
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
 func newScheduler(t *testing.T, cfg retrytopics.Config) *retrytopics.Scheduler {
@@ -305,32 +292,6 @@ func failedAttempt(d records.Delivery, start time.Time) records.Attempt {
 		StartedAt: start, Status: 503, LatencyMS: 12, Outcome: records.OutcomeRetrying,
 		ErrorCategory: records.CategoryHTTPStatus,
 	}
-}
-
-// metricSum sums every series of the named metric (counter or gauge).
-func metricSum(t *testing.T, reg *prometheus.Registry, name string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := 0.0
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			switch {
-			case m.Counter != nil:
-				sum += m.GetCounter().GetValue()
-			case m.Gauge != nil:
-				sum += m.GetGauge().GetValue()
-			case m.Histogram != nil:
-				sum += float64(m.GetHistogram().GetSampleCount())
-			}
-		}
-	}
-	return sum
 }
 
 // parallel runs fn(i) for i in [0, n) on workers goroutines and fails the test on any error.

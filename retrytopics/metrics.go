@@ -1,8 +1,6 @@
 package retrytopics
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hookstream/hookstream/internal/metrics"
@@ -73,32 +71,15 @@ func newMetrics(reg prometheus.Registerer) *retryMetrics {
 		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "session_restarts_total",
 			Help: "Kafka sessions of a tier consumer restarted after an error."}, tier),
 	}
-	if reg == nil {
-		return m
-	}
-	m.held = register(reg, m.held)
-	m.buffered = register(reg, m.buffered)
-	m.bufferedBytes = register(reg, m.bufferedBytes)
-	m.lateness = register(reg, m.lateness)
-	m.released = register(reg, m.released)
-	m.scheduled = register(reg, m.scheduled)
-	m.deferred = register(reg, m.deferred)
-	m.deadLetters = register(reg, m.deadLetters)
-	m.aborted = register(reg, m.aborted)
-	m.restarts = register(reg, m.restarts)
+	m.held = metrics.Adopt(reg, m.held)
+	m.buffered = metrics.Adopt(reg, m.buffered)
+	m.bufferedBytes = metrics.Adopt(reg, m.bufferedBytes)
+	m.lateness = metrics.Adopt(reg, m.lateness)
+	m.released = metrics.Adopt(reg, m.released)
+	m.scheduled = metrics.Adopt(reg, m.scheduled)
+	m.deferred = metrics.Adopt(reg, m.deferred)
+	m.deadLetters = metrics.Adopt(reg, m.deadLetters)
+	m.aborted = metrics.Adopt(reg, m.aborted)
+	m.restarts = metrics.Adopt(reg, m.restarts)
 	return m
-}
-
-// register registers c, or returns the equal collector registered before.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-		panic(err) // a name clash with a different metric: a bug
-	}
-	return c
 }

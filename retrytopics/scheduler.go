@@ -46,12 +46,10 @@ func NewScheduler(cfg Config) (*Scheduler, error) {
 		return nil, err
 	}
 	log := cfg.Logger.With("component", "retry-scheduler")
-	cl, err := kgo.NewClient(append([]kgo.Opt{
-		kgo.SeedBrokers(cfg.Brokers...),
-		kgo.WithLogger(kafkaLogger{log}),
+	cl, err := kgo.NewClient(cfg.ClientOptions(log,
 		kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.ProducerLinger(2 * time.Millisecond),
-	}, cfg.KafkaOptions...)...)
+		kgo.ProducerLinger(2*time.Millisecond),
+	)...)
 	if err != nil {
 		return nil, fmt.Errorf("retrytopics: kafka producer: %w", err)
 	}
@@ -174,15 +172,9 @@ func (s *Scheduler) deadLetter(ctx context.Context, d records.Delivery, a record
 			return fmt.Errorf("retrytopics: dead letter %s: %w", d.DeliveryID, err)
 		}
 	}
-	value, err := json.Marshal(records.DeadLetter{
-		V:        records.DeadLetterVersion,
-		Source:   "retry",
-		Reason:   reason,
-		EventID:  d.EventID,
-		Partner:  d.PartnerID,
-		At:       now.UTC(),
-		Original: original,
-	})
+	dl := records.NewDeadLetter("retry", reason, original)
+	dl.EventID, dl.Partner, dl.At = d.EventID, d.PartnerID, now.UTC()
+	value, err := json.Marshal(dl)
 	if err != nil {
 		return fmt.Errorf("retrytopics: dead letter %s: %w", d.DeliveryID, err)
 	}

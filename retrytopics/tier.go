@@ -158,8 +158,6 @@ func (e fatalError) Unwrap() error { return e.error }
 
 func (t *Tier) kafkaOptions() []kgo.Opt {
 	opts := []kgo.Opt{
-		kgo.SeedBrokers(t.cfg.Brokers...),
-		kgo.WithLogger(kafkaLogger{t.log}),
 		kgo.ConsumerGroup(t.group),
 		kgo.ConsumeTopics(t.route.topic),
 		kgo.TransactionalID(t.txnID),
@@ -191,7 +189,7 @@ func (t *Tier) kafkaOptions() []kgo.Opt {
 		// Static membership: a restarted replica takes its partitions back at once.
 		opts = append(opts, kgo.InstanceID(t.cfg.InstanceID))
 	}
-	return append(opts, t.cfg.KafkaOptions...)
+	return t.cfg.ClientOptions(t.log, opts...)
 }
 
 // session runs one Kafka session: a group member with a transactional producer.
@@ -597,19 +595,14 @@ func (t *Tier) deadLetter(r *heldRecord, now time.Time) *kgo.Record {
 		PartnerID string `json:"partner_id"`
 	}
 	_ = json.Unmarshal(r.value, &ids) // best effort: the reason says what is wrong
-	dl := records.DeadLetter{
-		V: records.DeadLetterVersion, Source: "retry",
-		Reason:  fmt.Sprintf("%s (tier %s, partition %d, offset %d)", r.deadReason, t.route.name, r.partition, r.pos.offset),
-		EventID: ids.EventID, Partner: ids.PartnerID, At: now.UTC(),
+	reason := fmt.Sprintf("%s (tier %s, partition %d, offset %d)", r.deadReason, t.route.name, r.partition, r.pos.offset)
+	original := r.value
+	if r.deadBare {
+		reason += "; value of " + fmt.Sprint(len(r.value)) + " bytes omitted"
+		original = nil
 	}
-	switch {
-	case r.deadBare:
-		dl.Reason += "; value of " + fmt.Sprint(len(r.value)) + " bytes omitted"
-	case json.Valid(r.value):
-		dl.Original = r.value
-	default:
-		dl.Original, _ = json.Marshal(string(r.value))
-	}
+	dl := records.NewDeadLetter("retry", reason, original)
+	dl.EventID, dl.Partner, dl.At = ids.EventID, ids.PartnerID, now.UTC()
 	value, _ := json.Marshal(dl) // marshalling plain fields and valid JSON cannot fail
 	return &kgo.Record{Topic: t.names.DLQ, Key: r.key, Value: value}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/retrytopics"
 )
 
@@ -83,21 +84,21 @@ func TestRetriesAreReleasedOnceAndNeverEarly(t *testing.T) {
 	// a loaded one scheduling itself can take seconds (a record then arrives overdue). The
 	// benchmark (bench/retrybench) measures it on a quiet process.
 
-	if got := metricSum(t, e.reg, "hookstream_retry_released_total"); got != n {
+	if got := testenv.Value(t, e.reg, "hookstream_retry_released_total"); got != n {
 		t.Errorf("hookstream_retry_released_total = %v, want %d", got, n)
 	}
-	if got := metricSum(t, e.reg, "hookstream_retry_release_lateness_seconds"); got != n {
+	if got := testenv.Value(t, e.reg, "hookstream_retry_release_lateness_seconds"); got != n {
 		t.Errorf("lateness histogram holds %v observations, want %d", got, n)
 	}
-	if got := metricSum(t, e.reg, "hookstream_retry_scheduled_total") + metricSum(t, e.reg, "hookstream_retry_deferred_total"); got != n {
+	if got := testenv.Value(t, e.reg, "hookstream_retry_scheduled_total") + testenv.Value(t, e.reg, "hookstream_retry_deferred_total"); got != n {
 		t.Errorf("scheduled + deferred = %v, want %d", got, n)
 	}
 	// Everything released: the tiers hold nothing any more.
 	deadline := time.Now().Add(10 * time.Second)
-	for metricSum(t, e.reg, "hookstream_retry_held_records") != 0 && time.Now().Before(deadline) {
+	for testenv.Value(t, e.reg, "hookstream_retry_held_records") != 0 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if held := metricSum(t, e.reg, "hookstream_retry_held_records"); held != 0 {
+	if held := testenv.Value(t, e.reg, "hookstream_retry_held_records"); held != 0 {
 		t.Errorf("hookstream_retry_held_records = %v after every release", held)
 	}
 }
@@ -174,7 +175,7 @@ func TestRebalanceMidHoldLosesNothing(t *testing.T) {
 	}
 	rs := decodeReleases(t, out.settle(t, n, time.Minute))
 	checkOnceNeverEarly(t, rs, want)
-	t.Logf("%v release transactions aborted by the rebalances", metricSum(t, e.reg, "hookstream_retry_aborted_releases_total"))
+	t.Logf("%v release transactions aborted by the rebalances", testenv.Value(t, e.reg, "hookstream_retry_aborted_releases_total"))
 }
 
 // The look-ahead buffer never holds more than LookAheadRecords: the rest stays in Kafka behind
@@ -288,7 +289,7 @@ func TestExhaustedDeliveryIsDeadLettered(t *testing.T) {
 		original.FinalAttempt.Status != 503 {
 		t.Fatalf("dead letter original %+v", original)
 	}
-	if got := metricSum(t, e.reg, "hookstream_retry_dead_letters_total"); got != 1 {
+	if got := testenv.Value(t, e.reg, "hookstream_retry_dead_letters_total"); got != 1 {
 		t.Errorf("hookstream_retry_dead_letters_total = %v", got)
 	}
 }
@@ -428,7 +429,7 @@ func TestUnreadableTierRecordsAreDeadLettered(t *testing.T) {
 	if r.d.DeliveryID != good.DeliveryID || r.releasedAt.Before(good.DueAt) {
 		t.Errorf("released %s at %s, due %s", r.d.DeliveryID, r.releasedAt, good.DueAt)
 	}
-	if got := metricSum(t, e.reg, "hookstream_retry_dead_letters_total"); got != 2 {
+	if got := testenv.Value(t, e.reg, "hookstream_retry_dead_letters_total"); got != 2 {
 		t.Errorf("hookstream_retry_dead_letters_total = %v", got)
 	}
 }
@@ -480,7 +481,7 @@ func TestRefusedReleaseIsDeadLettered(t *testing.T) {
 	if len(rs) != 1 || rs[0].d.DeliveryID != small.DeliveryID {
 		t.Fatalf("released %d records, want only %s", len(rs), small.DeliveryID)
 	}
-	if got := metricSum(t, e.reg, "hookstream_retry_dead_letters_total"); got != 1 {
+	if got := testenv.Value(t, e.reg, "hookstream_retry_dead_letters_total"); got != 1 {
 		t.Errorf("hookstream_retry_dead_letters_total = %v", got)
 	}
 }

@@ -3,14 +3,12 @@ package sender
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hookstream/hookstream/egress"
+	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/secretbox"
 )
 
@@ -20,10 +18,9 @@ const DefaultUserAgent = "hookstream/dev"
 // Config configures a Sender. Start from DefaultConfig, set the connection settings and the
 // secret key, and adjust; New validates.
 type Config struct {
-	// Brokers are the Kafka seed brokers.
-	Brokers []string
-	// Prefix is the topic prefix (design.md section 5).
-	Prefix string
+	// Base holds the brokers, the topic prefix, the logger, the registerer (nil: metrics are
+	// kept but not registered) and extra franz-go options for both clients (e.g. for tests).
+	component.Base
 	// Group is the consumer group of the deliveries topic; empty means Prefix + ".sender".
 	Group string
 	// InstanceID, when set, makes this sender a static member of the group: restarted with the
@@ -102,21 +99,17 @@ type Config struct {
 	// again by the next owner. Keep it above Egress.RequestTimeout.
 	ShutdownGrace time.Duration
 
-	Logger     *slog.Logger
-	Registerer prometheus.Registerer // nil: metrics are kept but not registered
 	// TracerProvider, when set, turns tracing on: each attempt gets a span, the child of the
 	// delivery record's traceparent, whose context the request carries in its traceparent
 	// header and the attempt (and retry) records in theirs. nil: no span and no header.
 	TracerProvider trace.TracerProvider
-	// KafkaOptions are extra franz-go options for both clients (e.g. for tests).
-	KafkaOptions []kgo.Opt
 }
 
 // DefaultConfig returns the defaults of design.md section 7 for everything but the brokers and
 // the secret key.
 func DefaultConfig() Config {
 	return Config{
-		Prefix:            "hookstream",
+		Base:              component.DefaultBase(),
 		Egress:            egress.DefaultConfig(),
 		UserAgent:         DefaultUserAgent,
 		MaxBodyBytes:      1 << 20,
@@ -139,7 +132,6 @@ func DefaultConfig() Config {
 		OrderedMaxHold:    15 * time.Minute,
 		CommitInterval:    time.Second,
 		ShutdownGrace:     20 * time.Second,
-		Logger:            slog.Default(),
 	}
 }
 
@@ -154,11 +146,8 @@ func (c Config) group() string {
 // Validate reports every setting the sender cannot run with.
 func (c Config) Validate() error {
 	var errs []error
-	if len(c.Brokers) == 0 {
-		errs = append(errs, errors.New("no Kafka brokers"))
-	}
-	if c.Prefix == "" {
-		errs = append(errs, errors.New("topic prefix is empty"))
+	if err := c.Base.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.SecretKey.IsZero() {
 		errs = append(errs, errors.New("secret key is not set (HOOKSTREAM_SECRET_KEY)"))
@@ -218,9 +207,6 @@ func (c Config) Validate() error {
 	}
 	if c.OrderedMaxBackoff < c.OrderedBackoff {
 		errs = append(errs, fmt.Errorf("ordered max backoff %s is below ordered backoff %s", c.OrderedMaxBackoff, c.OrderedBackoff))
-	}
-	if c.Logger == nil {
-		errs = append(errs, errors.New("logger is nil"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("sender: config: %w", err)

@@ -195,34 +195,10 @@ func validTrigger(t string) bool {
 	return false
 }
 
-// maxDeadLetterOriginal bounds the copy of an offending record kept in the dlq topic.
-const maxDeadLetterOriginal = 64 << 10
-
-// deadLetterValue builds the dlq value for a record that cannot be delivered. The original is kept
-// as JSON when it is JSON, else as a JSON string; either way at most 64 KiB.
+// deadLetterValue builds the dlq value for a record that cannot be delivered, with at most
+// 64 KiB of it (records.ClipOriginal).
 func deadLetterValue(value []byte, d records.Delivery, reason string, at time.Time) ([]byte, error) {
-	var original json.RawMessage
-	if len(value) <= maxDeadLetterOriginal && json.Valid(value) {
-		original = value
-	} else {
-		v := value
-		if len(v) > maxDeadLetterOriginal {
-			v = v[:maxDeadLetterOriginal]
-		}
-		s, err := json.Marshal(strings.ToValidUTF8(string(v), "\uFFFD"))
-		if err != nil {
-			return nil, err
-		}
-		original = s
-	}
-	return json.Marshal(records.DeadLetter{
-		V:        records.DeadLetterVersion,
-		Source:   "sender",
-		Reason:   reason,
-		EventID:  d.EventID,
-		Partner:  d.PartnerID,
-		LSN:      d.EventLSN,
-		At:       at.UTC(),
-		Original: original,
-	})
+	dl := records.NewDeadLetter("sender", reason, records.ClipOriginal(value))
+	dl.EventID, dl.Partner, dl.LSN, dl.At = d.EventID, d.PartnerID, d.EventLSN, at.UTC()
+	return json.Marshal(dl)
 }

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,7 +16,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -59,16 +56,11 @@ func newQuietEnv(t testing.TB) *env {
 	t.Helper()
 	e := &env{t: t, kafka: testenv.NewKafka(t), retrier: &fakeRetrier{delay: time.Minute}}
 	e.names = e.kafka.CreateTopics(t)
-	raw, err := secretbox.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e.key, err = secretbox.ParseKey(raw); err != nil {
-		t.Fatal(err)
-	}
+	_, e.key = testenv.SecretKey(t)
 	// Records go to the partition the test names, so tests can put endpoints side by side.
 	e.producer = e.kafka.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	e.view, err = endpoints.NewView(endpoints.ViewConfig{Brokers: e.kafka.Brokers, Topic: e.names.Endpoints, Logger: testLogger(t)})
+	var err error
+	e.view, err = endpoints.NewView(endpoints.ViewConfig{Brokers: e.kafka.Brokers, Topic: e.names.Endpoints, Logger: testenv.Logger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,19 +72,11 @@ func newQuietEnv(t testing.TB) *env {
 	return e
 }
 
-func testLogger(t testing.TB) *slog.Logger {
-	if testing.Verbose() {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("test", t.Name())
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
-}
-
 // config is the sender configuration of the test: loopback HTTP to the receiver allowed, fast
 // commits and a short shutdown grace.
 func (e *env) config() sender.Config {
 	cfg := sender.DefaultConfig()
-	cfg.Brokers = e.kafka.Brokers
-	cfg.Prefix = e.kafka.Prefix
+	cfg.Base = e.kafka.Base(e.t, prometheus.NewRegistry())
 	cfg.SecretKey = e.key
 	cfg.Egress.AllowHTTP = true
 	cfg.Egress.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
@@ -100,8 +84,6 @@ func (e *env) config() sender.Config {
 	cfg.Egress.RequestTimeout = 5 * time.Second
 	cfg.CommitInterval = 100 * time.Millisecond
 	cfg.ShutdownGrace = 2 * time.Second
-	cfg.Logger = testLogger(e.t)
-	cfg.Registerer = prometheus.NewRegistry()
 	return cfg
 }
 
@@ -227,17 +209,8 @@ func (e *env) committed(cfg sender.Config, partition int32) int64 {
 	return o.At
 }
 
-// waitFor polls cond until it holds or the timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+// waitFor polls cond until it holds or the timeout passes (testenv.Eventually).
+var waitFor = testenv.Eventually
 
 // --- the attempts topic ---
 
@@ -487,48 +460,14 @@ func (f *fakeRetrier) deferred(endpointID string) []deferCall {
 
 // --- metrics ---
 
-// metricValue sums the samples of a counter or gauge whose labels include want.
+// metricValue sums the samples of name whose labels include want (testenv.Value).
 func metricValue(t testing.TB, reg prometheus.Gatherer, name string, want map[string]string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if !labelsMatch(m, want) {
-				continue
-			}
-			switch {
-			case m.Counter != nil:
-				sum += m.Counter.GetValue()
-			case m.Gauge != nil:
-				sum += m.Gauge.GetValue()
-			case m.Histogram != nil:
-				sum += float64(m.Histogram.GetSampleCount())
-			}
-		}
-	}
-	return sum
-}
-
-func labelsMatch(m *dto.Metric, want map[string]string) bool {
+	pairs := make([]string, 0, 2*len(want))
 	for k, v := range want {
-		found := false
-		for _, lp := range m.GetLabel() {
-			if lp.GetName() == k && lp.GetValue() == v {
-				found = true
-			}
-		}
-		if !found {
-			return false
-		}
+		pairs = append(pairs, k, v)
 	}
-	return true
+	return testenv.Value(t, reg, name, pairs...)
 }
 
 // eventIDOf reads the event id of an envelope.

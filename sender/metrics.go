@@ -1,8 +1,6 @@
 package sender
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hookstream/hookstream/internal/metrics"
@@ -52,36 +50,18 @@ func newMetrics(reg prometheus.Registerer) *senderMetrics {
 		tokenRequests: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "oauth_token_requests_total",
 			Help: "Token requests made for endpoints that authenticate with OAuth 2.0 client credentials (a cached token is not counted)."}),
 	}
-	if reg != nil {
-		register(reg, &m.attempts)
-		register(reg, &m.latency)
-		register(reg, &m.inFlight)
-		register(reg, &m.circuitsOpen)
-		register(reg, &m.deferrals)
-		register(reg, &m.badRecords)
-		register(reg, &m.buffered)
-		register(reg, &m.paused)
-		register(reg, &m.commitErrors)
-		register(reg, &m.partitions)
-		register(reg, &m.tokenRequests)
-	}
+	// A sender built again in the same process (a restart inside `hookstream dev`, a test)
+	// keeps counting in the same series.
+	m.attempts = metrics.Adopt(reg, m.attempts)
+	m.latency = metrics.Adopt(reg, m.latency)
+	m.inFlight = metrics.Adopt(reg, m.inFlight)
+	m.circuitsOpen = metrics.Adopt(reg, m.circuitsOpen)
+	m.deferrals = metrics.Adopt(reg, m.deferrals)
+	m.badRecords = metrics.Adopt(reg, m.badRecords)
+	m.buffered = metrics.Adopt(reg, m.buffered)
+	m.paused = metrics.Adopt(reg, m.paused)
+	m.commitErrors = metrics.Adopt(reg, m.commitErrors)
+	m.partitions = metrics.Adopt(reg, m.partitions)
+	m.tokenRequests = metrics.Adopt(reg, m.tokenRequests)
 	return m
-}
-
-// register registers *c, or adopts the collector already registered under its name, so a
-// sender built again in the same process (a restart inside `hookstream dev`, a test) keeps
-// counting in the same series. Any other registration error is a bug.
-func register[C prometheus.Collector](reg prometheus.Registerer, c *C) {
-	err := reg.Register(*c)
-	if err == nil {
-		return
-	}
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			*c = existing
-			return
-		}
-	}
-	panic(err)
 }

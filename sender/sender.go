@@ -185,16 +185,12 @@ func (s *Sender) Run(ctx context.Context) error {
 	defer s.cancelWork()
 
 	var err error
-	s.producer, err = kgo.NewClient(append([]kgo.Opt{
-		kgo.SeedBrokers(s.cfg.Brokers...),
-		kgo.ProducerLinger(attemptLinger),
-	}, s.cfg.KafkaOptions...)...)
+	s.producer, err = kgo.NewClient(s.cfg.ClientOptions(s.log, kgo.ProducerLinger(attemptLinger))...)
 	if err != nil {
 		return fmt.Errorf("sender: kafka producer: %w", err)
 	}
 	defer s.producer.Close()
-	consumerOpts := append([]kgo.Opt{
-		kgo.SeedBrokers(s.cfg.Brokers...),
+	consumerOpts := s.cfg.ClientOptions(s.log, []kgo.Opt{
 		kgo.ConsumerGroup(s.cfg.group()),
 		kgo.ConsumeTopics(s.names.Deliveries),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -209,7 +205,7 @@ func (s *Sender) Run(ctx context.Context) error {
 		// fetch request only: with a second, a burst to one endpoint flowed in steps.
 		kgo.FetchMaxWait(100 * time.Millisecond),
 		kgo.FetchMaxBytes(fetchMaxBytes),
-	}, s.cfg.KafkaOptions...)
+	}...)
 	if s.cfg.InstanceID != "" {
 		// Static membership: a restarted sender takes its partitions back at once.
 		consumerOpts = append(consumerOpts, kgo.InstanceID(s.cfg.InstanceID))

@@ -7,15 +7,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -25,8 +24,9 @@ import (
 
 // FanoutConfig configures Fanout.
 type FanoutConfig struct {
-	Brokers []string
-	Prefix  string
+	// Base holds the brokers, the topic prefix, the logger, the registerer (nil: metrics are
+	// kept but not registered) and extra franz-go options (e.g. for tests).
+	component.Base
 	// Group is the consumer group; all fanout instances of a deployment share it (R12, R38).
 	Group string
 	// InstanceID names this instance; its transactional id is derived from it, so a restarted
@@ -34,42 +34,32 @@ type FanoutConfig struct {
 	InstanceID string
 	// TransactionTimeout bounds how long an abandoned transaction blocks readers.
 	TransactionTimeout time.Duration
-	Logger             *slog.Logger
-	Registerer         prometheus.Registerer
 	// TracerProvider, when set, turns tracing on: each delivery made gets a span, the child of
 	// the event record's traceparent, whose context is the delivery record's traceparent.
 	TracerProvider trace.TracerProvider
-	KafkaOptions   []kgo.Opt
 }
 
 // DefaultFanoutConfig returns the defaults; the instance id is the host name.
 func DefaultFanoutConfig() FanoutConfig {
 	host, _ := os.Hostname()
 	return FanoutConfig{
-		Prefix:             "hookstream",
+		Base:               component.DefaultBase(),
 		InstanceID:         host,
 		TransactionTimeout: 30 * time.Second,
-		Logger:             slog.Default(),
 	}
 }
 
 // Validate reports settings fanout cannot run with.
 func (c FanoutConfig) Validate() error {
 	var errs []error
-	if len(c.Brokers) == 0 {
-		errs = append(errs, errors.New("no Kafka brokers"))
-	}
-	if c.Prefix == "" {
-		errs = append(errs, errors.New("topic prefix is empty"))
+	if err := c.Base.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.InstanceID == "" {
 		errs = append(errs, errors.New("instance id is empty"))
 	}
 	if c.TransactionTimeout < time.Second {
 		errs = append(errs, errors.New("transaction timeout must be at least a second"))
-	}
-	if c.Logger == nil {
-		errs = append(errs, errors.New("logger is nil"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("streams: fanout: %w", err)
@@ -130,12 +120,9 @@ func NewFanout(cfg FanoutConfig, view *endpoints.View) (*Fanout, error) {
 		catchUp: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "endpoint_view_catch_up_seconds",
 			Help: "Time the endpoint view took to reach the endpoints topic's last stable offset before a batch (view lag).", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}),
 	}
-	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{m.events, m.deliveries, m.unmatched, m.filtered, m.invalid, m.txns, m.restarts, m.viewSize, m.catchUp} {
-			if err := cfg.Registerer.Register(c); err != nil {
-				return nil, fmt.Errorf("streams: fanout metrics: %w", err)
-			}
-		}
+	if err := metrics.Register(cfg.Registerer, m.events, m.deliveries, m.unmatched, m.filtered, m.invalid, m.txns, m.restarts,
+		m.viewSize, m.catchUp); err != nil {
+		return nil, fmt.Errorf("streams: fanout metrics: %w", err)
 	}
 	return &Fanout{cfg: cfg, names: topics.For(cfg.Prefix), view: view, log: cfg.Logger.With("component", "fanout"), metrics: m,
 		tracer: tracing.New(cfg.TracerProvider)}, nil
@@ -190,9 +177,8 @@ func (e *configError) Unwrap() error { return e.err }
 
 // session runs one transactional group session until it fails or ctx ends.
 func (f *Fanout) session(ctx context.Context) error {
-	sess, err := kgo.NewGroupTransactSession(append([]kgo.Opt{
-		kgo.SeedBrokers(f.cfg.Brokers...),
-		kgo.TransactionalID(f.cfg.Prefix + ".fanout." + f.cfg.InstanceID),
+	sess, err := kgo.NewGroupTransactSession(f.cfg.ClientOptions(f.log,
+		kgo.TransactionalID(f.cfg.Prefix+".fanout."+f.cfg.InstanceID),
 		kgo.TransactionTimeout(f.cfg.TransactionTimeout),
 		kgo.ConsumerGroup(f.cfg.Group),
 		// Static membership: a restarted instance takes its old place at once instead of
@@ -203,7 +189,7 @@ func (f *Fanout) session(ctx context.Context) error {
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.RequireStableFetchOffsets(),
 		kgo.DefaultProduceTopic(f.names.Deliveries),
-	}, f.cfg.KafkaOptions...)...)
+	)...)
 	if err != nil {
 		return &configError{fmt.Errorf("streams: fanout client: %w", err)}
 	}
@@ -287,7 +273,7 @@ func (f *Fanout) deliveries(r *kgo.Record) []*kgo.Record {
 	if err != nil {
 		f.metrics.invalid.Inc()
 		f.log.Error("event record dead-lettered", "offset", r.Offset, "partition", r.Partition, "err", err)
-		return []*kgo.Record{deadLetter(f.names.DLQ, string(r.Key), records.DeadLetter{Source: "fanout", Reason: err.Error()}, r.Value)}
+		return []*kgo.Record{dlqRecord(f.names.DLQ, string(r.Key), records.NewDeadLetter("fanout", err.Error(), records.ClipOriginal(r.Value)))}
 	}
 	var (
 		out  []*kgo.Record
@@ -301,8 +287,9 @@ func (f *Fanout) deliveries(r *kgo.Record) []*kgo.Record {
 		}
 		body, err := endpoints.ConvertEnvelope(r.Value, ev.schemaVersion, e.SchemaVersion)
 		if err != nil {
-			out = append(out, deadLetter(f.names.DLQ, e.ID, records.DeadLetter{Source: "fanout", Reason: fmt.Sprintf("endpoint %s: %v", e.ID, err),
-				EventID: ev.eventID, Partner: ev.partnerID}, r.Value))
+			dl := records.NewDeadLetter("fanout", fmt.Sprintf("endpoint %s: %v", e.ID, err), records.ClipOriginal(r.Value))
+			dl.EventID, dl.Partner = ev.eventID, ev.partnerID
+			out = append(out, dlqRecord(f.names.DLQ, e.ID, dl))
 			continue
 		}
 		if flt := f.view.Filter(e.ID); flt != nil && !docs.match(flt, e.SchemaVersion, body) {
@@ -368,16 +355,8 @@ func readEvent(r *kgo.Record) (eventMeta, error) {
 	return m, nil
 }
 
-// deadLetter builds the dlq record of original, which could not be processed; dl says by whom
-// and why. The original is kept as it is when it is JSON (and UTF-8, so that the dead letter is
-// too) of at most 64 KiB, else as a quoted string of its first 64 KiB.
-func deadLetter(topic, key string, dl records.DeadLetter, original []byte) *kgo.Record {
-	dl.V, dl.At = records.DeadLetterVersion, time.Now().UTC()
-	if utf8.Valid(original) && json.Valid(original) && len(original) <= 64<<10 {
-		dl.Original = original
-	} else {
-		dl.Original, _ = json.Marshal(strconv.Quote(string(original[:min(len(original), 64<<10)])))
-	}
-	b, _ := json.Marshal(dl)
+// dlqRecord is the dlq record of dl, keyed by key.
+func dlqRecord(topic, key string, dl records.DeadLetter) *kgo.Record {
+	b, _ := json.Marshal(dl) // plain fields and an original NewDeadLetter made valid JSON cannot fail
 	return &kgo.Record{Topic: topic, Key: []byte(key), Value: b}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/testenv"
@@ -34,7 +35,7 @@ func TestFanoutStaysInsideThePartner(t *testing.T) {
 		eventsA = append(eventsA, appendEvent(t, e, "pa", "customer.created"))
 		eventsB = append(eventsB, appendEvent(t, e, "pb", "customer.updated"))
 	}
-	waitCounter(t, f.reg, "hookstream_fanout_events_consumed_total", 60)
+	testenv.WaitValue(t, f.reg, "hookstream_fanout_events_consumed_total", 60, time.Minute)
 	ds := decodeDeliveries(t, consume(t, e, e.names.Deliveries, 30*2+30, 2*time.Second))
 	owner := map[string]string{"ep_a1": "pa", "ep_a2": "pa", "ep_b1": "pb", "ep_b2": "pb"}
 	partnerOf := map[string]string{}
@@ -76,7 +77,7 @@ func TestEndpointLifecycleMidStream(t *testing.T) {
 	event := func(typ string) string {
 		id := appendEvent(t, e, "p1", typ)
 		consumed++
-		waitCounter(t, f.reg, "hookstream_fanout_events_consumed_total", consumed)
+		testenv.WaitValue(t, f.reg, "hookstream_fanout_events_consumed_total", consumed, time.Minute)
 		return id
 	}
 	sqlExec(t, e, `INSERT INTO endpoint (id, partner_id, url, event_types) VALUES ('ep1', 'p1', 'https://x.example/1', '{customer.*}')`)
@@ -139,7 +140,7 @@ func TestEndpointCreatedWithTheEvent(t *testing.T) {
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitCounter(t, f.reg, "hookstream_fanout_events_consumed_total", 1)
+	testenv.WaitValue(t, f.reg, "hookstream_fanout_events_consumed_total", 1, time.Minute)
 	got := pairs(decodeDeliveries(t, consume(t, e, e.names.Deliveries, 1, time.Second)))
 	if fmt.Sprint(got) != fmt.Sprint(map[string]int{pair("evt_01JSAMETXN0000000000000000", "ep1"): 1}) {
 		t.Fatalf("deliveries %v", got)
@@ -156,7 +157,7 @@ func TestUnconvertibleEventIsDeadLetteredWithItsID(t *testing.T) {
 		  ('ep_v9', 'pa', 'https://a.example/9', '{*}', 9)`)
 	f := startFanout(t, e)
 	id := appendEvent(t, e, "pa", "customer.created")
-	waitCounter(t, f.reg, "hookstream_fanout_events_consumed_total", 1)
+	testenv.WaitValue(t, f.reg, "hookstream_fanout_events_consumed_total", 1, time.Minute)
 	recs := consume(t, e, e.names.DLQ, 1, 2*time.Second)
 	var dl records.DeadLetter
 	if err := json.Unmarshal(recs[0].Value, &dl); err != nil {
@@ -164,6 +165,33 @@ func TestUnconvertibleEventIsDeadLetteredWithItsID(t *testing.T) {
 	}
 	if dl.Source != "fanout" || dl.EventID != id || dl.Partner != "pa" || string(recs[0].Key) != "ep_v9" || !strings.Contains(dl.Reason, "ep_v9") {
 		t.Fatalf("dead letter %s: %+v", recs[0].Key, dl)
+	}
+}
+
+// An events record that is not JSON is dead-lettered with its bytes carried once, as one JSON
+// string: read back, the original is the record's text, not the text quoted once more.
+func TestNonJSONEventIsDeadLetteredOnce(t *testing.T) {
+	e := newEnv(t)
+	f := startFanout(t, e)
+	const raw = `not json: "quoted" \ and more`
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rec := &kgo.Record{Topic: e.names.Events, Key: []byte("evt_garbage"), Value: []byte(raw)}
+	if err := e.kafka.Client(t).ProduceSync(ctx, rec).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitValue(t, f.reg, "hookstream_fanout_invalid_events_total", 1, time.Minute)
+	recs := consume(t, e, e.names.DLQ, 1, time.Second)
+	var dl records.DeadLetter
+	if err := json.Unmarshal(recs[0].Value, &dl); err != nil {
+		t.Fatal(err)
+	}
+	if dl.Source != "fanout" || string(recs[0].Key) != "evt_garbage" || !strings.Contains(dl.Reason, "not an envelope") {
+		t.Fatalf("dead letter %s: %+v", recs[0].Key, dl)
+	}
+	var original string
+	if err := json.Unmarshal(dl.Original, &original); err != nil || original != raw {
+		t.Fatalf("original %s reads back as %q (%v), want %q", dl.Original, original, err, raw)
 	}
 }
 
@@ -197,7 +225,7 @@ func TestFanoutBoundsItsTransactions(t *testing.T) {
 	}
 	consume(t, e, e.names.Events, events, 0) // the whole burst waits in the events topic
 	f := startFanout(t, e)
-	waitCounter(t, f.reg, "hookstream_fanout_deliveries_produced_total", events*10)
+	testenv.WaitValue(t, f.reg, "hookstream_fanout_deliveries_produced_total", events*10, time.Minute)
 	if txns := testenv.Counter(t, f.reg, "hookstream_fanout_kafka_transactions_total"); txns < events*10/2000 {
 		t.Fatalf("%v transactions for %d deliveries, want at least %d (about 2,000 deliveries each)", txns, events*10, events*10/2000)
 	}

@@ -79,7 +79,7 @@ func TestFanoutAppliesPayloadFilters(t *testing.T) {
 			}
 		}
 	}
-	waitCounter(t, f.reg, "hookstream_fanout_events_consumed_total", float64(len(events)+1))
+	testenv.WaitValue(t, f.reg, "hookstream_fanout_events_consumed_total", float64(len(events)+1), time.Minute)
 	got := pairs(decodeDeliveries(t, consume(t, e, e.names.Deliveries, len(want), 2*time.Second)))
 	if !maps.Equal(got, want) {
 		for k := range got {
@@ -115,7 +115,7 @@ func TestUnreadableFilterKeepsTheLastGoodOne(t *testing.T) {
 	sqlExec(t, e, `UPDATE endpoint SET filter = 'data.source ==' WHERE id = 'ep_f'`)
 	refund := appendEventWith(t, e, "pa", "balance.credited", map[string]any{"source": "refund"})
 	appendEventWith(t, e, "pa", "balance.credited", map[string]any{"source": "purchase"})
-	waitCounter(t, f.reg, "hookstream_fanout_events_consumed_total", 2)
+	testenv.WaitValue(t, f.reg, "hookstream_fanout_events_consumed_total", 2, time.Minute)
 	got := pairs(decodeDeliveries(t, consume(t, e, e.names.Deliveries, 1, 2*time.Second)))
 	if !maps.Equal(got, map[string]int{pair(refund, "ep_f"): 1}) {
 		t.Fatalf("deliveries %v, want the refund only", got)

@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
 	"testing"
 	"time"
 
@@ -36,13 +33,6 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-func logger(t *testing.T) *slog.Logger {
-	if testing.Verbose() {
-		return slog.New(slog.NewTextHandler(os.Stderr, nil)).With("test", t.Name())
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
-}
-
 // background runs fn until the test ends.
 func background(t *testing.T, name string, fn func(ctx context.Context) error) (stop func()) {
 	return testenv.Go(t, name, fn)
@@ -52,8 +42,8 @@ func background(t *testing.T, name string, fn func(ctx context.Context) error) (
 func startCDC(t *testing.T, e *env) {
 	t.Helper()
 	cfg := cdc.DefaultConfig()
-	cfg.DatabaseURL, cfg.Brokers, cfg.Prefix, cfg.Slot = e.db.URL, e.kafka.Brokers, e.kafka.Prefix, e.db.Name
-	cfg.Logger = logger(t)
+	cfg.Base = e.kafka.Base(t, nil)
+	cfg.DatabaseURL, cfg.Slot = e.db.URL, e.db.Name
 	c, err := cdc.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -71,13 +61,13 @@ type fanout struct {
 func startFanout(t *testing.T, e *env) *fanout {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	view, err := endpoints.NewView(endpoints.ViewConfig{Brokers: e.kafka.Brokers, Topic: e.names.Endpoints, Logger: logger(t),
+	view, err := endpoints.NewView(endpoints.ViewConfig{Brokers: e.kafka.Brokers, Topic: e.names.Endpoints, Logger: testenv.Logger(t),
 		Registerer: reg, Name: "fanout"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := streams.DefaultFanoutConfig()
-	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = e.kafka.Brokers, e.kafka.Prefix, logger(t), reg
+	cfg.Base = e.kafka.Base(t, reg)
 	cfg.InstanceID = "test-" + e.db.Name
 	f, err := streams.NewFanout(cfg, view)
 	if err != nil {
@@ -86,17 +76,6 @@ func startFanout(t *testing.T, e *env) *fanout {
 	stopView := background(t, "endpoint view", view.Run)
 	stopFanout := background(t, "fanout", f.Run)
 	return &fanout{reg: reg, stop: func() { stopFanout(); stopView() }}
-}
-
-func waitCounter(t *testing.T, reg *prometheus.Registry, name string, want float64) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for testenv.Counter(t, reg, name) < want {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s = %v after a minute, want %v", name, testenv.Counter(t, reg, name), want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func sqlExec(t *testing.T, e *env, sql string, args ...any) {

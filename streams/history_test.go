@@ -91,14 +91,14 @@ func TestRecorderExpiresHistory(t *testing.T) {
 	insertHistory(t, e.db, "new", "succeeded", time.Now(), 10)
 	reg := prometheus.NewRegistry()
 	cfg := streams.DefaultRecorderConfig()
-	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = e.kafka.Brokers, e.kafka.Prefix, logger(t), reg
+	cfg.Base = e.kafka.Base(t, reg)
 	cfg.HistoryRetention, cfg.HistorySweepInterval = time.Hour, 50*time.Millisecond
 	r, err := streams.NewRecorder(cfg, e.db.Pool)
 	if err != nil {
 		t.Fatal(err)
 	}
 	background(t, "recorder", r.Run)
-	waitCounter(t, reg, "hookstream_recorder_deliveries_expired_total", 10)
+	testenv.WaitValue(t, reg, "hookstream_recorder_deliveries_expired_total", 10, time.Minute)
 	if n := countRows(t, e.db, `SELECT count(*) FROM delivery`); n != 10 {
 		t.Fatalf("%d deliveries left, want the 10 recent ones", n)
 	}

@@ -46,7 +46,7 @@ func TestRecorderWritesPendingRows(t *testing.T) {
 			('ep3', 'p2', 'https://z.example')`)
 	reg := prometheus.NewRegistry()
 	cfg := streams.DefaultRecorderConfig()
-	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = e.kafka.Brokers, e.kafka.Prefix, logger(t), reg
+	cfg.Base = e.kafka.Base(t, reg)
 	cfg.PendingDelay = 300 * time.Millisecond
 	r, err := streams.NewRecorder(cfg, e.db.Pool)
 	if err != nil {
@@ -56,7 +56,7 @@ func TestRecorderWritesPendingRows(t *testing.T) {
 
 	waiting, done, foreign, retried := outbox.NewEventID(), outbox.NewEventID(), outbox.NewEventID(), outbox.NewEventID()
 	produceAttempts(t, e, attempt(done, "ep2", "p1", 1, records.OutcomeDelivered, 200, ""))
-	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 1)
+	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 1, time.Minute)
 
 	created := time.Now().Add(-time.Second).UTC().Truncate(time.Microsecond)
 	retry := delivery(retried, "ep1", "p1", created)
@@ -73,7 +73,7 @@ func TestRecorderWritesPendingRows(t *testing.T) {
 		retry.AppendJSON(nil),
 		delivery(done, "ep2", "p1", created).AppendJSON(nil),
 		delivery(waiting, "ep1", "p1", created).AppendJSON(nil))
-	waitCounter(t, reg, "hookstream_recorder_pending_rows_total", 1)
+	testenv.WaitValue(t, reg, "hookstream_recorder_pending_rows_total", 1, time.Minute)
 	if got := testenv.Counter(t, reg, "hookstream_recorder_pending_skipped_total"); got != 4 {
 		t.Errorf("%v records skipped, want 4 (not JSON, NUL in the type, forged id, oversized id)", got)
 	}
@@ -103,7 +103,7 @@ func TestRecorderWritesPendingRows(t *testing.T) {
 	}
 
 	produceAttempts(t, e, attempt(waiting, "ep1", "p1", 1, records.OutcomeRetrying, 503, records.CategoryHTTPStatus))
-	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 2)
+	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 2, time.Minute)
 	read(waiting, "ep1")
 	if state != "retrying" || count != 1 {
 		t.Fatalf("after its first attempt: %s, %d attempts; want retrying, 1", state, count)

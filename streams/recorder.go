@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -31,9 +32,10 @@ import (
 
 // RecorderConfig configures the Recorder.
 type RecorderConfig struct {
-	Brokers []string
-	Prefix  string
-	Group   string // default <prefix>.recorder
+	// Base holds the brokers, the topic prefix, the logger, the registerer (nil: metrics are
+	// kept but not registered) and extra franz-go options (e.g. for tests).
+	component.Base
+	Group string // default <prefix>.recorder
 	// InstanceID, when set, makes this recorder a static member of the group: restarted with
 	// the same id, it takes its partitions back at once instead of after the session timeout.
 	// Every recorder running at once needs its own: a second one with the same id fences the
@@ -54,38 +56,29 @@ type RecorderConfig struct {
 	// attempt, and the pending insert writes nothing. A delivery that waits is listed within
 	// about this delay of being emitted.
 	PendingDelay time.Duration
-	Logger       *slog.Logger
-	Registerer   prometheus.Registerer
 	// TracerProvider, when set, turns tracing on: each attempt stored gets a span, the child of
 	// the attempt record's traceparent (the sender's attempt span), from the batch's start to
 	// its commit.
 	TracerProvider trace.TracerProvider
-	KafkaOptions   []kgo.Opt
 }
 
 // DefaultRecorderConfig returns the defaults.
 func DefaultRecorderConfig() RecorderConfig {
-	return RecorderConfig{Prefix: "hookstream", MaxBatch: 2000, WriteShards: 2, Logger: slog.Default(),
+	return RecorderConfig{Base: component.DefaultBase(), MaxBatch: 2000, WriteShards: 2,
 		HistoryRetention: 30 * 24 * time.Hour, HistorySweepInterval: time.Hour, WriteRetryMax: 5 * time.Second, PendingDelay: 2 * time.Second}
 }
 
 // Validate reports settings the recorder cannot run with.
 func (c RecorderConfig) Validate() error {
 	var errs []error
-	if len(c.Brokers) == 0 {
-		errs = append(errs, errors.New("no Kafka brokers"))
-	}
-	if c.Prefix == "" {
-		errs = append(errs, errors.New("topic prefix is empty"))
+	if err := c.Base.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.MaxBatch < 1 {
 		errs = append(errs, errors.New("max batch must be at least 1"))
 	}
 	if c.WriteShards < 1 || c.WriteShards > 16 {
 		errs = append(errs, errors.New("write shards must be between 1 and 16"))
-	}
-	if c.Logger == nil {
-		errs = append(errs, errors.New("logger is nil"))
 	}
 	if c.HistoryRetention < 0 {
 		errs = append(errs, errors.New("history retention is negative"))
@@ -170,12 +163,9 @@ func NewRecorder(cfg RecorderConfig, pool *pgxpool.Pool) (*Recorder, error) {
 		pendingSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "pending_skipped_total",
 			Help: "Deliveries records given no pending row, by reason (invalid, stale, unstorable)."}, []string{"reason"}),
 	}
-	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{m.recorded, m.refused, m.disabled, m.expired, m.expiryErr, m.writeFailures, m.batchSize, m.latency, m.pendingRows, m.pendingSkipped} {
-			if err := cfg.Registerer.Register(c); err != nil {
-				return nil, fmt.Errorf("streams: recorder metrics: %w", err)
-			}
-		}
+	if err := metrics.Register(cfg.Registerer, m.recorded, m.refused, m.disabled, m.expired, m.expiryErr, m.writeFailures,
+		m.batchSize, m.latency, m.pendingRows, m.pendingSkipped); err != nil {
+		return nil, fmt.Errorf("streams: recorder metrics: %w", err)
 	}
 	return &Recorder{cfg: cfg, pool: pool, names: topics.For(cfg.Prefix), log: cfg.Logger.With("component", "recorder"), metrics: m,
 		tracer: tracing.New(cfg.TracerProvider)}, nil
@@ -225,7 +215,6 @@ func (r *Recorder) Run(ctx context.Context) (err error) {
 // recorder's readers run on it; a Kafka client that cannot be made is the only error.
 func (r *Recorder) consume(ctx context.Context, group, topic string, store func(*kgo.Client, []*kgo.Record) bool) error {
 	opts := []kgo.Opt{
-		kgo.SeedBrokers(r.cfg.Brokers...),
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -236,7 +225,7 @@ func (r *Recorder) consume(ctx context.Context, group, topic string, store func(
 	if r.cfg.InstanceID != "" {
 		opts = append(opts, kgo.InstanceID(r.cfg.InstanceID)) // static ids are per group
 	}
-	cl, err := kgo.NewClient(append(opts, r.cfg.KafkaOptions...)...)
+	cl, err := kgo.NewClient(r.cfg.ClientOptions(r.log, opts...)...)
 	if err != nil {
 		return fmt.Errorf("streams: recorder client for %s: %w", group, err)
 	}
@@ -476,11 +465,11 @@ func refusedForData(err error) bool {
 // deadLetter is the dlq record of a refused attempts record, with the event and partner it
 // names when it could be read.
 func (r *Recorder) deadLetter(f refusal) *kgo.Record {
-	dl := records.DeadLetter{Source: "recorder", Reason: f.reason + ": " + f.detail}
+	dl := records.NewDeadLetter("recorder", f.reason+": "+f.detail, records.ClipOriginal(f.rec.Value))
 	if f.attempt != nil {
 		dl.EventID, dl.Partner = f.attempt.EventID, f.attempt.PartnerID
 	}
-	return deadLetter(r.names.DLQ, string(f.rec.Key), dl, f.rec.Value)
+	return dlqRecord(r.names.DLQ, string(f.rec.Key), dl)
 }
 
 // endpointOwners reads the partner of every endpoint the attempts name: the recorder checks

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/streams"
 )
@@ -22,7 +23,7 @@ func startRecorder(t *testing.T, e *env) *prometheus.Registry {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	cfg := streams.DefaultRecorderConfig()
-	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = e.kafka.Brokers, e.kafka.Prefix, logger(t), reg
+	cfg.Base = e.kafka.Base(t, reg)
 	r, err := streams.NewRecorder(cfg, e.db.Pool)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +100,7 @@ func TestRecorderIsIdempotent(t *testing.T) {
 		attempt(evt2, "ep2", "p1", 1, records.OutcomeRetrying, 0, records.CategoryConnectionRefused),
 	}
 	produceAttempts(t, e, batch...)
-	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 4)
+	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 4, time.Minute)
 	first := tables(t, e)
 
 	var state string
@@ -124,7 +125,7 @@ func TestRecorderIsIdempotent(t *testing.T) {
 	// The same records again, and an older attempt arriving late: nothing changes.
 	produceAttempts(t, e, batch...)
 	produceAttempts(t, e, batch[0])
-	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 9)
+	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 9, time.Minute)
 	if second := tables(t, e); second != first {
 		t.Fatalf("tables changed on replay:\n%s\n---\n%s", first, second)
 	}
@@ -143,9 +144,9 @@ func TestRecorderKeepsRedoneAttempts(t *testing.T) {
 	redone := attempt(evt, "ep1", "p1", 2, records.OutcomeDelivered, 200, "")
 	redone.StartedAt = first.StartedAt.Add(40 * time.Second)
 	produceAttempts(t, e, attempt(evt, "ep1", "p1", 1, records.OutcomeRetrying, 503, records.CategoryHTTPStatus), first)
-	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 2)
+	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 2, time.Minute)
 	produceAttempts(t, e, redone)
-	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 3)
+	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 3, time.Minute)
 	check := func() {
 		t.Helper()
 		var state string
@@ -171,7 +172,7 @@ func TestRecorderKeepsRedoneAttempts(t *testing.T) {
 	before := tables(t, e)
 	// Both requests read again, in the other order: nothing changes.
 	produceAttempts(t, e, redone, first)
-	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 5)
+	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 5, time.Minute)
 	check()
 	if after := tables(t, e); after != before {
 		t.Fatalf("tables changed on replay:\n%s\n---\n%s", before, after)
@@ -188,9 +189,9 @@ func TestRecorderKeepsASuccess(t *testing.T) {
 	reg := startRecorder(t, e)
 	evt := outbox.NewEventID()
 	produceAttempts(t, e, attempt(evt, "ep1", "p1", 1, records.OutcomeDelivered, 200, ""))
-	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 1)
+	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 1, time.Minute)
 	produceAttempts(t, e, attempt(evt, "ep1", "p1", 2, records.OutcomeRetrying, 500, records.CategoryHTTPStatus))
-	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 2)
+	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 2, time.Minute)
 	read := func() (state string, count int, status int32, next *time.Time) {
 		t.Helper()
 		if err := e.db.Pool.QueryRow(context.Background(), `SELECT state, attempt_count, last_status, next_attempt_at FROM delivery WHERE delivery_id = $1`,
@@ -209,7 +210,7 @@ func TestRecorderKeepsASuccess(t *testing.T) {
 	replay := attempt(evt, "ep1", "p1", 12, records.OutcomeFailed, 500, records.CategoryHTTPStatus)
 	replay.Trigger = records.TriggerReplay
 	produceAttempts(t, e, replay)
-	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 3)
+	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 3, time.Minute)
 	if state, count, _, _ := read(); state != "failed" || count != 12 {
 		t.Fatalf("after a failed replay: %s, %d attempts; want failed, 12", state, count)
 	}
@@ -227,7 +228,7 @@ func TestRecorder410DisablesEndpoint(t *testing.T) {
 	reg := startRecorder(t, e)
 	evt := outbox.NewEventID()
 	produceAttempts(t, e, attempt(evt, gone, "p1", 1, records.OutcomeFailed, 410, records.CategoryHTTPStatus))
-	waitCounter(t, reg, "hookstream_recorder_endpoints_disabled_total", 1)
+	testenv.WaitValue(t, reg, "hookstream_recorder_endpoints_disabled_total", 1, time.Minute)
 
 	var status, reason string
 	if err := e.db.Pool.QueryRow(context.Background(), `SELECT status, disabled_reason FROM endpoint WHERE id = $1`, gone).Scan(&status, &reason); err != nil {
@@ -258,7 +259,7 @@ func TestRecorderRefusesForeignEndpoint(t *testing.T) {
 		attempt(evt, "ep_a", "pa", 1, records.OutcomeFailed, 0, records.CategoryTenantMismatch), // the sender's refusal
 		attempt(evt, "ep_missing", "pa", 1, records.OutcomeDelivered, 200, ""),
 	)
-	waitCounter(t, reg, "hookstream_recorder_attempts_refused_total", 3)
+	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_refused_total", 3, time.Minute)
 	var n int
 	if err := e.db.Pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM delivery) + (SELECT count(*) FROM delivery_attempt)`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d history rows (%v), want none", n, err)
@@ -341,10 +342,10 @@ func TestRecorderDeadLettersPoisonAndGoesOn(t *testing.T) {
 	}
 	produce(recs...)
 	reg := startRecorder(t, e)
-	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 2)
+	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 2, time.Minute)
 	// Still running: a record produced afterwards is recorded too.
 	produce(record{"last", marshal(last), ""})
-	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 3)
+	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 3, time.Minute)
 
 	excerpts := map[string]int{}
 	rows, err := e.db.Pool.Query(context.Background(), `SELECT delivery_id, octet_length(response_excerpt) FROM delivery_attempt`)
@@ -420,7 +421,7 @@ func TestRecorderKeepsEndpointHealth(t *testing.T) {
 	probeAt := failed.StartedAt.Add(10 * time.Second)
 	failed.Circuit, failed.CircuitProbeAt = records.CircuitOpen, &probeAt
 	produceAttempts(t, e, ok, failed)
-	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 2)
+	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 2, time.Minute)
 	c, p, s, l := health()
 	if c == nil || *c != records.CircuitOpen || p == nil || !p.Equal(probeAt) || s == nil || !s.Equal(ok.StartedAt) || l == nil || !l.Equal(failed.StartedAt) {
 		t.Fatalf("health after a success and a failure that opened the circuit: %v %v %v %v", c, p, s, l)
@@ -431,7 +432,7 @@ func TestRecorderKeepsEndpointHealth(t *testing.T) {
 	late.StartedAt, late.Circuit = ok.StartedAt.Add(-time.Minute), records.CircuitClosed
 	refused := attempt(outbox.NewEventID(), ep, "p1", 5, records.OutcomeFailed, 0, records.CategoryInternal)
 	produceAttempts(t, e, late, refused)
-	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 4)
+	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 4, time.Minute)
 	c, p, s, l = health()
 	if *c != records.CircuitOpen || !p.Equal(probeAt) || !s.Equal(ok.StartedAt) || !l.Equal(failed.StartedAt) {
 		t.Fatalf("health after a late attempt and a refusal: %v %v %v %v", *c, p, s, l)
@@ -441,7 +442,7 @@ func TestRecorderKeepsEndpointHealth(t *testing.T) {
 	probe := attempt(outbox.NewEventID(), ep, "p1", 3, records.OutcomeDelivered, 200, "")
 	probe.Circuit = records.CircuitClosed
 	produceAttempts(t, e, probe)
-	waitCounter(t, reg, "hookstream_recorder_attempts_recorded_total", 5)
+	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 5, time.Minute)
 	c, p, s, _ = health()
 	if *c != records.CircuitClosed || p != nil || !s.Equal(probe.StartedAt) {
 		t.Fatalf("health after the probe succeeded: %v %v %v", *c, p, s)

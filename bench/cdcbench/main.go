@@ -29,6 +29,7 @@ import (
 
 	"github.com/hookstream/hookstream/bench/benchenv"
 	"github.com/hookstream/hookstream/cdc"
+	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/harness"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/scratch"
@@ -99,8 +100,8 @@ func run(server string, brokers []string, events, txnSize, writers, rate int, st
 	defer adm.DeleteTopics(context.Background(), specNames(tcfg)...) //nolint:errcheck
 
 	cfg := cdc.DefaultConfig()
-	cfg.DatabaseURL, cfg.Brokers, cfg.Prefix, cfg.Slot = dbURL, brokers, prefix, name
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.Base = component.Base{Brokers: brokers, Prefix: prefix, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	cfg.DatabaseURL, cfg.Slot = dbURL, name
 
 	// Create the slot (an empty snapshot), then stop: the backlog is written with no reader. The
 	// slot must stream before cdc stops: an active slot may still be waiting for its consistent

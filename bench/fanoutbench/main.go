@@ -23,6 +23,7 @@ import (
 
 	"github.com/hookstream/hookstream/bench/benchenv"
 	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/scratch"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -124,7 +125,8 @@ func fanoutRate(brokers []string, events, fanout int) (float64, error) {
 	}
 	reg := prometheus.NewRegistry()
 	cfg := streams.DefaultFanoutConfig()
-	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer, cfg.InstanceID = brokers, names.Prefix, quiet, reg, "bench"
+	cfg.Base = component.Base{Brokers: brokers, Prefix: names.Prefix, Logger: quiet, Registerer: reg}
+	cfg.InstanceID = "bench"
 	f, err := streams.NewFanout(cfg, view)
 	if err != nil {
 		return 0, err
@@ -213,7 +215,7 @@ func recorderRate(server string, brokers []string, attempts int) (float64, error
 	}
 	reg := prometheus.NewRegistry()
 	cfg := streams.DefaultRecorderConfig()
-	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = brokers, names.Prefix, quiet, reg
+	cfg.Base = component.Base{Brokers: brokers, Prefix: names.Prefix, Logger: quiet, Registerer: reg}
 	r, err := streams.NewRecorder(cfg, pool)
 	if err != nil {
 		return 0, err

@@ -38,6 +38,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/embeddedkafka"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/scratch"
@@ -111,16 +112,15 @@ func main() {
 
 // config is the retry configuration of the benchmark: the defaults, on its brokers and prefix.
 func (o options) config() retrytopics.Config {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if o.verbose {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
 	cfg := retrytopics.DefaultConfig()
-	cfg.Brokers = strings.Split(o.brokers, ",")
-	cfg.Prefix = o.prefix
+	cfg.Base = component.Base{Brokers: strings.Split(o.brokers, ","), Prefix: o.prefix, Logger: log}
 	cfg.LookAheadRecords = o.lookRecs
 	cfg.LookAheadBytes = o.lookBytes
 	cfg.StatsInterval = time.Second
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	if o.verbose {
-		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
-	}
 	return cfg
 }
 

@@ -54,7 +54,7 @@ func serveAdmin(ctx context.Context, s settings, log *slog.Logger, reg *promethe
 		return err
 	}
 	cfg := admin.DefaultConfig()
-	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
+	cfg.Base = s.base(log, reg)
 	cfg.OperatorToken, cfg.SecretKey, cfg.Egress = s.AdminToken, key, guard
 	cfg.FeedRetention, cfg.OutboxRetention, cfg.HistoryRetention = s.FeedRetention, s.OutboxRetention, s.HistoryRetention
 	// Replays are numbered above the most attempts any policy may give (replay/attempts.go).

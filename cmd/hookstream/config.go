@@ -21,6 +21,7 @@ import (
 
 	"github.com/hookstream/hookstream/admin"
 	"github.com/hookstream/hookstream/cdc"
+	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/internal/tracing"
@@ -401,16 +402,19 @@ func (s settings) topicConfig() topics.Config {
 	return c
 }
 
+// base is what every component's configuration takes from these settings: the brokers and the
+// topic prefix, with the process's logger and registry.
+func (s settings) base(log *slog.Logger, reg prometheus.Registerer) component.Base {
+	return component.Base{Brokers: s.KafkaBrokers, Prefix: s.TopicPrefix, Logger: log, Registerer: reg}
+}
+
 // cdcConfig is the cdc configuration of these settings.
 func (s settings) cdcConfig(log *slog.Logger, reg prometheus.Registerer) cdc.Config {
 	c := cdc.DefaultConfig()
+	c.Base = s.base(log, reg)
 	c.DatabaseURL = s.DatabaseURL
-	c.Brokers = s.KafkaBrokers
-	c.Prefix = s.TopicPrefix
 	c.Slot = s.CDCSlot
 	c.OutboxRetention = s.OutboxRetention
-	c.Logger = log
-	c.Registerer = reg
 	c.TracerProvider = s.tracer
 	return c
 }

@@ -56,7 +56,7 @@ func (s settings) egressConfig() (egress.Config, error) {
 
 func (s settings) retryConfig(log *slog.Logger, reg prometheus.Registerer) retrytopics.Config {
 	cfg := retrytopics.DefaultConfig()
-	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
+	cfg.Base = s.base(log, reg)
 	cfg.Schedule.Delays = s.RetrySchedule
 	cfg.Bounds = s.RetryBounds
 	cfg.InstanceID = s.InstanceID
@@ -84,7 +84,7 @@ func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 	}
 	defer sched.Close()
 	cfg := sender.DefaultConfig()
-	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
+	cfg.Base = s.base(log, reg)
 	cfg.InstanceID = s.InstanceID
 	cfg.Egress, cfg.SecretKey = eg, key
 	cfg.UserAgent = thisBuild().userAgent()

@@ -124,14 +124,7 @@ func newMemberEnvOn(t *testing.T, kind string, k *testenv.Kafka) *memberEnv {
 		m.putEndpoint(t, "https://x.example/hook", secretbox.Key{})
 		m.watchDeliveries(t)
 	case "sender":
-		raw, err := secretbox.GenerateKey()
-		if err != nil {
-			t.Fatal(err)
-		}
-		key, err := secretbox.ParseKey(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
+		raw, key := testenv.SecretKey(t)
 		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			time.Sleep(time.Duration(m.delay.Load()))
 			m.saw(r.Header.Get("webhook-id"))

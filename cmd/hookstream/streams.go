@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/kafkalag"
 	"github.com/hookstream/hookstream/internal/kafkatxn"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -35,7 +36,7 @@ func runFanoutWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 		return err
 	}
 	cfg := streams.DefaultFanoutConfig()
-	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
+	cfg.Base = s.base(log, reg)
 	cfg.TracerProvider = s.tracer
 	if s.InstanceID != "" {
 		cfg.InstanceID = s.InstanceID
@@ -73,7 +74,7 @@ type txnRepairer struct {
 }
 
 func newTxnRepairer(s settings, log *slog.Logger, reg prometheus.Registerer) (*txnRepairer, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(s.KafkaBrokers...))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(s.KafkaBrokers...), kgo.WithLogger(component.KafkaLogger(log.With("component", "kafkatxn"))))
 	if err != nil {
 		return nil, fmt.Errorf("hanging transactions: kafka client: %w", err)
 	}
@@ -92,7 +93,7 @@ func runRecorder(ctx context.Context, args []string, out io.Writer) error {
 
 func runRecorderWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, pool *pgxpool.Pool) error {
 	cfg := streams.DefaultRecorderConfig()
-	cfg.Brokers, cfg.Prefix, cfg.Logger, cfg.Registerer = s.KafkaBrokers, s.TopicPrefix, log, reg
+	cfg.Base = s.base(log, reg)
 	cfg.HistoryRetention = s.HistoryRetention
 	cfg.InstanceID = s.InstanceID
 	cfg.TracerProvider = s.tracer

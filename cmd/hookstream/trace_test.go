@@ -58,14 +58,7 @@ func newTracePipeline(t *testing.T, status func(n int) int) *tracePipeline {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := secretbox.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := secretbox.ParseKey(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, key := testenv.SecretKey(t)
 	s.SecretKey, s.KafkaBrokers, s.MetricsAddr = raw, p.k.Brokers, ""
 	p.s = s
 	if p.secret, err = webhook.NewSecret(); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/metrics"
 )
 
@@ -80,13 +81,14 @@ func New(cfg Config) (*Monitor, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cfg.Brokers...)}, cfg.KafkaOptions...)...)
+	log := cfg.Logger.With("component", "kafkalag")
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cfg.Brokers...), kgo.WithLogger(component.KafkaLogger(log))},
+		cfg.KafkaOptions...)...)
 	if err != nil {
 		return nil, fmt.Errorf("kafkalag: kafka client: %w", err)
 	}
 	m := &Monitor{
-		cfg: cfg, cl: cl, adm: kadm.NewClient(cl),
-		log: cfg.Logger.With("component", "kafkalag"),
+		cfg: cfg, cl: cl, adm: kadm.NewClient(cl), log: log,
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: metrics.Namespace, Subsystem: "kafka",
 			Name: "consumer_lag_records",
 			Help: "Records of the topic the consumer group has not committed yet, summed over partitions, up to the last stable offset; kept at the last measured value while checks fail."},
@@ -95,11 +97,9 @@ func New(cfg Config) (*Monitor, error) {
 			Name: "consumer_lag_checks_failed_total",
 			Help: "Consumer lag checks that could not measure every group and topic (broker unreachable, topic missing)."}),
 	}
-	if cfg.Registerer != nil {
-		// `hookstream dev` runs several components, each with a Monitor, on one registry.
-		m.lag = metrics.Adopt(cfg.Registerer, m.lag)
-		m.failed = metrics.Adopt(cfg.Registerer, m.failed)
-	}
+	// `hookstream dev` runs several components, each with a Monitor, on one registry.
+	m.lag = metrics.Adopt(cfg.Registerer, m.lag)
+	m.failed = metrics.Adopt(cfg.Registerer, m.failed)
 	for _, cs := range cfg.Consumptions {
 		if !slices.Contains(m.groups, cs.Group) {
 			m.groups = append(m.groups, cs.Group)

@@ -71,12 +71,8 @@ func NewRepairer(adm *kadm.Client, prefix string, stuckAfter time.Duration, log 
 	for _, outcome := range []string{"commit", "abort"} {
 		r.repaired.WithLabelValues(outcome) // exported at 0 from the start, for alerts' increase()
 	}
-	if reg != nil {
-		for _, c := range []prometheus.Collector{r.repaired, r.failures} {
-			if err := reg.Register(c); err != nil {
-				return nil, fmt.Errorf("kafkatxn: metrics: %w", err)
-			}
-		}
+	if err := metrics.Register(reg, r.repaired, r.failures); err != nil {
+		return nil, fmt.Errorf("kafkatxn: metrics: %w", err)
 	}
 	return r, nil
 }

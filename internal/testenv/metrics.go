@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -63,4 +64,34 @@ func HistogramCount(t testing.TB, g prometheus.Gatherer, name string, labels ...
 func Series(t testing.TB, g prometheus.Gatherer, name string) int {
 	t.Helper()
 	return int(sum(t, g, name, nil, func(*dto.Metric) float64 { return 1 }))
+}
+
+// Value sums the metric name in g over its series whose labels hold every pair of labels, as
+// Counter does, whatever its kind: the values of a counter or a gauge, the sample counts of a
+// histogram or a summary.
+func Value(t testing.TB, g prometheus.Gatherer, name string, labels ...string) float64 {
+	t.Helper()
+	return sum(t, g, name, labels, func(m *dto.Metric) float64 {
+		switch {
+		case m.Counter != nil:
+			return m.GetCounter().GetValue()
+		case m.Gauge != nil:
+			return m.GetGauge().GetValue()
+		case m.Histogram != nil:
+			return float64(m.GetHistogram().GetSampleCount())
+		case m.Summary != nil:
+			return float64(m.GetSummary().GetSampleCount())
+		}
+		return m.GetUntyped().GetValue()
+	})
+}
+
+// WaitValue waits until Value of name in g is at least want, and fails t, with the value it
+// got, once timeout has passed without.
+func WaitValue(t testing.TB, g prometheus.Gatherer, name string, want float64, timeout time.Duration) {
+	t.Helper()
+	var got float64
+	if !poll(timeout, func() bool { got = Value(t, g, name); return got >= want }) {
+		t.Fatalf("%s = %v after %s, want %v", name, got, timeout, want)
+	}
 }

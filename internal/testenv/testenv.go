@@ -26,9 +26,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/embeddedkafka"
 	"github.com/hookstream/hookstream/internal/migrations"
 	"github.com/hookstream/hookstream/internal/scratch"
@@ -344,6 +346,12 @@ func (k *Kafka) Client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	}
 	t.Cleanup(cl.Close)
 	return cl
+}
+
+// Base is what a component under test takes of the cluster: its brokers and the test's topic
+// prefix, with the test's Logger and reg (nil: the metrics are not registered).
+func (k *Kafka) Base(t testing.TB, reg prometheus.Registerer) component.Base {
+	return component.Base{Brokers: k.Brokers, Prefix: k.Prefix, Logger: Logger(t), Registerer: reg}
 }
 
 // TopicConfig is the topic configuration under this test's prefix, with few partitions.

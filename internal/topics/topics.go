@@ -17,6 +17,9 @@ import (
 // RetryTiers are the retry tier suffixes in increasing delay order (design.md section 8).
 var RetryTiers = []string{"5s", "1m", "10m", "1h", "3h", "6h", "12h", "24h"}
 
+// DefaultPrefix is the topic prefix of an installation that sets none.
+const DefaultPrefix = "hookstream"
+
 // Names are the full topic names under one prefix.
 type Names struct {
 	Prefix      string
@@ -61,7 +64,7 @@ type Config struct {
 // 30 days of dead letters.
 func DefaultConfig() Config {
 	return Config{
-		Prefix:            "hookstream",
+		Prefix:            DefaultPrefix,
 		Partitions:        12,
 		ReplicationFactor: -1,
 		FeedRetention:     30 * 24 * time.Hour,
@@ -72,11 +75,10 @@ func DefaultConfig() Config {
 
 // Validate reports a configuration that cannot create sensible topics.
 func (c Config) Validate() error {
+	if err := ValidatePrefix(c.Prefix); err != nil {
+		return err
+	}
 	switch {
-	case c.Prefix == "":
-		return errors.New("topics: prefix is empty")
-	case len(c.Prefix) > 200:
-		return errors.New("topics: prefix is longer than 200 characters")
 	case c.Partitions < 1:
 		return fmt.Errorf("topics: partitions must be at least 1, got %d", c.Partitions)
 	case c.ReplicationFactor == 0 || c.ReplicationFactor < -1:
@@ -84,9 +86,21 @@ func (c Config) Validate() error {
 	case c.FeedRetention < time.Hour || c.WorkRetention < time.Hour || c.DLQRetention < time.Hour:
 		return errors.New("topics: retentions must be at least one hour")
 	}
-	for _, r := range c.Prefix {
+	return nil
+}
+
+// ValidatePrefix reports a prefix that cannot start Kafka topic names: empty, longer than 200
+// characters, or holding a character Kafka refuses in a topic name.
+func ValidatePrefix(prefix string) error {
+	switch {
+	case prefix == "":
+		return errors.New("topics: prefix is empty")
+	case len(prefix) > 200:
+		return errors.New("topics: prefix is longer than 200 characters")
+	}
+	for _, r := range prefix {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
-			return fmt.Errorf("topics: prefix %q may hold only letters, digits, '.', '_' and '-'", c.Prefix)
+			return fmt.Errorf("topics: prefix %q may hold only letters, digits, '.', '_' and '-'", prefix)
 		}
 	}
 	return nil

@@ -99,7 +99,7 @@ func TestAuthorize(t *testing.T) {
 		}
 	}
 	stopRun := testenv.Go(t, "Run", in.Run)
-	eventually(t, 5*time.Second, "every event finished", func() bool {
+	testenv.Eventually(t, 5*time.Second, "every event finished", func() bool {
 		return count(t, db.Pool, `SELECT count(*) FROM webhook_inbox WHERE state IN ('processed', 'refused')`) == 4
 	})
 	time.Sleep(10 * cfg.MaxRetryDelay) // a refused event must not come back
@@ -145,12 +145,12 @@ func TestAuthorize(t *testing.T) {
 	if code := hookstream.deliver(in, downID, downBody); code != http.StatusNoContent {
 		t.Fatalf("delivery: %d", code)
 	}
-	eventually(t, 5*time.Second, "a failed authorization recorded", func() bool {
+	testenv.Eventually(t, 5*time.Second, "a failed authorization recorded", func() bool {
 		r, _ := getRow(t, db.Pool, downID)
 		return r.State == "retrying" && strings.Contains(derefOr(r.LastError), "permission service unavailable")
 	})
 	serviceDown.Store(false)
-	eventually(t, 5*time.Second, "processed once the service is back", func() bool {
+	testenv.Eventually(t, 5*time.Second, "processed once the service is back", func() bool {
 		r, _ := getRow(t, db.Pool, downID)
 		return r.State == "processed"
 	})

@@ -173,18 +173,6 @@ func count(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) int {
 	return n
 }
 
-// eventually polls cond until it holds or timeout passes.
-func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // noProcessing is a ProcessFunc for tests of the handler alone.
 func noProcessing(context.Context, pgx.Tx, inbox.Event) error { return nil }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	hsmetrics "github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/webhook"
 )
 
@@ -86,14 +87,9 @@ func newMetrics(i *Inbox, reg prometheus.Registerer) (*metrics, error) {
 	if i.verifier != nil {
 		m.addSource(HookstreamSource)
 	}
-	if reg == nil {
-		return m, nil
-	}
-	for _, c := range []prometheus.Collector{m.verificationFailures, m.outsideTolerance, m.clockSkew, m.received,
-		m.duplicates, m.bodyMismatches, m.refused, m.processing, m.purged, m.unknownSources, rowsCollector{i}} {
-		if err := reg.Register(c); err != nil {
-			return nil, errors.Join(errors.New("inbox: register metrics"), err)
-		}
+	if err := hsmetrics.Register(reg, m.verificationFailures, m.outsideTolerance, m.clockSkew, m.received,
+		m.duplicates, m.bodyMismatches, m.refused, m.processing, m.purged, m.unknownSources, rowsCollector{i}); err != nil {
+		return nil, errors.Join(errors.New("inbox: register metrics"), err)
 	}
 	return m, nil
 }

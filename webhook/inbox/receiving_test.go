@@ -68,7 +68,7 @@ func TestSameEventPostedConcurrentlyToThreeInstances(t *testing.T) {
 			t.Fatalf("a copy was answered %d, want 204", code)
 		}
 	}
-	eventually(t, 10*time.Second, "the event processed", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the event processed", func() bool {
 		r, _ := getRow(t, db.Pool, id)
 		return r.State == "processed"
 	})
@@ -110,7 +110,7 @@ func TestCrashBetweenStoringAndProcessing(t *testing.T) {
 
 	other := newInbox(t, db.Pool, hookstream.verifier(t), applyEffect, testConfig(t))
 	testenv.Go(t, "Run of the surviving instance", other.Run)
-	eventually(t, 5*time.Second, "processed by the other instance", func() bool {
+	testenv.Eventually(t, 5*time.Second, "processed by the other instance", func() bool {
 		r, _ := getRow(t, db.Pool, id)
 		return r.State == "processed"
 	})
@@ -168,7 +168,7 @@ func TestCrashDuringProcessing(t *testing.T) {
 	}
 
 	proxy.Cut() // the first instance dies
-	eventually(t, 10*time.Second, "processed by the other instance", func() bool {
+	testenv.Eventually(t, 10*time.Second, "processed by the other instance", func() bool {
 		r, _ := getRow(t, db.Pool, id)
 		return r.State == "processed"
 	})

@@ -90,7 +90,7 @@ func TestRunProcessesEachEventOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	eventually(t, 30*time.Second, "every event processed", func() bool {
+	testenv.Eventually(t, 30*time.Second, "every event processed", func() bool {
 		return count(t, db.Pool, `SELECT count(*) FROM webhook_inbox WHERE state = 'processed'`) == events
 	})
 	time.Sleep(200 * time.Millisecond) // room for a wrong second application to show
@@ -149,7 +149,7 @@ func TestRunRetriesWithBackoff(t *testing.T) {
 
 	// Between the first and the second attempt an operator sees the failure and the next try.
 	var afterFirst row
-	eventually(t, 5*time.Second, "first failure recorded", func() bool {
+	testenv.Eventually(t, 5*time.Second, "first failure recorded", func() bool {
 		afterFirst, _ = getRow(t, db.Pool, id)
 		return afterFirst.Attempts == 1
 	})
@@ -161,7 +161,7 @@ func TestRunRetriesWithBackoff(t *testing.T) {
 		t.Fatalf("%d effects after a failed attempt, want 0: its write was not rolled back", n)
 	}
 
-	eventually(t, 10*time.Second, "event processed", func() bool {
+	testenv.Eventually(t, 10*time.Second, "event processed", func() bool {
 		r, _ := getRow(t, db.Pool, id)
 		return r.State == "processed"
 	})
@@ -223,7 +223,7 @@ func TestRunDeadAfterMaxAttempts(t *testing.T) {
 	if code := hookstream.deliver(in, id, customerUpdated(t, id, 1)); code != http.StatusNoContent {
 		t.Fatalf("status %d", code)
 	}
-	eventually(t, 10*time.Second, "event dead", func() bool {
+	testenv.Eventually(t, 10*time.Second, "event dead", func() bool {
 		r, _ := getRow(t, db.Pool, id)
 		return r.State == "dead"
 	})
@@ -249,7 +249,7 @@ func TestRunDeadAfterMaxAttempts(t *testing.T) {
 	 WHERE id = $1 AND state = 'dead'`, id); err != nil {
 		t.Fatalf("documented retry statement: %v", err)
 	}
-	eventually(t, 5*time.Second, "dead event processed after the retry", func() bool {
+	testenv.Eventually(t, 5*time.Second, "dead event processed after the retry", func() bool {
 		r, _ := getRow(t, db.Pool, id)
 		return r.State == "processed" && r.Attempts == 1
 	})
@@ -300,7 +300,7 @@ func TestRunFailureRollsBackOnlyThatEvent(t *testing.T) {
 		}
 	}
 	testenv.Go(t, "Run", in.Run)
-	eventually(t, 5*time.Second, "batch done", func() bool {
+	testenv.Eventually(t, 5*time.Second, "batch done", func() bool {
 		return count(t, db.Pool, `SELECT count(*) FROM webhook_inbox WHERE attempts = 1`) == 3
 	})
 	for _, id := range ids {
@@ -352,7 +352,7 @@ func TestRunStoppedMidProcessing(t *testing.T) {
 		t.Fatalf("while locked the row is %s with %d attempts, want received with 0", r.State, r.Attempts)
 	}
 	stopCrashing()
-	eventually(t, 5*time.Second, "processed by the other instance", func() bool {
+	testenv.Eventually(t, 5*time.Second, "processed by the other instance", func() bool {
 		r, _ := getRow(t, db.Pool, id)
 		return r.State == "processed"
 	})
@@ -381,7 +381,7 @@ func TestRunBrokenConnectionCountsAttempts(t *testing.T) {
 	if code := hookstream.deliver(in, id, customerUpdated(t, id, 1)); code != http.StatusNoContent {
 		t.Fatalf("status %d", code)
 	}
-	eventually(t, 10*time.Second, "event dead", func() bool {
+	testenv.Eventually(t, 10*time.Second, "event dead", func() bool {
 		r, _ := getRow(t, db.Pool, id)
 		return r.State == "dead"
 	})
@@ -419,7 +419,7 @@ func TestRunTransactionCannotBeEnded(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("not processed")
 	}
-	eventually(t, 5*time.Second, "failure recorded", func() bool {
+	testenv.Eventually(t, 5*time.Second, "failure recorded", func() bool {
 		r, _ := getRow(t, db.Pool, id)
 		return r.State == "retrying"
 	})
@@ -533,7 +533,7 @@ func TestRunDeferredConstraintAtCommit(t *testing.T) {
 		}
 	}
 	testenv.Go(t, "Run", in.Run)
-	eventually(t, 10*time.Second, "poison dead, others processed", func() bool {
+	testenv.Eventually(t, 10*time.Second, "poison dead, others processed", func() bool {
 		return count(t, db.Pool, `SELECT count(*) FROM webhook_inbox WHERE state IN ('dead', 'processed')`) == 3
 	})
 	for _, id := range ids {

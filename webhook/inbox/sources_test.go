@@ -89,7 +89,7 @@ func TestHandlerForOtherSources(t *testing.T) {
 	if ev := got[inbox.HookstreamSource]; ev.ID != id || ev.Type != "customer.updated" {
 		t.Fatalf("hookstream event %+v", ev)
 	}
-	eventually(t, 5*time.Second, "one processed row per source", func() bool {
+	testenv.Eventually(t, 5*time.Second, "one processed row per source", func() bool {
 		return count(t, db.Pool, `SELECT count(*) FROM webhook_inbox WHERE id = $1 AND state = 'processed'`, id) == 2
 	})
 
@@ -184,7 +184,7 @@ func TestDuplicateOfFinishedEventGetsStoredResult(t *testing.T) {
 		if code := hookstream.deliver(in, d.id, customerUpdated(t, d.id, d.version)); code != http.StatusNoContent {
 			t.Fatalf("first delivery: %d, want 204 (stored, not yet processed)", code)
 		}
-		eventually(t, 5*time.Second, "processed", func() bool { r, _ := getRow(t, db.Pool, d.id); return r.State == "processed" })
+		testenv.Eventually(t, 5*time.Second, "processed", func() bool { r, _ := getRow(t, db.Pool, d.id); return r.State == "processed" })
 	}
 	rec := serve(in, hookstream.request(withResult, customerUpdated(t, withResult, 1), time.Now()))
 	want := `{"invoice_id":"in_` + withResult[4:12] + `","status":"created"}`

@@ -41,7 +41,7 @@ func TestExampleNewerVersionWins(t *testing.T) {
 		if code := hookstream.deliver(in, s.id, customerUpdated(t, s.id, s.version)); code != http.StatusNoContent {
 			t.Fatalf("%s: status %d", s.name, code)
 		}
-		eventually(t, 5*time.Second, s.name+" processed", func() bool {
+		testenv.Eventually(t, 5*time.Second, s.name+" processed", func() bool {
 			r, _ := getRow(t, db.Pool, s.id)
 			return r.State == "processed"
 		})

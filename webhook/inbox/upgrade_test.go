@@ -104,7 +104,7 @@ func TestMigrateUpgradesTableKeyedByID(t *testing.T) {
 			createEffects(t, db.Pool)
 			in := newInbox(t, db.Pool, hookstream.verifier(t), applyEffect, cfg)
 			testenv.Go(t, "Run", in.Run)
-			eventually(t, 5*time.Second, "the pending event processed", func() bool {
+			testenv.Eventually(t, 5*time.Second, "the pending event processed", func() bool {
 				return count(t, db.Pool, `SELECT count(*) FROM `+table+` WHERE id = $1 AND state = 'processed'`, pending) == 1
 			})
 			if code := hookstream.deliver(in, done, bodies[done]); code != http.StatusNoContent {

@@ -1,0 +1,48 @@
+package component_test
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/internal/component"
+)
+
+func TestKafkaLoggerKeepsWarningsAndErrors(t *testing.T) {
+	var buf bytes.Buffer
+	l := component.KafkaLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	if l.Level() != kgo.LogLevelWarn {
+		t.Fatalf("level %v, want warn", l.Level())
+	}
+	l.Log(kgo.LogLevelWarn, "unable to open connection to broker", "addr", "127.0.0.1:9092")
+	l.Log(kgo.LogLevelError, "fatal", "err", "boom")
+	out := buf.String()
+	for _, want := range []string{`level=WARN msg="kafka: unable to open connection to broker" addr=127.0.0.1:9092`,
+		`level=ERROR msg="kafka: fatal" err=boom`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log %q lacks %q", out, want)
+		}
+	}
+}
+
+func TestClientOptionsPutTheCallersLast(t *testing.T) {
+	b := component.Base{Brokers: []string{"127.0.0.1:1"}, KafkaOptions: []kgo.Opt{kgo.ClientID("mine")}}
+	opts := b.ClientOptions(slog.Default(), kgo.ClientID("component"))
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if got := cl.OptValue(kgo.ClientID); got != "mine" {
+		t.Errorf("client id %v, want the caller's", got)
+	}
+	if got := cl.OptValues(kgo.SeedBrokers); len(got) != 1 {
+		t.Errorf("seed brokers %v", got)
+	}
+	if _, ok := cl.OptValue(kgo.WithLogger).(kgo.Logger); !ok {
+		t.Error("no logger")
+	}
+}

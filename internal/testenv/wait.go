@@ -1,0 +1,55 @@
+package testenv
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/hookstream/hookstream/internal/secretbox"
+)
+
+// Logger is the logger a test gives the component under test: with -v, every record (debug
+// ones too) as text on stderr, naming the test; without, nothing.
+func Logger(t testing.TB) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("test", t.Name())
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// Eventually checks cond every 10 ms until it holds, and fails t once timeout has passed
+// without, saying what it waited for.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	if !poll(timeout, cond) {
+		t.Fatalf("timed out after %s waiting for %s", timeout, what)
+	}
+}
+
+// poll checks cond every 10 ms until it holds (true) or timeout has passed (false).
+func poll(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
+// SecretKey returns a fresh key for sealing endpoint secrets, as HOOKSTREAM_SECRET_KEY holds it
+// (raw) and parsed, or fails t.
+func SecretKey(t testing.TB) (raw string, key secretbox.Key) {
+	t.Helper()
+	raw, err := secretbox.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key, err = secretbox.ParseKey(raw); err != nil {
+		t.Fatal(err)
+	}
+	return raw, key
+}
