@@ -105,4 +105,12 @@
 // partition finished meanwhile (duplicates, which the contract allows); records beyond the
 // endpoint's queue are deferred and can come back out of order; ordered endpoints have no
 // circuit breaker (the single held request is one already).
+//
+// The files follow the way of a record: sender.go (New, Run and the poll loop), intake.go
+// (intake, the partitions' feeders, flow control into the lanes, the buffer caps), lane.go and
+// concurrency.go (an endpoint's lane and its adaptive limit), admission.go (a lane's workers and
+// what may be sent now), delivery.go (the request and its outcome, made durable in Kafka),
+// assignment.go (partitions assigned, revoked and lost; offset commits), partition.go (the
+// unfinished offsets of one partition), breaker.go, classify.go, post.go and the request
+// options.
 package sender

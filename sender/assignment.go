@@ -1,0 +1,168 @@
+package sender
+
+// Assignment and commits: partitions assigned, revoked and lost, and the offsets committed up to
+// the lowest unfinished record of each.
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func (s *Sender) partitionOf(id int32) *partition {
+	s.partsMu.Lock()
+	defer s.partsMu.Unlock()
+	return s.parts[id]
+}
+
+func (s *Sender) onAssigned(_ context.Context, cl *kgo.Client, assigned map[string][]int32) {
+	// A pause of an earlier assignment's feeder (feed) must not outlive it: the new owner
+	// starts fetching.
+	cl.ResumeFetchPartitions(assigned)
+	s.partsMu.Lock()
+	defer s.partsMu.Unlock()
+	for _, id := range assigned[s.names.Deliveries] {
+		if old := s.parts[id]; old != nil {
+			old.stop()
+			old.cancel()
+		}
+		s.parts[id] = newPartition(s.workCtx, s.names.Deliveries, id)
+	}
+	s.m.partitions.Set(float64(len(s.parts)))
+	s.log.Info("partitions assigned", "partitions", assigned[s.names.Deliveries])
+}
+
+// onRevoked stops the revoked partitions, lets their requests in flight finish (up to
+// ShutdownGrace), and commits each up to its lowest unfinished record before the rebalance
+// goes on: nothing unfinished is committed, so the next owner delivers it (at least once).
+func (s *Sender) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
+	parts := s.detach(revoked[s.names.Deliveries])
+	if len(parts) == 0 {
+		return
+	}
+	s.log.Info("partitions revoked", "partitions", revoked[s.names.Deliveries])
+	s.retire(parts, time.Now().Add(s.cfg.ShutdownGrace))
+	s.commit(ctx, cl, parts)
+	for _, p := range parts {
+		p.cancel()
+	}
+}
+
+// onLost drops lost partitions at once: another member owns them and a commit would fail.
+func (s *Sender) onLost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+	parts := s.detach(lost[s.names.Deliveries])
+	for _, p := range parts {
+		p.stop()
+		p.cancel()
+	}
+	s.dropQueued()
+	if len(parts) > 0 {
+		s.log.Warn("partitions lost", "partitions", lost[s.names.Deliveries])
+	}
+}
+
+// detach removes the given partitions from the assignment and returns them. franz-go calls
+// the revoke callback with no partitions at the end of a cooperative session: that detaches
+// nothing.
+func (s *Sender) detach(ids []int32) []*partition {
+	s.partsMu.Lock()
+	defer s.partsMu.Unlock()
+	var out []*partition
+	for _, id := range ids {
+		if p := s.parts[id]; p != nil {
+			out = append(out, p)
+			delete(s.parts, id)
+		}
+	}
+	s.m.partitions.Set(float64(len(s.parts)))
+	return out
+}
+
+// detachAll removes every partition from the assignment and returns them (shutdown).
+func (s *Sender) detachAll() []*partition {
+	s.partsMu.Lock()
+	defer s.partsMu.Unlock()
+	out := make([]*partition, 0, len(s.parts))
+	for id, p := range s.parts {
+		out = append(out, p)
+		delete(s.parts, id)
+	}
+	s.m.partitions.Set(0)
+	return out
+}
+
+// retire stops parts, drops their queued work and waits until their running work finishes or
+// the deadline passes; then what still runs is cancelled and stays unfinished.
+func (s *Sender) retire(parts []*partition, deadline time.Time) {
+	for _, p := range parts {
+		p.stop()
+	}
+	s.dropQueued()
+	for _, p := range parts {
+		if !p.waitIdle(deadline) {
+			s.log.Warn("work still running after the grace period is abandoned uncommitted", "partition", p.id)
+			p.cancel()
+		}
+	}
+}
+
+// commitLoop commits the marks of the assigned partitions every CommitInterval.
+func (s *Sender) commitLoop(ctx context.Context) {
+	t := time.NewTicker(s.cfg.CommitInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.partsMu.Lock()
+		parts := make([]*partition, 0, len(s.parts))
+		for _, p := range s.parts {
+			parts = append(parts, p)
+		}
+		s.partsMu.Unlock()
+		s.commit(ctx, s.consumer, parts)
+	}
+}
+
+// commit commits each partition up to its mark, the lowest unfinished record.
+func (s *Sender) commit(ctx context.Context, cl *kgo.Client, parts []*partition) {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	offsets := map[int32]kgo.EpochOffset{}
+	byID := map[int32]*partition{}
+	for _, p := range parts {
+		if eo, ok := p.mark(); ok {
+			offsets[p.id] = eo
+			byID[p.id] = p
+		}
+	}
+	if len(offsets) == 0 {
+		return
+	}
+	cl.CommitOffsetsSync(ctx, map[string]map[int32]kgo.EpochOffset{s.names.Deliveries: offsets},
+		func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+			if err != nil {
+				if ctx.Err() == nil {
+					s.m.commitErrors.Inc()
+					s.log.Warn("offset commit failed", "err", err)
+				}
+				return
+			}
+			for _, t := range resp.Topics {
+				for _, rp := range t.Partitions {
+					if rp.ErrorCode != 0 {
+						s.m.commitErrors.Inc()
+						s.log.Warn("offset commit refused", "partition", rp.Partition, "code", rp.ErrorCode)
+						continue
+					}
+					if p := byID[rp.Partition]; p != nil {
+						p.committedAt(offsets[rp.Partition].Offset)
+					}
+				}
+			}
+		})
+}
