@@ -52,13 +52,8 @@ func (a *API) listOutboxDeadLetters(w http.ResponseWriter, r *http.Request, _ ca
 		return invalidField("reason", "reason must be one of %s", strings.Join(outboxDeadLetterReasons, ", "))
 	}
 	var after outboxDeadLetterCursor
-	if s := q.Get("cursor"); s != "" {
-		if e := decodeCursor(s, "outbox-dead-letters", &after); e != nil {
-			return e
-		}
-		if after.ID <= 0 {
-			return badCursor()
-		}
+	if e := queryCursor(q, "outbox-dead-letters", &after, func() bool { return after.ID > 0 }); e != nil {
+		return e
 	}
 	rows, err := a.pool.Query(r.Context(), `SELECT id, event_id, partner_id, type, schema_version, subject_type, subject_id,
 		occurred_at, reason, detail, commit_lsn::text, created_at FROM outbox_dead_letter
@@ -83,11 +78,8 @@ func (a *API) listOutboxDeadLetters(w http.ResponseWriter, r *http.Request, _ ca
 	if err != nil {
 		return err
 	}
-	out := list[outboxDeadLetterView]{Data: items}
-	if len(items) > limit {
-		out.Data, out.HasMore = items[:limit], true
-		out.NextCursor = encodeCursor("outbox-dead-letters", outboxDeadLetterCursor{ID: ids[limit-1]})
-	}
-	respond(w, http.StatusOK, out)
+	respond(w, http.StatusOK, page(items, limit, func(outboxDeadLetterView) string {
+		return encodeCursor("outbox-dead-letters", outboxDeadLetterCursor{ID: ids[limit-1]})
+	}))
 	return nil
 }

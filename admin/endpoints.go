@@ -314,13 +314,8 @@ func (a *API) listEndpoints(w http.ResponseWriter, r *http.Request, _ caller) er
 		return e
 	}
 	after := endpointCursor{}
-	if s := q.Get("cursor"); s != "" {
-		if e := decodeCursor(s, "endpoints", &after); e != nil {
-			return e
-		}
-		if !validID(endpointIDPrefix, after.ID) {
-			return badCursor()
-		}
+	if e := queryCursor(q, "endpoints", &after, func() bool { return validID(endpointIDPrefix, after.ID) }); e != nil {
+		return e
 	}
 	rows, err := a.pool.Query(r.Context(), `SELECT `+endpointColumns+` FROM endpoint
 		WHERE partner_id = $1 AND ($2 = '' OR (created_at, id) > ($3, $2))
@@ -332,12 +327,9 @@ func (a *API) listEndpoints(w http.ResponseWriter, r *http.Request, _ caller) er
 	if err != nil {
 		return err
 	}
-	out := list[endpointView]{Data: items}
-	if len(items) > limit {
-		out.Data, out.HasMore = items[:limit], true
-		last := items[limit-1]
-		out.NextCursor = encodeCursor("endpoints", endpointCursor{CreatedAt: last.CreatedAt, ID: last.ID})
-	}
+	out := page(items, limit, func(last endpointView) string {
+		return encodeCursor("endpoints", endpointCursor{CreatedAt: last.CreatedAt, ID: last.ID})
+	})
 	ptrs := make([]*endpointView, len(out.Data))
 	for i := range out.Data {
 		ptrs[i] = &out.Data[i]
@@ -375,12 +367,9 @@ type patchEndpointRequest struct {
 
 // patchEndpoint changes the given fields; status changes go through disable and enable.
 func (a *API) patchEndpoint(w http.ResponseWriter, r *http.Request, _ caller) error {
-	pid, eid := r.PathValue("pid"), r.PathValue("eid")
-	if !validID(endpointIDPrefix, eid) {
-		return notFound("endpoint")
-	}
 	var req patchEndpointRequest
-	if e := decodeBody(r, &req, true); e != nil {
+	pid, eid, e := endpointRequest(r, &req, true)
+	if e != nil {
 		return e
 	}
 	var (
@@ -532,12 +521,9 @@ type disableRequest struct {
 // event in the same transaction (R23, R25), through endpoints.Disable. Disabling a disabled
 // endpoint changes nothing and emits nothing.
 func (a *API) disableEndpoint(w http.ResponseWriter, r *http.Request, c caller) error {
-	pid, eid := r.PathValue("pid"), r.PathValue("eid")
-	if !validID(endpointIDPrefix, eid) {
-		return notFound("endpoint")
-	}
 	var req disableRequest
-	if e := decodeBody(r, &req, true); e != nil {
+	pid, eid, e := endpointRequest(r, &req, true)
+	if e != nil {
 		return e
 	}
 	var p problems
@@ -570,12 +556,8 @@ func (a *API) disableEndpoint(w http.ResponseWriter, r *http.Request, c caller) 
 // failure window does not disable it again at once; events missed meanwhile are recovered with a
 // replay from the log (R24).
 func (a *API) enableEndpoint(w http.ResponseWriter, r *http.Request, c caller) error {
-	pid, eid := r.PathValue("pid"), r.PathValue("eid")
-	if !validID(endpointIDPrefix, eid) {
-		return notFound("endpoint")
-	}
-	var req struct{}
-	if e := decodeBody(r, &req, false); e != nil {
+	pid, eid, e := endpointRequest(r, &struct{}{}, false)
+	if e != nil {
 		return e
 	}
 	out, err := a.changeEndpoint(r.Context(), pid, eid, func(_ pgx.Tx, cur endpointView) (string, []any, bool, error) {

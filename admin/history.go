@@ -139,15 +139,7 @@ func parseHistoryWindow(q url.Values, cursorKind string) (historyWindow, *apiErr
 	if w.types, e = parseTypeFilter(q.Get("type")); e != nil {
 		return w, e
 	}
-	if s := q.Get("cursor"); s != "" {
-		if e := decodeCursor(s, cursorKind, &w.after); e != nil {
-			return w, e
-		}
-		if !validDeliveryID(w.after.ID) {
-			return w, badCursor()
-		}
-	}
-	return w, nil
+	return w, queryCursor(q, cursorKind, &w.after, func() bool { return validDeliveryID(w.after.ID) })
 }
 
 // listDeliveries is the endpoint's history, newest first, filtered by state, creation time
@@ -188,13 +180,9 @@ func (a *API) listDeliveries(w http.ResponseWriter, r *http.Request, _ caller) e
 	if err != nil {
 		return err
 	}
-	out := list[deliveryView]{Data: items}
-	if len(items) > limit {
-		out.Data, out.HasMore = items[:limit], true
-		last := items[limit-1]
-		out.NextCursor = encodeCursor("deliveries", deliveryCursor{CreatedAt: last.CreatedAt, ID: last.DeliveryID})
-	}
-	respond(w, http.StatusOK, out)
+	respond(w, http.StatusOK, page(items, limit, func(last deliveryView) string {
+		return encodeCursor("deliveries", deliveryCursor{CreatedAt: last.CreatedAt, ID: last.DeliveryID})
+	}))
 	return nil
 }
 

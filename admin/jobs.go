@@ -30,12 +30,9 @@ type jobAccepted struct {
 
 // createReplayJob queues a bulk replay of one endpoint: 202 {"job_id"}.
 func (a *API) createReplayJob(w http.ResponseWriter, r *http.Request, c caller) error {
-	pid, eid := r.PathValue("pid"), r.PathValue("eid")
-	if !validID(endpointIDPrefix, eid) {
-		return notFound("endpoint")
-	}
 	var req replayJobRequest
-	if e := decodeBody(r, &req, true); e != nil {
+	pid, eid, e := endpointRequest(r, &req, true)
+	if e != nil {
 		return e
 	}
 	now := time.Now().UTC()

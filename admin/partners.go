@@ -60,13 +60,8 @@ func (a *API) listPartners(w http.ResponseWriter, r *http.Request, _ caller) err
 		return e
 	}
 	var after partnerCursor
-	if s := q.Get("cursor"); s != "" {
-		if e := decodeCursor(s, "partners", &after); e != nil {
-			return e
-		}
-		if !partnerIDPattern.MatchString(after.ID) {
-			return badCursor()
-		}
+	if e := queryCursor(q, "partners", &after, func() bool { return partnerIDPattern.MatchString(after.ID) }); e != nil {
+		return e
 	}
 	rows, err := a.pool.Query(r.Context(), `SELECT id, name, created_at FROM partner WHERE id > $1 ORDER BY id LIMIT $2`, after.ID, limit+1)
 	if err != nil {
@@ -80,12 +75,9 @@ func (a *API) listPartners(w http.ResponseWriter, r *http.Request, _ caller) err
 	if err != nil {
 		return err
 	}
-	out := list[partnerView]{Data: items}
-	if len(items) > limit {
-		out.Data, out.HasMore = items[:limit], true
-		out.NextCursor = encodeCursor("partners", partnerCursor{ID: items[limit-1].ID})
-	}
-	respond(w, http.StatusOK, out)
+	respond(w, http.StatusOK, page(items, limit, func(last partnerView) string {
+		return encodeCursor("partners", partnerCursor{ID: last.ID})
+	}))
 	return nil
 }
 
@@ -160,13 +152,8 @@ func (a *API) listAPIKeys(w http.ResponseWriter, r *http.Request, _ caller) erro
 		return e
 	}
 	var after partnerCursor
-	if s := q.Get("cursor"); s != "" {
-		if e := decodeCursor(s, "api-keys", &after); e != nil {
-			return e
-		}
-		if !validID(apiKeyIDPrefix, after.ID) {
-			return badCursor()
-		}
+	if e := queryCursor(q, "api-keys", &after, func() bool { return validID(apiKeyIDPrefix, after.ID) }); e != nil {
+		return e
 	}
 	rows, err := a.pool.Query(r.Context(), `SELECT id, name, partner_id, created_at, last_used_at, revoked_at FROM partner_api_key
 		WHERE partner_id = $1 AND id > $2 ORDER BY id LIMIT $3`, r.PathValue("pid"), after.ID, limit+1)
@@ -181,12 +168,9 @@ func (a *API) listAPIKeys(w http.ResponseWriter, r *http.Request, _ caller) erro
 	if err != nil {
 		return err
 	}
-	out := list[apiKeyView]{Data: items}
-	if len(items) > limit {
-		out.Data, out.HasMore = items[:limit], true
-		out.NextCursor = encodeCursor("api-keys", partnerCursor{ID: items[limit-1].ID})
-	}
-	respond(w, http.StatusOK, out)
+	respond(w, http.StatusOK, page(items, limit, func(last apiKeyView) string {
+		return encodeCursor("api-keys", partnerCursor{ID: last.ID})
+	}))
 	return nil
 }
 

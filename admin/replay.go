@@ -21,8 +21,7 @@ type replayAccepted struct {
 // attempt itself happens asynchronously and shows up in the delivery's attempts.
 func (a *API) replayDelivery(w http.ResponseWriter, r *http.Request, _ caller) error {
 	pid, did := r.PathValue("pid"), r.PathValue("did")
-	var req struct{}
-	if e := decodeBody(r, &req, false); e != nil {
+	if e := noBody(r); e != nil {
 		return e
 	}
 	d, err := loadDelivery(r.Context(), a.pool, pid, did)

@@ -53,6 +53,23 @@ func decodeBody(r *http.Request, v any, required bool) *apiError {
 	return nil
 }
 
+// endpointRequest reads a request about one endpoint: its partner and endpoint ids from the
+// path and its body into req (decodeBody). An endpoint id of the wrong form is not found, before
+// the body is read.
+func endpointRequest(r *http.Request, req any, required bool) (pid, eid string, e *apiError) {
+	pid, eid = r.PathValue("pid"), r.PathValue("eid")
+	if !validID(endpointIDPrefix, eid) {
+		return "", "", notFound("endpoint")
+	}
+	return pid, eid, decodeBody(r, req, required)
+}
+
+// noBody checks the optional body of a request that takes no fields: empty or {}.
+func noBody(r *http.Request) *apiError {
+	var req struct{}
+	return decodeBody(r, &req, false)
+}
+
 // problems collects validation failures so a client learns of all of them at once.
 type problems []fieldError
 
@@ -101,6 +118,22 @@ func encodeCursor(kind string, v any) string {
 	inner, _ := json.Marshal(v) // cursor values are plain structs
 	doc, _ := json.Marshal(cursorDoc{Kind: kind, V: inner})
 	return base64.RawURLEncoding.EncodeToString(doc)
+}
+
+// queryCursor decodes the cursor of q, when it has one, into after: a cursor of another list,
+// or at a position valid refuses, is a bad cursor.
+func queryCursor(q url.Values, kind string, after any, valid func() bool) *apiError {
+	s := q.Get("cursor")
+	if s == "" {
+		return nil
+	}
+	if e := decodeCursor(s, kind, after); e != nil {
+		return e
+	}
+	if !valid() {
+		return badCursor()
+	}
+	return nil
 }
 
 func badCursor() *apiError {
@@ -169,6 +202,17 @@ type list[T any] struct {
 	Data       []T    `json:"data"`
 	NextCursor string `json:"next_cursor"`
 	HasMore    bool   `json:"has_more"`
+}
+
+// page makes the list of a page from the limit+1 items its query asked for: an item beyond limit
+// means there is a further page, whose cursor next makes from the page's last item.
+func page[T any](items []T, limit int, next func(last T) string) list[T] {
+	out := list[T]{Data: items}
+	if len(items) > limit {
+		out.Data, out.HasMore = items[:limit], true
+		out.NextCursor = next(items[limit-1])
+	}
+	return out
 }
 
 // optional is a field of a PATCH body, told apart in its three forms: absent (Set false), null

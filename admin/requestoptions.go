@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"strings"
@@ -63,28 +62,10 @@ type requestOptionsRequest struct {
 // requestOptionsPatch are the request-option fields of a PATCH: absent keeps, null clears, a
 // value replaces (a whole object: an auth or certificate is never merged with the old one).
 type requestOptionsPatch struct {
-	Headers           nullable[map[string]string]        `json:"headers"`
-	Auth              nullable[authRequest]              `json:"auth"`
-	ClientCertificate nullable[clientCertificateRequest] `json:"client_certificate"`
-	EgressProxy       nullable[string]                   `json:"egress_proxy"`
-}
-
-// nullable tells an absent field (Set false) from an explicit null (Set, Valid false).
-type nullable[T any] struct {
-	Set, Valid bool
-	Value      T
-}
-
-func (n *nullable[T]) UnmarshalJSON(b []byte) error {
-	n.Set = true
-	if string(b) == "null" {
-		return nil
-	}
-	if err := json.Unmarshal(b, &n.Value); err != nil {
-		return err
-	}
-	n.Valid = true
-	return nil
+	Headers           optional[map[string]string]        `json:"headers"`
+	Auth              optional[authRequest]              `json:"auth"`
+	ClientCertificate optional[clientCertificateRequest] `json:"client_certificate"`
+	EgressProxy       optional[string]                   `json:"egress_proxy"`
 }
 
 func (p requestOptionsPatch) any() bool {
@@ -204,19 +185,19 @@ func (a *API) applyRequestOptionsPatch(ctx context.Context, tx pgx.Tx, pid, eid 
 	}
 	if patch.Auth.Set {
 		cur.Auth = nil
-		if patch.Auth.Valid {
+		if !patch.Auth.Null {
 			cur.Auth = a.checkAuth(&p, eid, patch.Auth.Value)
 		}
 	}
 	if patch.ClientCertificate.Set {
 		cur.ClientCertificate = nil
-		if patch.ClientCertificate.Valid {
+		if !patch.ClientCertificate.Null {
 			cur.ClientCertificate = a.checkClientCertificate(&p, eid, patch.ClientCertificate.Value)
 		}
 	}
 	if patch.EgressProxy.Set {
 		cur.EgressProxy = ""
-		if patch.EgressProxy.Valid {
+		if !patch.EgressProxy.Null {
 			cur.EgressProxy = a.checkEgressProxy(&p, patch.EgressProxy.Value)
 		}
 	}
@@ -224,7 +205,7 @@ func (a *API) applyRequestOptionsPatch(ctx context.Context, tx pgx.Tx, pid, eid 
 	if e := p.err(); e != nil {
 		return e
 	}
-	if patch.Auth.Valid && cur.Auth.Type == records.AuthOAuth2 {
+	if patch.Auth.Set && !patch.Auth.Null && cur.Auth.Type == records.AuthOAuth2 {
 		if e := a.checkTokenURL(ctx, cur.Auth.TokenURL); e != nil {
 			return e
 		}

@@ -80,14 +80,11 @@ func (a *API) searchDeliveries(w http.ResponseWriter, r *http.Request, _ caller)
 	if err != nil {
 		return err
 	}
-	out := list[deliveryView]{Data: items}
+	out := page(items, limit, func(last deliveryView) string {
+		return encodeCursor("partner-deliveries", deliveryCursor{CreatedAt: last.CreatedAt, ID: last.DeliveryID})
+	})
 	if out.Data == nil {
 		out.Data = []deliveryView{}
-	}
-	if len(items) > limit {
-		out.Data, out.HasMore = items[:limit], true
-		last := items[limit-1]
-		out.NextCursor = encodeCursor("partner-deliveries", deliveryCursor{CreatedAt: last.CreatedAt, ID: last.DeliveryID})
 	}
 	respond(w, http.StatusOK, out)
 	return nil
@@ -115,13 +112,8 @@ func (a *API) listReplayJobs(w http.ResponseWriter, r *http.Request, _ caller) e
 		return invalidField("state", "state must be one of %s", strings.Join(jobStates, ", "))
 	}
 	var after jobCursor
-	if s := q.Get("cursor"); s != "" {
-		if e := decodeCursor(s, "replay-jobs", &after); e != nil {
-			return e
-		}
-		if !validID(replayJobPrefix, after.ID) {
-			return badCursor()
-		}
+	if e := queryCursor(q, "replay-jobs", &after, func() bool { return validID(replayJobPrefix, after.ID) }); e != nil {
+		return e
 	}
 	jobs, err := a.replays.Jobs(r.Context(), r.PathValue("pid"), replay.JobQuery{EndpointID: endpointID, State: state,
 		Before: after.ID, Limit: limit + 1})
@@ -132,11 +124,7 @@ func (a *API) listReplayJobs(w http.ResponseWriter, r *http.Request, _ caller) e
 	for i, j := range jobs {
 		items[i] = viewJob(j)
 	}
-	out := list[jobView]{Data: items}
-	if len(items) > limit {
-		out.Data, out.HasMore = items[:limit], true
-		out.NextCursor = encodeCursor("replay-jobs", jobCursor{ID: items[limit-1].ID})
-	}
+	out := page(items, limit, func(last jobView) string { return encodeCursor("replay-jobs", jobCursor{ID: last.ID}) })
 	respond(w, http.StatusOK, out)
 	return nil
 }
@@ -149,8 +137,7 @@ func (a *API) cancelReplayJob(w http.ResponseWriter, r *http.Request, c caller) 
 	if !validID(replayJobPrefix, id) {
 		return notFound("replay job")
 	}
-	var req struct{}
-	if e := decodeBody(r, &req, false); e != nil {
+	if e := noBody(r); e != nil {
 		return e
 	}
 	j, err := a.replays.Cancel(r.Context(), pid, id, c.actor())

@@ -46,12 +46,9 @@ type rotationResponse struct {
 // rotateSecret adds a new secret and gives the current ones an expiry at the end of the overlap
 // (R17): until then the sender signs with both. Secrets already past their expiry are deleted.
 func (a *API) rotateSecret(w http.ResponseWriter, r *http.Request, _ caller) error {
-	pid, eid := r.PathValue("pid"), r.PathValue("eid")
-	if !validID(endpointIDPrefix, eid) {
-		return notFound("endpoint")
-	}
 	var req rotateRequest
-	if e := decodeBody(r, &req, false); e != nil {
+	pid, eid, e := endpointRequest(r, &req, false)
+	if e != nil {
 		return e
 	}
 	overlap := a.cfg.RotationOverlap
@@ -112,12 +109,8 @@ func (a *API) rotateSecret(w http.ResponseWriter, r *http.Request, _ caller) err
 
 // endRotation ends the overlap now: every secret but the newest expires at once.
 func (a *API) endRotation(w http.ResponseWriter, r *http.Request, _ caller) error {
-	pid, eid := r.PathValue("pid"), r.PathValue("eid")
-	if !validID(endpointIDPrefix, eid) {
-		return notFound("endpoint")
-	}
-	var req struct{}
-	if e := decodeBody(r, &req, false); e != nil {
+	pid, eid, e := endpointRequest(r, &struct{}{}, false)
+	if e != nil {
 		return e
 	}
 	out, err := a.changeEndpoint(r.Context(), pid, eid, func(tx pgx.Tx, _ endpointView) (string, []any, bool, error) {

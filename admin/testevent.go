@@ -29,8 +29,7 @@ type testAccepted struct {
 // Limits.TestEventsPerMinute in any minute (quota.go).
 func (a *API) sendTestEvent(w http.ResponseWriter, r *http.Request, _ caller) error {
 	pid := r.PathValue("pid")
-	var req struct{}
-	if e := decodeBody(r, &req, false); e != nil {
+	if e := noBody(r); e != nil {
 		return e
 	}
 	ep, err := loadEndpoint(r.Context(), a.pool, pid, r.PathValue("eid"), false)
