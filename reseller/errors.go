@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 )
 
 // Error codes, the same strings the admin API uses for the same cases.
@@ -39,6 +41,14 @@ func notFound(what string) *Error {
 
 func invalidValue(format string, args ...any) *Error {
 	return refuse(http.StatusUnprocessableEntity, CodeValidation, format, args...)
+}
+
+// notOneOf refuses v, naming field and the values it may take, unless v is one of them.
+func notOneOf(field, v string, allowed []string) *Error {
+	if slices.Contains(allowed, v) {
+		return nil
+	}
+	return invalidValue("%s: one of %s", field, strings.Join(allowed, ", "))
 }
 
 func conflict(format string, args ...any) *Error {

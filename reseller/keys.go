@@ -1,6 +1,7 @@
 package reseller
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -118,11 +119,9 @@ func (p *Platform) SetAPIKeyStatus(ctx context.Context, pid, kid string, in KeyS
 	if !slices.Contains([]string{"active", "suspended", "revoked"}, in.Status) {
 		return APIKey{}, invalidValue("status: active, suspended or revoked")
 	}
-	if in.Reason == "" {
-		in.Reason = "other"
-	}
-	if !slices.Contains(keyReasons, in.Reason) {
-		return APIKey{}, invalidValue("reason: one of %s", strings.Join(keyReasons, ", "))
+	in.Reason = cmp.Or(in.Reason, "other")
+	if e := notOneOf("reason", in.Reason, keyReasons); e != nil {
+		return APIKey{}, e
 	}
 	var k APIKey
 	err := p.change(ctx, func(tx pgx.Tx, emit emitFunc) error {

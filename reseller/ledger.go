@@ -1,10 +1,9 @@
 package reseller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -72,11 +71,9 @@ func (p *Platform) CreditBalance(ctx context.Context, pid, cid string, in Credit
 	if in.Amount.Sign() <= 0 {
 		return LedgerEntry{}, invalidValue("amount: must be positive")
 	}
-	if in.Source == "" {
-		in.Source = "purchase"
-	}
-	if !slices.Contains(creditSources, in.Source) {
-		return LedgerEntry{}, invalidValue("source: one of %s", strings.Join(creditSources, ", "))
+	in.Source = cmp.Or(in.Source, "purchase")
+	if e := notOneOf("source", in.Source, creditSources); e != nil {
+		return LedgerEntry{}, e
 	}
 	var e LedgerEntry
 	err := p.change(ctx, func(tx pgx.Tx, emit emitFunc) error {
@@ -103,8 +100,8 @@ func (p *Platform) AdjustBalance(ctx context.Context, pid, cid string, in Adjust
 	if in.Amount.Sign() == 0 {
 		return LedgerEntry{}, invalidValue("amount: must not be zero")
 	}
-	if !slices.Contains(adjustmentReasons, in.Reason) {
-		return LedgerEntry{}, invalidValue("reason: one of %s", strings.Join(adjustmentReasons, ", "))
+	if e := notOneOf("reason", in.Reason, adjustmentReasons); e != nil {
+		return LedgerEntry{}, e
 	}
 	var e LedgerEntry
 	err := p.change(ctx, func(tx pgx.Tx, emit emitFunc) error {

@@ -107,11 +107,7 @@ func (p *Platform) CreateBudget(ctx context.Context, pid, cid string, in NewBudg
 	ts = slices.Compact(ts)
 	var b Budget
 	err := p.change(ctx, func(tx pgx.Tx, _ emitFunc) error {
-		c, err := lockCustomer(ctx, tx, pid, cid)
-		if err != nil {
-			return err
-		}
-		keyID, err := keyOfCustomer(ctx, tx, pid, cid, in.APIKeyID)
+		c, keyID, err := lockCustomerKey(ctx, tx, pid, cid, in.APIKeyID)
 		if err != nil {
 			return err
 		}
@@ -138,6 +134,17 @@ func keyOfCustomer(ctx context.Context, tx pgx.Tx, pid, cid, kid string) (*strin
 		return nil, notFound("api key of this customer")
 	}
 	return &kid, nil
+}
+
+// lockCustomerKey locks the customer (lockCustomer) and checks that the api key kid, when one is
+// named, is the customer's (keyOfCustomer).
+func lockCustomerKey(ctx context.Context, tx pgx.Tx, pid, cid, kid string) (Customer, *string, error) {
+	c, err := lockCustomer(ctx, tx, pid, cid)
+	if err != nil {
+		return c, nil, err
+	}
+	keyID, err := keyOfCustomer(ctx, tx, pid, cid, kid)
+	return c, keyID, err
 }
 
 // Budget returns one of the partner's budgets.
@@ -220,11 +227,7 @@ func (p *Platform) RecordUsage(ctx context.Context, pid, cid string, in NewUsage
 	}
 	var u Usage
 	err := p.change(ctx, func(tx pgx.Tx, emit emitFunc) error {
-		c, err := lockCustomer(ctx, tx, pid, cid)
-		if err != nil {
-			return err
-		}
-		keyID, err := keyOfCustomer(ctx, tx, pid, cid, in.APIKeyID)
+		c, keyID, err := lockCustomerKey(ctx, tx, pid, cid, in.APIKeyID)
 		if err != nil {
 			return err
 		}
