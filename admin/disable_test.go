@@ -10,15 +10,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/eventcatalog"
-	"github.com/hookstream/hookstream/internal/records"
-	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/retrytopics"
-	"github.com/hookstream/hookstream/streams"
 )
 
 // Whoever disables an endpoint (the operator through this API, the recorder on a 410 Gone, the
@@ -51,25 +46,10 @@ func TestEndpointDisabledHasOneShape(t *testing.T) {
 	disable()
 
 	// The recorder, on a 410 Gone.
-	rcfg := streams.DefaultRecorderConfig()
-	rcfg.Brokers, rcfg.Prefix, rcfg.Registerer = e.kafka.Brokers, e.kafka.Prefix, prometheus.NewRegistry()
-	rcfg.Logger = slog.New(slog.DiscardHandler)
-	recorder, err := streams.NewRecorder(rcfg, e.db.Pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	testenv.Go(t, "recorder", recorder.Run)
-	cl := e.kafka.Client(t)
+	e.startRecorder()
 	answer410 := func() {
 		t.Helper()
-		evt := outbox.NewEventID()
-		id := records.DeliveryID(evt, gone.ID)
-		a, _ := json.Marshal(records.Attempt{V: records.AttemptVersion, DeliveryID: id, EventID: evt,
-			EndpointID: gone.ID, PartnerID: "acme", EventType: "customer.created", AttemptNo: 1, Trigger: records.TriggerInitial,
-			StartedAt: time.Now().UTC(), Status: 410, LatencyMS: 12, Outcome: records.OutcomeFailed, ErrorCategory: records.CategoryHTTPStatus})
-		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: e.names.Attempts, Key: []byte(id), Value: a}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
+		id := e.produceGone(gone.ID, time.Now().UTC())
 		for deadline := time.Now().Add(time.Minute); countRows(t, e, `SELECT count(*) FROM delivery_attempt WHERE delivery_id = $1`, id) == 0; time.Sleep(50 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatal("the recorder did not record the 410 within a minute")

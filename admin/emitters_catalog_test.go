@@ -10,15 +10,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/eventcatalog"
-	"github.com/hookstream/hookstream/internal/records"
-	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/retrytopics"
-	"github.com/hookstream/hookstream/streams"
 )
 
 // hookstream's own emitters write their events without the catalog (their tests use short
@@ -72,22 +67,8 @@ func TestEmittersFitCatalog(t *testing.T) {
 	}
 
 	// streams: the recorder disables an endpoint that answered 410 Gone.
-	rcfg := streams.DefaultRecorderConfig()
-	rcfg.Brokers, rcfg.Prefix, rcfg.Registerer = e.kafka.Brokers, e.kafka.Prefix, prometheus.NewRegistry()
-	rcfg.Logger = slog.New(slog.DiscardHandler)
-	recorder, err := streams.NewRecorder(rcfg, e.db.Pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	testenv.Go(t, "recorder", recorder.Run)
-	evt := outbox.NewEventID()
-	a, _ := json.Marshal(records.Attempt{V: records.AttemptVersion, DeliveryID: records.DeliveryID(evt, gone.ID), EventID: evt,
-		EndpointID: gone.ID, PartnerID: "acme", EventType: "customer.created", AttemptNo: 1, Trigger: records.TriggerInitial,
-		StartedAt: now, Status: 410, LatencyMS: 12, Outcome: records.OutcomeFailed, ErrorCategory: records.CategoryHTTPStatus})
-	cl := e.kafka.Client(t)
-	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: e.names.Attempts, Key: []byte(records.DeliveryID(evt, gone.ID)), Value: a}).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	e.startRecorder()
+	e.produceGone(gone.ID, now)
 
 	want := []string{
 		"endpoint.disabled " + byPartner.ID, "endpoint.disabled " + byOperator.ID,

@@ -30,6 +30,7 @@ import (
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/replay"
+	"github.com/hookstream/hookstream/streams"
 )
 
 const (
@@ -337,37 +338,37 @@ func (e *env) produceEvents(recs []*kgo.Record) {
 // little longer to catch extras.
 func (e *env) deliveries(want int, timeout time.Duration) []records.Delivery {
 	e.t.Helper()
-	cl := e.kafka.Client(e.t, kgo.ConsumeTopics(e.names.Deliveries), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	defer cl.Close()
-	var out []records.Delivery
-	deadline := time.Now().Add(timeout)
-	quietUntil := time.Time{}
-	for {
-		if len(out) >= want {
-			if quietUntil.IsZero() {
-				quietUntil = time.Now().Add(500 * time.Millisecond)
-			}
-			if time.Now().After(quietUntil) {
-				return out
-			}
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("%s: %d records after %s, want %d", e.names.Deliveries, len(out), timeout, want)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		fs := cl.PollFetches(ctx)
-		cancel()
-		fs.EachRecord(func(r *kgo.Record) {
-			var d records.Delivery
-			if err := json.Unmarshal(r.Value, &d); err != nil {
-				e.t.Errorf("delivery record: %v", err)
-			}
-			if string(r.Key) != d.EndpointID {
-				e.t.Errorf("delivery record keyed %q, endpoint %q", r.Key, d.EndpointID)
-			}
-			out = append(out, d)
-		})
+	return e.kafka.ReadDeliveries(e.t, e.names.Deliveries, want, timeout)
+}
+
+// startRecorder runs a recorder on the test's topics and database until the test ends, with its
+// metrics in a registry of its own and no logs.
+func (e *env) startRecorder() {
+	e.t.Helper()
+	cfg := streams.DefaultRecorderConfig()
+	cfg.Brokers, cfg.Prefix, cfg.Registerer = e.kafka.Brokers, e.kafka.Prefix, prometheus.NewRegistry()
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	recorder, err := streams.NewRecorder(cfg, e.db.Pool)
+	if err != nil {
+		e.t.Fatal(err)
 	}
+	testenv.Go(e.t, "recorder", recorder.Run)
+}
+
+// produceGone writes the attempts record of a first attempt, started at startedAt, of a new
+// event at endpoint eid that the receiver answered 410 Gone, and returns its delivery id.
+func (e *env) produceGone(eid string, startedAt time.Time) string {
+	e.t.Helper()
+	evt := outbox.NewEventID()
+	id := records.DeliveryID(evt, eid)
+	a, _ := json.Marshal(records.Attempt{V: records.AttemptVersion, DeliveryID: id, EventID: evt,
+		EndpointID: eid, PartnerID: "acme", EventType: "customer.created", AttemptNo: 1, Trigger: records.TriggerInitial,
+		StartedAt: startedAt, Status: 410, LatencyMS: 12, Outcome: records.OutcomeFailed, ErrorCategory: records.CategoryHTTPStatus})
+	rec := &kgo.Record{Topic: e.names.Attempts, Key: []byte(id), Value: a}
+	if err := e.kafka.Client(e.t).ProduceSync(context.Background(), rec).FirstErr(); err != nil {
+		e.t.Fatal(err)
+	}
+	return id
 }
 
 // endOffsets sums the end offsets of topic: grows with every record produced.

@@ -214,37 +214,7 @@ func (e *env) seedHistory(pid, eid string, n, attempts int) (dids, events []stri
 // little longer to catch extras.
 func (e *env) deliveries(want int, timeout time.Duration) []records.Delivery {
 	e.t.Helper()
-	cl := e.kafka.Client(e.t, kgo.ConsumeTopics(e.names.Deliveries), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	defer cl.Close()
-	var out []records.Delivery
-	deadline := time.Now().Add(timeout)
-	quietUntil := time.Time{}
-	for {
-		if len(out) >= want {
-			if quietUntil.IsZero() {
-				quietUntil = time.Now().Add(500 * time.Millisecond)
-			}
-			if time.Now().After(quietUntil) {
-				return out
-			}
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("%s: %d records after %s, want %d", e.names.Deliveries, len(out), timeout, want)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		fs := cl.PollFetches(ctx)
-		cancel()
-		fs.EachRecord(func(r *kgo.Record) {
-			var d records.Delivery
-			if err := json.Unmarshal(r.Value, &d); err != nil {
-				e.t.Errorf("delivery record: %v", err)
-			}
-			if string(r.Key) != d.EndpointID {
-				e.t.Errorf("delivery record keyed %q, endpoint %q", r.Key, d.EndpointID)
-			}
-			out = append(out, d)
-		})
-	}
+	return e.kafka.ReadDeliveries(e.t, e.names.Deliveries, want, timeout)
 }
 
 // produceEvents writes n events of pid to the events topic as cdc does (cdc/session.go
