@@ -4,10 +4,20 @@
 package benchenv
 
 import (
+	"flag"
 	"fmt"
 	"net"
 	"slices"
 )
+
+// ServerFlags defines, on the command line's flag set, the flags of a benchmark that runs
+// against a PostgreSQL server and Kafka brokers: -database-url, -brokers (comma-separated) and
+// -runs.
+func ServerFlags() (databaseURL, brokers *string, runs *int) {
+	return flag.String("database-url", "postgres://postgres@127.0.0.1:54329/hookstream?sslmode=disable", "PostgreSQL server (a database is created per run)"),
+		flag.String("brokers", "127.0.0.1:19092", "Kafka brokers"),
+		flag.Int("runs", 3, "runs")
+}
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
 func FreePort() (int, error) {

@@ -38,10 +38,8 @@ import (
 )
 
 func main() {
+	dbURL, brokers, runs := benchenv.ServerFlags()
 	var (
-		dbURL    = flag.String("database-url", "postgres://postgres@127.0.0.1:54329/hookstream?sslmode=disable", "PostgreSQL server (a database is created per run)")
-		brokers  = flag.String("brokers", "127.0.0.1:19092", "Kafka brokers")
-		runs     = flag.Int("runs", 3, "runs")
 		events   = flag.Int("events", 100000, "events in the backlog of (a) and (b)")
 		txnSize  = flag.Int("txn-size", 100, "events per transaction")
 		writers  = flag.Int("writers", 2, "concurrent writers for (a)")

@@ -43,6 +43,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hookstream/hookstream/internal/harness"
 )
 
 // options are the program's flags.
@@ -163,14 +165,7 @@ func splitList(v string) []string {
 }
 
 func main() {
-	o, err := parseOptions(os.Args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(2)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2ebench:", err)
-		os.Exit(2)
-	}
+	o := harness.ParseOptions("e2ebench", os.Args[1:], parseOptions)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() { <-ctx.Done(); stop() }() // a second signal kills at once; the children die with us
 	os.Exit(run(ctx, o, os.Stdout))

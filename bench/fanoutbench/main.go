@@ -32,10 +32,8 @@ import (
 )
 
 func main() {
+	dbURL, brokers, runs := benchenv.ServerFlags()
 	var (
-		dbURL    = flag.String("database-url", "postgres://postgres@127.0.0.1:54329/hookstream?sslmode=disable", "PostgreSQL server (a database is created per run)")
-		brokers  = flag.String("brokers", "127.0.0.1:19092", "Kafka brokers")
-		runs     = flag.Int("runs", 3, "runs")
 		events   = flag.Int("events", 20000, "events per fanout measurement")
 		attempts = flag.Int("attempts", 50000, "attempts for the recorder measurement")
 	)

@@ -33,6 +33,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hookstream/hookstream/internal/harness"
 )
 
 // options are the run's flags; CHAOS_* variables give their defaults.
@@ -158,14 +160,7 @@ func envInt(name string, def int) int {
 }
 
 func main() {
-	o, err := parseOptions(os.Args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(2)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "chaos:", err)
-		os.Exit(2)
-	}
+	o := harness.ParseOptions("chaos", os.Args[1:], parseOptions)
 	if o.guard {
 		os.Exit(guard(&infra{repo: o.repo, dir: o.dir, pgPort: o.guardPGPort, kafkaPort: o.guardKafkaPort, log: os.Stderr}))
 	}
