@@ -20,13 +20,6 @@ func TestEndpointHealthAndNextAttempt(t *testing.T) {
 	e.partner("acme")
 	ep := e.endpoint("acme")
 	path := "/v1/partners/acme/endpoints/" + ep.ID
-	ctx := context.Background()
-	exec := func(sql string, args ...any) {
-		t.Helper()
-		if _, err := e.db.Pool.Exec(ctx, sql, args...); err != nil {
-			t.Fatal(err)
-		}
-	}
 	var v endpointView
 	e.must(200, operatorToken, "GET", path, nil).json(t, &v)
 	if v.Health.Circuit != circuitUnknown || v.Health.NextProbeAt != nil || v.Health.LastSuccessAt != nil {
@@ -35,9 +28,9 @@ func TestEndpointHealthAndNextAttempt(t *testing.T) {
 
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	probe, success, failing := now.Add(time.Hour), now.Add(-2*time.Hour), now.Add(-time.Hour)
-	exec(`INSERT INTO endpoint_health (endpoint_id, circuit_state, circuit_probe_at, circuit_at, last_success_at, last_attempt_at)
+	e.db.Exec(t, `INSERT INTO endpoint_health (endpoint_id, circuit_state, circuit_probe_at, circuit_at, last_success_at, last_attempt_at)
 		VALUES ($1, 'open', $2, $3, $4, $3)`, ep.ID, probe, now, success)
-	exec(`UPDATE endpoint SET failing_since = $2 WHERE id = $1`, ep.ID, failing)
+	e.db.Exec(t, `UPDATE endpoint SET failing_since = $2 WHERE id = $1`, ep.ID, failing)
 	e.must(200, operatorToken, "GET", path, nil).json(t, &v)
 	h := v.Health
 	if h.Circuit != "open" || h.NextProbeAt == nil || !h.NextProbeAt.Equal(probe) || h.LastSuccessAt == nil || !h.LastSuccessAt.Equal(success) ||
@@ -60,7 +53,7 @@ func TestEndpointHealthAndNextAttempt(t *testing.T) {
 		{"succeeded", "succeeded", nil}, {"failed", "failed", nil}} {
 		ev := outbox.NewEventID()
 		ids[c.name] = e.seedDeliveries("acme", ep.ID, "customer.created", c.state, 1, []string{ev}, []time.Time{now.Add(-time.Minute)})[0]
-		exec(`UPDATE delivery SET next_attempt_at = $2 WHERE delivery_id = $1`, ids[c.name], c.next)
+		e.db.Exec(t, `UPDATE delivery SET next_attempt_at = $2 WHERE delivery_id = $1`, ids[c.name], c.next)
 	}
 	next := func(name string) *time.Time {
 		t.Helper()
@@ -80,12 +73,12 @@ func TestEndpointHealthAndNextAttempt(t *testing.T) {
 	created := now.Add(-time.Minute)
 	want("open", map[string]*time.Time{"pending": &probe, "retrying-soon": &probe, "retrying-later": &later, "succeeded": nil, "failed": nil})
 
-	exec(`UPDATE endpoint_health SET circuit_state = 'closed', circuit_probe_at = NULL WHERE endpoint_id = $1`, ep.ID)
+	e.db.Exec(t, `UPDATE endpoint_health SET circuit_state = 'closed', circuit_probe_at = NULL WHERE endpoint_id = $1`, ep.ID)
 	want("closed", map[string]*time.Time{"pending": &created, "retrying-soon": &soon, "retrying-later": &later, "succeeded": nil})
 
 	// An open circuit whose probe time has passed is half open: the next delivery is its probe.
 	past := now.Add(-time.Second)
-	exec(`UPDATE endpoint_health SET circuit_state = 'open', circuit_probe_at = $2 WHERE endpoint_id = $1`, ep.ID, past)
+	e.db.Exec(t, `UPDATE endpoint_health SET circuit_state = 'open', circuit_probe_at = $2 WHERE endpoint_id = $1`, ep.ID, past)
 	e.must(200, operatorToken, "GET", path, nil).json(t, &v)
 	if v.Health.Circuit != "half_open" || v.Health.NextProbeAt != nil {
 		t.Fatalf("health past the probe time: %+v", v.Health)

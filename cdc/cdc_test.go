@@ -93,13 +93,7 @@ func TestEndpointChangesArePublished(t *testing.T) {
 	e := newEnv(t)
 	startStreaming(t, e, e.config(t))
 	ctx := context.Background()
-	exec := func(sql string, args ...any) {
-		t.Helper()
-		if _, err := e.db.Pool.Exec(ctx, sql, args...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	exec(`INSERT INTO partner (id, name) VALUES ('p1', 'Partner One')`)
+	e.db.Exec(t, `INSERT INTO partner (id, name) VALUES ('p1', 'Partner One')`)
 	err := pgx.BeginFunc(ctx, e.db.Pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO endpoint (id, partner_id, url, event_types, rate_limit_per_sec)
 			VALUES ('ep_1', 'p1', 'https://example.com/hook', '{customer.*,"api_key.created"}', 2.5)`); err != nil {
@@ -111,9 +105,9 @@ func TestEndpointChangesArePublished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec(`UPDATE endpoint SET status = 'disabled', disabled_reason = 'gone', version = version + 1 WHERE id = 'ep_1'`)
-	exec(`INSERT INTO endpoint_secret (endpoint_id, id, secret_ciphertext, expires_at) VALUES ('ep_1', 'sec_2', '\x03', now() + interval '1 day')`)
-	exec(`DELETE FROM endpoint WHERE id = 'ep_1'`)
+	e.db.Exec(t, `UPDATE endpoint SET status = 'disabled', disabled_reason = 'gone', version = version + 1 WHERE id = 'ep_1'`)
+	e.db.Exec(t, `INSERT INTO endpoint_secret (endpoint_id, id, secret_ciphertext, expires_at) VALUES ('ep_1', 'sec_2', '\x03', now() + interval '1 day')`)
+	e.db.Exec(t, `DELETE FROM endpoint WHERE id = 'ep_1'`)
 
 	got := consume(t, e, e.names.Endpoints, 4, 30*time.Second)
 	var vals []*records.Endpoint

@@ -17,12 +17,6 @@ func TestEndpointRequestOptionsArePublished(t *testing.T) {
 	e := newEnv(t)
 	startStreaming(t, e, e.config(t))
 	ctx := context.Background()
-	exec := func(sql string, args ...any) {
-		t.Helper()
-		if _, err := e.db.Pool.Exec(ctx, sql, args...); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// A certificate chain of random-looking text does not compress: the value is stored out of
 	// line, as a real chain is.
 	var chain strings.Builder
@@ -35,8 +29,8 @@ func TestEndpointRequestOptionsArePublished(t *testing.T) {
 		ClientCertificate: &records.ClientCertificate{CertificatePEM: chain.String(), KeyCiphertext: []byte{4, 5, 6}},
 		EgressProxy:       "eu",
 	}
-	exec(`INSERT INTO partner (id, name) VALUES ('p1', 'Partner One')`)
-	exec(`INSERT INTO endpoint (id, partner_id, url, event_types, request_options) VALUES ('ep_1', 'p1', 'https://example.com/hook', '{*}', $1)`, big)
+	e.db.Exec(t, `INSERT INTO partner (id, name) VALUES ('p1', 'Partner One')`)
+	e.db.Exec(t, `INSERT INTO endpoint (id, partner_id, url, event_types, request_options) VALUES ('ep_1', 'p1', 'https://example.com/hook', '{*}', $1)`, big)
 	var toast string
 	if err := e.db.Pool.QueryRow(ctx, `SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = 'endpoint'::regclass`).Scan(&toast); err != nil {
 		t.Fatal(err)
@@ -48,10 +42,10 @@ func TestEndpointRequestOptionsArePublished(t *testing.T) {
 	if chunks == 0 {
 		t.Fatal("request_options is not stored out of line, so the unchanged-TOAST case is not tested")
 	}
-	exec(`UPDATE endpoint SET description = 'changed', version = version + 1 WHERE id = 'ep_1'`)
-	exec(`UPDATE endpoint SET request_options = $1, version = version + 1 WHERE id = 'ep_1'`,
+	e.db.Exec(t, `UPDATE endpoint SET description = 'changed', version = version + 1 WHERE id = 'ep_1'`)
+	e.db.Exec(t, `UPDATE endpoint SET request_options = $1, version = version + 1 WHERE id = 'ep_1'`,
 		records.RequestOptions{Headers: map[string]string{"X-Other": "1"}})
-	exec(`UPDATE endpoint SET request_options = '{}', version = version + 1 WHERE id = 'ep_1'`)
+	e.db.Exec(t, `UPDATE endpoint SET request_options = '{}', version = version + 1 WHERE id = 'ep_1'`)
 
 	got := consume(t, e, e.names.Endpoints, 4, 30*time.Second)
 	vals := make([]records.Endpoint, len(got.records))

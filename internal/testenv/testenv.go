@@ -64,6 +64,14 @@ type Database struct {
 	Pool *pgxpool.Pool
 }
 
+// Exec runs one statement on the database and fails t when it returns an error.
+func (d *Database) Exec(t testing.TB, sql string, args ...any) {
+	t.Helper()
+	if _, err := d.Pool.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // NewDatabase creates a database from a template that holds the migrated schema.
 func NewDatabase(t testing.TB) *Database {
 	t.Helper()
