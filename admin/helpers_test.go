@@ -11,9 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -71,27 +69,6 @@ func testResolver() *fakeResolver {
 	}}
 }
 
-// logBuffer collects log output for assertions.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if testing.Verbose() {
-		os.Stderr.Write(p)
-	}
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // env is one test's database, Kafka, topics and API.
 type env struct {
 	t     testing.TB
@@ -99,7 +76,7 @@ type env struct {
 	kafka *testenv.Kafka
 	names topics.Names
 	key   secretbox.Key
-	logs  *logBuffer
+	logs  *testenv.LogBuffer
 	reg   *prometheus.Registry
 	api   *API
 	cfg   Config
@@ -107,7 +84,7 @@ type env struct {
 
 func newEnv(t testing.TB, change ...func(*Config)) *env {
 	t.Helper()
-	e := &env{t: t, db: testenv.NewDatabase(t), kafka: testenv.NewKafka(t), logs: &logBuffer{}}
+	e := &env{t: t, db: testenv.NewDatabase(t), kafka: testenv.NewKafka(t), logs: &testenv.LogBuffer{}}
 	e.names = e.kafka.CreateTopics(t)
 	_, e.key = testenv.SecretKey(t)
 	ecfg := egress.DefaultConfig()

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,24 +24,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	testenv.CleanupBinary()
 	os.Exit(code)
-}
-
-// output collects a child's output; the test reads it while the child writes.
-type output struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.Write(p)
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
 }
 
 // freePort is a port nothing listens on at the moment.
@@ -179,7 +160,7 @@ func TestDevScriptUsesDatabaseURL(t *testing.T) {
 		fmt.Sprintf("HOOKSTREAM_ADMIN_ADDR=127.0.0.1:%d", admin),
 		fmt.Sprintf("HOOKSTREAM_DEV_KAFKA_PORT=%d", kafka),
 		fmt.Sprintf("PG_PORT=%d", pgPort))
-	var out output
+	var out testenv.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -1,13 +1,10 @@
 package replay
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
-	"os"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,21 +18,6 @@ import (
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/outbox"
 )
-
-// logBuffer collects log output, and shows it with -v.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if testing.Verbose() {
-		os.Stderr.Write(p)
-	}
-	return b.buf.Write(p)
-}
 
 // env is one test's database, Kafka, topics and engine, configured as the admin API configures
 // it by default but for a short poll interval.
@@ -57,7 +39,7 @@ func newEnv(t testing.TB, change ...func(*Config)) *env {
 	e.cfg = Config{
 		Deliveries: e.names.Deliveries, AutomaticAttempts: 20, Batch: 500, Workers: 2,
 		JobLease: 30 * time.Second, PollInterval: 100 * time.Millisecond, MaxScan: 20000, MaxDeliveries: 100_000,
-		Logger: slog.New(slog.NewJSONHandler(&logBuffer{}, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Logger: slog.New(slog.NewJSONHandler(&testenv.LogBuffer{}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	for _, c := range change {
 		c(&e.cfg)

@@ -1,7 +1,6 @@
 package sender_test
 
 import (
-	"bytes"
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
@@ -46,24 +45,6 @@ func (e *env) sealCertificate(endpointID string, is testenv.Issued) *records.Cli
 
 func withOptions(o records.RequestOptions) func(*records.Endpoint) {
 	return func(ep *records.Endpoint) { ep.RequestOptions = o }
-}
-
-// syncBuffer is a log destination several goroutines write to.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestRequestOptionsArrive: each endpoint's custom headers and credentials arrive as
@@ -369,7 +350,7 @@ func TestRequestOptionsSecretsHidden(t *testing.T) {
 	e.endpoint("ep_sealed_elsewhere", "p1", withOptions(records.RequestOptions{
 		Auth: e.sealAuth("ep_header", records.Auth{Type: records.AuthHeader, HeaderName: "X-Partner-Credential"}, headerSecret)}))
 
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	cfg := e.config()
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg.Egress.AllowedPorts = append(cfg.Egress.AllowedPorts, portOf(t, ts.srv.URL))

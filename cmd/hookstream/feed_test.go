@@ -76,7 +76,7 @@ func TestFeedCommand(t *testing.T) {
 
 	// --follow from the end shows what is committed next, and on interruption where to resume.
 	ctx, cancel := context.WithCancel(context.Background())
-	var w lockedBuffer
+	var w testenv.Buffer
 	done := make(chan int)
 	go func() {
 		done <- exitStatus(run(ctx, []string{"feed", "--follow", "--after", end.NextCursor, "--admin-url", dev.adminURL,

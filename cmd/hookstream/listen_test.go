@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,27 +17,9 @@ import (
 	"github.com/hookstream/hookstream/webhook"
 )
 
-// lockedBuffer is the output of a command running beside the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // listenSession is a `hookstream listen` running until stop.
 type listenSession struct {
-	out    *lockedBuffer
+	out    *testenv.Buffer
 	secret string
 	stop   func() error
 }
@@ -47,7 +27,7 @@ type listenSession struct {
 func startListen(t *testing.T, args ...string) *listenSession {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &lockedBuffer{}
+	out := &testenv.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, append([]string{"listen"}, args...), out) }()
 	stopped := false

@@ -45,7 +45,7 @@ func TestSeedShowsEveryResellerType(t *testing.T) {
 	// Again, with --follow: the partner is reused, the earlier seed endpoint replaced, and the
 	// receiver stays up after every type arrived: a test event sent then is shown verified.
 	ctx, cancel := context.WithCancel(context.Background())
-	var follow lockedBuffer
+	var follow testenv.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"seed", "--follow", "--admin-url", dev.adminURL, "--data-dir", dev.dataDir,

@@ -94,7 +94,7 @@ func TestTranscript(t *testing.T) {
 
 	comment("no endpoint needed: listen forwards the partner's events to a local URL")
 	lctx, stop := context.WithCancel(ctx)
-	var w lockedBuffer
+	var w testenv.Buffer
 	done := make(chan int)
 	largs := []string{"listen", "--forward-to", localSrv.URL + "/webhooks", "--after", "now"}
 	go func() { done <- exitStatus(run(lctx, append(largs, hidden...), &w), &w) }()
@@ -134,7 +134,7 @@ func capture(t *testing.T, args ...string) string {
 	return stdout
 }
 
-func waitOutput(t *testing.T, w *lockedBuffer, want string, stop func()) {
+func waitOutput(t *testing.T, w *testenv.Buffer, want string, stop func()) {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(w.String(), want); {
 		if time.Now().After(deadline) {
