@@ -25,6 +25,9 @@ func (s *Sender) holdUnrecorded(l *lane, w *work) {
 		return
 	default:
 	}
+	l.mu.Lock()
+	l.recordWaits++
+	l.mu.Unlock()
 	select {
 	case s.unrecorded <- struct{}{}:
 		w.unrecorded = true
@@ -33,15 +36,9 @@ func (s *Sender) holdUnrecorded(l *lane, w *work) {
 	// The wait was Kafka's: the lane's next request end is no measure of the endpoint's
 	// service rate, and the lane has not stalled.
 	l.mu.Lock()
+	l.recordWaits--
 	l.lastDone, l.doneBusy = s.now(), false
 	l.mu.Unlock()
-}
-
-// recordingBehind reports whether the answered requests waiting for their attempt records'
-// acknowledgement are at maxUnrecorded: the lanes then wait for Kafka, whatever their
-// endpoints' pace, and none of them is slow for that.
-func (s *Sender) recordingBehind() bool {
-	return len(s.unrecorded) == cap(s.unrecorded)
 }
 
 // end closes the handling of w: finished records may be committed past; abandoned ones not.

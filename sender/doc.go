@@ -63,6 +63,10 @@
 //     other endpoint's records of the partition (none waits behind in its feeder, and its
 //     fetching is not paused after it carried other endpoints' work), the record waits for
 //     room however slow the endpoint is, its partition's backlog bounded by the pause below;
+//     but once the records taken fill three quarters of the buffer (a paused partition still
+//     hands out what the client had fetched for it), a lane without room for
+//     Config.MaxIntakeWait defers its overflow, so that a hanging endpoint alone on its
+//     partition cannot take the buffer every other partition needs;
 //   - with a neighbour held back, an endpoint for which no room comes within
 //     Config.MaxIntakeWait (500 ms), or that has been slower, or had requests out with none
 //     ending for Config.StallAfter (250 ms, a hanging receiver, caught before its first

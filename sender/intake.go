@@ -152,7 +152,7 @@ func (s *Sender) offer(ctx context.Context, l *lane, w *work) {
 			s.enqueue(l, w) // unlocks
 			return
 		}
-		if s.recordingBehind() { // waiting for Kafka to acknowledge attempts is not the endpoint's doing
+		if l.recordWaits > 0 { // a worker waiting for Kafka to acknowledge attempts is not the endpoint's doing
 			waitStart, l.slowSince = now, time.Time{}
 		} else if waitStart.IsZero() {
 			waitStart = now
@@ -186,14 +186,21 @@ func (s *Sender) offer(ctx context.Context, l *lane, w *work) {
 
 // overflows decides, for w meeting its lane l full (l.mu held), whether w is deferred rather
 // than wait for room, and says why ("" to wait). Waiting is the rule: a deferral costs a round
-// through a retry tier and only helps when the wait would hold back another endpoint's records
-// of w's partition (partition.holdsBack). Then w is deferred when the lane has had no room for
-// Config.MaxIntakeWait (and its overflow is deferred at once until its queue drains to half),
-// when it is deferring its overflow already or rate limited below the slot wait, or when it has
-// been judged slow (lane.slowBecause) without a break for Config.MaxIntakeWait: a moment's
-// slowness, such as the whole machine stalling for a few hundred milliseconds, is ridden out.
+// through a retry tier and helps only when the wait holds others back, in one of two ways.
+//   - It holds back other endpoints' records of w's partition (partition.holdsBack): w is
+//     deferred when the lane has had no room for Config.MaxIntakeWait (and from then its
+//     overflow at once, until its queue drains to half), when it is rate limited below the slot
+//     wait, or when it has been judged slow (lane.slowBecause) without a break for
+//     Config.MaxIntakeWait, so that a moment's slowness, such as the whole machine stalling
+//     for a few hundred milliseconds, is ridden out.
+//   - It holds back the other partitions: the records taken from Kafka fill three quarters of
+//     the buffer (a paused partition still hands out what the client had fetched for it). Then
+//     only a lane without room for Config.MaxIntakeWait defers, the same way, so a hanging
+//     endpoint alone on its partition cannot take the buffer every other partition needs,
+//     while a fast endpoint's burst goes on waiting for room.
 func (s *Sender) overflows(l *lane, w *work, now, waitStart time.Time) string {
-	if !w.part.holdsBack(w.d.EndpointID) {
+	neighbours := w.part.holdsBack(w.d.EndpointID)
+	if !neighbours && !s.bufferCrowded() {
 		l.slowSince = time.Time{}
 		return ""
 	}
@@ -204,7 +211,7 @@ func (s *Sender) overflows(l *lane, w *work, now, waitStart time.Time) string {
 		l.deferring = true
 	case slow == slowDeferring || slow == slowRateLimited:
 		why = slow
-	case slow == "":
+	case slow == "" || !neighbours:
 		l.slowSince = time.Time{}
 	default:
 		if l.slowSince.IsZero() || now.Sub(l.slowSeen) > slowEpisodeGap {
@@ -221,6 +228,12 @@ func (s *Sender) overflows(l *lane, w *work, now, waitStart time.Time) string {
 			"request_time", l.ewma, "gap_between_ends", l.gap, "in_flight_limit", l.limit(), "queued", len(l.queue))
 	}
 	return why
+}
+
+// bufferCrowded reports whether the records taken from Kafka and not finished fill three
+// quarters of either buffer cap (Config.MaxBuffered, MaxBufferedBytes).
+func (s *Sender) bufferCrowded() bool {
+	return 4*s.buffered.Load() >= 3*int64(s.cfg.MaxBuffered) || 4*s.bufferedBytes.Load() >= 3*s.cfg.MaxBufferedBytes
 }
 
 // enqueue appends w to l's queue and starts a worker if the lane may run another. The caller

@@ -50,6 +50,11 @@ type lane struct {
 	access     *access // the endpoint's request options, opened (requestoptions.go)
 	lastUsed   time.Time
 	waiting    int // records routed here that their partition's feeder has not offered yet
+	// recordWaits: workers holding an answered request while every slot of maxUnrecorded is
+	// taken (holdUnrecorded). Meanwhile the lane's lack of room is Kafka's, not the endpoint's,
+	// so intake neither times its wait nor judges the lane slow. A lane whose own requests
+	// hang has none, however far behind the recording of other lanes is.
+	recordWaits int
 
 	ewma      time.Duration // smoothed request time
 	gap       time.Duration // smoothed time between request ends while work waited

@@ -917,3 +917,50 @@ func TestLoneSlowEndpointWaitsRatherThanDefers(t *testing.T) {
 		t.Fatal("no queue_full deferral: the slow endpoint's burst held back the other endpoint's records")
 	}
 }
+
+// A hanging endpoint alone on its partition waits for room rather than defer, but not at the cost
+// of the other partitions: once the records taken from Kafka crowd the buffer, a lane without
+// room defers its overflow, so another endpoint's records on another partition are still read
+// and delivered. Without that rule the hanging endpoint's partition took the whole buffer (its
+// fetching paused at half of it, but the client hands out what it had fetched already), intake
+// stopped at the cap, and the other endpoint got nothing until the hanging requests timed out
+// (make bench e in dev: the hot endpoint stalled for 10 s).
+func TestLoneHangingEndpointDoesNotTakeTheBuffer(t *testing.T) {
+	e := newEnv(t)
+	e.endpoint("ep_hang", "p_a", func(ep *records.Endpoint) { ep.MaxInFlight = 2 })
+	e.rcv.handle("ep_hang", func(w http.ResponseWriter, r *http.Request, _ []byte) { <-r.Context().Done() })
+	e.endpoint("ep_other", "p_a", func(ep *records.Endpoint) { ep.MaxInFlight = 4 })
+	reg := prometheus.NewRegistry()
+	cfg := e.config()
+	cfg.Registerer = reg
+	cfg.MaxBuffered = 400
+	cfg.QueueSize = 16
+	cfg.Egress.RequestTimeout = time.Minute // the hanging requests stay in flight for the whole test
+	cfg.ShutdownGrace = time.Second
+	e.start(cfg)
+
+	var ds []records.Delivery
+	for range 1200 {
+		ds = append(ds, delivery("p_a", "ep_hang", "customer.created"))
+	}
+	e.deliver(0, ds...)
+	waitFor(t, 30*time.Second, "the hanging endpoint's requests out", func() bool {
+		now, _ := e.rcv.concurrency("ep_hang")
+		return now == 2
+	})
+	const other = 50
+	ds = ds[:0]
+	for range other {
+		ds = append(ds, delivery("p_a", "ep_other", "customer.created"))
+	}
+	e.deliver(1, ds...)
+	waitFor(t, 30*time.Second, "the other endpoint's records on another partition", func() bool {
+		return len(e.rcv.got("ep_other")) == other
+	})
+	if got := metricValue(t, reg, "hookstream_sender_deferrals_total", map[string]string{"reason": "queue_full"}); got == 0 {
+		t.Fatal("the hanging endpoint's overflow was not deferred")
+	}
+	if d := e.retrier.deferred("ep_other"); len(d) != 0 {
+		t.Fatalf("%d deliveries of the other endpoint deferred", len(d))
+	}
+}
