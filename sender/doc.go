@@ -62,11 +62,12 @@
 //   - a deferral exists only to spare the endpoint's neighbours: while waiting holds back no
 //     other endpoint's records of the partition (none waits behind in its feeder, and its
 //     fetching is not paused after it carried other endpoints' work), the record waits for
-//     room however slow the endpoint is, its partition's backlog bounded by the pause below;
-//     but once the records taken fill three quarters of the buffer (a paused partition still
-//     hands out what the client had fetched for it), a lane without room for
-//     Config.MaxIntakeWait defers its overflow, so that a hanging endpoint alone on its
-//     partition cannot take the buffer every other partition needs;
+//     room however slow the endpoint is while it makes progress, its partition's backlog
+//     bounded by the pause below; a stalled lane (requests out, none ended for
+//     Config.StallAfter) defers its overflow all the same, once stalled for
+//     Config.MaxIntakeWait, so that a hanging endpoint alone on its partition cannot take the
+//     buffer every other partition needs (a paused partition still hands out what the client
+//     had fetched for it);
 //   - with a neighbour held back, an endpoint for which no room comes within
 //     Config.MaxIntakeWait (500 ms), or that has been slower, or had requests out with none
 //     ending for Config.StallAfter (250 ms, a hanging receiver, caught before its first

@@ -186,32 +186,34 @@ func (s *Sender) offer(ctx context.Context, l *lane, w *work) {
 
 // overflows decides, for w meeting its lane l full (l.mu held), whether w is deferred rather
 // than wait for room, and says why ("" to wait). Waiting is the rule: a deferral costs a round
-// through a retry tier and helps only when the wait holds others back, in one of two ways.
-//   - It holds back other endpoints' records of w's partition (partition.holdsBack): w is
-//     deferred when the lane has had no room for Config.MaxIntakeWait (and from then its
+// through a retry tier and helps only when the wait holds others back.
+//   - When the wait holds back other endpoints' records of w's partition (partition.holdsBack),
+//     w is deferred when the lane has had no room for Config.MaxIntakeWait (and from then its
 //     overflow at once, until its queue drains to half), when it is rate limited below the slot
 //     wait, or when it has been judged slow (lane.slowBecause) without a break for
 //     Config.MaxIntakeWait, so that a moment's slowness, such as the whole machine stalling
 //     for a few hundred milliseconds, is ridden out.
-//   - It holds back the other partitions: the records taken from Kafka fill three quarters of
-//     the buffer (a paused partition still hands out what the client had fetched for it). Then
-//     only a lane without room for Config.MaxIntakeWait defers, the same way, so a hanging
-//     endpoint alone on its partition cannot take the buffer every other partition needs,
-//     while a fast endpoint's burst goes on waiting for room.
+//   - Otherwise only a stalled lane (requests out and none ended for Config.StallAfter: a
+//     hanging receiver) defers, once stalled for Config.MaxIntakeWait without a break, and its
+//     overflow at once from then: a hanging endpoint alone on its partition must not fill the
+//     buffer that every other partition needs (its fetching pauses at half the buffer, but the
+//     client still hands out what it had fetched), while a slow endpoint's burst that still
+//     makes progress waits for room.
 func (s *Sender) overflows(l *lane, w *work, now, waitStart time.Time) string {
 	neighbours := w.part.holdsBack(w.d.EndpointID)
-	if !neighbours && !s.bufferCrowded() {
+	slow := l.slowBecause(now, s.cfg.MaxSlotWait, s.cfg.StallAfter)
+	if !neighbours && slow != slowStalled && slow != slowDeferring {
 		l.slowSince = time.Time{}
 		return ""
 	}
 	why := ""
-	switch slow := l.slowBecause(now, s.cfg.MaxSlotWait, s.cfg.StallAfter); {
-	case now.Sub(waitStart) >= s.cfg.MaxIntakeWait:
+	switch {
+	case neighbours && now.Sub(waitStart) >= s.cfg.MaxIntakeWait:
 		why = "no room for " + s.cfg.MaxIntakeWait.String()
 		l.deferring = true
 	case slow == slowDeferring || slow == slowRateLimited:
 		why = slow
-	case slow == "" || !neighbours:
+	case slow == "":
 		l.slowSince = time.Time{}
 	default:
 		if l.slowSince.IsZero() || now.Sub(l.slowSeen) > slowEpisodeGap {
@@ -220,6 +222,7 @@ func (s *Sender) overflows(l *lane, w *work, now, waitStart time.Time) string {
 		l.slowSeen = now
 		if now.Sub(l.slowSince) >= s.cfg.MaxIntakeWait {
 			why = slow
+			l.deferring = l.deferring || !neighbours
 		}
 	}
 	if why != "" && now.Sub(l.loggedAt) >= overflowLogEvery {
@@ -228,12 +231,6 @@ func (s *Sender) overflows(l *lane, w *work, now, waitStart time.Time) string {
 			"request_time", l.ewma, "gap_between_ends", l.gap, "in_flight_limit", l.limit(), "queued", len(l.queue))
 	}
 	return why
-}
-
-// bufferCrowded reports whether the records taken from Kafka and not finished fill three
-// quarters of either buffer cap (Config.MaxBuffered, MaxBufferedBytes).
-func (s *Sender) bufferCrowded() bool {
-	return 4*s.buffered.Load() >= 3*int64(s.cfg.MaxBuffered) || 4*s.bufferedBytes.Load() >= 3*s.cfg.MaxBufferedBytes
 }
 
 // enqueue appends w to l's queue and starts a worker if the lane may run another. The caller
