@@ -259,18 +259,7 @@ func (e *env) seedDeliveries(pid, eid, typ, state string, attempts int, eventIDs
 // seedOutbox writes n events of pid to the outbox set-wise and returns their ids in order.
 func (e *env) seedOutbox(pid, typ string, n int) []string {
 	e.t.Helper()
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = outbox.NewEventID()
-	}
-	_, err := e.db.Pool.Exec(context.Background(), `INSERT INTO outbox_event
-		(event_id, partner_id, type, subject_type, subject_id, occurred_at, schema_version, payload)
-		SELECT u.id, $2, $3, 'customer', 'cus_' || u.n, now(), 1, jsonb_build_object('customer_id', 'cus_' || u.n, 'n', u.n)
-		FROM unnest($1::text[]) WITH ORDINALITY AS u(id, n)`, ids, pid, typ)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return ids
+	return e.db.SeedOutbox(e.t, pid, typ, n)
 }
 
 // envelopeRecord is an events-topic record as cdc writes it (cdc/session.go publishEvent).

@@ -73,9 +73,7 @@ func run(t testing.TB, eng *Engine) (stop func()) {
 // exec runs sql on the test's database.
 func (e *env) exec(sql string, args ...any) {
 	e.t.Helper()
-	if _, err := e.db.Pool.Exec(context.Background(), sql, args...); err != nil {
-		e.t.Fatal(err)
-	}
+	e.db.Exec(e.t, sql, args...)
 }
 
 // partner creates a partner.
@@ -167,15 +165,7 @@ func (e *env) seedDeliveries(pid, eid, typ, state string, attempts int, eventIDs
 // seedOutbox writes n events of pid to the outbox set-wise and returns their ids in order.
 func (e *env) seedOutbox(pid, typ string, n int) []string {
 	e.t.Helper()
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = outbox.NewEventID()
-	}
-	e.exec(`INSERT INTO outbox_event
-		(event_id, partner_id, type, subject_type, subject_id, occurred_at, schema_version, payload)
-		SELECT u.id, $2, $3, 'customer', 'cus_' || u.n, now(), 1, jsonb_build_object('customer_id', 'cus_' || u.n, 'n', u.n)
-		FROM unnest($1::text[]) WITH ORDINALITY AS u(id, n)`, ids, pid, typ)
-	return ids
+	return e.db.SeedOutbox(e.t, pid, typ, n)
 }
 
 // seedHistory writes n failed deliveries of new outbox events at endpoint eid, with attempts

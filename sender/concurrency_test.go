@@ -97,35 +97,35 @@ func TestLaneSlow(t *testing.T) {
 		now0 = now
 		return l
 	}
-	if l := busyLane(64, 50*time.Millisecond, 200); l.slow(now0, maxSlotWait, stall) {
+	if l := busyLane(64, 50*time.Millisecond, 200); l.slowBecause(now0, maxSlotWait, stall) != "" {
 		t.Fatalf("64 in flight at 50 ms (a slot every %v) judged slow", l.gap)
 	}
-	if l := busyLane(8, time.Second, 50); !l.slow(now0, maxSlotWait, stall) {
+	if l := busyLane(8, time.Second, 50); l.slowBecause(now0, maxSlotWait, stall) != slowService {
 		t.Fatalf("8 in flight at 1 s (a slot every %v) judged fast", l.gap)
 	}
 	unmeasured := &lane{ewma: time.Second}
 	unmeasured.conc.reset(8, 8)
-	if !unmeasured.slow(now0, maxSlotWait, stall) {
+	if unmeasured.slowBecause(now0, maxSlotWait, stall) != slowService {
 		t.Fatal("1 s requests, 8 in flight, no measure yet: judged fast")
 	}
 	limited := busyLane(8, time.Millisecond, 50)
 	rate := 10.0
 	limited.configure(&records.Endpoint{MaxInFlight: 8, RateLimitPerSec: &rate}, 8)
-	if !limited.slow(now0, maxSlotWait, stall) {
+	if limited.slowBecause(now0, maxSlotWait, stall) != slowRateLimited {
 		t.Fatal("a rate limit of 10/s judged fast")
 	}
 	deferring := busyLane(8, time.Millisecond, 50)
 	deferring.deferring = true
-	if !deferring.slow(now0, maxSlotWait, stall) {
+	if deferring.slowBecause(now0, maxSlotWait, stall) != slowDeferring {
 		t.Fatal("a lane deferring its overflow judged fast")
 	}
 	// Requests out and none ended for longer than the stall bound: hanging, whatever the past.
 	hanging := busyLane(8, time.Millisecond, 50)
 	hanging.busy = 8
-	if hanging.slow(now0.Add(100*time.Millisecond), maxSlotWait, stall) {
+	if hanging.slowBecause(now0.Add(100*time.Millisecond), maxSlotWait, stall) != "" {
 		t.Fatal("a fast lane judged stalled 100 ms after its last request ended")
 	}
-	if !hanging.slow(now0.Add(time.Second), maxSlotWait, stall) {
+	if hanging.slowBecause(now0.Add(time.Second), maxSlotWait, stall) != slowStalled {
 		t.Fatal("a lane with requests out and none ended for 1 s judged fast")
 	}
 }

@@ -197,17 +197,6 @@ func smooth(avg, sample time.Duration) time.Duration {
 	return avg + time.Duration(ewmaWeight*float64(sample-avg))
 }
 
-// slow reports whether waiting for room in the lane's full queue would hold intake back: the
-// lane is deferring its overflow already (a wait for room timed out and its queue has not
-// drained to half since); or it has requests out and none has ended for stallAfter (a hanging
-// receiver, caught before its first timeout); or a slot frees less often than every
-// maxSlotWait. The service rate is measured as the gap between request ends while work waited;
-// before there is a measure, it is estimated from the request time over the concurrency. A rate
-// limit slower than that is slow by configuration.
-func (l *lane) slow(now time.Time, maxSlotWait, stallAfter time.Duration) bool {
-	return l.slowBecause(now, maxSlotWait, stallAfter) != ""
-}
-
 // Why a lane is slow (slowBecause).
 const (
 	slowDeferring   = "deferring its overflow"
@@ -216,7 +205,13 @@ const (
 	slowService     = "slow service"
 )
 
-// slowBecause is slow with its reason ("" when the lane keeps up).
+// slowBecause says why waiting for room in the lane's full queue would hold intake back ("" when
+// it would not): the lane is deferring its overflow already (a wait for room timed out and its
+// queue has not drained to half since); or it is rate limited below maxSlotWait; or it has
+// requests out and none has ended for stallAfter (a hanging receiver, caught before its first
+// timeout); or a slot frees less often than every maxSlotWait. The service rate is measured as
+// the gap between request ends while work waited; before there is a measure, it is estimated
+// from the request time over the concurrency.
 func (l *lane) slowBecause(now time.Time, maxSlotWait, stallAfter time.Duration) string {
 	switch {
 	case l.deferring:

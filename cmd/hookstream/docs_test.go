@@ -114,15 +114,12 @@ func TestDocsCommandFlags(t *testing.T) {
 		}
 		documented := own[name]
 		delete(own, name)
-		for _, f := range commandOwn {
-			if !slices.Contains(documented, f) {
-				t.Errorf("hookstream %s has --%s, which its row in docs/cli.md (each command's own flags) lacks", name, f)
-			}
+		lacking, extra := setDiff(documented, commandOwn)
+		for _, f := range lacking {
+			t.Errorf("hookstream %s has --%s, which its row in docs/cli.md (each command's own flags) lacks", name, f)
 		}
-		for _, f := range documented {
-			if !slices.Contains(commandOwn, f) {
-				t.Errorf("docs/cli.md gives hookstream %s the flag --%s, which it does not have", name, f)
-			}
+		for _, f := range extra {
+			t.Errorf("docs/cli.md gives hookstream %s the flag --%s, which it does not have", name, f)
 		}
 	}
 	for name := range own {
@@ -277,15 +274,14 @@ func TestDocsRooms(t *testing.T) {
 	}
 	same := func(what string, got, want []string) {
 		t.Helper()
-		for _, f := range want {
-			if !slices.Contains(got, f) {
-				t.Errorf("%s lacks %s: add a row", what, f)
-			}
+		lacking, extra := setDiff(got, want)
+		for _, f := range lacking {
+			t.Errorf("%s lacks %s: add a row", what, f)
+		}
+		for _, f := range extra {
+			t.Errorf("%s lists %s, which is no folder holding Go code", what, f)
 		}
 		for i, f := range got {
-			if !slices.Contains(want, f) {
-				t.Errorf("%s lists %s, which is no folder holding Go code", what, f)
-			}
 			if slices.Contains(got[:i], f) {
 				t.Errorf("%s lists %s twice", what, f)
 			}
@@ -317,4 +313,19 @@ func holdsGo(t *testing.T, dir string) bool {
 		t.Fatal(err)
 	}
 	return found
+}
+
+// setDiff returns what want has and got lacks, and what got has beyond want.
+func setDiff(got, want []string) (lacking, extra []string) {
+	for _, f := range want {
+		if !slices.Contains(got, f) {
+			lacking = append(lacking, f)
+		}
+	}
+	for _, f := range got {
+		if !slices.Contains(want, f) {
+			extra = append(extra, f)
+		}
+	}
+	return lacking, extra
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/hookstream/hookstream/internal/migrations"
 	"github.com/hookstream/hookstream/internal/scratch"
 	"github.com/hookstream/hookstream/internal/topics"
+	"github.com/hookstream/hookstream/outbox"
 )
 
 const (
@@ -70,6 +71,21 @@ func (d *Database) Exec(t testing.TB, sql string, args ...any) {
 	if _, err := d.Pool.Exec(context.Background(), sql, args...); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// SeedOutbox writes n events of partner pid and type typ to the outbox in one statement (a
+// customer subject each, payload {"customer_id", "n"}) and returns their ids in order.
+func (d *Database) SeedOutbox(t testing.TB, pid, typ string, n int) []string {
+	t.Helper()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = outbox.NewEventID()
+	}
+	d.Exec(t, `INSERT INTO outbox_event
+		(event_id, partner_id, type, subject_type, subject_id, occurred_at, schema_version, payload)
+		SELECT u.id, $2, $3, 'customer', 'cus_' || u.n, now(), 1, jsonb_build_object('customer_id', 'cus_' || u.n, 'n', u.n)
+		FROM unnest($1::text[]) WITH ORDINALITY AS u(id, n)`, ids, pid, typ)
+	return ids
 }
 
 // NewDatabase creates a database from a template that holds the migrated schema.
