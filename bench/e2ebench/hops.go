@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,6 +89,33 @@ func (h hopTimes) hops(commits map[string]harness.Commit, got map[string]harness
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// writeEvents writes one line per event whose three times are known, in commit order: its
+// commit (seconds since the first) and its hops in milliseconds. A stall shows as a run of
+// lines whose same hop is high, and says which part of the chain stalled. It goes to
+// events.csv beside the run's process logs.
+func (h hopTimes) writeEvents(path string, commits *harness.CommitLog, got map[string]harness.Receipt) error {
+	type line struct {
+		at                 time.Duration
+		cdc, fanout, sendr float64
+	}
+	var lines []line
+	for id, c := range commits.ByID {
+		ev, ok1 := h.events[id]
+		dl, ok2 := h.deliveries[id]
+		rc, ok3 := got[id]
+		if ok1 && ok2 && ok3 {
+			lines = append(lines, line{c.End.Sub(commits.First), ms(ev.Sub(c.End)), ms(dl.Sub(ev)), ms(rc.First.Sub(dl))})
+		}
+	}
+	slices.SortFunc(lines, func(a, b line) int { return cmp.Compare(a.at, b.at) })
+	var b strings.Builder
+	b.WriteString("seconds,cdc_ms,fanout_ms,sender_ms,total_ms\n")
+	for _, l := range lines {
+		fmt.Fprintf(&b, "%.4f,%.1f,%.1f,%.1f,%.1f\n", l.at.Seconds(), l.cdc, l.fanout, l.sendr, l.cdc+l.fanout+l.sendr)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
 
 // writeTimeline writes, per 250 ms since the first commit, how many of the workload's events
 // had been committed, had their record on the events topic, had their delivery record on the

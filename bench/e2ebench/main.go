@@ -11,7 +11,8 @@
 // separate, on the real broker; `hookstream dev` with its embedded Kafka in mode dev. Logs go to
 // -out/logs/<run>-<mode>-<workload>/<component>.log, beside metrics-<i>.prom (every process's
 // /metrics at the workload's end) and timeline.csv (per 250 ms: how many of the events were
-// committed, on the events topic, on the deliveries topic and received: where a burst queues);
+// committed, on the events topic, on the deliveries topic and received: where a burst queues),
+// and events.csv (each event's hops in milliseconds, in commit order: which hop a stall is in);
 // the processes are stopped (SIGTERM, then SIGKILL) when the workload ends, and die with this
 // program (Pdeathsig) if it is killed. Before run 1, mode separate runs an unmeasured a1 of
 // -warmup-events, so that no run pays for the JVM broker's JIT compiler.

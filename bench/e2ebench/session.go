@@ -226,6 +226,9 @@ func (s *session) accountHops(ctx context.Context, commits *harness.CommitLog, e
 	if err := h.writeTimeline(filepath.Join(s.env.logDir(), "timeline.csv"), commits, got); err != nil {
 		return err
 	}
+	if err := h.writeEvents(filepath.Join(s.env.logDir(), "events.csv"), commits, got); err != nil {
+		return err
+	}
 	if len(cdc) < len(commits.ByID) {
 		s.res.notes = append(s.res.notes, fmt.Sprintf("hops: Kafka timestamps found for %d of %d events", len(cdc), len(commits.ByID)))
 	}
