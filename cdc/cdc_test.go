@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/cdc"
 	"github.com/hookstream/hookstream/internal/records"
@@ -154,6 +155,11 @@ func TestEndpointChangeIsCommittedBeforeLaterEvents(t *testing.T) {
 	cfg := e.config(t)
 	cfg.FlushInterval = 5 * time.Second // one Kafka transaction would take both, but for the rule
 	startStreaming(t, e, cfg)
+	// Kafka transactions are paced, not delayed: the first after a quiet spell starts at once.
+	// One committed just before makes the next wait out the interval, with both rows in it
+	// unless the rule keeps them apart.
+	appendEvents(t, e, "p0", 1)
+	first := consume(t, e, e.names.Events, 1, 30*time.Second).records[0]
 	ctx := context.Background()
 	if _, err := e.db.Pool.Exec(ctx, `INSERT INTO partner (id) VALUES ('p1');
 		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep_1', 'p1', 'https://example.com/hook')`); err != nil {
@@ -162,7 +168,12 @@ func TestEndpointChangeIsCommittedBeforeLaterEvents(t *testing.T) {
 	appendEvents(t, e, "p1", 1)
 
 	endpoint := consume(t, e, e.names.Endpoints, 1, 30*time.Second).records[0]
-	event := consume(t, e, e.names.Events, 1, 30*time.Second).records[0]
+	var event *kgo.Record
+	for _, r := range consume(t, e, e.names.Events, 2, 30*time.Second).records {
+		if string(r.Key) != string(first.Key) {
+			event = r
+		}
+	}
 	eventLSN, err := records.ParseLSN(header(event, records.HeaderCommitLSN))
 	if err != nil {
 		t.Fatal(err)
@@ -182,6 +193,25 @@ func TestEndpointChangeIsCommittedBeforeLaterEvents(t *testing.T) {
 		}
 	}
 	t.Fatalf("no checkpoint covers the endpoint change at offset %d: %v", endpoint.Offset, seen)
+}
+
+// Kafka transactions are paced, not delayed: an event committed after a quiet spell is in Kafka
+// at once, not a flush interval later; only a stream of commits waits for the interval.
+func TestEventAfterQuietSpellIsNotHeldForTheInterval(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.config(t)
+	cfg.FlushInterval = 8 * time.Second
+	startStreaming(t, e, cfg)
+	appendEvents(t, e, "p1", 1)
+	consume(t, e, e.names.Events, 1, 30*time.Second)
+	time.Sleep(cfg.FlushInterval) // the quiet spell
+
+	appendEvents(t, e, "p1", 1)
+	began := time.Now()
+	consume(t, e, e.names.Events, 2, 30*time.Second)
+	if waited := time.Since(began); waited > cfg.FlushInterval/2 {
+		t.Fatalf("the event after a quiet spell reached Kafka after %v; the flush interval is %v", waited, cfg.FlushInterval)
+	}
 }
 
 // A malformed outbox row goes to the dlq with its reason; the events around it are published.

@@ -28,8 +28,10 @@ type Config struct {
 	// partition root) and the endpoint tables. Migrations create both.
 	Publications []string
 
-	// FlushInterval bounds how long a committed PostgreSQL transaction waits for its Kafka
-	// transaction: cdc batches commits that arrive within it.
+	// FlushInterval is the least time between the starts of two Kafka transactions, and so
+	// bounds how long a committed PostgreSQL transaction waits for its own (beside a commit in
+	// flight): commits that arrive within it share one; the first after a quiet spell starts
+	// at once.
 	FlushInterval time.Duration
 	// MaxBatchEvents ends a Kafka transaction at the next PostgreSQL commit once this many
 	// records are in it.
@@ -76,7 +78,7 @@ func DefaultConfig() Config {
 		Base:                component.DefaultBase(),
 		Slot:                "hookstream",
 		Publications:        []string{"hookstream_outbox", "hookstream_endpoints"},
-		FlushInterval:       20 * time.Millisecond,
+		FlushInterval:       50 * time.Millisecond,
 		MaxBatchEvents:      10000,
 		StatusInterval:      5 * time.Second,
 		HeartbeatInterval:   10 * time.Second,

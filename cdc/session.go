@@ -44,9 +44,10 @@ type session struct {
 	// The Kafka transaction being filled (batch) and the one committing in the background
 	// (inflight). While one commits, the stream goes on: the records of the next are decoded,
 	// checked and queued, and produced the moment the commit returns (design.md section 5).
-	txnOpen     bool    // the producer has a transaction begun and not yet ended
-	batch               // what the transaction being filled holds
-	inflight    *commit // the transaction committing, nil when none
+	txnOpen     bool      // the producer has a transaction begun and not yet ended
+	batch                 // what the transaction being filled holds
+	inflight    *commit   // the transaction committing, nil when none
+	lastStart   time.Time // when the last commit started (commitDue)
 	queued      []queuedRecord
 	produceMu   sync.Mutex
 	produceErr  error
@@ -403,7 +404,7 @@ func (s *session) nextWake() time.Time {
 		next = hb
 	}
 	if s.pending != nil && !s.inTxn && s.inflight == nil {
-		if f := s.first.Add(s.c.cfg.FlushInterval); f.Before(next) {
+		if f := s.commitDue(); f.Before(next) {
 			next = f
 		}
 	}
@@ -417,7 +418,7 @@ func (s *session) periodic(ctx context.Context) error {
 		return err
 	}
 	now := time.Now()
-	if s.pending != nil && !s.inTxn && s.inflight == nil && now.Sub(s.first) >= s.c.cfg.FlushInterval {
+	if s.pending != nil && !s.inTxn && s.inflight == nil && !now.Before(s.commitDue()) {
 		if err := s.startCommit(ctx); err != nil {
 			return err
 		}
@@ -523,7 +524,7 @@ func (s *session) handleWAL(ctx context.Context, x pglogrepl.XLogData) error {
 			}
 			return s.startCommit(ctx)
 		}
-		if s.inflight == nil && time.Since(s.first) >= s.c.cfg.FlushInterval {
+		if s.inflight == nil && !time.Now().Before(s.commitDue()) {
 			return s.startCommit(ctx)
 		}
 	case *pglogrepl.InsertMessage:
@@ -723,9 +724,6 @@ func (s *session) commitPG(end records.LSN) (rematch bool, err error) {
 	if end == 0 {
 		end = s.commitLSN
 	}
-	if s.pending == nil {
-		s.first = time.Now()
-	}
 	s.pending = &records.Checkpoint{V: records.CheckpointVersion, Slot: s.c.cfg.Slot, CommitLSN: s.commitLSN, EndLSN: end}
 	return s.table.takeRematch(), nil
 }
@@ -736,7 +734,6 @@ type batch struct {
 	endpointRecords int
 	events          int
 	bytes           int
-	first           time.Time           // when its first PostgreSQL commit arrived
 	commits         []time.Time         // commit times of the PostgreSQL transactions in it, one per event
 	deadLetters     map[string]int      // outbox rows refused in it, by reason
 	spans           []tracing.Span      // spans of its events, ended when it commits (tracing on)
@@ -764,12 +761,20 @@ func (s *session) flush(ctx context.Context) error {
 	return s.reap(ctx, true)
 }
 
+// commitDue is when the batch being filled may start committing: FlushInterval after the
+// previous commit started. Transactions are paced, not delayed: after a quiet spell a commit
+// starts at once, and under a steady stream one starts every FlushInterval, so a PostgreSQL
+// commit waits at most that long (and for a commit in flight) while the broker sees a bounded
+// number of transactions a second, which is most of its work at a moderate rate.
+func (s *session) commitDue() time.Time { return s.lastStart.Add(s.c.cfg.FlushInterval) }
+
 // startCommit commits the Kafka transaction being filled in the background, with its
 // checkpoint; the stream goes on and fills the next. No commit may be in flight.
 func (s *session) startCommit(ctx context.Context) error {
 	if s.pending == nil {
 		return nil
 	}
+	s.lastStart = time.Now()
 	// A batch of PostgreSQL transactions that produced nothing (an outbox UPDATE) still
 	// writes its checkpoint, in a transaction of its own.
 	if err := s.beginKafka(); err != nil {
