@@ -155,8 +155,12 @@ func (s *session) drain(ctx context.Context) error {
 	if n := int(math.Ceil(0.99 * float64(t.expected))); n <= len(t.receipts) {
 		s.res.fig[figDrain99] = t.receipts[n-1].Sub(back).Seconds()
 	}
+	s.res.fig[figDrainFlowing] = math.NaN()
 	if t.missing == 0 {
 		s.res.fig[figDrain100] = t.last.Sub(back).Seconds()
+		if len(t.receipts) > 0 {
+			s.res.fig[figDrainFlowing] = float64(t.expected) / t.last.Sub(t.receipts[0]).Seconds()
+		}
 	}
 	s.res.notes = append(s.res.notes, "retry schedule compressed to "+compressedSchedule)
 	return nil
