@@ -136,8 +136,12 @@ func (e *env) baseVars(dbURL, retrySchedule string) (map[string]string, error) {
 	token := harness.NewAdminToken()
 	e.admin = harness.NewAdminClient("http://"+adminAddr, token)
 	e.metricsURLs = append(e.metricsURLs, "http://"+adminAddr+"/metrics")
-	return harness.Installation{DatabaseURL: dbURL, Brokers: e.o.brokers, Prefix: e.prefix, Partitions: e.o.partitions,
+	vars, err := harness.Installation{DatabaseURL: dbURL, Brokers: e.o.brokers, Prefix: e.prefix, Partitions: e.o.partitions,
 		Slot: e.slot, AdminAddr: adminAddr, AdminToken: token, RetrySchedule: retrySchedule}.Vars()
+	if err == nil && e.o.logLevel != "" {
+		vars["HOOKSTREAM_LOG_LEVEL"] = e.o.logLevel
+	}
+	return vars, err
 }
 
 // logDir holds the environment's process logs and its timeline.csv.

@@ -77,6 +77,7 @@ type options struct {
 	recoverTimeout time.Duration
 	warmupEvents   int
 	stopGrace      time.Duration
+	logLevel       string
 }
 
 // parseOptions reads the flags of args.
@@ -107,6 +108,7 @@ func parseOptions(args []string) (options, error) {
 	fs.DurationVar(&o.drainTimeout, "drain-timeout", 15*time.Minute, "bound on d's waits: for fanout, and for the drain after the receiver is back")
 	fs.DurationVar(&o.recoverTimeout, "recover-timeout", 5*time.Minute, "bound on the wait for e's hung endpoint after it answers again")
 	fs.DurationVar(&o.stopGrace, "stop-grace", 30*time.Second, "time a process gets after SIGTERM before SIGKILL")
+	fs.StringVar(&o.logLevel, "log-level", "", "HOOKSTREAM_LOG_LEVEL of every hookstream process (debug adds the Kafka client's own log of transactions, metadata refreshes, produce errors and retries); empty: the default")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

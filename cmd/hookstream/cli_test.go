@@ -132,6 +132,7 @@ func TestBadValueNamesTheFlagAndWhatItWants(t *testing.T) {
 		{[]string{"sender", "--egress-allow-ports", "https"}, []string{"-egress-allow-ports", "port"}},
 		{[]string{"sender", "--allow-http=maybe"}, []string{"-allow-http", "true or false"}},
 		{[]string{"migrate", "--log-format", "xml"}, []string{"-log-format", "json or text"}},
+		{[]string{"sender", "--log-level", "loud"}, []string{"-log-level", "debug, info, warn or error"}},
 	}
 	for _, c := range cases {
 		status, _, stderr := cli(t, c.args...)

@@ -48,6 +48,7 @@ type settings struct {
 	DataDir           string
 	DevKafkaPort      int
 	LogFormat         string
+	LogLevel          logLevelValue
 	CDCSlot           string
 	OutboxRetention   time.Duration
 	HistoryRetention  time.Duration
@@ -117,6 +118,8 @@ var variables = []variable{
 		func(s *settings) flag.Value { return (*intValue)(&s.DevKafkaPort) }},
 	{"HOOKSTREAM_LOG_FORMAT", "log-format", "json", "log format: json or text",
 		func(s *settings) flag.Value { return (*logFormatValue)(&s.LogFormat) }},
+	{"HOOKSTREAM_LOG_LEVEL", "log-level", "info", "least level logged: debug, info, warn or error; debug adds the Kafka client's own log of each transaction, metadata refresh, produce error and retry",
+		func(s *settings) flag.Value { return (*logLevelValue)(&s.LogLevel) }},
 	{"HOOKSTREAM_CDC_SLOT", "cdc-slot", "hookstream", "logical replication slot of cdc (one per hookstream database)",
 		func(s *settings) flag.Value { return (*stringValue)(&s.CDCSlot) }},
 	{"HOOKSTREAM_OUTBOX_RETENTION", "outbox-retention", "168h", "how long outbox rows are kept before their day partition is dropped; 0 keeps them",
@@ -165,9 +168,9 @@ var variables = []variable{
 // and no others, so its -h lists what it uses.
 var (
 	// logSettings: settings.logger.
-	logSettings = []string{"log-format"}
+	logSettings = []string{"log-format", "log-level"}
 	// componentSettings: runComponent and serveComponent, for every component command.
-	componentSettings = []string{"kafka-brokers", "metrics-addr", "log-format", "traces-exporter"}
+	componentSettings = []string{"kafka-brokers", "metrics-addr", "log-format", "log-level", "traces-exporter"}
 	// topicSettings: settings.topicConfig.
 	topicSettings = []string{"kafka-brokers", "topic-prefix", "topic-partitions", "replication-factor", "feed-retention"}
 	// cdcSettings: settings.cdcConfig.
@@ -448,10 +451,11 @@ func (s *settings) startTracing(ctx context.Context, name string, log *slog.Logg
 }
 
 func (s settings) logger() *slog.Logger {
+	opts := &slog.HandlerOptions{Level: slog.Level(s.LogLevel)}
 	if s.LogFormat == "text" {
-		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+		return slog.New(slog.NewTextHandler(os.Stderr, opts))
 	}
-	return slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	return slog.New(slog.NewJSONHandler(os.Stderr, opts))
 }
 
 func splitList(v string) []string {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/url"
 	"slices"
@@ -178,6 +179,26 @@ func (v *logFormatValue) String() string {
 	return string(*v)
 }
 func (*logFormatValue) typeName() string { return "json|text" }
+
+// logLevelValue is the least level of the process's log: debug, info, warn or error.
+type logLevelValue slog.Level
+
+func (v *logLevelValue) Set(s string) error {
+	levels := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
+	l, ok := levels[strings.ToLower(s)]
+	if !ok {
+		return errors.New("want debug, info, warn or error")
+	}
+	*v = logLevelValue(l)
+	return nil
+}
+func (v *logLevelValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return strings.ToLower(slog.Level(*v).String())
+}
+func (*logLevelValue) typeName() string { return "debug|info|warn|error" }
 
 // clientErrorsValue is the policy for other 4xx answers: "retry" (true) or "stop" (false).
 type clientErrorsValue bool
