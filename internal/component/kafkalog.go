@@ -46,8 +46,8 @@ func (l kafkaLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
 //
 // Quick recovery: a produce answered with a retriable error (under KIP-890 also
 // CONCURRENT_TRANSACTIONS, when a transactional producer writes right after its previous
-// transaction ended), and a consumer given partitions whose leaders its metadata does not know
-// yet, wait for a metadata refresh, and franz-go refreshes at most once per MetadataMinAge, 5 s
+// transaction ended), and the offset listing of a consumer's newly assigned partitions, wait for
+// a metadata refresh, and franz-go refreshes at most once per MetadataMinAge, 5 s
 // by default. In `make bench` on the real broker that held cdc's events or fanout's deliveries
 // for 3-5 s at a time ("metadata update triggered", why "produce request had retry batches",
 // then nothing for 4 s). So every client refreshes at most every 100 ms and retries after 20 ms
