@@ -39,7 +39,10 @@ func circuitShown(state *string, probeAt *time.Time, now time.Time) (string, *ti
 	return *state, nil
 }
 
-// attachHealth fills the Health of eps from endpoint_health.
+// attachHealth fills the Health of eps from endpoint_health, and their failing_since with it:
+// the recorder writes both in one transaction, so they are read in one statement (one snapshot).
+// Read apart, a recorder commit between the two reads showed an open circuit with no
+// failing_since.
 func attachHealth(ctx context.Context, q querier, eps []*endpointView) error {
 	byID := map[string]*endpointView{}
 	ids := make([]string, 0, len(eps))
@@ -51,20 +54,23 @@ func attachHealth(ctx context.Context, q querier, eps []*endpointView) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := q.Query(ctx, `SELECT endpoint_id, circuit_state, circuit_probe_at, last_success_at, last_attempt_at, now()
-		FROM endpoint_health WHERE endpoint_id = ANY($1)`, ids)
+	rows, err := q.Query(ctx, `SELECT e.id, e.failing_since, h.circuit_state, h.circuit_probe_at, h.last_success_at,
+			h.last_attempt_at, now()
+		FROM endpoint e LEFT JOIN endpoint_health h ON h.endpoint_id = e.id WHERE e.id = ANY($1)`, ids)
 	if err != nil {
 		return err
 	}
 	var (
 		id          string
+		failing     *time.Time
 		state       *string
 		probe, succ *time.Time
 		last        *time.Time
 		now         time.Time
 	)
-	_, err = pgx.ForEachRow(rows, []any{&id, &state, &probe, &succ, &last, &now}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&id, &failing, &state, &probe, &succ, &last, &now}, func() error {
 		if e := byID[id]; e != nil {
+			e.FailingSince, e.Health.FailingSince = failing, failing
 			e.Health.Circuit, e.Health.NextProbeAt = circuitShown(state, probe, now)
 			e.Health.LastSuccessAt, e.Health.LastAttemptAt = succ, last
 		}
