@@ -173,8 +173,13 @@ func (t *Tier) kafkaOptions() []kgo.Opt {
 		kgo.FetchMaxPartitionBytes(min(t.cfg.FetchMaxBytes, 256<<10)),
 		kgo.ProducerLinger(0),
 		// Under KIP-890 a release produced right after the previous transaction ended can be
-		// answered CONCURRENT_TRANSACTIONS while the broker finishes that one; the client options
-		// every component shares retry it within about 100 ms (component.Base.ClientOptions).
+		// answered CONCURRENT_TRANSACTIONS while the broker finishes that one. franz-go retries
+		// after a backoff (250 ms at first by default) and a metadata refresh (which may wait
+		// 5 s by default): both would show as release lateness.
+		kgo.MetadataMinAge(100 * time.Millisecond),
+		kgo.RetryBackoffFn(func(fails int) time.Duration {
+			return min(time.Duration(max(fails, 1))*20*time.Millisecond, time.Second)
+		}),
 		kgo.OnPartitionsAssigned(t.onAssigned),
 		kgo.OnPartitionsRevoked(t.onRevoked),
 		kgo.OnPartitionsLost(t.onRevoked),

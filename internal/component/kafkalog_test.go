@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -68,28 +67,5 @@ func TestClientOptionsPutTheCallersLast(t *testing.T) {
 	}
 	if _, ok := cl.OptValue(kgo.WithLogger).(kgo.Logger); !ok {
 		t.Error("no logger")
-	}
-}
-
-// A retriable error is retried after a metadata refresh; franz-go's default spaces refreshes
-// 5 s apart, which held cdc's events and fanout's deliveries that long in `make bench`.
-func TestClientOptionsRecoverQuicklyFromRetriableErrors(t *testing.T) {
-	b := component.Base{Brokers: []string{"127.0.0.1:1"}}
-	cl, err := kgo.NewClient(b.ClientOptions(slog.Default())...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if got, _ := cl.OptValue(kgo.MetadataMinAge).(time.Duration); got <= 0 || got > 100*time.Millisecond {
-		t.Errorf("metadata min age %v, want at most 100ms", got)
-	}
-	backoff, _ := cl.OptValue(kgo.RetryBackoffFn).(func(int) time.Duration)
-	if backoff == nil {
-		t.Fatal("no retry backoff")
-	}
-	for fails, want := range map[int]time.Duration{1: 20 * time.Millisecond, 5: 100 * time.Millisecond, 1000: time.Second} {
-		if got := backoff(fails); got != want {
-			t.Errorf("backoff after %d failures %v, want %v", fails, got, want)
-		}
 	}
 }
