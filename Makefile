@@ -107,7 +107,8 @@ chaos:
 
 # The CI size of make chaos, part of make test: 60 s at TEST_CHAOS_RATE (default 1,000, the rate
 # of make chaos) events/s, fanout 3, every fault of the 5-minute run. On this 2-core machine it
-# drained 36.8-51.3 s after the load (five runs on 2026-12-02, docs/reliability.md; bound 60 s).
+# drained 36.8-52.6 s after the load (seven runs on 2026-12-02 and 03, docs/reliability.md; bound
+# 60 s), so a run on a busy machine can miss the bound.
 TEST_CHAOS_RATE ?= 1000
 test-chaos:
 	$(MAKE) chaos CHAOS_DURATION=60s CHAOS_RATE=$(TEST_CHAOS_RATE)

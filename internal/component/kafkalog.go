@@ -13,26 +13,33 @@ import (
 // messages come too, as debug records: each transaction's start and end, each metadata refresh
 // and why, each produce error and retry. franz-go's own debug messages (every request written
 // and read) are never asked for.
-func KafkaLogger(log *slog.Logger) kgo.Logger { return kafkaLogger{log} }
-
-type kafkaLogger struct{ log *slog.Logger }
-
-func (l kafkaLogger) Level() kgo.LogLevel {
-	if l.log.Enabled(context.Background(), slog.LevelDebug) {
-		return kgo.LogLevelInfo
+func KafkaLogger(log *slog.Logger) kgo.Logger {
+	// The process's log level is set once at start, and franz-go asks Level on hot paths (every
+	// produce response), so it is decided here.
+	level := kgo.LogLevelWarn
+	if log.Enabled(context.Background(), slog.LevelDebug) {
+		level = kgo.LogLevelInfo
 	}
-	return kgo.LogLevelWarn
+	return kafkaLogger{log, level}
 }
 
+type kafkaLogger struct {
+	log   *slog.Logger
+	level kgo.LogLevel
+}
+
+func (l kafkaLogger) Level() kgo.LogLevel { return l.level }
+
 func (l kafkaLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
-	lv := slog.LevelDebug
+	var lv slog.Level
 	switch level {
 	case kgo.LogLevelError:
 		lv = slog.LevelError
 	case kgo.LogLevelWarn:
 		lv = slog.LevelWarn
 	case kgo.LogLevelInfo:
-	default:
+		lv = slog.LevelDebug
+	default: // franz-go's debug messages: every request written and read
 		return
 	}
 	l.log.Log(context.Background(), lv, "kafka: "+msg, keyvals...)
