@@ -174,9 +174,9 @@ func (t *Tier) kafkaOptions() []kgo.Opt {
 		kgo.ProducerLinger(0),
 		// Under KIP-890 a release produced right after the previous transaction ended can be
 		// answered CONCURRENT_TRANSACTIONS while the broker finishes that one. franz-go retries
-		// after a backoff (250 ms at first by default) and a metadata refresh (which may wait
-		// 5 s by default): both would show as release lateness.
-		kgo.MetadataMinAge(100 * time.Millisecond),
+		// after a backoff (250 ms at first by default) and a metadata refresh (every client
+		// refreshes within 100 ms, component.Base.ClientOptions): the backoff would show as
+		// release lateness.
 		kgo.RetryBackoffFn(func(fails int) time.Duration {
 			return min(time.Duration(max(fails, 1))*20*time.Millisecond, time.Second)
 		}),

@@ -3,6 +3,7 @@ package component
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -46,11 +47,25 @@ func (l kafkaLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
 }
 
 // ClientOptions returns the options of one franz-go client of the component: its seed
-// brokers, franz-go's log passed to log (the component's logger, see KafkaLogger), then opts,
-// then KafkaOptions, which so win over the component's own.
+// brokers, franz-go's log passed to log (the component's logger, see KafkaLogger), a metadata
+// refresh at most every metadataMinAge, then opts, then KafkaOptions, which so win over the
+// component's own.
+//
+// The refresh: a produce answered with a retriable error (under KIP-890 also
+// CONCURRENT_TRANSACTIONS, when a transactional producer writes right after its previous
+// transaction ended) and the offset listing of a consumer's newly assigned partitions wait for a
+// metadata refresh, which franz-go allows once per MetadataMinAge, 5 s by default. On the real
+// broker that held cdc's events or fanout's deliveries for 3-5 s at a time in `make bench`. While
+// a broker is down a failed refresh is retried after it too, so clients also find a restarted
+// broker sooner. Retry backoffs keep franz-go's defaults (250 ms, growing to 2.5 s).
 func (b Base) ClientOptions(log *slog.Logger, opts ...kgo.Opt) []kgo.Opt {
-	out := make([]kgo.Opt, 0, 2+len(opts)+len(b.KafkaOptions))
-	out = append(out, kgo.SeedBrokers(b.Brokers...), kgo.WithLogger(KafkaLogger(log)))
+	out := make([]kgo.Opt, 0, 3+len(opts)+len(b.KafkaOptions))
+	out = append(out, kgo.SeedBrokers(b.Brokers...), kgo.WithLogger(KafkaLogger(log)),
+		kgo.MetadataMinAge(metadataMinAge))
 	out = append(out, opts...)
 	return append(out, b.KafkaOptions...)
 }
+
+// metadataMinAge is the least time between two metadata refreshes of a client (see
+// ClientOptions).
+const metadataMinAge = 100 * time.Millisecond

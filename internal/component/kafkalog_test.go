@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -67,5 +68,20 @@ func TestClientOptionsPutTheCallersLast(t *testing.T) {
 	}
 	if _, ok := cl.OptValue(kgo.WithLogger).(kgo.Logger); !ok {
 		t.Error("no logger")
+	}
+}
+
+// A retriable produce error and a newly assigned partition wait for a metadata refresh;
+// franz-go's default spaces refreshes 5 s apart, which held cdc's events and fanout's deliveries
+// that long in `make bench`.
+func TestClientOptionsRefreshMetadataQuickly(t *testing.T) {
+	b := component.Base{Brokers: []string{"127.0.0.1:1"}}
+	cl, err := kgo.NewClient(b.ClientOptions(slog.Default())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if got, _ := cl.OptValue(kgo.MetadataMinAge).(time.Duration); got <= 0 || got > 100*time.Millisecond {
+		t.Errorf("metadata min age %v, want at most 100ms", got)
 	}
 }
