@@ -21,6 +21,7 @@ import (
 
 	"github.com/hookstream/hookstream/admin"
 	"github.com/hookstream/hookstream/cdc"
+	"github.com/hookstream/hookstream/internal/commalist"
 	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -458,20 +459,10 @@ func (s settings) logger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(os.Stderr, opts))
 }
 
-func splitList(v string) []string {
-	var out []string
-	for _, p := range strings.Split(v, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // parsePorts reads "443,8443,9000-9100".
 func parsePorts(v string) ([]int, error) {
 	var out []int
-	for _, part := range splitList(v) {
+	for _, part := range commalist.Split(v) {
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err1 := strconv.Atoi(lo)
 		b := a

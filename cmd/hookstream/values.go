@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hookstream/hookstream/egress"
+	"github.com/hookstream/hookstream/internal/commalist"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/tracing"
 )
@@ -103,7 +104,7 @@ func (*positiveDurationValue) typeName() string { return "duration" }
 // listValue is a comma-separated list; blanks around items and empty items are dropped.
 type listValue []string
 
-func (v *listValue) Set(s string) error { *v = splitList(s); return nil }
+func (v *listValue) Set(s string) error { *v = commalist.Split(s); return nil }
 func (v *listValue) String() string {
 	if v == nil {
 		return ""
@@ -140,7 +141,7 @@ type scheduleValue []time.Duration
 
 func (v *scheduleValue) Set(s string) error {
 	var out []time.Duration
-	for _, item := range splitList(s) {
+	for _, item := range commalist.Split(s) {
 		d, err := time.ParseDuration(item)
 		if err != nil || d <= 0 {
 			return errors.New(strconv.Quote(item) + " is not a positive duration; want a list such as 5s,1m,1h")
@@ -270,7 +271,7 @@ func (v *proxiesValue) Set(s string) error {
 
 func parseProxies(s string) (map[string]*url.URL, error) {
 	out := map[string]*url.URL{}
-	for _, item := range splitList(s) {
+	for _, item := range commalist.Split(s) {
 		name, raw, ok := strings.Cut(item, "=")
 		if !ok || !egress.ValidProxyName(name) {
 			return nil, fmt.Errorf("%q is not name=http://host:port with a name of lowercase letters, digits, _ and -", truncateSetting(item))
