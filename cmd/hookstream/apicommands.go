@@ -98,7 +98,7 @@ func runAPICommand(ctx context.Context, name, usage string, subs []apiSubcommand
 func runAPISubcommand(ctx context.Context, fs *commandFlags, title string, sc apiSubcommand, args []string, out io.Writer) error {
 	partner := fs.String("partner", "", "the partner; empty: the API key's own, or the deployment's only partner")
 	output := "table"
-	fs.Var((*outputValue)(&output), "output", "json or table")
+	fs.Var(choice(&output, "json", "table"), "output", "json or table")
 	runSub := sc.flags(fs)
 	s, positional, err := fs.parseWithArgs(args, out, len(sc.args))
 	if err != nil {
@@ -440,21 +440,3 @@ func timeOrDash(t *time.Time) string {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// outputValue is json or table.
-type outputValue string
-
-func (v *outputValue) Set(s string) error {
-	if s != "json" && s != "table" {
-		return errors.New("want json or table")
-	}
-	*v = outputValue(s)
-	return nil
-}
-func (v *outputValue) String() string {
-	if v == nil {
-		return ""
-	}
-	return string(*v)
-}
-func (*outputValue) typeName() string { return "json|table" }
