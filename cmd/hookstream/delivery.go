@@ -33,6 +33,17 @@ func runSender(ctx context.Context, args []string, out io.Writer) error {
 	})
 }
 
+// secretsAndEgress are what the commands that reach endpoints (admin, sender) read alike: the
+// secret key that seals the endpoints' signing secrets, and the egress policy.
+func (s settings) secretsAndEgress() (secretbox.Key, egress.Config, error) {
+	key, err := secretbox.ParseKey(s.SecretKey)
+	if err != nil {
+		return key, egress.Config{}, fmt.Errorf("HOOKSTREAM_SECRET_KEY: %w", err)
+	}
+	eg, err := s.egressConfig()
+	return key, eg, err
+}
+
 func (s settings) egressConfig() (egress.Config, error) {
 	cfg := egress.DefaultConfig()
 	cfg.AllowHTTP = s.AllowHTTP
@@ -65,11 +76,7 @@ func (s settings) retryConfig(log *slog.Logger, reg prometheus.Registerer) retry
 }
 
 func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer) error {
-	key, err := secretbox.ParseKey(s.SecretKey)
-	if err != nil {
-		return fmt.Errorf("HOOKSTREAM_SECRET_KEY: %w", err)
-	}
-	eg, err := s.egressConfig()
+	key, eg, err := s.secretsAndEgress()
 	if err != nil {
 		return err
 	}
