@@ -28,9 +28,7 @@ import (
 // runSender is `hookstream sender`: deliveries → signed HTTP requests → attempts. It needs no
 // PostgreSQL (R28).
 func runSender(ctx context.Context, args []string, out io.Writer) error {
-	return runComponent(ctx, "sender", args, out, false, func(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, _ *pgxpool.Pool) error {
-		return runSenderWith(ctx, s, log, reg)
-	})
+	return runComponent(ctx, "sender", args, out, false, runSenderWith)
 }
 
 // secretsAndEgress are what the commands that reach endpoints (admin, sender) read alike: the
@@ -75,7 +73,8 @@ func (s settings) retryConfig(log *slog.Logger, reg prometheus.Registerer) retry
 	return cfg
 }
 
-func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer) error {
+// runSenderWith is a componentRun that takes no pool.
+func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, _ *pgxpool.Pool) error {
 	key, eg, err := s.secretsAndEgress()
 	if err != nil {
 		return err
