@@ -41,10 +41,10 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/hookstream/hookstream/internal/commalist"
 	"github.com/hookstream/hookstream/internal/harness"
 )
 
@@ -157,15 +157,8 @@ func (o options) validate() error {
 	return errors.Join(errs...)
 }
 
-func splitList(v string) []string {
-	var out []string
-	for _, p := range strings.Split(v, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+// splitList reads the comma-separated lists of the flags as hookstream reads its settings'.
+var splitList = commalist.Split
 
 func main() {
 	o := harness.ParseOptions("e2ebench", os.Args[1:], parseOptions)

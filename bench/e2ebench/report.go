@@ -234,9 +234,8 @@ func (t table) header() []string {
 	return h
 }
 
-// writeText prints the tables of rows aligned in columns.
-func writeText(w io.Writer, title string, rows []row) {
-	fmt.Fprintf(w, "\n== %s ==\n", title)
+// eachTable calls write with every table that has lines for rows, in order, and those lines.
+func eachTable(rows []row, write func(t table, lines [][]string)) {
 	for _, t := range tables {
 		var lines [][]string
 		for _, rw := range rows {
@@ -244,36 +243,34 @@ func writeText(w io.Writer, title string, rows []row) {
 				lines = append(lines, c)
 			}
 		}
-		if len(lines) == 0 {
-			continue
+		if len(lines) > 0 {
+			write(t, lines)
 		}
+	}
+}
+
+// writeText prints the tables of rows aligned in columns.
+func writeText(w io.Writer, title string, rows []row) {
+	fmt.Fprintf(w, "\n== %s ==\n", title)
+	eachTable(rows, func(t table, lines [][]string) {
 		fmt.Fprintf(w, "\n%s\n", t.title)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 		for _, l := range append([][]string{t.header()}, lines...) {
 			fmt.Fprintln(tw, strings.Join(l, "\t")+"\t")
 		}
 		tw.Flush()
-	}
+	})
 }
 
 // writeMarkdown writes the tables of rows as Markdown.
 func writeMarkdown(w io.Writer, title string, rows []row) {
 	fmt.Fprintf(w, "\n## %s\n", title)
-	for _, t := range tables {
-		var lines [][]string
-		for _, rw := range rows {
-			if c, ok := t.cells(rw); ok {
-				lines = append(lines, c)
-			}
-		}
-		if len(lines) == 0 {
-			continue
-		}
+	eachTable(rows, func(t table, lines [][]string) {
 		fmt.Fprintf(w, "\n### %s\n\n| %s |\n|%s\n", t.title, strings.Join(t.header(), " | "), strings.Repeat("---|", len(t.header())))
 		for _, l := range lines {
 			fmt.Fprintf(w, "| %s |\n", strings.Join(l, " | "))
 		}
-	}
+	})
 }
 
 // limitLines are the limits of each run and their median, as text lines.

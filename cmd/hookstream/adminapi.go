@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,7 +17,6 @@ import (
 	"github.com/hookstream/hookstream/console"
 	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/probes"
-	"github.com/hookstream/hookstream/internal/secretbox"
 )
 
 // runAdmin is `hookstream admin`: the HTTP API on HOOKSTREAM_ADMIN_ADDR, with the web console
@@ -41,11 +39,7 @@ func runAdmin(ctx context.Context, args []string, out io.Writer) error {
 // and runs the extra components alongside until ctx ends or one fails.
 func serveAdmin(ctx context.Context, s settings, log *slog.Logger, reg *prometheus.Registry, pool *pgxpool.Pool,
 	components map[string]func(context.Context) error) error {
-	key, err := secretbox.ParseKey(s.SecretKey)
-	if err != nil {
-		return fmt.Errorf("HOOKSTREAM_SECRET_KEY: %w", err)
-	}
-	eg, err := s.egressConfig()
+	key, eg, err := s.secretsAndEgress()
 	if err != nil {
 		return err
 	}
@@ -88,18 +82,7 @@ func serveAdmin(ctx context.Context, s settings, log *slog.Logger, reg *promethe
 	log.Info("admin API listening", "addr", "http://"+ln.Addr().String())
 
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	})
-	g.Go(func() error {
-		<-gctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		return srv.Shutdown(sctx)
-	})
+	serveHTTP(gctx, g, srv, ln, 10*time.Second)
 	g.Go(func() error { return api.Run(gctx) })
 	for name, run := range components {
 		g.Go(func() error {

@@ -93,12 +93,20 @@ func runAPICommand(ctx context.Context, name, usage string, subs []apiSubcommand
 	return &usageError{err: fmt.Errorf("%s: unknown subcommand %q, want %s", name, args[0], want), help: usage}
 }
 
+// runPlainAPICommand runs an API command without subcommands (feed, replay): flags adds its own
+// flags and returns what runs it, as an apiSubcommand's.
+func runPlainAPICommand(ctx context.Context, name, usage string, flags func(fs *commandFlags) func(context.Context, *apiSession, []string) error, args []string, out io.Writer) error {
+	fs := flagsOf(name)
+	fs.usage = usage
+	return runAPISubcommand(ctx, fs, name, apiSubcommand{flags: flags}, args, out)
+}
+
 // runAPISubcommand parses the flags of sc (with --partner and --output) from args and runs it
 // as the command line `hookstream <title>`.
 func runAPISubcommand(ctx context.Context, fs *commandFlags, title string, sc apiSubcommand, args []string, out io.Writer) error {
 	partner := fs.String("partner", "", "the partner; empty: the API key's own, or the deployment's only partner")
 	output := "table"
-	fs.Var((*outputValue)(&output), "output", "json or table")
+	fs.Var(choice(&output, "json", "table"), "output", "json or table")
 	runSub := sc.flags(fs)
 	s, positional, err := fs.parseWithArgs(args, out, len(sc.args))
 	if err != nil {
@@ -112,11 +120,7 @@ func runAPISubcommand(ctx context.Context, fs *commandFlags, title string, sc ap
 			return fs.usageError(err)
 		}
 	}
-	s, *partner, err = withConfigFile(fs, s, *partner)
-	if err != nil {
-		return fmt.Errorf("%s: %w", title, err)
-	}
-	api, err := newAPISession(ctx, s, *partner, output, out)
+	_, api, err := openAPISession(ctx, fs, s, *partner, output, out)
 	if err != nil {
 		return fmt.Errorf("%s: %w", title, err)
 	}
@@ -132,6 +136,17 @@ type apiSession struct {
 	partner string
 	json    bool
 	out     io.Writer
+}
+
+// openAPISession completes s with the config file, then opens the API session of partner (see
+// newAPISession); it returns the completed settings.
+func openAPISession(ctx context.Context, fs *commandFlags, s settings, partner, output string, out io.Writer) (settings, *apiSession, error) {
+	s, partner, err := withConfigFile(fs, s, partner)
+	if err != nil {
+		return s, nil, err
+	}
+	api, err := newAPISession(ctx, s, partner, output, out)
+	return s, api, err
 }
 
 // newAPISession makes the client with the token the settings give and finds the partner.
@@ -177,6 +192,13 @@ func (a *apiSession) onlyPartner(ctx context.Context) (string, error) {
 	for _, p := range list.JSON200.Data {
 		ids = append(ids, p.ID)
 	}
+	return onlyPartner(ids)
+}
+
+// onlyPartner is the deployment's only partner, given the first six of its partners' ids (the
+// six show whether there are more than five to list); otherwise it says why there is none to
+// pick.
+func onlyPartner(ids []string) (string, error) {
 	switch {
 	case len(ids) == 1:
 		return ids[0], nil
@@ -440,21 +462,3 @@ func timeOrDash(t *time.Time) string {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// outputValue is json or table.
-type outputValue string
-
-func (v *outputValue) Set(s string) error {
-	if s != "json" && s != "table" {
-		return errors.New("want json or table")
-	}
-	*v = outputValue(s)
-	return nil
-}
-func (v *outputValue) String() string {
-	if v == nil {
-		return ""
-	}
-	return string(*v)
-}
-func (*outputValue) typeName() string { return "json|table" }

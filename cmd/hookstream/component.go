@@ -73,18 +73,7 @@ func serveComponent(ctx context.Context, log *slog.Logger, addr string, run func
 		}
 		srv := &http.Server{Handler: probes.Handler(reg, checks...), ReadHeaderTimeout: 10 * time.Second}
 		log.Info("probes and metrics listening", "addr", "http://"+ln.Addr().String())
-		g.Go(func() error {
-			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
-		})
-		g.Go(func() error {
-			<-gctx.Done()
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			return srv.Shutdown(sctx)
-		})
+		serveHTTP(gctx, g, srv, ln, 5*time.Second)
 	}
 	g.Go(func() error {
 		err := run(gctx, reg)
@@ -98,4 +87,20 @@ func serveComponent(ctx context.Context, log *slog.Logger, addr string, run func
 		return nil
 	}
 	return err
+}
+
+// serveHTTP serves srv on ln in g, and shuts it down, within grace, once ctx (g's) ends.
+func serveHTTP(ctx context.Context, g *errgroup.Group, srv *http.Server, ln net.Listener, grace time.Duration) {
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), grace)
+		defer cancel()
+		return srv.Shutdown(sctx)
+	})
 }

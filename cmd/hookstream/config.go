@@ -21,6 +21,7 @@ import (
 
 	"github.com/hookstream/hookstream/admin"
 	"github.com/hookstream/hookstream/cdc"
+	"github.com/hookstream/hookstream/internal/commalist"
 	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -117,7 +118,7 @@ var variables = []variable{
 	{"HOOKSTREAM_DEV_KAFKA_PORT", "dev-kafka-port", "19192", "port of the embedded Kafka of dev, on 127.0.0.1",
 		func(s *settings) flag.Value { return (*intValue)(&s.DevKafkaPort) }},
 	{"HOOKSTREAM_LOG_FORMAT", "log-format", "json", "log format: json or text",
-		func(s *settings) flag.Value { return (*logFormatValue)(&s.LogFormat) }},
+		func(s *settings) flag.Value { return choice(&s.LogFormat, "json", "text") }},
 	{"HOOKSTREAM_LOG_LEVEL", "log-level", "info", "least level logged: debug, info, warn or error; debug adds the Kafka client's own log of each transaction, metadata refresh, produce error and retry",
 		func(s *settings) flag.Value { return (*logLevelValue)(&s.LogLevel) }},
 	{"HOOKSTREAM_CDC_SLOT", "cdc-slot", "hookstream", "logical replication slot of cdc (one per hookstream database)",
@@ -151,7 +152,9 @@ var variables = []variable{
 	{"HOOKSTREAM_FAILING_DISABLE_AFTER", "failing-disable-after", "120h", "an endpoint failing this long with no success is disabled (endpoint.disabled)",
 		func(s *settings) flag.Value { return (*positiveDurationValue)(&s.FailingDisable) }},
 	{"HOOKSTREAM_TRACES_EXPORTER", "traces-exporter", "none", "none, or otlp to export OpenTelemetry traces of every event's hops over OTLP/HTTP; the standard OTEL_EXPORTER_OTLP_* variables (endpoint, default http://localhost:4318; headers; timeout; TLS), OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES and OTEL_TRACES_SAMPLER configure it",
-		func(s *settings) flag.Value { return (*exporterValue)(&s.TracesExporter) }},
+		func(s *settings) flag.Value {
+			return choice(&s.TracesExporter, tracing.ExporterNone, tracing.ExporterOTLP)
+		}},
 	{"HOOKSTREAM_METRICS_ADDR", "metrics-addr", "127.0.0.1:9464", "probe and metrics address of a component command; empty disables",
 		func(s *settings) flag.Value { return (*stringValue)(&s.MetricsAddr) }},
 	{"HOOKSTREAM_LIMIT_ENDPOINTS", "limit-endpoints", strconv.Itoa(admin.DefaultLimits().Endpoints), "most endpoints one partner may have",
@@ -458,20 +461,10 @@ func (s settings) logger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(os.Stderr, opts))
 }
 
-func splitList(v string) []string {
-	var out []string
-	for _, p := range strings.Split(v, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // parsePorts reads "443,8443,9000-9100".
 func parsePorts(v string) ([]int, error) {
 	var out []int
-	for _, part := range splitList(v) {
+	for _, part := range commalist.Split(v) {
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err1 := strconv.Atoi(lo)
 		b := a

@@ -28,9 +28,18 @@ import (
 // runSender is `hookstream sender`: deliveries → signed HTTP requests → attempts. It needs no
 // PostgreSQL (R28).
 func runSender(ctx context.Context, args []string, out io.Writer) error {
-	return runComponent(ctx, "sender", args, out, false, func(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, _ *pgxpool.Pool) error {
-		return runSenderWith(ctx, s, log, reg)
-	})
+	return runComponent(ctx, "sender", args, out, false, runSenderWith)
+}
+
+// secretsAndEgress are what the commands that reach endpoints (admin, sender) read alike: the
+// secret key that seals the endpoints' signing secrets, and the egress policy.
+func (s settings) secretsAndEgress() (secretbox.Key, egress.Config, error) {
+	key, err := secretbox.ParseKey(s.SecretKey)
+	if err != nil {
+		return key, egress.Config{}, fmt.Errorf("HOOKSTREAM_SECRET_KEY: %w", err)
+	}
+	eg, err := s.egressConfig()
+	return key, eg, err
 }
 
 func (s settings) egressConfig() (egress.Config, error) {
@@ -64,12 +73,9 @@ func (s settings) retryConfig(log *slog.Logger, reg prometheus.Registerer) retry
 	return cfg
 }
 
-func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer) error {
-	key, err := secretbox.ParseKey(s.SecretKey)
-	if err != nil {
-		return fmt.Errorf("HOOKSTREAM_SECRET_KEY: %w", err)
-	}
-	eg, err := s.egressConfig()
+// runSenderWith is a componentRun that takes no pool.
+func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, _ *pgxpool.Pool) error {
+	key, eg, err := s.secretsAndEgress()
 	if err != nil {
 		return err
 	}

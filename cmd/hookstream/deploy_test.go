@@ -21,6 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hookstream/hookstream/egress"
+	"github.com/hookstream/hookstream/internal/commalist"
 	"github.com/hookstream/hookstream/internal/secretbox"
 )
 
@@ -760,7 +761,7 @@ func checkSenderPolicy(t *testing.T, policies []k8sObject, senderLabels map[stri
 		t.Fatal(err)
 	}
 	var brokerPorts []int
-	for _, b := range splitList(brokers) {
+	for _, b := range commalist.Split(brokers) {
 		brokerPorts = append(brokerPorts, portOf(t, "kafka-brokers", b))
 	}
 

@@ -102,14 +102,14 @@ func runDev(ctx context.Context, args []string, out io.Writer) error {
 	}
 	platform := reseller.New(pool, reseller.Config{Logger: log.With("component", "reseller")})
 	log.Info("reseller reference platform", "url", "http://"+s.ResellerAddr)
-	err = serveAdmin(ctx, s, log, reg, pool, map[string]func(context.Context) error{
+	components := map[string]func(context.Context) error{
 		"reseller": func(ctx context.Context) error { return platform.Serve(ctx, s.ResellerAddr) },
 		"cdc":      pipeline.Run,
-		"fanout":   func(ctx context.Context) error { return runFanoutWith(ctx, s, log, reg) },
-		"recorder": func(ctx context.Context) error { return runRecorderWith(ctx, s, log, reg, pool) },
-		"sender":   func(ctx context.Context) error { return runSenderWith(ctx, s, log, reg) },
-		"retry":    func(ctx context.Context) error { return runRetryWith(ctx, s, log, reg, pool) },
-	})
+	}
+	for name, run := range map[string]componentRun{"fanout": runFanoutWith, "recorder": runRecorderWith, "sender": runSenderWith, "retry": runRetryWith} {
+		components[name] = func(ctx context.Context) error { return run(ctx, s, log, reg, pool) }
+	}
+	err = serveAdmin(ctx, s, log, reg, pool, components)
 	log.Info("stopped")
 	return err
 }

@@ -25,9 +25,7 @@ events at the end, until interrupted; it then prints the cursor to resume from.
 const feedWait = time.Second
 
 func runFeed(ctx context.Context, args []string, out io.Writer) error {
-	fs := flagsOf("feed")
-	fs.usage = feedUsage
-	return runAPISubcommand(ctx, fs, "feed", apiSubcommand{flags: feedFlags}, args, out)
+	return runPlainAPICommand(ctx, "feed", feedUsage, feedFlags, args, out)
 }
 
 func feedFlags(fs *commandFlags) func(context.Context, *apiSession, []string) error {

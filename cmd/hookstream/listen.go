@@ -68,11 +68,7 @@ func runListen(ctx context.Context, args []string, out io.Writer) error {
 	if u, err := url.Parse(*forwardTo); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fs.usageError(fmt.Errorf("--forward-to %q is not an http or https URL", *forwardTo))
 	}
-	s, *partner, err = withConfigFile(fs, s, *partner)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	api, err := newAPISession(ctx, s, *partner, "table", out)
+	s, api, err := openAPISession(ctx, fs, s, *partner, "table", out)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}

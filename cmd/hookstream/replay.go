@@ -38,9 +38,7 @@ const (
 )
 
 func runReplay(ctx context.Context, args []string, out io.Writer) error {
-	fs := flagsOf("replay")
-	fs.usage = replayUsage
-	return runAPISubcommand(ctx, fs, "replay", apiSubcommand{flags: replayFlags}, args, out)
+	return runPlainAPICommand(ctx, "replay", replayUsage, replayFlags, args, out)
 }
 
 func replayFlags(fs *commandFlags) func(context.Context, *apiSession, []string) error {

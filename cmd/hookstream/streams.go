@@ -23,13 +23,11 @@ import (
 
 // runFanout is `hookstream fanout`: events → deliveries, in a consumer group.
 func runFanout(ctx context.Context, args []string, out io.Writer) error {
-	return runComponent(ctx, "fanout", args, out, false, func(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, _ *pgxpool.Pool) error {
-		return runFanoutWith(ctx, s, log, reg)
-	})
+	return runComponent(ctx, "fanout", args, out, false, runFanoutWith)
 }
 
-// runFanoutWith runs an endpoint view and fanout over it until ctx ends.
-func runFanoutWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer) error {
+// runFanoutWith runs an endpoint view and fanout over it until ctx ends; it takes no pool.
+func runFanoutWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, _ *pgxpool.Pool) error {
 	view, err := endpoints.NewView(endpoints.ViewConfig{Brokers: s.KafkaBrokers, Topic: topics.For(s.TopicPrefix).Endpoints, Logger: log,
 		Registerer: reg, Name: "fanout"})
 	if err != nil {

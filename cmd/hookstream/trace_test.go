@@ -99,8 +99,8 @@ func (p *tracePipeline) start(t *testing.T) (stop func()) {
 	var stops []func()
 	for name, run := range map[string]func(context.Context) error{
 		"cdc":      c.Run,
-		"fanout":   func(ctx context.Context) error { return runFanoutWith(ctx, p.s, log, reg) },
-		"sender":   func(ctx context.Context) error { return runSenderWith(ctx, p.s, log, reg) },
+		"fanout":   func(ctx context.Context) error { return runFanoutWith(ctx, p.s, log, reg, nil) },
+		"sender":   func(ctx context.Context) error { return runSenderWith(ctx, p.s, log, reg, nil) },
 		"retry":    func(ctx context.Context) error { return runRetryWith(ctx, p.s, log, reg, p.db.Pool) },
 		"recorder": func(ctx context.Context) error { return runRecorderWith(ctx, p.s, log, reg, p.db.Pool) },
 	} {

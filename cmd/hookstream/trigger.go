@@ -89,13 +89,9 @@ func triggerPartner(ctx context.Context, conn *pgx.Conn, given string) (string, 
 	if err != nil {
 		return "", fmt.Errorf("trigger: list partners: %w", err)
 	}
-	switch {
-	case len(ids) == 1:
-		return ids[0], nil
-	case len(ids) == 0:
-		return "", errors.New("trigger: the deployment has no partner yet (POST /v1/partners creates one)")
-	case len(ids) > 5:
-		ids = append(ids[:5], "…")
+	id, err := onlyPartner(ids)
+	if err != nil {
+		return "", fmt.Errorf("trigger: %w", err)
 	}
-	return "", fmt.Errorf("trigger: the deployment has several partners (%s): name one with --partner", strings.Join(ids, ", "))
+	return id, nil
 }

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/hookstream/hookstream/egress"
+	"github.com/hookstream/hookstream/internal/commalist"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
-	"github.com/hookstream/hookstream/internal/tracing"
 )
 
 // The typed flag values of the settings. Each Set says what it expected; the flag package puts
@@ -92,18 +92,13 @@ func (v *positiveDurationValue) Set(s string) error {
 	*v = positiveDurationValue(d)
 	return nil
 }
-func (v *positiveDurationValue) String() string {
-	if v == nil {
-		return "0s"
-	}
-	return time.Duration(*v).String()
-}
+func (v *positiveDurationValue) String() string { return (*durationValue)(v).String() }
 func (*positiveDurationValue) typeName() string { return "duration" }
 
 // listValue is a comma-separated list; blanks around items and empty items are dropped.
 type listValue []string
 
-func (v *listValue) Set(s string) error { *v = splitList(s); return nil }
+func (v *listValue) Set(s string) error { *v = commalist.Split(s); return nil }
 func (v *listValue) String() string {
 	if v == nil {
 		return ""
@@ -140,7 +135,7 @@ type scheduleValue []time.Duration
 
 func (v *scheduleValue) Set(s string) error {
 	var out []time.Duration
-	for _, item := range splitList(s) {
+	for _, item := range commalist.Split(s) {
 		d, err := time.ParseDuration(item)
 		if err != nil || d <= 0 {
 			return errors.New(strconv.Quote(item) + " is not a positive duration; want a list such as 5s,1m,1h")
@@ -162,23 +157,30 @@ func (v *scheduleValue) String() string {
 }
 func (*scheduleValue) typeName() string { return "durations" }
 
-// logFormatValue is json or text.
-type logFormatValue string
+// choiceValue is one of a few words, such as json or text.
+type choiceValue struct {
+	v     *string
+	words []string
+}
 
-func (v *logFormatValue) Set(s string) error {
-	if s != "json" && s != "text" {
-		return errors.New("want json or text")
+// choice is a flag value that sets *v to one of words.
+func choice(v *string, words ...string) *choiceValue { return &choiceValue{v: v, words: words} }
+
+func (c *choiceValue) Set(s string) error {
+	if !slices.Contains(c.words, s) {
+		last := len(c.words) - 1
+		return fmt.Errorf("want %s or %s", strings.Join(c.words[:last], ", "), c.words[last])
 	}
-	*v = logFormatValue(s)
+	*c.v = s
 	return nil
 }
-func (v *logFormatValue) String() string {
-	if v == nil {
+func (c *choiceValue) String() string {
+	if c == nil || c.v == nil {
 		return ""
 	}
-	return string(*v)
+	return *c.v
 }
-func (*logFormatValue) typeName() string { return "json|text" }
+func (c *choiceValue) typeName() string { return strings.Join(c.words, "|") }
 
 // logLevelValue is the least level of the process's log: debug, info, warn or error.
 type logLevelValue slog.Level
@@ -270,7 +272,7 @@ func (v *proxiesValue) Set(s string) error {
 
 func parseProxies(s string) (map[string]*url.URL, error) {
 	out := map[string]*url.URL{}
-	for _, item := range splitList(s) {
+	for _, item := range commalist.Split(s) {
 		name, raw, ok := strings.Cut(item, "=")
 		if !ok || !egress.ValidProxyName(name) {
 			return nil, fmt.Errorf("%q is not name=http://host:port with a name of lowercase letters, digits, _ and -", truncateSetting(item))
@@ -324,21 +326,3 @@ func truncateSetting(s string) string {
 	}
 	return s
 }
-
-// exporterValue is none or otlp (tracing.ExporterNone, tracing.ExporterOTLP).
-type exporterValue string
-
-func (v *exporterValue) Set(s string) error {
-	if s != tracing.ExporterNone && s != tracing.ExporterOTLP {
-		return fmt.Errorf("want %s or %s", tracing.ExporterNone, tracing.ExporterOTLP)
-	}
-	*v = exporterValue(s)
-	return nil
-}
-func (v *exporterValue) String() string {
-	if v == nil {
-		return ""
-	}
-	return string(*v)
-}
-func (*exporterValue) typeName() string { return "none|otlp" }

@@ -175,27 +175,22 @@ HBA
 	url
 }
 
-down() {
+# stop_server stops the cluster with pg_ctl's shutdown mode $1 and then says $2.
+stop_server() {
 	local bin
 	if ! bin=$(find_bindir); then say "no PostgreSQL binaries; nothing to stop"; return 0; fi
 	if is_running "$bin"; then
-		as_owner "$bin/pg_ctl" -D "$pgdata" -m fast -w -t 60 stop >/dev/null
-		say "stopped"
+		as_owner "$bin/pg_ctl" -D "$pgdata" -m "$1" -w -t 60 stop >/dev/null
+		say "$2"
 	else
 		say "not running"
 	fi
 }
 
-crash() {
-	local bin
-	if ! bin=$(find_bindir); then say "no PostgreSQL binaries; nothing to stop"; return 0; fi
-	if is_running "$bin"; then
-		as_owner "$bin/pg_ctl" -D "$pgdata" -m immediate -w -t 60 stop >/dev/null
-		say "stopped immediately"
-	else
-		say "not running"
-	fi
-}
+down() { stop_server fast "stopped"; }
+
+# crash stops the cluster without a checkpoint, as a power cut does.
+crash() { stop_server immediate "stopped immediately"; }
 
 status() {
 	local bin

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hookstream/hookstream/internal/harness"
+	"github.com/hookstream/hookstream/internal/localinfra"
 )
 
 // kinds are the long-running commands, in start order; each runs twice but admin.
@@ -81,7 +82,7 @@ func newInstance(bin, logDir, kind string, n int, vars map[string]string, adminA
 		in.probe = "http://" + adminAddr // the admin command serves its probes beside the API
 		own["HOOKSTREAM_METRICS_ADDR"] = ""
 	} else {
-		port, err := freePort(1)
+		port, err := localinfra.FreePorts(1)
 		if err != nil {
 			return nil, err
 		}

@@ -6,7 +6,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"syscall"
+
+	"github.com/hookstream/hookstream/internal/localinfra"
 )
 
 // The broker and the cluster are daemons of their scripts, so Pdeathsig cannot tie them to this
@@ -23,16 +24,7 @@ func startGuard(inf *infra) (io.Closer, error) {
 	cmd := exec.Command(self, "-guard", "-repo", inf.repo, "-dir", inf.dir,
 		"-guard-pg-port", fmt.Sprint(inf.pgPort), "-guard-kafka-port", fmt.Sprint(inf.kafkaPort))
 	cmd.Stdout, cmd.Stderr = inf.log, inf.log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a terminal's Ctrl-C is ours to handle, not its
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, fmt.Errorf("guard: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("guard: %w", err)
-	}
-	go func() { _ = cmd.Wait() }()
-	return stdin, nil
+	return localinfra.StartGuard(cmd)
 }
 
 // guard is the body of -guard: wait for stdin to close, then kill the broker and stop the

@@ -6,15 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/hookstream/hookstream/internal/localinfra"
 )
 
 // infra is the run's own PostgreSQL cluster and Kafka broker: deploy/local/pg.sh and
@@ -33,37 +31,15 @@ const scriptTimeout = 3 * time.Minute
 
 // newInfra picks free ports for a cluster and a broker whose data live under dir.
 func newInfra(repo, dir string, log io.Writer) (*infra, error) {
-	pg, err := freePort(1)
+	pg, err := localinfra.FreePorts(1)
 	if err != nil {
 		return nil, err
 	}
-	kafka, err := freePort(2)
+	kafka, err := localinfra.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
 	return &infra{repo: repo, dir: dir, pgPort: pg, kafkaPort: kafka, log: log}, nil
-}
-
-// freePort finds a port p on 127.0.0.1 such that p … p+n-1 are free, below the kernel's
-// ephemeral range (32768 and up on Linux by default). PostgreSQL and the broker are stopped and
-// started again on their ports during the run: an ephemeral port can meanwhile be taken as the
-// source port of some client's connection (the restarted service then cannot bind), while a
-// port below that range is only ever taken by a listener.
-func freePort(n int) (int, error) {
-	for range 100 {
-		p := 20000 + rand.IntN(12000-n) // [20000, 32000)
-		ok := true
-		for i := 0; i < n && ok; i++ {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+i))
-			if ok = err == nil; ok {
-				l.Close()
-			}
-		}
-		if ok {
-			return p, nil
-		}
-	}
-	return 0, fmt.Errorf("free port: no run of %d free ports", n)
 }
 
 // databaseURL is the URL of the cluster's hookstream database.
@@ -77,31 +53,11 @@ func (i *infra) brokers() []string { return []string{fmt.Sprintf("127.0.0.1:%d",
 // script runs one action of deploy/<path> for this run's services, within scriptTimeout, its
 // output appended to the infra log.
 func (i *infra) script(ctx context.Context, path, action string) error {
-	ctx, cancel := context.WithTimeout(ctx, scriptTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(i.repo, "deploy", path), action)
-	cmd.Env = append(os.Environ(),
-		"HOOKSTREAM_DATA_DIR="+i.dir,
-		fmt.Sprintf("PG_PORT=%d", i.pgPort),
-		fmt.Sprintf("KAFKA_PORT=%d", i.kafkaPort),
-		"KAFKA_LIBS="+kafkaLibs(i.repo))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	fmt.Fprintf(i.log, "%s %s %s:\n%s", time.Now().Format(time.RFC3339Nano), path, action, out.String())
-	if err != nil {
-		return fmt.Errorf("%s %s: %w\n%s", path, action, err, out.String())
-	}
-	return nil
-}
-
-// kafkaLibs is where `make kafka-up` keeps the broker's jars: under HOOKSTREAM_DATA_DIR when it
-// is set, as deploy/kafka/kafka.sh does, else under the checkout's .data.
-func kafkaLibs(repo string) string {
-	if d := os.Getenv("HOOKSTREAM_DATA_DIR"); d != "" {
-		return filepath.Join(d, "kafka", "libs")
-	}
-	return filepath.Join(repo, ".data", "kafka", "libs")
+	_, err := localinfra.Scripts{
+		Repo: i.repo, Dir: i.dir, Log: i.log, Timeout: scriptTimeout,
+		Vars: []string{fmt.Sprintf("PG_PORT=%d", i.pgPort), fmt.Sprintf("KAFKA_PORT=%d", i.kafkaPort)},
+	}.Run(ctx, path, action)
+	return err
 }
 
 // up starts the cluster and the broker.
@@ -133,15 +89,8 @@ func (i *infra) killBroker() error {
 	if err != nil {
 		return err
 	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		return fmt.Errorf("kill broker pid %d: %w", pid, err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("broker pid %d survived SIGKILL for 30 s", pid)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := localinfra.Kill(pid); err != nil {
+		return fmt.Errorf("broker: %w", err)
 	}
 	return nil
 }
@@ -161,17 +110,4 @@ func (i *infra) brokerPID() (int, error) {
 		return 0, fmt.Errorf("broker pid %d is not a running Kafka broker", pid)
 	}
 	return pid, nil
-}
-
-// alive says whether pid runs and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
 }

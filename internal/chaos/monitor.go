@@ -33,27 +33,22 @@ type monitor struct {
 }
 
 func (m *monitor) run(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	at := time.Now()
+	for harness.Sleep(ctx, every) == nil {
 		sums, missed := harness.ScrapeSums(ctx, m.cluster.metricsURLs(), "hookstream_")
-		m.log("pipeline: %s (%d processes did not answer)", m.line(sums, every), missed)
-		m.last = sums
+		now := time.Now()
+		m.log("pipeline: %s (%d processes did not answer)", m.line(sums, now.Sub(at)), missed)
+		m.last, at = sums, now
 	}
 }
 
-// line describes sums against the previous scrape: rates per second, and gauges.
-func (m *monitor) line(now harness.Sums, every time.Duration) string {
+// line describes sums against the previous scrape, elapsed ago: rates per second, and gauges.
+func (m *monitor) line(now harness.Sums, elapsed time.Duration) string {
 	rate := func(k string) float64 {
 		if m.last == nil {
 			return 0
 		}
-		return (now[k] - m.last[k]) / every.Seconds()
+		return (now[k] - m.last[k]) / elapsed.Seconds()
 	}
 	outcomes := func(metric, label string) string {
 		var parts []string

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookstream/hookstream/internal/harness"
 	"github.com/hookstream/hookstream/internal/ledger"
+	"github.com/hookstream/hookstream/internal/localinfra"
 	"github.com/hookstream/hookstream/internal/scratch"
 )
 
@@ -201,7 +202,7 @@ func (s *session) startHookstream(ctx context.Context) error {
 // configure makes the installation's shared variables and admin client, migrates the database
 // and creates the topics.
 func (s *session) configure(ctx context.Context) (vars map[string]string, adminAddr string, err error) {
-	port, err := freePort(1)
+	port, err := localinfra.FreePorts(1)
 	if err != nil {
 		return nil, "", err
 	}

@@ -1,23 +1,19 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/internal/localinfra"
 )
 
 // Nodes is the number of brokers of the cluster.
@@ -29,21 +25,21 @@ const scriptTimeout = 4 * time.Minute
 
 // Brokers is a running three-node cluster started by deploy/kafka/kafka.sh cluster.
 type Brokers struct {
-	repo, dir, libs string
-	port            int // node n listens on port+2(n-1), its controller on the port after
-	log             io.Writer
-	guard           io.Closer
+	scripts localinfra.Scripts
+	port    int // node n listens on port+2(n-1), its controller on the port after
+	guard   io.Closer
 }
 
 // Start starts a cluster of Nodes brokers on free loopback ports with its data under dir,
 // sharing the broker jars of the checkout at repo (resolved by Maven on first use). log gets
 // the script's output. A guard process stops the cluster if this program dies without Stop.
 func Start(ctx context.Context, repo, dir string, log io.Writer) (*Brokers, error) {
-	port, err := freePorts(2 * Nodes)
+	port, err := localinfra.FreePorts(2 * Nodes)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	b := &Brokers{repo: repo, dir: dir, libs: kafkaLibs(repo), port: port, log: log}
+	b := &Brokers{port: port, scripts: localinfra.Scripts{Repo: repo, Dir: dir, Log: log, Timeout: scriptTimeout,
+		Vars: []string{fmt.Sprintf("KAFKA_CLUSTER_PORT=%d", port)}}}
 	if b.guard, err = b.startGuard(); err != nil {
 		return nil, err
 	}
@@ -52,34 +48,6 @@ func Start(ctx context.Context, repo, dir string, log io.Writer) (*Brokers, erro
 		return nil, err
 	}
 	return b, nil
-}
-
-// kafkaLibs is where `make kafka-up` keeps the broker's jars, as deploy/kafka/kafka.sh does.
-func kafkaLibs(repo string) string {
-	if d := os.Getenv("HOOKSTREAM_DATA_DIR"); d != "" {
-		return filepath.Join(d, "kafka", "libs")
-	}
-	return filepath.Join(repo, ".data", "kafka", "libs")
-}
-
-// freePorts finds a port p on 127.0.0.1 such that p … p+n-1 are free, below the kernel's
-// ephemeral range: a killed broker is started again on its ports, which meanwhile no outgoing
-// connection can have taken as its source port.
-func freePorts(n int) (int, error) {
-	for range 100 {
-		p := 20000 + rand.IntN(12000-n)
-		ok := true
-		for i := 0; i < n && ok; i++ {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+i))
-			if ok = err == nil; ok {
-				l.Close()
-			}
-		}
-		if ok {
-			return p, nil
-		}
-	}
-	return 0, fmt.Errorf("cluster: no run of %d free ports", n)
 }
 
 // Addrs are the brokers' addresses, node 1 first.
@@ -94,42 +62,24 @@ func (b *Brokers) Addrs() []string {
 // script runs `kafka.sh cluster args...` for this cluster within scriptTimeout and returns its
 // standard output; everything it prints also goes to the log.
 func (b *Brokers) script(ctx context.Context, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, scriptTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(b.repo, "deploy", "kafka", "kafka.sh"), "cluster"}, args...)...)
-	cmd.Env = b.env()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	fmt.Fprintf(b.log, "%s kafka.sh cluster %s:\n%s%s", time.Now().Format(time.RFC3339Nano), strings.Join(args, " "), stdout.String(), stderr.String())
+	out, err := b.scripts.Run(ctx, "kafka/kafka.sh", append([]string{"cluster"}, args...)...)
 	if err != nil {
-		return "", fmt.Errorf("kafka.sh cluster %s: %w\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+		return "", fmt.Errorf("cluster: %w", err)
 	}
-	return stdout.String(), nil
+	return out, nil
 }
 
-func (b *Brokers) env() []string {
-	return append(os.Environ(), "HOOKSTREAM_DATA_DIR="+b.dir, fmt.Sprintf("KAFKA_CLUSTER_PORT=%d", b.port), "KAFKA_LIBS="+b.libs)
-}
-
-// startGuard starts a shell that waits for its standard input to close (this program ends,
-// however it ends: the kernel closes the pipe) and then stops the cluster. The brokers are
-// daemons of the script, which Pdeathsig cannot tie to this program.
+// startGuard starts a shell that waits for its standard input to close and then stops the
+// cluster.
 func (b *Brokers) startGuard() (io.Closer, error) {
-	script := filepath.Join(b.repo, "deploy", "kafka", "kafka.sh")
-	cmd := exec.Command("bash", "-c", `cat >/dev/null; exec bash "$0" cluster down`, script)
-	cmd.Env = b.env()
+	cmd := exec.Command("bash", "-c", `cat >/dev/null; exec bash "$0" cluster down`, b.scripts.Path("kafka/kafka.sh"))
+	cmd.Env = b.scripts.Env()
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
+	guard, err := localinfra.StartGuard(cmd)
 	if err != nil {
-		return nil, fmt.Errorf("cluster guard: %w", err)
+		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("cluster guard: %w", err)
-	}
-	go func() { _ = cmd.Wait() }()
-	return stdin, nil
+	return guard, nil
 }
 
 // Stop stops every node (SIGTERM, SIGKILL after 10 s) and the guard.
@@ -149,30 +99,10 @@ func (b *Brokers) Kill(n int) error {
 	if err != nil {
 		return fmt.Errorf("cluster: pid of node %d: %q", n, out)
 	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		return fmt.Errorf("cluster: kill node %d (pid %d): %w", n, pid, err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("cluster: node %d (pid %d) survived SIGKILL for 30 s", n, pid)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := localinfra.Kill(pid); err != nil {
+		return fmt.Errorf("cluster: node %d: %w", n, err)
 	}
 	return nil
-}
-
-// alive says whether pid runs and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
 }
 
 // StartNode starts node n again with its data and waits until it answers.
@@ -241,42 +171,50 @@ func (b *Brokers) admin() (*kadm.Client, func(), error) {
 	return kadm.NewClient(cl), cl.Close, nil
 }
 
-// Leader returns the node (1 … Nodes) leading partition 0 of topic.
-func (b *Brokers) Leader(ctx context.Context, topic string) (int, error) {
+// ask calls query with an admin client on the cluster and ctx bounded to 10 s.
+func (b *Brokers) ask(ctx context.Context, query func(context.Context, *kadm.Client) error) error {
 	adm, done, err := b.admin()
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer done()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	details, err := adm.ListTopics(ctx, topic)
-	if err != nil {
-		return 0, fmt.Errorf("cluster: leader of %s: %w", topic, err)
-	}
-	p, ok := details[topic].Partitions[0]
-	if !ok || p.Err != nil || p.Leader < 1 {
-		return 0, fmt.Errorf("cluster: %s/0 has no leader", topic)
-	}
-	return int(p.Leader), nil
+	return query(ctx, adm)
+}
+
+// Leader returns the node (1 … Nodes) leading partition 0 of topic.
+func (b *Brokers) Leader(ctx context.Context, topic string) (int, error) {
+	var leader int
+	err := b.ask(ctx, func(ctx context.Context, adm *kadm.Client) error {
+		details, err := adm.ListTopics(ctx, topic)
+		if err != nil {
+			return fmt.Errorf("cluster: leader of %s: %w", topic, err)
+		}
+		p, ok := details[topic].Partitions[0]
+		if !ok || p.Err != nil || p.Leader < 1 {
+			return fmt.Errorf("cluster: %s/0 has no leader", topic)
+		}
+		leader = int(p.Leader)
+		return nil
+	})
+	return leader, err
 }
 
 // Coordinator returns the node (1 … Nodes) coordinating consumer group group.
 func (b *Brokers) Coordinator(ctx context.Context, group string) (int, error) {
-	adm, done, err := b.admin()
-	if err != nil {
-		return 0, err
-	}
-	defer done()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	described, err := adm.DescribeGroups(ctx, group)
-	if err != nil {
-		return 0, fmt.Errorf("cluster: coordinator of %s: %w", group, err)
-	}
-	d, ok := described[group]
-	if !ok || d.Err != nil {
-		return 0, fmt.Errorf("cluster: coordinator of %s: %v", group, d.Err)
-	}
-	return int(d.Coordinator.NodeID), nil
+	var node int
+	err := b.ask(ctx, func(ctx context.Context, adm *kadm.Client) error {
+		described, err := adm.DescribeGroups(ctx, group)
+		if err != nil {
+			return fmt.Errorf("cluster: coordinator of %s: %w", group, err)
+		}
+		d, ok := described[group]
+		if !ok || d.Err != nil {
+			return fmt.Errorf("cluster: coordinator of %s: %v", group, d.Err)
+		}
+		node = int(d.Coordinator.NodeID)
+		return nil
+	})
+	return node, err
 }
