@@ -65,13 +65,12 @@ func NewFailureWindow(cfg FailureWindowConfig, pool *pgxpool.Pool) (*FailureWind
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	set := &metrics.Set{Registerer: cfg.Registerer, Subsystem: "retry"}
 	w := &FailureWindow{cfg: cfg, pool: pool, log: cfg.Logger.With("component", "failure-window"),
-		warned: prometheus.NewCounter(prometheus.CounterOpts{Namespace: metrics.Namespace, Subsystem: "retry", Name: "endpoints_warned_total",
-			Help: "endpoint.failing warnings sent."}),
-		disabled: prometheus.NewCounter(prometheus.CounterOpts{Namespace: metrics.Namespace, Subsystem: "retry", Name: "endpoints_disabled_total",
-			Help: "Endpoints disabled after failing for the whole failure window."}),
+		warned:   set.Counter("endpoints_warned_total", "endpoint.failing warnings sent."),
+		disabled: set.Counter("endpoints_disabled_total", "Endpoints disabled after failing for the whole failure window."),
 	}
-	if err := metrics.Register(cfg.Registerer, w.warned, w.disabled); err != nil {
+	if err := set.Err(); err != nil {
 		return nil, fmt.Errorf("retrytopics: failure window metrics: %w", err)
 	}
 	return w, nil

@@ -99,29 +99,25 @@ func NewFanout(cfg FanoutConfig, view *endpoints.View) (*Fanout, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	ns, sub := metrics.Namespace, "fanout"
+	set := &metrics.Set{Registerer: cfg.Registerer, Subsystem: "fanout"}
 	m := &fanoutMetrics{
-		events: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "events_consumed_total",
-			Help: "Events consumed from the events topic."}),
-		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "deliveries_produced_total",
-			Help: "Delivery records produced, by trigger."}, []string{"trigger"}),
-		unmatched: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "unmatched_events_total",
-			Help: "Events no endpoint receives."}),
-		filtered: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "filtered_deliveries_total",
-			Help: "Deliveries not made because the endpoint's payload filter is false for the event: one per (event, endpoint)."}),
-		invalid: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "invalid_events_total",
-			Help: "Event records that could not be read; sent to the dlq."}),
-		restarts: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "session_restarts_total",
-			Help: "Consumer-producer sessions that failed (broker outage, failed commit) and were started again."}),
-		txns: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "kafka_transactions_total",
-			Help: "Kafka transactions committed (each carries a batch of events' deliveries and its offsets)."}),
-		viewSize: prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "endpoint_view_size",
-			Help: "Endpoints in the fanout's endpoint view."}, func() float64 { return float64(view.Len()) }),
-		catchUp: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "endpoint_view_catch_up_seconds",
-			Help: "Time the endpoint view took to reach the endpoints topic's last stable offset before a batch (view lag).", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}),
+		events:     set.Counter("events_consumed_total", "Events consumed from the events topic."),
+		deliveries: set.CounterVec("deliveries_produced_total", "Delivery records produced, by trigger.", "trigger"),
+		unmatched:  set.Counter("unmatched_events_total", "Events no endpoint receives."),
+		filtered: set.Counter("filtered_deliveries_total",
+			"Deliveries not made because the endpoint's payload filter is false for the event: one per (event, endpoint)."),
+		invalid: set.Counter("invalid_events_total", "Event records that could not be read; sent to the dlq."),
+		txns: set.Counter("kafka_transactions_total",
+			"Kafka transactions committed (each carries a batch of events' deliveries and its offsets)."),
+		restarts: set.Counter("session_restarts_total",
+			"Consumer-producer sessions that failed (broker outage, failed commit) and were started again."),
+		viewSize: set.GaugeFunc("endpoint_view_size", "Endpoints in the fanout's endpoint view.",
+			func() float64 { return float64(view.Len()) }),
+		catchUp: set.Histogram("endpoint_view_catch_up_seconds",
+			"Time the endpoint view took to reach the endpoints topic's last stable offset before a batch (view lag).",
+			prometheus.ExponentialBuckets(0.001, 4, 8)),
 	}
-	if err := metrics.Register(cfg.Registerer, m.events, m.deliveries, m.unmatched, m.filtered, m.invalid, m.txns, m.restarts,
-		m.viewSize, m.catchUp); err != nil {
+	if err := set.Err(); err != nil {
 		return nil, fmt.Errorf("streams: fanout metrics: %w", err)
 	}
 	return &Fanout{cfg: cfg, names: topics.For(cfg.Prefix), view: view, log: cfg.Logger.With("component", "fanout"), metrics: m,

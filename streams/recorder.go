@@ -140,31 +140,25 @@ func NewRecorder(cfg RecorderConfig, pool *pgxpool.Pool) (*Recorder, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	ns, sub := metrics.Namespace, "recorder"
+	set := &metrics.Set{Registerer: cfg.Registerer, Subsystem: "recorder"}
 	m := &recorderMetrics{
-		recorded: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "attempts_recorded_total",
-			Help: "Attempt records written to PostgreSQL (replays included)."}),
-		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "attempts_refused_total",
-			Help: "Attempt records refused and sent to the dlq, by reason."}, []string{"reason"}),
-		disabled: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "endpoints_disabled_total",
-			Help: "Endpoints disabled because the receiver answered 410 Gone."}),
-		expired: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "deliveries_expired_total",
-			Help: "Finished deliveries deleted, with their attempts, after the history retention."}),
-		expiryErr: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "history_expiry_failures_total",
-			Help: "History sweeps that failed; each is tried again at the next sweep interval."}),
-		writeFailures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "batch_write_failures_total",
-			Help: "Tries to store a batch that failed (PostgreSQL or Kafka unreachable); the batch is tried again."}),
-		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "batch_size",
-			Help: "Attempts per PostgreSQL transaction.", Buckets: prometheus.ExponentialBuckets(1, 4, 6)}),
-		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "batch_seconds",
-			Help: "Time to write one batch to PostgreSQL.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}),
-		pendingRows: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "pending_rows_total",
-			Help: "Pending history rows written for deliveries not attempted within the pending delay."}),
-		pendingSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "pending_skipped_total",
-			Help: "Deliveries records given no pending row, by reason (invalid, stale, unstorable)."}, []string{"reason"}),
+		recorded: set.Counter("attempts_recorded_total", "Attempt records written to PostgreSQL (replays included)."),
+		refused:  set.CounterVec("attempts_refused_total", "Attempt records refused and sent to the dlq, by reason.", "reason"),
+		disabled: set.Counter("endpoints_disabled_total", "Endpoints disabled because the receiver answered 410 Gone."),
+		expired: set.Counter("deliveries_expired_total",
+			"Finished deliveries deleted, with their attempts, after the history retention."),
+		expiryErr: set.Counter("history_expiry_failures_total",
+			"History sweeps that failed; each is tried again at the next sweep interval."),
+		writeFailures: set.Counter("batch_write_failures_total",
+			"Tries to store a batch that failed (PostgreSQL or Kafka unreachable); the batch is tried again."),
+		batchSize: set.Histogram("batch_size", "Attempts per PostgreSQL transaction.", prometheus.ExponentialBuckets(1, 4, 6)),
+		latency:   set.Histogram("batch_seconds", "Time to write one batch to PostgreSQL.", prometheus.ExponentialBuckets(0.001, 4, 8)),
+		pendingRows: set.Counter("pending_rows_total",
+			"Pending history rows written for deliveries not attempted within the pending delay."),
+		pendingSkipped: set.CounterVec("pending_skipped_total",
+			"Deliveries records given no pending row, by reason (invalid, stale, unstorable).", "reason"),
 	}
-	if err := metrics.Register(cfg.Registerer, m.recorded, m.refused, m.disabled, m.expired, m.expiryErr, m.writeFailures,
-		m.batchSize, m.latency, m.pendingRows, m.pendingSkipped); err != nil {
+	if err := set.Err(); err != nil {
 		return nil, fmt.Errorf("streams: recorder metrics: %w", err)
 	}
 	return &Recorder{cfg: cfg, pool: pool, names: topics.For(cfg.Prefix), log: cfg.Logger.With("component", "recorder"), metrics: m,

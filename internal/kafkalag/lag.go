@@ -87,19 +87,16 @@ func New(cfg Config) (*Monitor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafkalag: kafka client: %w", err)
 	}
+	// `hookstream dev` runs several components, each with a Monitor, on one registry.
+	set := &metrics.Set{Registerer: cfg.Registerer, Subsystem: "kafka", Shared: true}
 	m := &Monitor{
 		cfg: cfg, cl: cl, adm: kadm.NewClient(cl), log: log,
-		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: metrics.Namespace, Subsystem: "kafka",
-			Name: "consumer_lag_records",
-			Help: "Records of the topic the consumer group has not committed yet, summed over partitions, up to the last stable offset; kept at the last measured value while checks fail."},
-			[]string{"group", "topic"}),
-		failed: prometheus.NewCounter(prometheus.CounterOpts{Namespace: metrics.Namespace, Subsystem: "kafka",
-			Name: "consumer_lag_checks_failed_total",
-			Help: "Consumer lag checks that could not measure every group and topic (broker unreachable, topic missing)."}),
+		lag: set.GaugeVec("consumer_lag_records",
+			"Records of the topic the consumer group has not committed yet, summed over partitions, up to the last stable offset; kept at the last measured value while checks fail.",
+			"group", "topic"),
+		failed: set.Counter("consumer_lag_checks_failed_total",
+			"Consumer lag checks that could not measure every group and topic (broker unreachable, topic missing)."),
 	}
-	// `hookstream dev` runs several components, each with a Monitor, on one registry.
-	m.lag = metrics.Adopt(cfg.Registerer, m.lag)
-	m.failed = metrics.Adopt(cfg.Registerer, m.failed)
 	for _, cs := range cfg.Consumptions {
 		if !slices.Contains(m.groups, cs.Group) {
 			m.groups = append(m.groups, cs.Group)
