@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/metrics"
+	"github.com/hookstream/hookstream/internal/periodic"
 	"github.com/hookstream/hookstream/outbox"
 )
 
@@ -78,18 +79,12 @@ func NewFailureWindow(cfg FailureWindowConfig, pool *pgxpool.Pool) (*FailureWind
 
 // Run checks endpoints every Interval until ctx ends.
 func (w *FailureWindow) Run(ctx context.Context) error {
-	t := time.NewTicker(w.cfg.Interval)
-	defer t.Stop()
-	for {
+	periodic.NowAndEvery(ctx, w.cfg.Interval, func(ctx context.Context) {
 		if err := w.Check(ctx, time.Now()); err != nil && ctx.Err() == nil {
 			w.log.Error("failure window check", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	})
+	return nil
 }
 
 // Check sends the due warnings and disables the endpoints past the window, as of now.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/metrics"
+	"github.com/hookstream/hookstream/internal/periodic"
 )
 
 // DefaultInterval is how often a Monitor measures lag: often enough for a 10-minute alert,
@@ -113,24 +114,15 @@ func (m *Monitor) Close() { m.cl.Close() }
 
 // Run checks at once and then every interval until ctx ends; it always returns nil.
 func (m *Monitor) Run(ctx context.Context) error {
-	t := time.NewTicker(m.cfg.Interval)
-	defer t.Stop()
-	for {
+	periodic.NowAndEvery(ctx, m.cfg.Interval, func(ctx context.Context) {
 		cctx, cancel := context.WithTimeout(ctx, m.cfg.Interval)
 		err := m.Check(cctx)
 		cancel()
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			m.log.Warn("consumer lag check failed; the lag gauges keep their last value", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	})
+	return nil
 }
 
 // Check measures every consumption once and sets its gauge. The consumptions it could not

@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/hookstream/hookstream/internal/metrics"
+	"github.com/hookstream/hookstream/internal/periodic"
 )
 
 // DefaultStuckAfter is how long a transaction may stay open on a partition, with no write of its
@@ -79,14 +80,7 @@ func NewRepairer(adm *kadm.Client, prefix string, stuckAfter time.Duration, log 
 // Run checks every interval until ctx ends. A check that fails is counted and logged, and
 // made again at the next interval.
 func (r *Repairer) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	periodic.Every(ctx, interval, func(ctx context.Context) {
 		cctx, cancel := context.WithTimeout(ctx, interval)
 		_, err := r.Check(cctx)
 		cancel()
@@ -94,7 +88,7 @@ func (r *Repairer) Run(ctx context.Context, interval time.Duration) {
 			r.failures.Inc()
 			r.log.Warn("hanging transactions: check failed; trying again", "in", interval, "err", err)
 		}
-	}
+	})
 }
 
 // Completed is one hanging transaction the Repairer completed.
