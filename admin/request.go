@@ -217,7 +217,9 @@ func page[T any](items []T, limit int, next func(last T) string) list[T] {
 
 // optional is a field of a PATCH body, told apart in its three forms: absent (Set false), null
 // (Set and Null) and a value. It must be held by value, not by pointer: encoding/json sets a nil
-// pointer for null without asking the field, and null would read as absent.
+// pointer for null without asking the field, and null would read as absent. The value is
+// decoded as strictly as request bodies are (unknown fields refused): the body's decoder does
+// not pass that on to a field that decodes itself.
 type optional[T any] struct {
 	Set, Null bool
 	Value     T
@@ -225,9 +227,11 @@ type optional[T any] struct {
 
 func (o *optional[T]) UnmarshalJSON(b []byte) error {
 	o.Set = true
-	if string(b) == "null" {
+	if string(bytes.TrimSpace(b)) == "null" {
 		o.Null = true
 		return nil
 	}
-	return json.Unmarshal(b, &o.Value)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode(&o.Value)
 }
