@@ -75,10 +75,7 @@ func (p *Platform) CreateAPIKey(ctx context.Context, pid, cid, name string) (New
 	key := KeyPrefix + strings.ToLower(keyEncoding.EncodeToString(raw))
 	sum := sha256.Sum256([]byte(key))
 	var k NewAPIKey
-	err := p.change(ctx, func(tx pgx.Tx, emit emitFunc) error {
-		if _, err := lockCustomer(ctx, tx, pid, cid); err != nil {
-			return err
-		}
+	err := p.changeCustomer(ctx, pid, cid, func(tx pgx.Tx, emit emitFunc, _ Customer) error {
 		var err error
 		k.APIKey, err = scanAPIKey(tx.QueryRow(ctx, `INSERT INTO reseller.api_key (id, partner_id, customer_id, name, prefix, key_hash, status)
 			VALUES ($1, $2, $3, $4, $5, $6, 'active') RETURNING `+apiKeyColumns, newID("key"), pid, cid, name, key[:keyPrefixLength], sum[:]))

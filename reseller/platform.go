@@ -67,6 +67,18 @@ func (p *Platform) change(ctx context.Context, fn func(tx pgx.Tx, emit emitFunc)
 
 type emitFunc func(pid, typ string, subject outbox.Subject, data any) error
 
+// changeCustomer is change with the partner's live customer cid locked first (lockCustomer), so
+// the changes of one customer, its balance and budgets, happen one at a time.
+func (p *Platform) changeCustomer(ctx context.Context, pid, cid string, fn func(tx pgx.Tx, emit emitFunc, c Customer) error) error {
+	return p.change(ctx, func(tx pgx.Tx, emit emitFunc) error {
+		c, err := lockCustomer(ctx, tx, pid, cid)
+		if err != nil {
+			return err
+		}
+		return fn(tx, emit, c)
+	})
+}
+
 func newID(prefix string) string { return prefix + "_" + ulid.Make().String() }
 
 // ---- customers ----
@@ -208,11 +220,7 @@ func (p *Platform) UpdateCustomer(ctx context.Context, pid, cid string, in Custo
 		return Customer{}, err
 	}
 	var c Customer
-	err := p.change(ctx, func(tx pgx.Tx, emit emitFunc) error {
-		old, err := lockCustomer(ctx, tx, pid, cid)
-		if err != nil {
-			return err
-		}
+	err := p.changeCustomer(ctx, pid, cid, func(tx pgx.Tx, emit emitFunc, old Customer) error {
 		name, status, threshold := old.Name, old.Status, (*Decimal)(nil)
 		if old.LowBalanceThreshold != nil {
 			threshold = &old.LowBalanceThreshold.Value
@@ -231,6 +239,7 @@ func (p *Platform) UpdateCustomer(ctx context.Context, pid, cid string, in Custo
 			c = old
 			return nil
 		}
+		var err error
 		c, err = scanCustomer(tx.QueryRow(ctx, `UPDATE reseller.customer
 			SET name = $3, status = $4, low_balance_threshold = $5::numeric, version = version + 1, updated_at = now()
 			WHERE partner_id = $1 AND id = $2 RETURNING `+customerColumns, pid, cid, name, status, decimalArg(threshold)))
@@ -247,10 +256,7 @@ func (p *Platform) UpdateCustomer(ctx context.Context, pid, cid string, in Custo
 // nothing else, and emits customer.deleted. The customer stays readable with status deleted.
 func (p *Platform) DeleteCustomer(ctx context.Context, pid, cid string) (Customer, error) {
 	var c Customer
-	err := p.change(ctx, func(tx pgx.Tx, emit emitFunc) error {
-		if _, err := lockCustomer(ctx, tx, pid, cid); err != nil {
-			return err
-		}
+	err := p.changeCustomer(ctx, pid, cid, func(tx pgx.Tx, emit emitFunc, _ Customer) error {
 		var err error
 		c, err = scanCustomer(tx.QueryRow(ctx, `UPDATE reseller.customer SET status = 'deleted', version = version + 1, updated_at = now()
 			WHERE partner_id = $1 AND id = $2 RETURNING `+customerColumns, pid, cid))
