@@ -2,6 +2,7 @@ package admin
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
 )
 
 var errTrailingData = errors.New("trailing data after the JSON object")
@@ -213,6 +216,21 @@ func page[T any](items []T, limit int, next func(last T) string) list[T] {
 		out.NextCursor = next(items[limit-1])
 	}
 	return out
+}
+
+// queryPage runs a list query asking for limit+1 rows, scans them and makes the page of them
+// (page).
+func queryPage[T any](ctx context.Context, q querier, limit int, scan func(pgx.Row) (T, error),
+	next func(last T) string, sql string, args ...any) (list[T], error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return list[T]{}, err
+	}
+	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (T, error) { return scan(row) })
+	if err != nil {
+		return list[T]{}, err
+	}
+	return page(items, limit, next), nil
 }
 
 // optional is a field of a PATCH body, told apart in its three forms: absent (Set false), null

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/replay"
@@ -59,7 +57,9 @@ func (a *API) searchDeliveries(w http.ResponseWriter, r *http.Request, _ caller)
 		return e
 	}
 	since, until, types, after := win.since, win.until, win.types, win.after
-	rows, err := a.pool.Query(r.Context(), `SELECT `+deliveryColumns+` FROM delivery
+	out, err := queryPage(r.Context(), a.pool, limit, scanDelivery, func(last deliveryView) string {
+		return encodeCursor("partner-deliveries", deliveryCursor{CreatedAt: last.CreatedAt, ID: last.DeliveryID})
+	}, `SELECT `+deliveryColumns+` FROM delivery
 		WHERE partner_id = $1
 		  AND ($2 = '' OR event_id = $2)
 		  AND ($3 = '' OR endpoint_id = $3)
@@ -75,16 +75,6 @@ func (a *API) searchDeliveries(w http.ResponseWriter, r *http.Request, _ caller)
 		types.empty(), types.exact, types.like, after.ID, after.CreatedAt, limit+1)
 	if err != nil {
 		return err
-	}
-	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (deliveryView, error) { return scanDelivery(row) })
-	if err != nil {
-		return err
-	}
-	out := page(items, limit, func(last deliveryView) string {
-		return encodeCursor("partner-deliveries", deliveryCursor{CreatedAt: last.CreatedAt, ID: last.DeliveryID})
-	})
-	if out.Data == nil {
-		out.Data = []deliveryView{}
 	}
 	respond(w, http.StatusOK, out)
 	return nil
