@@ -91,11 +91,8 @@ func (p *Platform) CreateAPIKey(ctx context.Context, pid, cid, name string) (New
 
 // APIKey returns one of the partner's keys.
 func (p *Platform) APIKey(ctx context.Context, pid, kid string) (APIKey, error) {
-	k, err := scanAPIKey(p.pool.QueryRow(ctx, `SELECT `+apiKeyColumns+` FROM reseller.api_key WHERE partner_id = $1 AND id = $2`, pid, kid))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return k, notFound("api key")
-	}
-	return k, err
+	return queryOne(ctx, p.pool, "api key", scanAPIKey,
+		`SELECT `+apiKeyColumns+` FROM reseller.api_key WHERE partner_id = $1 AND id = $2`, pid, kid)
 }
 
 // APIKeys lists a customer's keys.
@@ -103,11 +100,8 @@ func (p *Platform) APIKeys(ctx context.Context, pid, cid string) ([]APIKey, erro
 	if _, err := p.Customer(ctx, pid, cid); err != nil {
 		return nil, err
 	}
-	rows, err := p.pool.Query(ctx, `SELECT `+apiKeyColumns+` FROM reseller.api_key WHERE partner_id = $1 AND customer_id = $2 ORDER BY id`, pid, cid)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (APIKey, error) { return scanAPIKey(r) })
+	return queryAll(ctx, p.pool, scanAPIKey,
+		`SELECT `+apiKeyColumns+` FROM reseller.api_key WHERE partner_id = $1 AND customer_id = $2 ORDER BY id`, pid, cid)
 }
 
 // SetAPIKeyStatus suspends, reactivates or revokes a key and emits api_key.status_changed. A

@@ -79,6 +79,30 @@ func (p *Platform) changeCustomer(ctx context.Context, pid, cid string, fn func(
 	})
 }
 
+// querier is what reads need: the pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// queryOne reads the one row of a query, scanned by scan; no row is notFound(what).
+func queryOne[T any](ctx context.Context, q querier, what string, scan func(pgx.Row) (T, error), sql string, args ...any) (T, error) {
+	v, err := scan(q.QueryRow(ctx, sql, args...))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return v, notFound(what)
+	}
+	return v, err
+}
+
+// queryAll reads every row of a query, scanned by scan.
+func queryAll[T any](ctx context.Context, q querier, scan func(pgx.Row) (T, error), sql string, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (T, error) { return scan(r) })
+}
+
 func newID(prefix string) string { return prefix + "_" + ulid.Make().String() }
 
 // ---- customers ----
@@ -172,21 +196,14 @@ func (p *Platform) CreateCustomer(ctx context.Context, pid string, in NewCustome
 
 // Customer returns one of the partner's customers.
 func (p *Platform) Customer(ctx context.Context, pid, cid string) (Customer, error) {
-	c, err := scanCustomer(p.pool.QueryRow(ctx, `SELECT `+customerColumns+` FROM reseller.customer WHERE partner_id = $1 AND id = $2`, pid, cid))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return c, notFound("customer")
-	}
-	return c, err
+	return queryOne(ctx, p.pool, "customer", scanCustomer,
+		`SELECT `+customerColumns+` FROM reseller.customer WHERE partner_id = $1 AND id = $2`, pid, cid)
 }
 
 // Customers lists the partner's customers by id after the given one.
 func (p *Platform) Customers(ctx context.Context, pid, after string, limit int) ([]Customer, error) {
-	rows, err := p.pool.Query(ctx, `SELECT `+customerColumns+` FROM reseller.customer
+	return queryAll(ctx, p.pool, scanCustomer, `SELECT `+customerColumns+` FROM reseller.customer
 		WHERE partner_id = $1 AND id > $2 ORDER BY id LIMIT $3`, pid, after, limit)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Customer, error) { return scanCustomer(r) })
 }
 
 // lockCustomer reads a live customer of the partner under a row lock: every change of its
