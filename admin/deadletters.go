@@ -40,7 +40,8 @@ type outboxDeadLetterCursor struct {
 // reconciles from the platform's state APIs as for any missed event (design.md section 1).
 func (a *API) listOutboxDeadLetters(w http.ResponseWriter, r *http.Request, _ caller) error {
 	q := r.URL.Query()
-	limit, e := pageLimit(q)
+	var after outboxDeadLetterCursor
+	limit, e := pageQuery(q, "outbox-dead-letters", &after, func() bool { return after.ID > 0 })
 	if e != nil {
 		return e
 	}
@@ -50,10 +51,6 @@ func (a *API) listOutboxDeadLetters(w http.ResponseWriter, r *http.Request, _ ca
 	}
 	if reason != "" && !slices.Contains(outboxDeadLetterReasons, reason) {
 		return invalidField("reason", "reason must be one of %s", strings.Join(outboxDeadLetterReasons, ", "))
-	}
-	var after outboxDeadLetterCursor
-	if e := queryCursor(q, "outbox-dead-letters", &after, func() bool { return after.ID > 0 }); e != nil {
-		return e
 	}
 	var ids []int64
 	scan := func(row pgx.Row) (outboxDeadLetterView, error) {

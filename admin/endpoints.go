@@ -309,12 +309,9 @@ type endpointCursor struct {
 
 func (a *API) listEndpoints(w http.ResponseWriter, r *http.Request, _ caller) error {
 	q := r.URL.Query()
-	limit, e := pageLimit(q)
-	if e != nil {
-		return e
-	}
 	after := endpointCursor{}
-	if e := queryCursor(q, "endpoints", &after, func() bool { return validID(endpointIDPrefix, after.ID) }); e != nil {
+	limit, e := pageQuery(q, "endpoints", &after, func() bool { return validID(endpointIDPrefix, after.ID) })
+	if e != nil {
 		return e
 	}
 	out, err := queryPage(r.Context(), a.pool, limit, scanEndpoint, func(last endpointView) string {

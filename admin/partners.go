@@ -55,12 +55,9 @@ type partnerCursor struct {
 
 func (a *API) listPartners(w http.ResponseWriter, r *http.Request, _ caller) error {
 	q := r.URL.Query()
-	limit, e := pageLimit(q)
-	if e != nil {
-		return e
-	}
 	var after partnerCursor
-	if e := queryCursor(q, "partners", &after, func() bool { return partnerIDPattern.MatchString(after.ID) }); e != nil {
+	limit, e := pageQuery(q, "partners", &after, func() bool { return partnerIDPattern.MatchString(after.ID) })
+	if e != nil {
 		return e
 	}
 	out, err := queryPage(r.Context(), a.pool, limit, func(row pgx.Row) (partnerView, error) {
@@ -143,12 +140,9 @@ func (a *API) createAPIKey(w http.ResponseWriter, r *http.Request, _ caller) err
 
 func (a *API) listAPIKeys(w http.ResponseWriter, r *http.Request, _ caller) error {
 	q := r.URL.Query()
-	limit, e := pageLimit(q)
-	if e != nil {
-		return e
-	}
 	var after partnerCursor
-	if e := queryCursor(q, "api-keys", &after, func() bool { return validID(apiKeyIDPrefix, after.ID) }); e != nil {
+	limit, e := pageQuery(q, "api-keys", &after, func() bool { return validID(apiKeyIDPrefix, after.ID) })
+	if e != nil {
 		return e
 	}
 	out, err := queryPage(r.Context(), a.pool, limit, func(row pgx.Row) (apiKeyView, error) {

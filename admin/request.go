@@ -139,6 +139,15 @@ func queryCursor(q url.Values, kind string, after any, valid func() bool) *apiEr
 	return nil
 }
 
+// pageQuery reads the paging parameters of a list: ?limit= (pageLimit) and ?cursor=
+// (queryCursor, of kind, into after, checked by valid).
+func pageQuery(q url.Values, kind string, after any, valid func() bool) (limit int, e *apiError) {
+	if limit, e = pageLimit(q); e != nil {
+		return 0, e
+	}
+	return limit, queryCursor(q, kind, after, valid)
+}
+
 func badCursor() *apiError {
 	return errorf(http.StatusBadRequest, CodeInvalidCursor, "cursor is not a cursor of this list; pass next_cursor back as it was returned")
 }

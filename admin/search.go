@@ -90,7 +90,8 @@ type jobCursor struct {
 // listReplayJobs is the partner's replay jobs, newest first, by endpoint and state.
 func (a *API) listReplayJobs(w http.ResponseWriter, r *http.Request, _ caller) error {
 	q := r.URL.Query()
-	limit, e := pageLimit(q)
+	var after jobCursor
+	limit, e := pageQuery(q, "replay-jobs", &after, func() bool { return validID(replayJobPrefix, after.ID) })
 	if e != nil {
 		return e
 	}
@@ -100,10 +101,6 @@ func (a *API) listReplayJobs(w http.ResponseWriter, r *http.Request, _ caller) e
 	}
 	if state != "" && !slices.Contains(jobStates, state) {
 		return invalidField("state", "state must be one of %s", strings.Join(jobStates, ", "))
-	}
-	var after jobCursor
-	if e := queryCursor(q, "replay-jobs", &after, func() bool { return validID(replayJobPrefix, after.ID) }); e != nil {
-		return e
 	}
 	jobs, err := a.replays.Jobs(r.Context(), r.PathValue("pid"), replay.JobQuery{EndpointID: endpointID, State: state,
 		Before: after.ID, Limit: limit + 1})
