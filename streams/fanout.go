@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -93,9 +94,7 @@ type fanoutMetrics struct {
 
 // NewFanout returns a Fanout reading endpoints from view (which the caller runs).
 func NewFanout(cfg FanoutConfig, view *endpoints.View) (*Fanout, error) {
-	if cfg.Group == "" {
-		cfg.Group = cfg.Prefix + ".fanout"
-	}
+	cfg.Group = cmp.Or(cfg.Group, cfg.Base.Group("fanout"))
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -134,9 +135,7 @@ type recorderMetrics struct {
 
 // NewRecorder returns a Recorder writing to pool.
 func NewRecorder(cfg RecorderConfig, pool *pgxpool.Pool) (*Recorder, error) {
-	if cfg.Group == "" {
-		cfg.Group = cfg.Prefix + ".recorder"
-	}
+	cfg.Group = cmp.Or(cfg.Group, cfg.Base.Group("recorder"))
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
