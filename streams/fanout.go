@@ -10,13 +10,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/component"
-	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/internal/tracing"
@@ -80,44 +78,15 @@ type Fanout struct {
 	tracer  *tracing.Tracer // nil: tracing off
 }
 
-type fanoutMetrics struct {
-	events     prometheus.Counter
-	deliveries *prometheus.CounterVec
-	unmatched  prometheus.Counter
-	filtered   prometheus.Counter
-	invalid    prometheus.Counter
-	txns       prometheus.Counter
-	restarts   prometheus.Counter
-	viewSize   prometheus.GaugeFunc
-	catchUp    prometheus.Histogram
-}
-
 // NewFanout returns a Fanout reading endpoints from view (which the caller runs).
 func NewFanout(cfg FanoutConfig, view *endpoints.View) (*Fanout, error) {
 	cfg.Group = cmp.Or(cfg.Group, cfg.Base.Group("fanout"))
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	set := &metrics.Set{Registerer: cfg.Registerer, Subsystem: "fanout"}
-	m := &fanoutMetrics{
-		events:     set.Counter("events_consumed_total", "Events consumed from the events topic."),
-		deliveries: set.CounterVec("deliveries_produced_total", "Delivery records produced, by trigger.", "trigger"),
-		unmatched:  set.Counter("unmatched_events_total", "Events no endpoint receives."),
-		filtered: set.Counter("filtered_deliveries_total",
-			"Deliveries not made because the endpoint's payload filter is false for the event: one per (event, endpoint)."),
-		invalid: set.Counter("invalid_events_total", "Event records that could not be read; sent to the dlq."),
-		txns: set.Counter("kafka_transactions_total",
-			"Kafka transactions committed (each carries a batch of events' deliveries and its offsets)."),
-		restarts: set.Counter("session_restarts_total",
-			"Consumer-producer sessions that failed (broker outage, failed commit) and were started again."),
-		viewSize: set.GaugeFunc("endpoint_view_size", "Endpoints in the fanout's endpoint view.",
-			func() float64 { return float64(view.Len()) }),
-		catchUp: set.Histogram("endpoint_view_catch_up_seconds",
-			"Time the endpoint view took to reach the endpoints topic's last stable offset before a batch (view lag).",
-			prometheus.ExponentialBuckets(0.001, 4, 8)),
-	}
-	if err := set.Err(); err != nil {
-		return nil, fmt.Errorf("streams: fanout metrics: %w", err)
+	m, err := newFanoutMetrics(cfg.Registerer, view)
+	if err != nil {
+		return nil, err
 	}
 	return &Fanout{cfg: cfg, names: topics.For(cfg.Prefix), view: view, log: cfg.Logger.With("component", "fanout"), metrics: m,
 		tracer: tracing.New(cfg.TracerProvider)}, nil

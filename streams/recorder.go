@@ -18,14 +18,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/component"
-	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/internal/tracing"
@@ -119,46 +117,15 @@ type Recorder struct {
 	tracer  *tracing.Tracer // nil: tracing off
 }
 
-type recorderMetrics struct {
-	recorded      prometheus.Counter
-	refused       *prometheus.CounterVec
-	disabled      prometheus.Counter
-	expired       prometheus.Counter
-	expiryErr     prometheus.Counter
-	writeFailures prometheus.Counter
-	batchSize     prometheus.Histogram
-	latency       prometheus.Histogram
-
-	pendingRows    prometheus.Counter
-	pendingSkipped *prometheus.CounterVec
-}
-
 // NewRecorder returns a Recorder writing to pool.
 func NewRecorder(cfg RecorderConfig, pool *pgxpool.Pool) (*Recorder, error) {
 	cfg.Group = cmp.Or(cfg.Group, cfg.Base.Group("recorder"))
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	set := &metrics.Set{Registerer: cfg.Registerer, Subsystem: "recorder"}
-	m := &recorderMetrics{
-		recorded: set.Counter("attempts_recorded_total", "Attempt records written to PostgreSQL (replays included)."),
-		refused:  set.CounterVec("attempts_refused_total", "Attempt records refused and sent to the dlq, by reason.", "reason"),
-		disabled: set.Counter("endpoints_disabled_total", "Endpoints disabled because the receiver answered 410 Gone."),
-		expired: set.Counter("deliveries_expired_total",
-			"Finished deliveries deleted, with their attempts, after the history retention."),
-		expiryErr: set.Counter("history_expiry_failures_total",
-			"History sweeps that failed; each is tried again at the next sweep interval."),
-		writeFailures: set.Counter("batch_write_failures_total",
-			"Tries to store a batch that failed (PostgreSQL or Kafka unreachable); the batch is tried again."),
-		batchSize: set.Histogram("batch_size", "Attempts per PostgreSQL transaction.", prometheus.ExponentialBuckets(1, 4, 6)),
-		latency:   set.Histogram("batch_seconds", "Time to write one batch to PostgreSQL.", prometheus.ExponentialBuckets(0.001, 4, 8)),
-		pendingRows: set.Counter("pending_rows_total",
-			"Pending history rows written for deliveries not attempted within the pending delay."),
-		pendingSkipped: set.CounterVec("pending_skipped_total",
-			"Deliveries records given no pending row, by reason (invalid, stale, unstorable).", "reason"),
-	}
-	if err := set.Err(); err != nil {
-		return nil, fmt.Errorf("streams: recorder metrics: %w", err)
+	m, err := newRecorderMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
 	}
 	return &Recorder{cfg: cfg, pool: pool, names: topics.For(cfg.Prefix), log: cfg.Logger.With("component", "recorder"), metrics: m,
 		tracer: tracing.New(cfg.TracerProvider)}, nil
