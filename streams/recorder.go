@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/internal/clip"
 	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -502,18 +503,8 @@ func decodeAttempt(value []byte) (records.Attempt, error) {
 	case a.StartedAt.IsZero():
 		return a, errors.New("started_at is required")
 	}
-	a.ResponseExcerpt = truncateUTF8(a.ResponseExcerpt, 1024)
+	a.ResponseExcerpt = clip.Bytes(a.ResponseExcerpt, 1024)
 	return a, nil
-}
-
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 var deliveryStates = map[string]string{
