@@ -138,7 +138,7 @@ func DefaultConfig() Config {
 
 // group returns the consumer group in force.
 func (c Config) group() string {
-	return cmp.Or(c.Group, c.Base.Group("sender"))
+	return cmp.Or(c.Group, c.Base.DefaultGroup("sender"))
 }
 
 // Validate reports every setting the sender cannot run with.

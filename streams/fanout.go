@@ -80,7 +80,7 @@ type Fanout struct {
 
 // NewFanout returns a Fanout reading endpoints from view (which the caller runs).
 func NewFanout(cfg FanoutConfig, view *endpoints.View) (*Fanout, error) {
-	cfg.Group = cmp.Or(cfg.Group, cfg.Base.Group("fanout"))
+	cfg.Group = cmp.Or(cfg.Group, cfg.Base.DefaultGroup("fanout"))
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -120,7 +120,7 @@ type Recorder struct {
 
 // NewRecorder returns a Recorder writing to pool.
 func NewRecorder(cfg RecorderConfig, pool *pgxpool.Pool) (*Recorder, error) {
-	cfg.Group = cmp.Or(cfg.Group, cfg.Base.Group("recorder"))
+	cfg.Group = cmp.Or(cfg.Group, cfg.Base.DefaultGroup("recorder"))
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

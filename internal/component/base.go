@@ -36,9 +36,9 @@ func DefaultBase() Base {
 	return Base{Prefix: topics.DefaultPrefix, Logger: slog.Default()}
 }
 
-// Group is the default consumer group of the component named name: "<prefix>.<name>", so the
-// groups of two installations sharing a cluster never meet.
-func (b Base) Group(name string) string {
+// DefaultGroup is the consumer group of the component named name when its Config names none:
+// "<prefix>.<name>", so the groups of two installations sharing a cluster never meet.
+func (b Base) DefaultGroup(name string) string {
 	return b.Prefix + "." + name
 }
 
