@@ -40,7 +40,8 @@ type outboxDeadLetterCursor struct {
 // reconciles from the platform's state APIs as for any missed event (design.md section 1).
 func (a *API) listOutboxDeadLetters(w http.ResponseWriter, r *http.Request, _ caller) error {
 	q := r.URL.Query()
-	limit, e := pageLimit(q)
+	var after outboxDeadLetterCursor
+	limit, e := pageQuery(q, "outbox-dead-letters", &after, func() bool { return after.ID > 0 })
 	if e != nil {
 		return e
 	}
@@ -51,19 +52,8 @@ func (a *API) listOutboxDeadLetters(w http.ResponseWriter, r *http.Request, _ ca
 	if reason != "" && !slices.Contains(outboxDeadLetterReasons, reason) {
 		return invalidField("reason", "reason must be one of %s", strings.Join(outboxDeadLetterReasons, ", "))
 	}
-	var after outboxDeadLetterCursor
-	if e := queryCursor(q, "outbox-dead-letters", &after, func() bool { return after.ID > 0 }); e != nil {
-		return e
-	}
-	rows, err := a.pool.Query(r.Context(), `SELECT id, event_id, partner_id, type, schema_version, subject_type, subject_id,
-		occurred_at, reason, detail, commit_lsn::text, created_at FROM outbox_dead_letter
-		WHERE ($1 = '' OR partner_id = $1) AND ($2 = '' OR reason = $2) AND ($3 = 0 OR id < $3)
-		ORDER BY id DESC LIMIT $4`, partner, reason, after.ID, limit+1)
-	if err != nil {
-		return err
-	}
 	var ids []int64
-	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (outboxDeadLetterView, error) {
+	scan := func(row pgx.Row) (outboxDeadLetterView, error) {
 		var (
 			v       outboxDeadLetterView
 			id      int64
@@ -74,12 +64,16 @@ func (a *API) listOutboxDeadLetters(w http.ResponseWriter, r *http.Request, _ ca
 		v.SchemaVersion = int(version)
 		ids = append(ids, id)
 		return v, err
-	})
+	}
+	out, err := queryPage(r.Context(), a.pool, limit, scan, func(outboxDeadLetterView) string {
+		return encodeCursor("outbox-dead-letters", outboxDeadLetterCursor{ID: ids[limit-1]})
+	}, `SELECT id, event_id, partner_id, type, schema_version, subject_type, subject_id,
+		occurred_at, reason, detail, commit_lsn::text, created_at FROM outbox_dead_letter
+		WHERE ($1 = '' OR partner_id = $1) AND ($2 = '' OR reason = $2) AND ($3 = 0 OR id < $3)
+		ORDER BY id DESC LIMIT $4`, partner, reason, after.ID, limit+1)
 	if err != nil {
 		return err
 	}
-	respond(w, http.StatusOK, page(items, limit, func(outboxDeadLetterView) string {
-		return encodeCursor("outbox-dead-letters", outboxDeadLetterCursor{ID: ids[limit-1]})
-	}))
+	respond(w, http.StatusOK, out)
 	return nil
 }

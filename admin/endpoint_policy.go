@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,8 +26,8 @@ type endpointPolicies struct {
 
 // endpointPoliciesPatch are the same in a PATCH: absent keeps, null removes, a value replaces.
 type endpointPoliciesPatch struct {
-	Filter      nullableValue[string]             `json:"filter"`
-	RetryPolicy nullableValue[retrypolicy.Policy] `json:"retry_policy"`
+	Filter      optional[string]             `json:"filter"`
+	RetryPolicy optional[retrypolicy.Policy] `json:"retry_policy"`
 }
 
 // RetryLimits is the deployment's retry policy, which endpoints without a policy of their own
@@ -152,22 +151,4 @@ func policyJSON(pol *retrypolicy.Policy) []byte {
 	}
 	b, _ := json.Marshal(pol) // a plain struct of numbers, strings and maps
 	return b
-}
-
-// nullableValue tells an absent field (Set false) from an explicit null (Set, Null) and a value;
-// the value is decoded as strictly as request bodies are.
-type nullableValue[T any] struct {
-	Set, Null bool
-	Value     T
-}
-
-func (n *nullableValue[T]) UnmarshalJSON(b []byte) error {
-	n.Set = true
-	if string(bytes.TrimSpace(b)) == "null" {
-		n.Null = true
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	return dec.Decode(&n.Value)
 }

@@ -309,27 +309,19 @@ type endpointCursor struct {
 
 func (a *API) listEndpoints(w http.ResponseWriter, r *http.Request, _ caller) error {
 	q := r.URL.Query()
-	limit, e := pageLimit(q)
+	after := endpointCursor{}
+	limit, e := pageQuery(q, "endpoints", &after, func() bool { return validID(endpointIDPrefix, after.ID) })
 	if e != nil {
 		return e
 	}
-	after := endpointCursor{}
-	if e := queryCursor(q, "endpoints", &after, func() bool { return validID(endpointIDPrefix, after.ID) }); e != nil {
-		return e
-	}
-	rows, err := a.pool.Query(r.Context(), `SELECT `+endpointColumns+` FROM endpoint
+	out, err := queryPage(r.Context(), a.pool, limit, scanEndpoint, func(last endpointView) string {
+		return encodeCursor("endpoints", endpointCursor{CreatedAt: last.CreatedAt, ID: last.ID})
+	}, `SELECT `+endpointColumns+` FROM endpoint
 		WHERE partner_id = $1 AND ($2 = '' OR (created_at, id) > ($3, $2))
 		ORDER BY created_at, id LIMIT $4`, r.PathValue("pid"), after.ID, after.CreatedAt, limit+1)
 	if err != nil {
 		return err
 	}
-	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (endpointView, error) { return scanEndpoint(row) })
-	if err != nil {
-		return err
-	}
-	out := page(items, limit, func(last endpointView) string {
-		return encodeCursor("endpoints", endpointCursor{CreatedAt: last.CreatedAt, ID: last.ID})
-	})
 	ptrs := make([]*endpointView, len(out.Data))
 	for i := range out.Data {
 		ptrs[i] = &out.Data[i]

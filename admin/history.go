@@ -163,7 +163,9 @@ func (a *API) listDeliveries(w http.ResponseWriter, r *http.Request, _ caller) e
 	if _, err := loadEndpoint(r.Context(), a.pool, pid, eid, false); err != nil {
 		return err
 	}
-	rows, err := a.pool.Query(r.Context(), `SELECT `+deliveryColumns+` FROM delivery
+	out, err := queryPage(r.Context(), a.pool, limit, scanDelivery, func(last deliveryView) string {
+		return encodeCursor("deliveries", deliveryCursor{CreatedAt: last.CreatedAt, ID: last.DeliveryID})
+	}, `SELECT `+deliveryColumns+` FROM delivery
 		WHERE endpoint_id = $1 AND partner_id = $2
 		  AND ($3 = '' OR state = $3)
 		  AND ($4::timestamptz IS NULL OR created_at >= $4)
@@ -176,13 +178,7 @@ func (a *API) listDeliveries(w http.ResponseWriter, r *http.Request, _ caller) e
 	if err != nil {
 		return err
 	}
-	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (deliveryView, error) { return scanDelivery(row) })
-	if err != nil {
-		return err
-	}
-	respond(w, http.StatusOK, page(items, limit, func(last deliveryView) string {
-		return encodeCursor("deliveries", deliveryCursor{CreatedAt: last.CreatedAt, ID: last.DeliveryID})
-	}))
+	respond(w, http.StatusOK, out)
 	return nil
 }
 

@@ -24,27 +24,23 @@ type apiMetrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer) (*apiMetrics, error) {
-	ns, sub := metrics.Namespace, "admin"
+	set := &metrics.Set{Registerer: reg, Subsystem: "admin"}
 	m := &apiMetrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "requests_total",
-			Help: "API requests by route pattern and status class (2xx, 4xx, 5xx)."}, []string{"route", "code"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "request_seconds",
-			Help: "API request latency by route pattern.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}, []string{"route"}),
-		streams: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "event_streams",
-			Help: "Event streams (GET …/events/stream) open now."}),
-		feedReads: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "feed_pages_total",
-			Help: "Pages of the event feed served."}),
-		feedRecs: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "feed_records_scanned_total",
-			Help: "Events-topic records read to serve feed pages and lookups (other partners' included)."}),
-		secretsOut: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "secrets_issued_total",
-			Help: "Endpoint signing secrets generated (creations and rotations)."}),
-		quotaRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "quota_refusals_total",
-			Help: "Requests refused by a partner quota, by quota (endpoints, replay_jobs, test_events_per_minute, replay_deliveries)."}, []string{"quota"}),
+		requests: set.CounterVec("requests_total", "API requests by route pattern and status class (2xx, 4xx, 5xx).", "route", "code"),
+		latency: set.HistogramVec("request_seconds", "API request latency by route pattern.",
+			prometheus.ExponentialBuckets(0.001, 4, 8), "route"),
+		feedReads: set.Counter("feed_pages_total", "Pages of the event feed served."),
+		streams:   set.Gauge("event_streams", "Event streams (GET …/events/stream) open now."),
+		feedRecs: set.Counter("feed_records_scanned_total",
+			"Events-topic records read to serve feed pages and lookups (other partners' included)."),
+		secretsOut: set.Counter("secrets_issued_total", "Endpoint signing secrets generated (creations and rotations)."),
+		quotaRefusals: set.CounterVec("quota_refusals_total",
+			"Requests refused by a partner quota, by quota (endpoints, replay_jobs, test_events_per_minute, replay_deliveries).", "quota"),
 	}
 	for _, q := range []string{quotaEndpoints, quotaReplayJobs, quotaTestEvents, quotaReplayDeliveries} {
 		m.quotaRefusals.WithLabelValues(q)
 	}
-	if err := metrics.Register(reg, m.requests, m.latency, m.feedReads, m.streams, m.feedRecs, m.secretsOut, m.quotaRefusals); err != nil {
+	if err := set.Err(); err != nil {
 		return nil, fmt.Errorf("admin: metrics: %w", err)
 	}
 	return m, nil

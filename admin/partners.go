@@ -55,29 +55,22 @@ type partnerCursor struct {
 
 func (a *API) listPartners(w http.ResponseWriter, r *http.Request, _ caller) error {
 	q := r.URL.Query()
-	limit, e := pageLimit(q)
+	var after partnerCursor
+	limit, e := pageQuery(q, "partners", &after, func() bool { return partnerIDPattern.MatchString(after.ID) })
 	if e != nil {
 		return e
 	}
-	var after partnerCursor
-	if e := queryCursor(q, "partners", &after, func() bool { return partnerIDPattern.MatchString(after.ID) }); e != nil {
-		return e
-	}
-	rows, err := a.pool.Query(r.Context(), `SELECT id, name, created_at FROM partner WHERE id > $1 ORDER BY id LIMIT $2`, after.ID, limit+1)
-	if err != nil {
-		return err
-	}
-	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (partnerView, error) {
+	out, err := queryPage(r.Context(), a.pool, limit, func(row pgx.Row) (partnerView, error) {
 		var v partnerView
 		err := row.Scan(&v.ID, &v.Name, &v.CreatedAt)
 		return v, err
-	})
+	}, func(last partnerView) string {
+		return encodeCursor("partners", partnerCursor{ID: last.ID})
+	}, `SELECT id, name, created_at FROM partner WHERE id > $1 ORDER BY id LIMIT $2`, after.ID, limit+1)
 	if err != nil {
 		return err
 	}
-	respond(w, http.StatusOK, page(items, limit, func(last partnerView) string {
-		return encodeCursor("partners", partnerCursor{ID: last.ID})
-	}))
+	respond(w, http.StatusOK, out)
 	return nil
 }
 
@@ -147,30 +140,23 @@ func (a *API) createAPIKey(w http.ResponseWriter, r *http.Request, _ caller) err
 
 func (a *API) listAPIKeys(w http.ResponseWriter, r *http.Request, _ caller) error {
 	q := r.URL.Query()
-	limit, e := pageLimit(q)
+	var after partnerCursor
+	limit, e := pageQuery(q, "api-keys", &after, func() bool { return validID(apiKeyIDPrefix, after.ID) })
 	if e != nil {
 		return e
 	}
-	var after partnerCursor
-	if e := queryCursor(q, "api-keys", &after, func() bool { return validID(apiKeyIDPrefix, after.ID) }); e != nil {
-		return e
-	}
-	rows, err := a.pool.Query(r.Context(), `SELECT id, name, partner_id, created_at, last_used_at, revoked_at FROM partner_api_key
+	out, err := queryPage(r.Context(), a.pool, limit, func(row pgx.Row) (apiKeyView, error) {
+		var v apiKeyView
+		err := row.Scan(&v.ID, &v.Name, &v.PartnerID, &v.CreatedAt, &v.LastUsedAt, &v.RevokedAt)
+		return v, err
+	}, func(last apiKeyView) string {
+		return encodeCursor("api-keys", partnerCursor{ID: last.ID})
+	}, `SELECT id, name, partner_id, created_at, last_used_at, revoked_at FROM partner_api_key
 		WHERE partner_id = $1 AND id > $2 ORDER BY id LIMIT $3`, r.PathValue("pid"), after.ID, limit+1)
 	if err != nil {
 		return err
 	}
-	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (apiKeyView, error) {
-		var v apiKeyView
-		err := row.Scan(&v.ID, &v.Name, &v.PartnerID, &v.CreatedAt, &v.LastUsedAt, &v.RevokedAt)
-		return v, err
-	})
-	if err != nil {
-		return err
-	}
-	respond(w, http.StatusOK, page(items, limit, func(last apiKeyView) string {
-		return encodeCursor("api-keys", partnerCursor{ID: last.ID})
-	}))
+	respond(w, http.StatusOK, out)
 	return nil
 }
 

@@ -66,36 +66,35 @@ func lockPartner(ctx context.Context, tx pgx.Tx, pid string) error {
 // checkEndpointQuota, inside the transaction that inserts an endpoint of pid, refuses it when
 // pid already has Limits.Endpoints.
 func (a *API) checkEndpointQuota(ctx context.Context, tx pgx.Tx, pid string) error {
-	if err := lockPartner(ctx, tx, pid); err != nil {
-		return err
-	}
-	n, err := countEndpoints(ctx, tx, pid)
-	if err != nil {
-		return err
-	}
-	if limit := a.cfg.Limits.Endpoints; n >= limit {
-		return a.quotaExceeded(quotaEndpoints, limit, n, 0,
-			"partner %s has %d endpoints, the most it may have (%s): delete one it no longer uses, or ask the operator to raise the limit",
+	return a.checkCountQuota(ctx, tx, pid, quotaEndpoints, a.cfg.Limits.Endpoints, countEndpoints, func(n int) string {
+		return fmt.Sprintf("partner %s has %d endpoints, the most it may have (%s): delete one it no longer uses, or ask the operator to raise the limit",
 			pid, n, quotaEndpoints)
-	}
-	return nil
+	})
 }
 
 // checkReplayJobQuota, inside the transaction that queues a replay job of pid, refuses it when
 // pid already has Limits.ReplayJobs queued or running.
 func (a *API) checkReplayJobQuota(ctx context.Context, tx pgx.Tx, pid string) error {
+	return a.checkCountQuota(ctx, tx, pid, quotaReplayJobs, a.cfg.Limits.ReplayJobs, countOpenJobs, func(n int) string {
+		return fmt.Sprintf("partner %s has %d replay jobs queued or running, the most it may have at once (%s): start this one after one of them finished (GET /v1/partners/%s/replay-jobs/{id})",
+			pid, n, quotaReplayJobs, pid)
+	})
+}
+
+// checkCountQuota, inside the transaction that adds one of what count counts of pid, locks the
+// partner (lockPartner) and refuses the addition, as refusal says for pid's count n, when pid
+// already has limit of them. No Retry-After: when one of them goes away is not known.
+func (a *API) checkCountQuota(ctx context.Context, tx pgx.Tx, pid, name string, limit int,
+	count func(context.Context, querier, string) (int, error), refusal func(n int) string) error {
 	if err := lockPartner(ctx, tx, pid); err != nil {
 		return err
 	}
-	n, err := countOpenJobs(ctx, tx, pid)
+	n, err := count(ctx, tx, pid)
 	if err != nil {
 		return err
 	}
-	if limit := a.cfg.Limits.ReplayJobs; n >= limit {
-		// No Retry-After: how long the running jobs take is not known.
-		return a.quotaExceeded(quotaReplayJobs, limit, n, 0,
-			"partner %s has %d replay jobs queued or running, the most it may have at once (%s): start this one after one of them finished (GET /v1/partners/%s/replay-jobs/{id})",
-			pid, n, quotaReplayJobs, pid)
+	if n >= limit {
+		return a.quotaExceeded(name, limit, n, 0, "%s", refusal(n))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
 )
 
 var errTrailingData = errors.New("trailing data after the JSON object")
@@ -136,6 +139,15 @@ func queryCursor(q url.Values, kind string, after any, valid func() bool) *apiEr
 	return nil
 }
 
+// pageQuery reads the paging parameters of a list: ?limit= (pageLimit) and ?cursor=
+// (queryCursor, of kind, into after, checked by valid).
+func pageQuery(q url.Values, kind string, after any, valid func() bool) (limit int, e *apiError) {
+	if limit, e = pageLimit(q); e != nil {
+		return 0, e
+	}
+	return limit, queryCursor(q, kind, after, valid)
+}
+
 func badCursor() *apiError {
 	return errorf(http.StatusBadRequest, CodeInvalidCursor, "cursor is not a cursor of this list; pass next_cursor back as it was returned")
 }
@@ -215,9 +227,26 @@ func page[T any](items []T, limit int, next func(last T) string) list[T] {
 	return out
 }
 
+// queryPage runs a list query asking for limit+1 rows, scans them and makes the page of them
+// (page).
+func queryPage[T any](ctx context.Context, q querier, limit int, scan func(pgx.Row) (T, error),
+	next func(last T) string, sql string, args ...any) (list[T], error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return list[T]{}, err
+	}
+	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (T, error) { return scan(row) })
+	if err != nil {
+		return list[T]{}, err
+	}
+	return page(items, limit, next), nil
+}
+
 // optional is a field of a PATCH body, told apart in its three forms: absent (Set false), null
 // (Set and Null) and a value. It must be held by value, not by pointer: encoding/json sets a nil
-// pointer for null without asking the field, and null would read as absent.
+// pointer for null without asking the field, and null would read as absent. The value is
+// decoded as strictly as request bodies are (unknown fields refused): the body's decoder does
+// not pass that on to a field that decodes itself.
 type optional[T any] struct {
 	Set, Null bool
 	Value     T
@@ -225,9 +254,11 @@ type optional[T any] struct {
 
 func (o *optional[T]) UnmarshalJSON(b []byte) error {
 	o.Set = true
-	if string(b) == "null" {
+	if string(bytes.TrimSpace(b)) == "null" {
 		o.Null = true
 		return nil
 	}
-	return json.Unmarshal(b, &o.Value)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode(&o.Value)
 }

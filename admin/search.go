@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/replay"
@@ -59,7 +57,9 @@ func (a *API) searchDeliveries(w http.ResponseWriter, r *http.Request, _ caller)
 		return e
 	}
 	since, until, types, after := win.since, win.until, win.types, win.after
-	rows, err := a.pool.Query(r.Context(), `SELECT `+deliveryColumns+` FROM delivery
+	out, err := queryPage(r.Context(), a.pool, limit, scanDelivery, func(last deliveryView) string {
+		return encodeCursor("partner-deliveries", deliveryCursor{CreatedAt: last.CreatedAt, ID: last.DeliveryID})
+	}, `SELECT `+deliveryColumns+` FROM delivery
 		WHERE partner_id = $1
 		  AND ($2 = '' OR event_id = $2)
 		  AND ($3 = '' OR endpoint_id = $3)
@@ -76,16 +76,6 @@ func (a *API) searchDeliveries(w http.ResponseWriter, r *http.Request, _ caller)
 	if err != nil {
 		return err
 	}
-	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (deliveryView, error) { return scanDelivery(row) })
-	if err != nil {
-		return err
-	}
-	out := page(items, limit, func(last deliveryView) string {
-		return encodeCursor("partner-deliveries", deliveryCursor{CreatedAt: last.CreatedAt, ID: last.DeliveryID})
-	})
-	if out.Data == nil {
-		out.Data = []deliveryView{}
-	}
 	respond(w, http.StatusOK, out)
 	return nil
 }
@@ -100,7 +90,8 @@ type jobCursor struct {
 // listReplayJobs is the partner's replay jobs, newest first, by endpoint and state.
 func (a *API) listReplayJobs(w http.ResponseWriter, r *http.Request, _ caller) error {
 	q := r.URL.Query()
-	limit, e := pageLimit(q)
+	var after jobCursor
+	limit, e := pageQuery(q, "replay-jobs", &after, func() bool { return validID(replayJobPrefix, after.ID) })
 	if e != nil {
 		return e
 	}
@@ -110,10 +101,6 @@ func (a *API) listReplayJobs(w http.ResponseWriter, r *http.Request, _ caller) e
 	}
 	if state != "" && !slices.Contains(jobStates, state) {
 		return invalidField("state", "state must be one of %s", strings.Join(jobStates, ", "))
-	}
-	var after jobCursor
-	if e := queryCursor(q, "replay-jobs", &after, func() bool { return validID(replayJobPrefix, after.ID) }); e != nil {
-		return e
 	}
 	jobs, err := a.replays.Jobs(r.Context(), r.PathValue("pid"), replay.JobQuery{EndpointID: endpointID, State: state,
 		Before: after.ID, Limit: limit + 1})

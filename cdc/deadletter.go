@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/internal/clip"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/outbox"
 )
@@ -90,9 +90,9 @@ func (s *session) recordDeadLetter(ctx context.Context, env outbox.Envelope, rea
 		(event_id, occurred_at, partner_id, type, schema_version, subject_type, subject_id, reason, detail, commit_lsn)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::pg_lsn)
 		ON CONFLICT (event_id, occurred_at) DO NOTHING`,
-		cut(env.EventID, maxRecordedText), env.OccurredAt, cut(env.PartnerID, maxRecordedText), cut(env.Type, maxRecordedText),
-		env.SchemaVersion, cut(env.Subject.Type, maxRecordedText), cut(env.Subject.ID, maxRecordedText),
-		reason, cut(cause.Error(), maxRecordedDetail), s.commitLSN.String())
+		clip.Bytes(env.EventID, maxRecordedText), env.OccurredAt, clip.Bytes(env.PartnerID, maxRecordedText), clip.Bytes(env.Type, maxRecordedText),
+		env.SchemaVersion, clip.Bytes(env.Subject.Type, maxRecordedText), clip.Bytes(env.Subject.ID, maxRecordedText),
+		reason, clip.Bytes(cause.Error(), maxRecordedDetail), s.commitLSN.String())
 	if err != nil {
 		return fmt.Errorf("cdc: record dead letter of %s in outbox_dead_letter: %w", env.EventID, err)
 	}
@@ -110,15 +110,4 @@ func (s *session) expireDeadLetters(ctx context.Context, before time.Time) error
 		s.c.log.Info("expired outbox dead letters deleted", "rows", n)
 	}
 	return nil
-}
-
-// cut shortens s to at most n bytes on a rune boundary.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

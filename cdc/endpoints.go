@@ -233,15 +233,7 @@ func (t *endpointTable) takeTouched() []touchedEndpoint {
 	for id := range t.touched {
 		out = append(out, touchedEndpoint{ID: id, Endpoint: t.byID[id]})
 	}
-	slices.SortFunc(out, func(a, b touchedEndpoint) int {
-		switch {
-		case a.ID < b.ID:
-			return -1
-		case a.ID > b.ID:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b touchedEndpoint) int { return strings.Compare(a.ID, b.ID) })
 	clear(t.touched)
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -103,7 +104,7 @@ func (c *CDC) session(ctx context.Context) (err error) {
 	if err := s.prepareSlot(ctx); err != nil {
 		return err
 	}
-	args := []string{"proto_version '1'", "publication_names '" + joinNames(c.cfg.Publications) + "'", "messages 'true'"}
+	args := []string{"proto_version '1'", "publication_names '" + strings.Join(c.cfg.Publications, ",") + "'", "messages 'true'"}
 	if err := pglogrepl.StartReplication(ctx, s.repl, c.cfg.Slot, 0, pglogrepl.StartReplicationOptions{PluginArgs: args}); err != nil {
 		return fmt.Errorf("cdc: start replication: %w", err)
 	}
@@ -944,15 +945,4 @@ func (s *session) maintain(ctx context.Context, now time.Time) error {
 		s.dropAt = &dropMark{before: before, lsn: records.LSN(lsn)}
 	}
 	return nil
-}
-
-func joinNames(names []string) string {
-	out := ""
-	for i, n := range names {
-		if i > 0 {
-			out += ","
-		}
-		out += n
-	}
-	return out
 }

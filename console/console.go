@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hookstream/hookstream/adminclient"
-	"github.com/hookstream/hookstream/internal/metrics"
 )
 
 //go:embed templates/*.html
@@ -87,26 +86,21 @@ func New(cfg Config) (*Console, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m, err := newMetrics(cfg.Registerer)
+	sessions := newSessions(cfg.MaxSessions, cfg.SessionTTL)
+	m, err := newMetrics(cfg.Registerer, sessions.len)
 	if err != nil {
 		return nil, err
 	}
 	c := &Console{
 		cfg:      cfg,
 		log:      cfg.Logger.With("component", "console"),
-		sessions: newSessions(cfg.MaxSessions, cfg.SessionTTL),
+		sessions: sessions,
 		apiHTTP:  &http.Client{Transport: handlerTransport{api: cfg.API}},
 		metrics:  m,
 		now:      time.Now,
 	}
 	if c.pages, err = parsePages(); err != nil {
 		return nil, err
-	}
-	if err := metrics.Register(cfg.Registerer, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "hookstream_console_sessions",
-		Help: "Console sessions signed in and not yet expired or signed out.",
-	}, func() float64 { return float64(c.sessions.len()) })); err != nil {
-		return nil, fmt.Errorf("console: metrics: %w", err)
 	}
 	c.handler = c.routes()
 	return c, nil

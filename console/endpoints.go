@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -327,20 +328,12 @@ func (c *Console) createEndpoint(w http.ResponseWriter, r *http.Request, ss *ses
 	pid := r.PathValue("pid")
 	f := readEndpointForm(r)
 	f.PID = pid
-	again := func(msg string) error {
-		f.Error, f.KnownTypes = msg, c.knownTypes(r, ss)
-		return c.render(w, r, ss, http.StatusUnprocessableEntity, "endpoint_form.html", "New endpoint", f)
-	}
-	body, err := f.body()
-	if err != nil {
-		return again(err.Error())
-	}
-	raw, _ := json.Marshal(body)
-	res, err := c.api(ss).CreateEndpointWithBodyWithResponse(r.Context(), pid, "application/json", bytes.NewReader(raw))
-	if err := check(res, err); err != nil {
-		if pe, ok := err.(*pageError); ok && pe.status >= 400 && pe.status < 500 && pe.status != http.StatusNotFound && pe.status != http.StatusForbidden {
-			return again(pe.msg)
-		}
+	var res *adminclient.CreateEndpointResponse
+	if sent, err := c.submitEndpointForm(w, r, ss, f, "New endpoint", func(body io.Reader) (adminclient.Response, error) {
+		var err error
+		res, err = c.api(ss).CreateEndpointWithBodyWithResponse(r.Context(), pid, "application/json", body)
+		return res, err
+	}); !sent {
 		return err
 	}
 	e := res.JSON201
@@ -368,23 +361,37 @@ func (c *Console) editEndpoint(w http.ResponseWriter, r *http.Request, ss *sessi
 	pid, eid := r.PathValue("pid"), r.PathValue("eid")
 	f := readEndpointForm(r)
 	f.PID, f.EID, f.Edit = pid, eid, true
-	again := func(msg string) error {
-		f.Error, f.KnownTypes = msg, c.knownTypes(r, ss)
-		return c.render(w, r, ss, http.StatusUnprocessableEntity, "endpoint_form.html", "Edit endpoint", f)
-	}
-	body, err := f.body()
-	if err != nil {
-		return again(err.Error())
-	}
-	raw, _ := json.Marshal(body)
-	res, err := c.api(ss).UpdateEndpointWithBodyWithResponse(r.Context(), pid, eid, "application/json", bytes.NewReader(raw))
-	if err := check(res, err); err != nil {
-		if pe, ok := err.(*pageError); ok && pe.status >= 400 && pe.status < 500 && pe.status != http.StatusNotFound && pe.status != http.StatusForbidden {
-			return again(pe.msg)
-		}
+	if sent, err := c.submitEndpointForm(w, r, ss, f, "Edit endpoint", func(body io.Reader) (adminclient.Response, error) {
+		return c.api(ss).UpdateEndpointWithBodyWithResponse(r.Context(), pid, eid, "application/json", body)
+	}); !sent {
 		return err
 	}
 	return c.redirect(w, r, ss, pathOf("partners", pid, "endpoints", eid), &flash{Message: "Endpoint saved."})
+}
+
+// submitEndpointForm sends the endpoint form f as the API's request body with send. What the
+// form says that the console or the API refuses (a 4xx other than 404 and 403) shows the form,
+// titled title, again with the reason. sent is false when the form was shown again (err is
+// then that page's) or the call failed otherwise (err).
+func (c *Console) submitEndpointForm(w http.ResponseWriter, r *http.Request, ss *session, f endpointForm, title string,
+	send func(body io.Reader) (adminclient.Response, error)) (sent bool, err error) {
+	again := func(msg string) error {
+		f.Error, f.KnownTypes = msg, c.knownTypes(r, ss)
+		return c.render(w, r, ss, http.StatusUnprocessableEntity, "endpoint_form.html", title, f)
+	}
+	body, err := f.body()
+	if err != nil {
+		return false, again(err.Error())
+	}
+	raw, _ := json.Marshal(body)
+	res, err := send(bytes.NewReader(raw))
+	if err := check(res, err); err != nil {
+		if pe, ok := err.(*pageError); ok && pe.status >= 400 && pe.status < 500 && pe.status != http.StatusNotFound && pe.status != http.StatusForbidden {
+			return false, again(pe.msg)
+		}
+		return false, err
+	}
+	return true, nil
 }
 
 // act runs one endpoint action and returns to the endpoint's page with its outcome: a refusal

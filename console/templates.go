@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io/fs"
 	"path"
+	"strings"
 	"time"
 )
 
@@ -74,14 +75,5 @@ var templateFuncs = template.FuncMap{
 	},
 	"path": pathOf,
 	"inc":  func(i int) int { return i + 1 },
-	"join": func(ss []string) string {
-		out := ""
-		for i, s := range ss {
-			if i > 0 {
-				out += ", "
-			}
-			out += s
-		}
-		return out
-	},
+	"join": func(ss []string) string { return strings.Join(ss, ", ") },
 }

@@ -38,18 +38,13 @@ func (g *Guard) DialContext(ctx context.Context, network, address string) (net.C
 	return g.dialDirect(ctx, network, address)
 }
 
+// dialDirect connects to the checked addresses itself; the dialer's Control hook checks each
+// socket address once more.
 func (g *Guard) dialDirect(ctx context.Context, network, address string) (net.Conn, error) {
-	host, port, err := g.checkDialAddress(network, address)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, g.cfg.ConnectTimeout)
-	defer cancel() // ends the connect phase only; an established connection is unaffected
-	addrs, err := g.destinations(ctx, host)
-	if err != nil {
-		return nil, fmt.Errorf("egress: dial %s: %w", address, err)
-	}
-	return g.dialChecked(ctx, network, address, addrs, port)
+	dialer := &net.Dialer{KeepAlive: tcpKeepAlive, Control: g.Control}
+	return g.dialChecked(ctx, network, address, "", func(ctx context.Context, target netip.AddrPort) (net.Conn, error) {
+		return dialer.DialContext(ctx, network, target.String())
+	})
 }
 
 // checkDialAddress applies the network and port rules to a dial and splits its address.
@@ -68,16 +63,28 @@ func (g *Guard) checkDialAddress(network, address string) (host string, port uin
 	return host, uint16(p), nil
 }
 
-// dialChecked tries each checked address in the resolver's order and returns the first
-// connection. The dialer's Control hook checks each socket address once more.
-func (g *Guard) dialChecked(ctx context.Context, network, address string, addrs []netip.Addr, port uint16) (net.Conn, error) {
-	dialer := &net.Dialer{KeepAlive: tcpKeepAlive, Control: g.Control}
+// dialChecked applies the network and port rules to a dial, resolves and checks its host, and
+// connects to each checked address in the resolver's order until one connection opens. The
+// resolution and the connections share Config.ConnectTimeout; route ("" when direct) says in
+// the error how the dial went.
+func (g *Guard) dialChecked(ctx context.Context, network, address, route string,
+	connect func(context.Context, netip.AddrPort) (net.Conn, error)) (net.Conn, error) {
+	host, port, err := g.checkDialAddress(network, address)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.ConnectTimeout)
+	defer cancel() // ends the connect phase only; an established connection is unaffected
+	addrs, err := g.destinations(ctx, host)
+	if err != nil {
+		return nil, fmt.Errorf("egress: dial %s: %w", address, err)
+	}
 	var errs []error
 	for _, a := range addrs {
 		if (network == "tcp4" && !a.Is4()) || (network == "tcp6" && !a.Is6()) {
 			continue
 		}
-		conn, err := dialer.DialContext(ctx, network, netip.AddrPortFrom(a, port).String())
+		conn, err := connect(ctx, netip.AddrPortFrom(a, port))
 		if err == nil {
 			return conn, nil
 		}
@@ -89,7 +96,7 @@ func (g *Guard) dialChecked(ctx context.Context, network, address string, addrs 
 	if len(errs) == 0 {
 		return nil, fmt.Errorf("egress: dial %s: no %s address among %v", address, network, addrs)
 	}
-	return nil, fmt.Errorf("egress: dial %s: %w", address, errors.Join(errs...))
+	return nil, fmt.Errorf("egress: dial %s%s: %w", address, route, errors.Join(errs...))
 }
 
 // Control is a net.Dialer Control hook that refuses a socket whose destination is not allowed.

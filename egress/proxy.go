@@ -119,34 +119,8 @@ func (g *Guard) route(o ClientOptions) (*url.URL, error) {
 // dialVia is DialContext through proxy: the same port and address checks, then a CONNECT
 // tunnel to each checked address in turn until one opens.
 func (g *Guard) dialVia(ctx context.Context, proxy *url.URL, network, address string) (net.Conn, error) {
-	host, port, err := g.checkDialAddress(network, address)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, g.cfg.ConnectTimeout)
-	defer cancel()
-	addrs, err := g.destinations(ctx, host)
-	if err != nil {
-		return nil, fmt.Errorf("egress: dial %s: %w", address, err)
-	}
-	var errs []error
-	for _, a := range addrs {
-		if (network == "tcp4" && !a.Is4()) || (network == "tcp6" && !a.Is6()) {
-			continue
-		}
-		conn, err := tunnel(ctx, proxy, netip.AddrPortFrom(a, port))
-		if err == nil {
-			return conn, nil
-		}
-		errs = append(errs, err)
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	if len(errs) == 0 {
-		return nil, fmt.Errorf("egress: dial %s: no %s address among %v", address, network, addrs)
-	}
-	return nil, fmt.Errorf("egress: dial %s through proxy %s: %w", address, ProxyDisplay(proxy), errors.Join(errs...))
+	return g.dialChecked(ctx, network, address, " through proxy "+ProxyDisplay(proxy),
+		func(ctx context.Context, target netip.AddrPort) (net.Conn, error) { return tunnel(ctx, proxy, target) })
 }
 
 // tunnel connects to proxy and asks it for a tunnel to target (an IP address and port).

@@ -68,10 +68,10 @@ func NewView(cfg ViewConfig) (*View, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	bad := prometheus.NewCounter(prometheus.CounterOpts{Namespace: metrics.Namespace, Subsystem: "endpoint_view", Name: "bad_records_total",
-		Help:        "Endpoints-topic records the endpoint view could not read; each endpoint kept its last good state.",
-		ConstLabels: prometheus.Labels{"view": cfg.Name}})
-	if err := metrics.Register(cfg.Registerer, bad); err != nil {
+	set := &metrics.Set{Registerer: cfg.Registerer, Subsystem: "endpoint_view", ConstLabels: prometheus.Labels{"view": cfg.Name}}
+	bad := set.Counter("bad_records_total",
+		"Endpoints-topic records the endpoint view could not read; each endpoint kept its last good state.")
+	if err := set.Err(); err != nil {
 		return nil, fmt.Errorf("endpoints: view metrics: %w", err)
 	}
 	log := cfg.Logger.With("view", cfg.Name)

@@ -17,19 +17,19 @@ type engineMetrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer) (*engineMetrics, error) {
-	ns, sub := metrics.Namespace, "admin"
+	set := &metrics.Set{Registerer: reg, Subsystem: "admin"}
 	m := &engineMetrics{
-		jobs: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "replay_jobs",
-			Help: "Replay jobs not finished yet, by state (queued, running), as last read from PostgreSQL."}, []string{"state"}),
-		jobsDone: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "replay_jobs_finished_total",
-			Help: "Replay jobs finished by this process, by final state (succeeded, failed, canceled)."}, []string{"state"}),
-		produced: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "deliveries_produced_total",
-			Help: "Delivery records the API produced to the deliveries topic, by trigger (replay, test)."}, []string{"trigger"}),
+		jobs: set.GaugeVec("replay_jobs",
+			"Replay jobs not finished yet, by state (queued, running), as last read from PostgreSQL.", "state"),
+		jobsDone: set.CounterVec("replay_jobs_finished_total",
+			"Replay jobs finished by this process, by final state (succeeded, failed, canceled).", "state"),
+		produced: set.CounterVec("deliveries_produced_total",
+			"Delivery records the API produced to the deliveries topic, by trigger (replay, test).", "trigger"),
 	}
 	for _, s := range []string{JobQueued, JobRunning} {
 		m.jobs.WithLabelValues(s)
 	}
-	if err := metrics.Register(reg, m.jobs, m.jobsDone, m.produced); err != nil {
+	if err := set.Err(); err != nil {
 		return nil, fmt.Errorf("replay: metrics: %w", err)
 	}
 	return m, nil

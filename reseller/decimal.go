@@ -1,6 +1,7 @@
 package reseller
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/big"
@@ -94,13 +95,7 @@ func (d Decimal) Neg() Decimal { return Decimal{-d.micros} }
 
 // Cmp compares d and o: -1, 0 or +1.
 func (d Decimal) Cmp(o Decimal) int {
-	switch {
-	case d.micros < o.micros:
-		return -1
-	case d.micros > o.micros:
-		return 1
-	}
-	return 0
+	return cmp.Compare(d.micros, o.micros)
 }
 
 // Sign is -1, 0 or +1.

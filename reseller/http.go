@@ -57,19 +57,9 @@ func (p *Platform) Handler() http.Handler {
 		}
 		return p.CreateCustomer(r.Context(), pid, in)
 	})
-	route("GET /v1/customers/{cid}", 200, func(r *http.Request, pid string) (any, error) {
-		return p.Customer(r.Context(), pid, r.PathValue("cid"))
-	})
-	route("PATCH /v1/customers/{cid}", 200, func(r *http.Request, pid string) (any, error) {
-		var in CustomerChange
-		if err := decode(r, &in); err != nil {
-			return nil, err
-		}
-		return p.UpdateCustomer(r.Context(), pid, r.PathValue("cid"), in)
-	})
-	route("DELETE /v1/customers/{cid}", 200, func(r *http.Request, pid string) (any, error) {
-		return p.DeleteCustomer(r.Context(), pid, r.PathValue("cid"))
-	})
+	route("GET /v1/customers/{cid}", 200, byPath("cid", p.Customer))
+	route("PATCH /v1/customers/{cid}", 200, withBody("cid", p.UpdateCustomer))
+	route("DELETE /v1/customers/{cid}", 200, byPath("cid", p.DeleteCustomer))
 	route("GET /v1/customers/{cid}/api-keys", 200, func(r *http.Request, pid string) (any, error) {
 		ks, err := p.APIKeys(r.Context(), pid, r.PathValue("cid"))
 		return listPage[APIKey]{Data: ks}.nonNil(), err
@@ -83,56 +73,39 @@ func (p *Platform) Handler() http.Handler {
 		}
 		return p.CreateAPIKey(r.Context(), pid, r.PathValue("cid"), in.Name)
 	})
-	route("GET /v1/api-keys/{kid}", 200, func(r *http.Request, pid string) (any, error) {
-		return p.APIKey(r.Context(), pid, r.PathValue("kid"))
-	})
-	route("POST /v1/api-keys/{kid}/status", 200, func(r *http.Request, pid string) (any, error) {
-		var in KeyStatusChange
-		if err := decode(r, &in); err != nil {
-			return nil, err
-		}
-		return p.SetAPIKeyStatus(r.Context(), pid, r.PathValue("kid"), in)
-	})
-	route("GET /v1/customers/{cid}/balance", 200, func(r *http.Request, pid string) (any, error) {
-		return p.Balance(r.Context(), pid, r.PathValue("cid"))
-	})
-	route("POST /v1/customers/{cid}/credits", 201, func(r *http.Request, pid string) (any, error) {
-		var in Credit
-		if err := decode(r, &in); err != nil {
-			return nil, err
-		}
-		return p.CreditBalance(r.Context(), pid, r.PathValue("cid"), in)
-	})
-	route("POST /v1/customers/{cid}/adjustments", 201, func(r *http.Request, pid string) (any, error) {
-		var in Adjustment
-		if err := decode(r, &in); err != nil {
-			return nil, err
-		}
-		return p.AdjustBalance(r.Context(), pid, r.PathValue("cid"), in)
-	})
+	route("GET /v1/api-keys/{kid}", 200, byPath("kid", p.APIKey))
+	route("POST /v1/api-keys/{kid}/status", 200, withBody("kid", p.SetAPIKeyStatus))
+	route("GET /v1/customers/{cid}/balance", 200, byPath("cid", p.Balance))
+	route("POST /v1/customers/{cid}/credits", 201, withBody("cid", p.CreditBalance))
+	route("POST /v1/customers/{cid}/adjustments", 201, withBody("cid", p.AdjustBalance))
 	route("GET /v1/customers/{cid}/budgets", 200, func(r *http.Request, pid string) (any, error) {
 		bs, err := p.Budgets(r.Context(), pid, r.PathValue("cid"))
 		return listPage[Budget]{Data: bs}.nonNil(), err
 	})
-	route("POST /v1/customers/{cid}/budgets", 201, func(r *http.Request, pid string) (any, error) {
-		var in NewBudget
-		if err := decode(r, &in); err != nil {
-			return nil, err
-		}
-		return p.CreateBudget(r.Context(), pid, r.PathValue("cid"), in)
-	})
-	route("GET /v1/budgets/{bid}", 200, func(r *http.Request, pid string) (any, error) {
-		return p.Budget(r.Context(), pid, r.PathValue("bid"))
-	})
-	route("POST /v1/customers/{cid}/usage", 201, func(r *http.Request, pid string) (any, error) {
-		var in NewUsage
-		if err := decode(r, &in); err != nil {
-			return nil, err
-		}
-		return p.RecordUsage(r.Context(), pid, r.PathValue("cid"), in)
-	})
+	route("POST /v1/customers/{cid}/budgets", 201, withBody("cid", p.CreateBudget))
+	route("GET /v1/budgets/{bid}", 200, byPath("bid", p.Budget))
+	route("POST /v1/customers/{cid}/usage", 201, withBody("cid", p.RecordUsage))
 	mux.Handle("GET /v1/export", p.partnerRoute(200, nil)) // served by serveExport
 	return mux
+}
+
+// byPath adapts a platform method on the resource the path value name identifies.
+func byPath[R any](name string, fn func(ctx context.Context, pid, id string) (R, error)) func(*http.Request, string) (any, error) {
+	return func(r *http.Request, pid string) (any, error) {
+		return fn(r.Context(), pid, r.PathValue(name))
+	}
+}
+
+// withBody adapts a platform method that changes the resource the path value name identifies
+// as the request body, decoded, says.
+func withBody[T, R any](name string, fn func(ctx context.Context, pid, id string, in T) (R, error)) func(*http.Request, string) (any, error) {
+	return func(r *http.Request, pid string) (any, error) {
+		var in T
+		if err := decode(r, &in); err != nil {
+			return nil, err
+		}
+		return fn(r.Context(), pid, r.PathValue(name), in)
+	}
 }
 
 type listPage[T any] struct {

@@ -75,10 +75,7 @@ func (p *Platform) CreateAPIKey(ctx context.Context, pid, cid, name string) (New
 	key := KeyPrefix + strings.ToLower(keyEncoding.EncodeToString(raw))
 	sum := sha256.Sum256([]byte(key))
 	var k NewAPIKey
-	err := p.change(ctx, func(tx pgx.Tx, emit emitFunc) error {
-		if _, err := lockCustomer(ctx, tx, pid, cid); err != nil {
-			return err
-		}
+	err := p.changeCustomer(ctx, pid, cid, func(tx pgx.Tx, emit emitFunc, _ Customer) error {
 		var err error
 		k.APIKey, err = scanAPIKey(tx.QueryRow(ctx, `INSERT INTO reseller.api_key (id, partner_id, customer_id, name, prefix, key_hash, status)
 			VALUES ($1, $2, $3, $4, $5, $6, 'active') RETURNING `+apiKeyColumns, newID("key"), pid, cid, name, key[:keyPrefixLength], sum[:]))
@@ -94,11 +91,8 @@ func (p *Platform) CreateAPIKey(ctx context.Context, pid, cid, name string) (New
 
 // APIKey returns one of the partner's keys.
 func (p *Platform) APIKey(ctx context.Context, pid, kid string) (APIKey, error) {
-	k, err := scanAPIKey(p.pool.QueryRow(ctx, `SELECT `+apiKeyColumns+` FROM reseller.api_key WHERE partner_id = $1 AND id = $2`, pid, kid))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return k, notFound("api key")
-	}
-	return k, err
+	return queryOne(ctx, p.pool, "api key", scanAPIKey,
+		`SELECT `+apiKeyColumns+` FROM reseller.api_key WHERE partner_id = $1 AND id = $2`, pid, kid)
 }
 
 // APIKeys lists a customer's keys.
@@ -106,11 +100,8 @@ func (p *Platform) APIKeys(ctx context.Context, pid, cid string) ([]APIKey, erro
 	if _, err := p.Customer(ctx, pid, cid); err != nil {
 		return nil, err
 	}
-	rows, err := p.pool.Query(ctx, `SELECT `+apiKeyColumns+` FROM reseller.api_key WHERE partner_id = $1 AND customer_id = $2 ORDER BY id`, pid, cid)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (APIKey, error) { return scanAPIKey(r) })
+	return queryAll(ctx, p.pool, scanAPIKey,
+		`SELECT `+apiKeyColumns+` FROM reseller.api_key WHERE partner_id = $1 AND customer_id = $2 ORDER BY id`, pid, cid)
 }
 
 // SetAPIKeyStatus suspends, reactivates or revokes a key and emits api_key.status_changed. A

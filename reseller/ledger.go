@@ -76,12 +76,9 @@ func (p *Platform) CreditBalance(ctx context.Context, pid, cid string, in Credit
 		return LedgerEntry{}, e
 	}
 	var e LedgerEntry
-	err := p.change(ctx, func(tx pgx.Tx, emit emitFunc) error {
-		c, err := lockCustomer(ctx, tx, pid, cid)
-		if err != nil {
-			return err
-		}
-		_, err = moveBalance(ctx, tx, emit, pid, c, in.Amount, func(after Customer) error {
+	err := p.changeCustomer(ctx, pid, cid, func(tx pgx.Tx, emit emitFunc, c Customer) error {
+		_, err := moveBalance(ctx, tx, emit, pid, c, in.Amount, func(after Customer) error {
+			var err error
 			e, err = insertLedger(ctx, tx, pid, after, "credit", "crd", in.Amount, in.Source, nil)
 			if err != nil {
 				return err
@@ -104,11 +101,7 @@ func (p *Platform) AdjustBalance(ctx context.Context, pid, cid string, in Adjust
 		return LedgerEntry{}, e
 	}
 	var e LedgerEntry
-	err := p.change(ctx, func(tx pgx.Tx, emit emitFunc) error {
-		c, err := lockCustomer(ctx, tx, pid, cid)
-		if err != nil {
-			return err
-		}
+	err := p.changeCustomer(ctx, pid, cid, func(tx pgx.Tx, emit emitFunc, c Customer) error {
 		var budget *Budget
 		if in.BudgetID != "" {
 			bs, err := lockBudgets(ctx, tx, pid, cid, `AND id = $3`, in.BudgetID)
@@ -120,11 +113,12 @@ func (p *Platform) AdjustBalance(ctx context.Context, pid, cid string, in Adjust
 			}
 			budget = &bs[0]
 		}
-		_, err = moveBalance(ctx, tx, emit, pid, c, in.Amount, func(after Customer) error {
+		_, err := moveBalance(ctx, tx, emit, pid, c, in.Amount, func(after Customer) error {
 			var bid *string
 			if budget != nil {
 				bid = &budget.ID
 			}
+			var err error
 			e, err = insertLedger(ctx, tx, pid, after, "adjustment", "adj", in.Amount, in.Reason, bid)
 			if err != nil {
 				return err

@@ -67,6 +67,42 @@ func (p *Platform) change(ctx context.Context, fn func(tx pgx.Tx, emit emitFunc)
 
 type emitFunc func(pid, typ string, subject outbox.Subject, data any) error
 
+// changeCustomer is change with the partner's live customer cid locked first (lockCustomer), so
+// the changes of one customer, its balance and budgets, happen one at a time.
+func (p *Platform) changeCustomer(ctx context.Context, pid, cid string, fn func(tx pgx.Tx, emit emitFunc, c Customer) error) error {
+	return p.change(ctx, func(tx pgx.Tx, emit emitFunc) error {
+		c, err := lockCustomer(ctx, tx, pid, cid)
+		if err != nil {
+			return err
+		}
+		return fn(tx, emit, c)
+	})
+}
+
+// querier is what reads need: the pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// queryOne reads the one row of a query, scanned by scan; no row is notFound(what).
+func queryOne[T any](ctx context.Context, q querier, what string, scan func(pgx.Row) (T, error), sql string, args ...any) (T, error) {
+	v, err := scan(q.QueryRow(ctx, sql, args...))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return v, notFound(what)
+	}
+	return v, err
+}
+
+// queryAll reads every row of a query, scanned by scan.
+func queryAll[T any](ctx context.Context, q querier, scan func(pgx.Row) (T, error), sql string, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (T, error) { return scan(r) })
+}
+
 func newID(prefix string) string { return prefix + "_" + ulid.Make().String() }
 
 // ---- customers ----
@@ -160,21 +196,14 @@ func (p *Platform) CreateCustomer(ctx context.Context, pid string, in NewCustome
 
 // Customer returns one of the partner's customers.
 func (p *Platform) Customer(ctx context.Context, pid, cid string) (Customer, error) {
-	c, err := scanCustomer(p.pool.QueryRow(ctx, `SELECT `+customerColumns+` FROM reseller.customer WHERE partner_id = $1 AND id = $2`, pid, cid))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return c, notFound("customer")
-	}
-	return c, err
+	return queryOne(ctx, p.pool, "customer", scanCustomer,
+		`SELECT `+customerColumns+` FROM reseller.customer WHERE partner_id = $1 AND id = $2`, pid, cid)
 }
 
 // Customers lists the partner's customers by id after the given one.
 func (p *Platform) Customers(ctx context.Context, pid, after string, limit int) ([]Customer, error) {
-	rows, err := p.pool.Query(ctx, `SELECT `+customerColumns+` FROM reseller.customer
+	return queryAll(ctx, p.pool, scanCustomer, `SELECT `+customerColumns+` FROM reseller.customer
 		WHERE partner_id = $1 AND id > $2 ORDER BY id LIMIT $3`, pid, after, limit)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Customer, error) { return scanCustomer(r) })
 }
 
 // lockCustomer reads a live customer of the partner under a row lock: every change of its
@@ -208,11 +237,7 @@ func (p *Platform) UpdateCustomer(ctx context.Context, pid, cid string, in Custo
 		return Customer{}, err
 	}
 	var c Customer
-	err := p.change(ctx, func(tx pgx.Tx, emit emitFunc) error {
-		old, err := lockCustomer(ctx, tx, pid, cid)
-		if err != nil {
-			return err
-		}
+	err := p.changeCustomer(ctx, pid, cid, func(tx pgx.Tx, emit emitFunc, old Customer) error {
 		name, status, threshold := old.Name, old.Status, (*Decimal)(nil)
 		if old.LowBalanceThreshold != nil {
 			threshold = &old.LowBalanceThreshold.Value
@@ -231,6 +256,7 @@ func (p *Platform) UpdateCustomer(ctx context.Context, pid, cid string, in Custo
 			c = old
 			return nil
 		}
+		var err error
 		c, err = scanCustomer(tx.QueryRow(ctx, `UPDATE reseller.customer
 			SET name = $3, status = $4, low_balance_threshold = $5::numeric, version = version + 1, updated_at = now()
 			WHERE partner_id = $1 AND id = $2 RETURNING `+customerColumns, pid, cid, name, status, decimalArg(threshold)))
@@ -247,10 +273,7 @@ func (p *Platform) UpdateCustomer(ctx context.Context, pid, cid string, in Custo
 // nothing else, and emits customer.deleted. The customer stays readable with status deleted.
 func (p *Platform) DeleteCustomer(ctx context.Context, pid, cid string) (Customer, error) {
 	var c Customer
-	err := p.change(ctx, func(tx pgx.Tx, emit emitFunc) error {
-		if _, err := lockCustomer(ctx, tx, pid, cid); err != nil {
-			return err
-		}
+	err := p.changeCustomer(ctx, pid, cid, func(tx pgx.Tx, emit emitFunc, _ Customer) error {
 		var err error
 		c, err = scanCustomer(tx.QueryRow(ctx, `UPDATE reseller.customer SET status = 'deleted', version = version + 1, updated_at = now()
 			WHERE partner_id = $1 AND id = $2 RETURNING `+customerColumns, pid, cid))

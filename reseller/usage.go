@@ -2,7 +2,6 @@ package reseller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -149,11 +148,8 @@ func lockCustomerKey(ctx context.Context, tx pgx.Tx, pid, cid, kid string) (Cust
 
 // Budget returns one of the partner's budgets.
 func (p *Platform) Budget(ctx context.Context, pid, bid string) (Budget, error) {
-	b, err := scanBudget(p.pool.QueryRow(ctx, `SELECT `+budgetColumns+` FROM reseller.budget WHERE partner_id = $1 AND id = $2`, pid, bid))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return b, notFound("budget")
-	}
-	return b, err
+	return queryOne(ctx, p.pool, "budget", scanBudget,
+		`SELECT `+budgetColumns+` FROM reseller.budget WHERE partner_id = $1 AND id = $2`, pid, bid)
 }
 
 // Budgets lists a customer's budgets.
@@ -161,22 +157,15 @@ func (p *Platform) Budgets(ctx context.Context, pid, cid string) ([]Budget, erro
 	if _, err := p.Customer(ctx, pid, cid); err != nil {
 		return nil, err
 	}
-	rows, err := p.pool.Query(ctx, `SELECT `+budgetColumns+` FROM reseller.budget WHERE partner_id = $1 AND customer_id = $2 ORDER BY id`, pid, cid)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Budget, error) { return scanBudget(r) })
+	return queryAll(ctx, p.pool, scanBudget,
+		`SELECT `+budgetColumns+` FROM reseller.budget WHERE partner_id = $1 AND customer_id = $2 ORDER BY id`, pid, cid)
 }
 
 // lockBudgets locks a customer's budgets matching extra (a condition on $3…), in id order so
 // that concurrent changes take the locks in one order. The customer is locked first.
 func lockBudgets(ctx context.Context, tx pgx.Tx, pid, cid, extra string, args ...any) ([]Budget, error) {
-	rows, err := tx.Query(ctx, `SELECT `+budgetColumns+` FROM reseller.budget WHERE partner_id = $1 AND customer_id = $2 `+extra+`
+	bs, err := queryAll(ctx, tx, scanBudget, `SELECT `+budgetColumns+` FROM reseller.budget WHERE partner_id = $1 AND customer_id = $2 `+extra+`
 		ORDER BY id FOR NO KEY UPDATE`, append([]any{pid, cid}, args...)...)
-	if err != nil {
-		return nil, fmt.Errorf("reseller: lock budgets: %w", err)
-	}
-	bs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Budget, error) { return scanBudget(r) })
 	if err != nil {
 		return nil, fmt.Errorf("reseller: lock budgets: %w", err)
 	}

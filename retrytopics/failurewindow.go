@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/metrics"
+	"github.com/hookstream/hookstream/internal/periodic"
 	"github.com/hookstream/hookstream/outbox"
 )
 
@@ -65,13 +66,12 @@ func NewFailureWindow(cfg FailureWindowConfig, pool *pgxpool.Pool) (*FailureWind
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	set := &metrics.Set{Registerer: cfg.Registerer, Subsystem: "retry"}
 	w := &FailureWindow{cfg: cfg, pool: pool, log: cfg.Logger.With("component", "failure-window"),
-		warned: prometheus.NewCounter(prometheus.CounterOpts{Namespace: metrics.Namespace, Subsystem: "retry", Name: "endpoints_warned_total",
-			Help: "endpoint.failing warnings sent."}),
-		disabled: prometheus.NewCounter(prometheus.CounterOpts{Namespace: metrics.Namespace, Subsystem: "retry", Name: "endpoints_disabled_total",
-			Help: "Endpoints disabled after failing for the whole failure window."}),
+		warned:   set.Counter("endpoints_warned_total", "endpoint.failing warnings sent."),
+		disabled: set.Counter("endpoints_disabled_total", "Endpoints disabled after failing for the whole failure window."),
 	}
-	if err := metrics.Register(cfg.Registerer, w.warned, w.disabled); err != nil {
+	if err := set.Err(); err != nil {
 		return nil, fmt.Errorf("retrytopics: failure window metrics: %w", err)
 	}
 	return w, nil
@@ -79,18 +79,12 @@ func NewFailureWindow(cfg FailureWindowConfig, pool *pgxpool.Pool) (*FailureWind
 
 // Run checks endpoints every Interval until ctx ends.
 func (w *FailureWindow) Run(ctx context.Context) error {
-	t := time.NewTicker(w.cfg.Interval)
-	defer t.Stop()
-	for {
+	periodic.NowAndEvery(ctx, w.cfg.Interval, func(ctx context.Context) {
 		if err := w.Check(ctx, time.Now()); err != nil && ctx.Err() == nil {
 			w.log.Error("failure window check", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	})
+	return nil
 }
 
 // Check sends the due warnings and disables the endpoints past the window, as of now.

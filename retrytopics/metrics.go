@@ -46,40 +46,23 @@ const (
 // of one process share one registry (`hookstream dev`), so a collector registered already is
 // reused rather than refused.
 func newMetrics(reg prometheus.Registerer) *retryMetrics {
-	ns, sub := metrics.Namespace, "retry"
-	tier := []string{"tier"}
-	m := &retryMetrics{
-		held: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "held_records",
-			Help: "Records waiting in a retry tier for their due time: in the look-ahead buffer plus not yet read."}, tier),
-		buffered: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "buffered_records",
-			Help: "Records of a retry tier held in memory, sorted by due time."}, tier),
-		bufferedBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "buffered_bytes",
-			Help: "Bytes of the records of a retry tier held in memory."}, tier),
-		lateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "release_lateness_seconds",
-			Help:    "Release time minus due time of records released from a retry tier.",
-			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600}}, tier),
-		released: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "released_total",
-			Help: "Records released from a retry tier to the deliveries topic."}, tier),
-		scheduled: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "scheduled_total",
-			Help: "Retries written to a retry tier after a failed attempt."}, tier),
-		deferred: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "deferred_total",
-			Help: "Deliveries deferred to a retry tier without an attempt (open circuit, full queue)."}, tier),
-		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "dead_letters_total",
-			Help: "Records written to the dlq topic: exhausted deliveries, and tier records that could not be read or released."}, []string{"reason"}),
-		aborted: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "aborted_releases_total",
-			Help: "Release transactions aborted (rebalance or error); their records are read again."}, tier),
-		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "session_restarts_total",
-			Help: "Kafka sessions of a tier consumer restarted after an error."}, tier),
+	set := &metrics.Set{Registerer: reg, Subsystem: "retry", Shared: true}
+	tier := "tier"
+	return &retryMetrics{
+		held: set.GaugeVec("held_records",
+			"Records waiting in a retry tier for their due time: in the look-ahead buffer plus not yet read.", tier),
+		buffered:      set.GaugeVec("buffered_records", "Records of a retry tier held in memory, sorted by due time.", tier),
+		bufferedBytes: set.GaugeVec("buffered_bytes", "Bytes of the records of a retry tier held in memory.", tier),
+		lateness: set.HistogramVec("release_lateness_seconds", "Release time minus due time of records released from a retry tier.",
+			[]float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600}, tier),
+		released:  set.CounterVec("released_total", "Records released from a retry tier to the deliveries topic.", tier),
+		scheduled: set.CounterVec("scheduled_total", "Retries written to a retry tier after a failed attempt.", tier),
+		deferred: set.CounterVec("deferred_total",
+			"Deliveries deferred to a retry tier without an attempt (open circuit, full queue).", tier),
+		deadLetters: set.CounterVec("dead_letters_total",
+			"Records written to the dlq topic: exhausted deliveries, and tier records that could not be read or released.", "reason"),
+		aborted: set.CounterVec("aborted_releases_total",
+			"Release transactions aborted (rebalance or error); their records are read again.", tier),
+		restarts: set.CounterVec("session_restarts_total", "Kafka sessions of a tier consumer restarted after an error.", tier),
 	}
-	m.held = metrics.Adopt(reg, m.held)
-	m.buffered = metrics.Adopt(reg, m.buffered)
-	m.bufferedBytes = metrics.Adopt(reg, m.bufferedBytes)
-	m.lateness = metrics.Adopt(reg, m.lateness)
-	m.released = metrics.Adopt(reg, m.released)
-	m.scheduled = metrics.Adopt(reg, m.scheduled)
-	m.deferred = metrics.Adopt(reg, m.deferred)
-	m.deadLetters = metrics.Adopt(reg, m.deadLetters)
-	m.aborted = metrics.Adopt(reg, m.aborted)
-	m.restarts = metrics.Adopt(reg, m.restarts)
-	return m
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/hookstream/hookstream/internal/periodic"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/internal/tracing"
@@ -642,14 +643,7 @@ func (t *Tier) publishLocked() {
 // assigned partitions hold beyond the read position.
 func (t *Tier) refreshHeld(ctx context.Context, cl *kgo.Client) {
 	adm := kadm.NewClient(cl)
-	tick := time.NewTicker(t.cfg.StatsInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	periodic.Every(ctx, t.cfg.StatsInterval, func(ctx context.Context) {
 		lctx, cancel := context.WithTimeout(ctx, t.cfg.StatsInterval)
 		ends, err := adm.ListEndOffsets(lctx, t.route.topic)
 		var starts kadm.ListedOffsets
@@ -661,7 +655,7 @@ func (t *Tier) refreshHeld(ctx context.Context, cl *kgo.Client) {
 			if ctx.Err() == nil {
 				t.log.Debug("held records: list offsets", "err", err)
 			}
-			continue
+			return
 		}
 		t.mu.Lock()
 		held := int64(t.hold.count)
@@ -686,7 +680,7 @@ func (t *Tier) refreshHeld(ctx context.Context, cl *kgo.Client) {
 		t.held = held
 		t.mu.Unlock()
 		t.m.held.WithLabelValues(t.route.name).Set(float64(held))
-	}
+	})
 }
 
 // onAssigned notes new partitions; their holding starts in onOffsetsFetched.

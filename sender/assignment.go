@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/hookstream/hookstream/internal/periodic"
 )
 
 func (s *Sender) partitionOf(id int32) *partition {
@@ -110,14 +112,7 @@ func (s *Sender) retire(parts []*partition, deadline time.Time) {
 
 // commitLoop commits the marks of the assigned partitions every CommitInterval.
 func (s *Sender) commitLoop(ctx context.Context) {
-	t := time.NewTicker(s.cfg.CommitInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	periodic.Every(ctx, s.cfg.CommitInterval, func(ctx context.Context) {
 		s.partsMu.Lock()
 		parts := make([]*partition, 0, len(s.parts))
 		for _, p := range s.parts {
@@ -125,7 +120,7 @@ func (s *Sender) commitLoop(ctx context.Context) {
 		}
 		s.partsMu.Unlock()
 		s.commit(ctx, s.consumer, parts)
-	}
+	})
 }
 
 // commit commits each partition up to its mark, the lowest unfinished record.

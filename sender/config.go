@@ -1,6 +1,7 @@
 package sender
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -137,10 +138,7 @@ func DefaultConfig() Config {
 
 // group returns the consumer group in force.
 func (c Config) group() string {
-	if c.Group != "" {
-		return c.Group
-	}
-	return c.Prefix + ".sender"
+	return cmp.Or(c.Group, c.Base.DefaultGroup("sender"))
 }
 
 // Validate reports every setting the sender cannot run with.

@@ -3,7 +3,8 @@ package sender
 import (
 	"regexp"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/hookstream/hookstream/internal/clip"
 )
 
 // MaxExcerptBytes bounds the response excerpt kept as evidence (design.md section 7, R18).
@@ -62,18 +63,5 @@ func excerpt(b []byte) string {
 	s := strings.ToValidUTF8(string(b), "\uFFFD")
 	s = strings.ReplaceAll(s, "\x00", "\uFFFD")
 	s = Redact(s)
-	return truncateUTF8(s, MaxExcerptBytes)
-}
-
-// truncateUTF8 cuts s to at most n bytes on a rune boundary, marking the cut with "…".
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const mark = "…"
-	cut := n - len(mark)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + mark
+	return clip.Marked(s, MaxExcerptBytes)
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hookstream/hookstream/internal/clip"
 	"github.com/hookstream/hookstream/internal/records"
 )
 
@@ -153,7 +154,7 @@ func (ts *tokenSource) fetch(ctx context.Context) (string, time.Duration, error)
 		return "", 0, &tokenError{err: errors.New("the token response has no access_token")}
 	}
 	if tok.TokenType != "" && !strings.EqualFold(tok.TokenType, "bearer") {
-		return "", 0, &tokenError{err: fmt.Errorf("the token type %q is not bearer", truncateUTF8(tok.TokenType, 40))}
+		return "", 0, &tokenError{err: fmt.Errorf("the token type %q is not bearer", clip.Marked(tok.TokenType, 40))}
 	}
 	lifetime := defaultTokenLifetime
 	if len(tok.ExpiresIn) > 0 && string(tok.ExpiresIn) != "null" {

@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,13 +10,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/component"
-	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/internal/tracing"
@@ -79,50 +78,15 @@ type Fanout struct {
 	tracer  *tracing.Tracer // nil: tracing off
 }
 
-type fanoutMetrics struct {
-	events     prometheus.Counter
-	deliveries *prometheus.CounterVec
-	unmatched  prometheus.Counter
-	filtered   prometheus.Counter
-	invalid    prometheus.Counter
-	txns       prometheus.Counter
-	restarts   prometheus.Counter
-	viewSize   prometheus.GaugeFunc
-	catchUp    prometheus.Histogram
-}
-
 // NewFanout returns a Fanout reading endpoints from view (which the caller runs).
 func NewFanout(cfg FanoutConfig, view *endpoints.View) (*Fanout, error) {
-	if cfg.Group == "" {
-		cfg.Group = cfg.Prefix + ".fanout"
-	}
+	cfg.Group = cmp.Or(cfg.Group, cfg.Base.DefaultGroup("fanout"))
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	ns, sub := metrics.Namespace, "fanout"
-	m := &fanoutMetrics{
-		events: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "events_consumed_total",
-			Help: "Events consumed from the events topic."}),
-		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "deliveries_produced_total",
-			Help: "Delivery records produced, by trigger."}, []string{"trigger"}),
-		unmatched: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "unmatched_events_total",
-			Help: "Events no endpoint receives."}),
-		filtered: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "filtered_deliveries_total",
-			Help: "Deliveries not made because the endpoint's payload filter is false for the event: one per (event, endpoint)."}),
-		invalid: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "invalid_events_total",
-			Help: "Event records that could not be read; sent to the dlq."}),
-		restarts: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "session_restarts_total",
-			Help: "Consumer-producer sessions that failed (broker outage, failed commit) and were started again."}),
-		txns: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "kafka_transactions_total",
-			Help: "Kafka transactions committed (each carries a batch of events' deliveries and its offsets)."}),
-		viewSize: prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "endpoint_view_size",
-			Help: "Endpoints in the fanout's endpoint view."}, func() float64 { return float64(view.Len()) }),
-		catchUp: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "endpoint_view_catch_up_seconds",
-			Help: "Time the endpoint view took to reach the endpoints topic's last stable offset before a batch (view lag).", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}),
-	}
-	if err := metrics.Register(cfg.Registerer, m.events, m.deliveries, m.unmatched, m.filtered, m.invalid, m.txns, m.restarts,
-		m.viewSize, m.catchUp); err != nil {
-		return nil, fmt.Errorf("streams: fanout metrics: %w", err)
+	m, err := newFanoutMetrics(cfg.Registerer, view)
+	if err != nil {
+		return nil, err
 	}
 	return &Fanout{cfg: cfg, names: topics.For(cfg.Prefix), view: view, log: cfg.Logger.With("component", "fanout"), metrics: m,
 		tracer: tracing.New(cfg.TracerProvider)}, nil

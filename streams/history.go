@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hookstream/hookstream/internal/periodic"
 )
 
 // historyBatch bounds one expiry statement, so that no transaction holds many row locks or
@@ -39,13 +41,10 @@ func ExpireHistory(ctx context.Context, pool *pgxpool.Pool, before time.Time) (i
 // sweepHistory expires history older than the retention now and then every interval, until
 // ctx ends. A failed sweep is logged and tried again at the next interval.
 func (r *Recorder) sweepHistory(ctx context.Context) {
-	t := time.NewTicker(r.cfg.HistorySweepInterval)
-	defer t.Stop()
-	for {
+	periodic.NowAndEvery(ctx, r.cfg.HistorySweepInterval, func(ctx context.Context) {
 		n, err := ExpireHistory(ctx, r.pool, time.Now().Add(-r.cfg.HistoryRetention))
 		switch {
 		case ctx.Err() != nil:
-			return
 		case err != nil:
 			r.metrics.expiryErr.Inc()
 			r.log.Warn("history expiry failed; trying again at the next sweep", "err", err)
@@ -53,10 +52,5 @@ func (r *Recorder) sweepHistory(ctx context.Context) {
 			r.metrics.expired.Add(float64(n))
 			r.log.Info("delivery history expired", "deliveries", n, "retention", r.cfg.HistoryRetention)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
 }

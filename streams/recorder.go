@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,14 +18,13 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/internal/clip"
 	"github.com/hookstream/hookstream/internal/component"
-	"github.com/hookstream/hookstream/internal/metrics"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/internal/tracing"
@@ -118,54 +118,15 @@ type Recorder struct {
 	tracer  *tracing.Tracer // nil: tracing off
 }
 
-type recorderMetrics struct {
-	recorded      prometheus.Counter
-	refused       *prometheus.CounterVec
-	disabled      prometheus.Counter
-	expired       prometheus.Counter
-	expiryErr     prometheus.Counter
-	writeFailures prometheus.Counter
-	batchSize     prometheus.Histogram
-	latency       prometheus.Histogram
-
-	pendingRows    prometheus.Counter
-	pendingSkipped *prometheus.CounterVec
-}
-
 // NewRecorder returns a Recorder writing to pool.
 func NewRecorder(cfg RecorderConfig, pool *pgxpool.Pool) (*Recorder, error) {
-	if cfg.Group == "" {
-		cfg.Group = cfg.Prefix + ".recorder"
-	}
+	cfg.Group = cmp.Or(cfg.Group, cfg.Base.DefaultGroup("recorder"))
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	ns, sub := metrics.Namespace, "recorder"
-	m := &recorderMetrics{
-		recorded: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "attempts_recorded_total",
-			Help: "Attempt records written to PostgreSQL (replays included)."}),
-		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "attempts_refused_total",
-			Help: "Attempt records refused and sent to the dlq, by reason."}, []string{"reason"}),
-		disabled: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "endpoints_disabled_total",
-			Help: "Endpoints disabled because the receiver answered 410 Gone."}),
-		expired: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "deliveries_expired_total",
-			Help: "Finished deliveries deleted, with their attempts, after the history retention."}),
-		expiryErr: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "history_expiry_failures_total",
-			Help: "History sweeps that failed; each is tried again at the next sweep interval."}),
-		writeFailures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "batch_write_failures_total",
-			Help: "Tries to store a batch that failed (PostgreSQL or Kafka unreachable); the batch is tried again."}),
-		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "batch_size",
-			Help: "Attempts per PostgreSQL transaction.", Buckets: prometheus.ExponentialBuckets(1, 4, 6)}),
-		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "batch_seconds",
-			Help: "Time to write one batch to PostgreSQL.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}),
-		pendingRows: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "pending_rows_total",
-			Help: "Pending history rows written for deliveries not attempted within the pending delay."}),
-		pendingSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "pending_skipped_total",
-			Help: "Deliveries records given no pending row, by reason (invalid, stale, unstorable)."}, []string{"reason"}),
-	}
-	if err := metrics.Register(cfg.Registerer, m.recorded, m.refused, m.disabled, m.expired, m.expiryErr, m.writeFailures,
-		m.batchSize, m.latency, m.pendingRows, m.pendingSkipped); err != nil {
-		return nil, fmt.Errorf("streams: recorder metrics: %w", err)
+	m, err := newRecorderMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
 	}
 	return &Recorder{cfg: cfg, pool: pool, names: topics.For(cfg.Prefix), log: cfg.Logger.With("component", "recorder"), metrics: m,
 		tracer: tracing.New(cfg.TracerProvider)}, nil
@@ -542,18 +503,8 @@ func decodeAttempt(value []byte) (records.Attempt, error) {
 	case a.StartedAt.IsZero():
 		return a, errors.New("started_at is required")
 	}
-	a.ResponseExcerpt = truncateUTF8(a.ResponseExcerpt, 1024)
+	a.ResponseExcerpt = clip.Bytes(a.ResponseExcerpt, 1024)
 	return a, nil
-}
-
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 var deliveryStates = map[string]string{

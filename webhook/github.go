@@ -1,10 +1,7 @@
 package webhook
 
 import (
-	"encoding/hex"
-	"fmt"
 	"net/http"
-	"strings"
 )
 
 // GitHub webhook headers.
@@ -39,14 +36,9 @@ func (v *GitHubVerifier) VerifyRequest(h http.Header, body []byte) (Message, err
 	if err := missing(h, HeaderGitHubSignature); err != nil {
 		return Message{}, err
 	}
-	header := h.Get(HeaderGitHubSignature)
-	encoded, ok := strings.CutPrefix(header, "sha256=")
-	if !ok {
-		return Message{}, fmt.Errorf("%w: %s %q does not start with sha256=", ErrMalformedHeader, HeaderGitHubSignature, truncate(header))
-	}
-	sig, err := hex.DecodeString(encoded)
+	sig, err := prefixedHex(h, HeaderGitHubSignature, "sha256=")
 	if err != nil {
-		return Message{}, fmt.Errorf("%w: %s is not hex", ErrMalformedHeader, HeaderGitHubSignature)
+		return Message{}, err
 	}
 	if !anyMatch(v.keys, [][]byte{sig}, func(key []byte) []byte { return hmacSHA256(key, body) }) {
 		return Message{}, ErrNoMatchingSignature

@@ -3,10 +3,12 @@ package webhook
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -89,6 +91,26 @@ func timingFrom(opts []VerifierOption) (timing, error) {
 	return timing{tolerance: scratch.tolerance, now: scratch.now}, nil
 }
 
+// timedKeys are the HMAC keys and the timestamp check of a provider that signs a timestamp
+// (Stripe, Slack).
+type timedKeys struct {
+	keys [][]byte
+	timing
+}
+
+// newTimedKeys is plainSecrets and timingFrom together.
+func newTimedKeys(provider string, secrets []string, opts []VerifierOption) (timedKeys, error) {
+	keys, err := plainSecrets(provider, secrets)
+	if err != nil {
+		return timedKeys{}, err
+	}
+	w, err := timingFrom(opts)
+	if err != nil {
+		return timedKeys{}, err
+	}
+	return timedKeys{keys: keys, timing: w}, nil
+}
+
 // check refuses a timestamp further than the tolerance from now, in either direction.
 func (w timing) check(ts time.Time) error {
 	now := time.Now()
@@ -102,6 +124,21 @@ func (w timing) check(ts time.Time) error {
 		return fmt.Errorf("%w: %s is more than %s after now", ErrTimestampTooNew, ts.UTC().Format(time.RFC3339), w.tolerance)
 	}
 	return nil
+}
+
+// prefixedHex decodes the signature in header name of h written as prefix and hex digits
+// (GitHub's "sha256=", Slack's "v0=").
+func prefixedHex(h http.Header, name, prefix string) ([]byte, error) {
+	header := h.Get(name)
+	encoded, ok := strings.CutPrefix(header, prefix)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s %q does not start with %s", ErrMalformedHeader, name, truncate(header), prefix)
+	}
+	sig, err := hex.DecodeString(encoded)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s is not hex", ErrMalformedHeader, name)
+	}
+	return sig, nil
 }
 
 // plainSecrets turns provider secrets into HMAC keys. GitHub, Stripe, Slack and Shopify use the

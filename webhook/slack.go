@@ -1,11 +1,8 @@
 package webhook
 
 import (
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"strings"
 )
 
 // Slack request-signing headers.
@@ -19,22 +16,17 @@ const (
 // and the timestamp must lie within the tolerance (DefaultTolerance, the 5 minutes Slack
 // recommends) either way. It is safe for concurrent use.
 type SlackVerifier struct {
-	keys [][]byte
-	timing
+	timedKeys
 }
 
 // NewSlackVerifier returns a verifier for the app's signing secrets (the new and the old one
 // while it is regenerated); WithTolerance and WithClock apply as for NewVerifier.
 func NewSlackVerifier(secrets []string, opts ...VerifierOption) (*SlackVerifier, error) {
-	keys, err := plainSecrets("Slack", secrets)
+	k, err := newTimedKeys("Slack", secrets, opts)
 	if err != nil {
 		return nil, err
 	}
-	w, err := timingFrom(opts)
-	if err != nil {
-		return nil, err
-	}
-	return &SlackVerifier{keys: keys, timing: w}, nil
+	return &SlackVerifier{k}, nil
 }
 
 // VerifyRequest checks the Slack signature over body. For an Events API callback the Message
@@ -50,14 +42,9 @@ func (v *SlackVerifier) VerifyRequest(h http.Header, body []byte) (Message, erro
 	if err != nil {
 		return Message{}, err
 	}
-	header := h.Get(HeaderSlackSignature)
-	encoded, ok := strings.CutPrefix(header, "v0=")
-	if !ok {
-		return Message{}, fmt.Errorf("%w: %s %q does not start with v0=", ErrMalformedHeader, HeaderSlackSignature, truncate(header))
-	}
-	sig, err := hex.DecodeString(encoded)
+	sig, err := prefixedHex(h, HeaderSlackSignature, "v0=")
 	if err != nil {
-		return Message{}, fmt.Errorf("%w: %s is not hex", ErrMalformedHeader, HeaderSlackSignature)
+		return Message{}, err
 	}
 	if err := v.check(ts); err != nil {
 		return Message{}, err

@@ -18,22 +18,17 @@ const HeaderStripeSignature = "Stripe-Signature"
 // ignored. The signed t must lie within the tolerance (DefaultTolerance, 5 minutes, the value
 // Stripe's libraries use) either way. It is safe for concurrent use.
 type StripeVerifier struct {
-	keys [][]byte
-	timing
+	timedKeys
 }
 
 // NewStripeVerifier returns a verifier for the endpoint's signing secrets; WithTolerance and
 // WithClock apply as for NewVerifier.
 func NewStripeVerifier(secrets []string, opts ...VerifierOption) (*StripeVerifier, error) {
-	keys, err := plainSecrets("Stripe", secrets)
+	k, err := newTimedKeys("Stripe", secrets, opts)
 	if err != nil {
 		return nil, err
 	}
-	w, err := timingFrom(opts)
-	if err != nil {
-		return nil, err
-	}
-	return &StripeVerifier{keys: keys, timing: w}, nil
+	return &StripeVerifier{k}, nil
 }
 
 // VerifyRequest checks Stripe-Signature over body, then reads the event's "id" and "type" from

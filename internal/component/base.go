@@ -36,6 +36,12 @@ func DefaultBase() Base {
 	return Base{Prefix: topics.DefaultPrefix, Logger: slog.Default()}
 }
 
+// DefaultGroup is the consumer group of the component named name when its Config names none:
+// "<prefix>.<name>", so the groups of two installations sharing a cluster never meet.
+func (b Base) DefaultGroup(name string) string {
+	return b.Prefix + "." + name
+}
+
 // Validate reports every setting of b a component cannot run with.
 func (b Base) Validate() error {
 	var errs []error

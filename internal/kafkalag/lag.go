@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/metrics"
+	"github.com/hookstream/hookstream/internal/periodic"
 )
 
 // DefaultInterval is how often a Monitor measures lag: often enough for a 10-minute alert,
@@ -87,19 +88,16 @@ func New(cfg Config) (*Monitor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafkalag: kafka client: %w", err)
 	}
+	// `hookstream dev` runs several components, each with a Monitor, on one registry.
+	set := &metrics.Set{Registerer: cfg.Registerer, Subsystem: "kafka", Shared: true}
 	m := &Monitor{
 		cfg: cfg, cl: cl, adm: kadm.NewClient(cl), log: log,
-		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: metrics.Namespace, Subsystem: "kafka",
-			Name: "consumer_lag_records",
-			Help: "Records of the topic the consumer group has not committed yet, summed over partitions, up to the last stable offset; kept at the last measured value while checks fail."},
-			[]string{"group", "topic"}),
-		failed: prometheus.NewCounter(prometheus.CounterOpts{Namespace: metrics.Namespace, Subsystem: "kafka",
-			Name: "consumer_lag_checks_failed_total",
-			Help: "Consumer lag checks that could not measure every group and topic (broker unreachable, topic missing)."}),
+		lag: set.GaugeVec("consumer_lag_records",
+			"Records of the topic the consumer group has not committed yet, summed over partitions, up to the last stable offset; kept at the last measured value while checks fail.",
+			"group", "topic"),
+		failed: set.Counter("consumer_lag_checks_failed_total",
+			"Consumer lag checks that could not measure every group and topic (broker unreachable, topic missing)."),
 	}
-	// `hookstream dev` runs several components, each with a Monitor, on one registry.
-	m.lag = metrics.Adopt(cfg.Registerer, m.lag)
-	m.failed = metrics.Adopt(cfg.Registerer, m.failed)
 	for _, cs := range cfg.Consumptions {
 		if !slices.Contains(m.groups, cs.Group) {
 			m.groups = append(m.groups, cs.Group)
@@ -116,24 +114,15 @@ func (m *Monitor) Close() { m.cl.Close() }
 
 // Run checks at once and then every interval until ctx ends; it always returns nil.
 func (m *Monitor) Run(ctx context.Context) error {
-	t := time.NewTicker(m.cfg.Interval)
-	defer t.Stop()
-	for {
+	periodic.NowAndEvery(ctx, m.cfg.Interval, func(ctx context.Context) {
 		cctx, cancel := context.WithTimeout(ctx, m.cfg.Interval)
 		err := m.Check(cctx)
 		cancel()
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			m.log.Warn("consumer lag check failed; the lag gauges keep their last value", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	})
+	return nil
 }
 
 // Check measures every consumption once and sets its gauge. The consumptions it could not

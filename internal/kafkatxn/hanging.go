@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/hookstream/hookstream/internal/metrics"
+	"github.com/hookstream/hookstream/internal/periodic"
 )
 
 // DefaultStuckAfter is how long a transaction may stay open on a partition, with no write of its
@@ -59,19 +60,18 @@ func NewRepairer(adm *kadm.Client, prefix string, stuckAfter time.Duration, log 
 	if adm == nil || prefix == "" || stuckAfter <= 0 || log == nil {
 		return nil, fmt.Errorf("kafkatxn: repairer needs an admin client, a topic prefix, a positive stuck-after and a logger")
 	}
+	set := &metrics.Set{Registerer: reg, Subsystem: "kafka"}
 	r := &Repairer{adm: adm, prefix: prefix, stuckAfter: stuckAfter, log: log.With("component", "kafkatxn"), now: time.Now,
-		repaired: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metrics.Namespace, Subsystem: "kafka",
-			Name: "hanging_transactions_completed_total",
-			Help: "Transactions found open on partitions after their coordinator had finished them, completed with the coordinator's outcome (commit, abort)."},
-			[]string{"outcome"}),
-		failures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: metrics.Namespace, Subsystem: "kafka",
-			Name: "hanging_transaction_checks_failed_total", Help: "Checks for hanging transactions that could not be made."}),
+		repaired: set.CounterVec("hanging_transactions_completed_total",
+			"Transactions found open on partitions after their coordinator had finished them, completed with the coordinator's outcome (commit, abort).",
+			"outcome"),
+		failures: set.Counter("hanging_transaction_checks_failed_total", "Checks for hanging transactions that could not be made."),
 	}
 	r.coordinator = r.transactionOf
 	for _, outcome := range []string{"commit", "abort"} {
 		r.repaired.WithLabelValues(outcome) // exported at 0 from the start, for alerts' increase()
 	}
-	if err := metrics.Register(reg, r.repaired, r.failures); err != nil {
+	if err := set.Err(); err != nil {
 		return nil, fmt.Errorf("kafkatxn: metrics: %w", err)
 	}
 	return r, nil
@@ -80,14 +80,7 @@ func NewRepairer(adm *kadm.Client, prefix string, stuckAfter time.Duration, log 
 // Run checks every interval until ctx ends. A check that fails is counted and logged, and
 // made again at the next interval.
 func (r *Repairer) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	periodic.Every(ctx, interval, func(ctx context.Context) {
 		cctx, cancel := context.WithTimeout(ctx, interval)
 		_, err := r.Check(cctx)
 		cancel()
@@ -95,7 +88,7 @@ func (r *Repairer) Run(ctx context.Context, interval time.Duration) {
 			r.failures.Inc()
 			r.log.Warn("hanging transactions: check failed; trying again", "in", interval, "err", err)
 		}
-	}
+	})
 }
 
 // Completed is one hanging transaction the Repairer completed.

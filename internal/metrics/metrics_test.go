@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -9,47 +10,57 @@ import (
 	"github.com/hookstream/hookstream/internal/metrics"
 )
 
-func counter(name string) prometheus.Counter {
-	return prometheus.NewCounter(prometheus.CounterOpts{Namespace: metrics.Namespace, Name: name, Help: name})
-}
-
-func TestRegisterRefusesASecondOwner(t *testing.T) {
+func TestSetRefusesASecondOwner(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	if err := metrics.Register(reg, counter("a_total"), counter("b_total")); err != nil {
+	first := &metrics.Set{Registerer: reg, Subsystem: "test"}
+	first.Counter("a_total", "a")
+	first.Counter("b_total", "b")
+	if err := first.Err(); err != nil {
 		t.Fatal(err)
 	}
-	err := metrics.Register(reg, counter("c_total"), counter("a_total"))
+	second := &metrics.Set{Registerer: reg, Subsystem: "test"}
+	second.Counter("c_total", "c")
+	second.Counter("a_total", "a")
 	var are prometheus.AlreadyRegisteredError
-	if !errors.As(err, &are) {
-		t.Fatalf("registering a_total again: %v, want AlreadyRegisteredError", err)
+	if !errors.As(second.Err(), &are) {
+		t.Fatalf("registering a_total again: %v, want AlreadyRegisteredError", second.Err())
 	}
-	if err := metrics.Register(nil, counter("a_total")); err != nil {
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, mf := range mfs {
+		names = append(names, mf.GetName())
+	}
+	if want := "[hookstream_test_a_total hookstream_test_b_total hookstream_test_c_total]"; fmt.Sprint(names) != want {
+		t.Fatalf("registered %v, want %s", names, want)
+	}
+	unregistered := &metrics.Set{Subsystem: "test"}
+	unregistered.Counter("a_total", "a")
+	if err := unregistered.Err(); err != nil {
 		t.Fatalf("nil registerer: %v", err)
 	}
 }
 
-func TestAdoptSharesTheSeries(t *testing.T) {
+func TestSharedSetSharesTheSeries(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	first := metrics.Adopt(reg, counter("shared_total"))
-	second := metrics.Adopt(reg, counter("shared_total"))
+	first := (&metrics.Set{Registerer: reg, Subsystem: "test", Shared: true}).Counter("shared_total", "shared")
+	second := (&metrics.Set{Registerer: reg, Subsystem: "test", Shared: true}).Counter("shared_total", "shared")
 	first.Inc()
 	second.Inc()
 	if first != second {
 		t.Fatal("the second counter was not adopted")
 	}
-	own := counter("own_total")
-	if got := metrics.Adopt(nil, own); got != own {
-		t.Fatal("a nil registerer must return the collector itself")
-	}
 }
 
-func TestAdoptPanicsOnAClash(t *testing.T) {
+func TestSharedSetPanicsOnAClash(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	metrics.Adopt(reg, counter("clash_total"))
+	(&metrics.Set{Registerer: reg, Subsystem: "test", Shared: true}).Counter("clash_total", "clash")
 	defer func() {
 		if recover() == nil {
 			t.Fatal("a gauge under a counter's name was accepted")
 		}
 	}()
-	metrics.Adopt(reg, prometheus.NewGauge(prometheus.GaugeOpts{Namespace: metrics.Namespace, Name: "clash_total", Help: "other"}))
+	(&metrics.Set{Registerer: reg, Subsystem: "test", Shared: true}).Gauge("clash_total", "other")
 }

@@ -32,23 +32,23 @@ import (
 // UnmarshalDelivery decodes a deliveries/retry record value exactly as json.Unmarshal(data, &d)
 // would: same value, same error.
 func UnmarshalDelivery(data []byte) (Delivery, error) {
-	if d, ok := decodeDeliveryFast(data); ok {
-		return d, nil
-	}
-	var d Delivery
-	err := json.Unmarshal(data, &d)
-	return d, err
+	return unmarshal(data, decodeDeliveryFast)
 }
 
 // UnmarshalAttempt decodes an attempts record value exactly as json.Unmarshal(data, &a) would:
 // same value, same error.
 func UnmarshalAttempt(data []byte) (Attempt, error) {
-	if a, ok := decodeAttemptFast(data); ok {
-		return a, nil
+	return unmarshal(data, decodeAttemptFast)
+}
+
+// unmarshal decodes data with its fast path, or with json.Unmarshal where that declines.
+func unmarshal[T any](data []byte, fast func([]byte) (T, bool)) (T, error) {
+	if v, ok := fast(data); ok {
+		return v, nil
 	}
-	var a Attempt
-	err := json.Unmarshal(data, &a)
-	return a, err
+	var v T
+	err := json.Unmarshal(data, &v)
+	return v, err
 }
 
 // decodeDeliveryFast is UnmarshalDelivery's fast path; ok is false when it declines.

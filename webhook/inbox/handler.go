@@ -12,10 +12,10 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
+	hsclip "github.com/hookstream/hookstream/internal/clip"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/webhook"
 )
@@ -311,13 +311,5 @@ func (i *Inbox) store(ctx context.Context, ev Event) (storeResult, error) {
 // answers, logs and the last_error column (PostgreSQL text refuses invalid UTF-8 and NUL).
 func clip(s string, limit int) string {
 	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
-	if len(s) <= limit {
-		return s
-	}
-	const ellipsis = "…"
-	cut := max(limit-len(ellipsis), 0)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + ellipsis
+	return hsclip.Marked(s, limit)
 }

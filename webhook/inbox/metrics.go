@@ -39,56 +39,36 @@ const (
 )
 
 func newMetrics(i *Inbox, reg prometheus.Registerer) (*metrics, error) {
-	bySource := []string{"source"}
+	set := &hsmetrics.Set{Registerer: reg, Subsystem: "inbox"}
 	m := &metrics{
-		verificationFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hookstream_inbox_verification_failures_total",
-			Help: "Requests refused with 401 because their signature did not verify, by source and reason (missing_header, malformed_header, invalid_timestamp, timestamp_too_old, timestamp_too_new, no_matching_signature).",
-		}, []string{"source", "reason"}),
-		outsideTolerance: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hookstream_inbox_timestamp_outside_tolerance_total",
-			Help: "Requests refused because their signed timestamp was outside the tolerance: direction past (stale, a replay or a queue that held it) or future (a clock ahead).",
-		}, []string{"source", "direction"}),
-		clockSkew: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "hookstream_inbox_clock_skew_seconds",
-			Help:    "The receiver's clock minus the signed timestamp of verified requests: positive when the request is older than now, negative when the sender's clock is ahead.",
-			Buckets: []float64{-300, -60, -10, -1, 0, 1, 10, 60, 300},
-		}, bySource),
-		received: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hookstream_inbox_received_total",
-			Help: "Events stored for the first time, by source.",
-		}, bySource),
-		duplicates: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hookstream_inbox_duplicates_total",
-			Help: "Verified copies of events already stored, with the same body: acknowledged and not processed again.",
-		}, bySource),
-		bodyMismatches: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hookstream_inbox_body_mismatches_total",
-			Help: "Verified requests carrying the id of a stored event with a different body: refused with 409, never processed.",
-		}, bySource),
-		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hookstream_inbox_refused_total",
-			Help: "Events refused for good by the authorization hook or the processor (ErrRefused).",
-		}, bySource),
-		processing: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "hookstream_inbox_processing_seconds",
-			Help:    "Time of one attempt (authorization and ProcessFunc), by source and outcome (processed, failed, dead, refused).",
-			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
-		}, []string{"source", "outcome"}),
-		purged: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "hookstream_inbox_purged_total",
-			Help: "Finished rows deleted after the retention.",
-		}),
-		unknownSources: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "hookstream_inbox_unknown_source_requests_total",
-			Help: "Requests answered 404 because their path names no source this inbox receives (Inbox.UnknownSource, or ServeHTTP of an inbox made with Open): a sender with a wrong URL, a source not set up, or a scanner.",
-		}),
+		verificationFailures: set.CounterVec("verification_failures_total",
+			"Requests refused with 401 because their signature did not verify, by source and reason (missing_header, malformed_header, invalid_timestamp, timestamp_too_old, timestamp_too_new, no_matching_signature).",
+			"source", "reason"),
+		outsideTolerance: set.CounterVec("timestamp_outside_tolerance_total",
+			"Requests refused because their signed timestamp was outside the tolerance: direction past (stale, a replay or a queue that held it) or future (a clock ahead).",
+			"source", "direction"),
+		clockSkew: set.HistogramVec("clock_skew_seconds",
+			"The receiver's clock minus the signed timestamp of verified requests: positive when the request is older than now, negative when the sender's clock is ahead.",
+			[]float64{-300, -60, -10, -1, 0, 1, 10, 60, 300}, "source"),
+		received: set.CounterVec("received_total", "Events stored for the first time, by source.", "source"),
+		duplicates: set.CounterVec("duplicates_total",
+			"Verified copies of events already stored, with the same body: acknowledged and not processed again.", "source"),
+		bodyMismatches: set.CounterVec("body_mismatches_total",
+			"Verified requests carrying the id of a stored event with a different body: refused with 409, never processed.", "source"),
+		refused: set.CounterVec("refused_total",
+			"Events refused for good by the authorization hook or the processor (ErrRefused).", "source"),
+		processing: set.HistogramVec("processing_seconds",
+			"Time of one attempt (authorization and ProcessFunc), by source and outcome (processed, failed, dead, refused).",
+			prometheus.ExponentialBuckets(0.001, 4, 10), "source", "outcome"),
+		purged: set.Counter("purged_total", "Finished rows deleted after the retention."),
+		unknownSources: set.Counter("unknown_source_requests_total",
+			"Requests answered 404 because their path names no source this inbox receives (Inbox.UnknownSource, or ServeHTTP of an inbox made with Open): a sender with a wrong URL, a source not set up, or a scanner."),
 	}
+	set.Collector(rowsCollector{i})
 	if i.verifier != nil {
 		m.addSource(HookstreamSource)
 	}
-	if err := hsmetrics.Register(reg, m.verificationFailures, m.outsideTolerance, m.clockSkew, m.received,
-		m.duplicates, m.bodyMismatches, m.refused, m.processing, m.purged, m.unknownSources, rowsCollector{i}); err != nil {
+	if err := set.Err(); err != nil {
 		return nil, errors.Join(errors.New("inbox: register metrics"), err)
 	}
 	return m, nil
