@@ -223,30 +223,21 @@ type attemptLog struct {
 // readAttempts follows the attempts topic from the start for the whole test.
 func readAttempts(t testing.TB, e *env) *attemptLog {
 	l := &attemptLog{}
-	cl := e.kafka.Client(t, kgo.ConsumeTopics(e.names.Attempts), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchMaxWait(200*time.Millisecond))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			fs := cl.PollFetches(ctx)
-			fs.EachRecord(func(r *kgo.Record) {
-				var a records.Attempt
-				if err := json.Unmarshal(r.Value, &a); err != nil || string(r.Key) != a.DeliveryID {
-					t.Errorf("attempt record %s (key %s): %v", r.Value, r.Key, err)
-					return
-				}
-				l.mu.Lock()
-				l.all = append(l.all, a)
-				if a.Outcome == records.OutcomeDelivered {
-					l.delivered++
-				}
-				l.mu.Unlock()
-			})
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	e.kafka.Follow(t, e.names.Attempts, func(fs kgo.Fetches) {
+		fs.EachRecord(func(r *kgo.Record) {
+			var a records.Attempt
+			if err := json.Unmarshal(r.Value, &a); err != nil || string(r.Key) != a.DeliveryID {
+				t.Errorf("attempt record %s (key %s): %v", r.Value, r.Key, err)
+				return
+			}
+			l.mu.Lock()
+			l.all = append(l.all, a)
+			if a.Outcome == records.OutcomeDelivered {
+				l.delivered++
+			}
+			l.mu.Unlock()
+		})
+	}, kgo.FetchMaxWait(200*time.Millisecond))
 	return l
 }
 

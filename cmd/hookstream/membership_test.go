@@ -175,21 +175,13 @@ func (m *memberEnv) putEndpoint(t *testing.T, u string, key secretbox.Key) {
 
 // watchDeliveries notes the event id of every committed delivery record until the test ends.
 func (m *memberEnv) watchDeliveries(t *testing.T) {
-	cl := m.k.Client(t, kgo.ConsumeTopics(m.names.Deliveries), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
-				if d, err := records.UnmarshalDelivery(r.Value); err == nil {
-					m.saw(d.EventID)
-				}
-			})
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	m.k.Follow(t, m.names.Deliveries, func(fs kgo.Fetches) {
+		fs.EachRecord(func(r *kgo.Record) {
+			if d, err := records.UnmarshalDelivery(r.Value); err == nil {
+				m.saw(d.EventID)
+			}
+		})
+	}, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 }
 
 // feed puts one record on every partition the member consumes and returns the ids that show
