@@ -49,10 +49,10 @@ func startChild(t *testing.T, e *env, extra ...string) *child {
 	t.Helper()
 	c := &child{metricsAddr: freeAddr(t), done: make(chan struct{})}
 	args := append([]string{"cdc",
-		"--database-url", e.db.URL,
-		"--kafka-brokers", strings.Join(e.kafka.Brokers, ","),
-		"--topic-prefix", e.kafka.Prefix,
-		"--cdc-slot", e.db.Name,
+		"--database-url", e.DB.URL,
+		"--kafka-brokers", strings.Join(e.Kafka.Brokers, ","),
+		"--topic-prefix", e.Kafka.Prefix,
+		"--cdc-slot", e.DB.Name,
 		"--metrics-addr", c.metricsAddr,
 		"--log-format", "text",
 	}, extra...)
@@ -170,7 +170,7 @@ func (w *writer) run(ctx context.Context, e *env, total int, rng *rand.Rand) err
 		}
 		rollback := rng.IntN(10) == 0
 		var batch, refused []committedEvent
-		tx, err := e.db.Pool.Begin(ctx)
+		tx, err := e.DB.Pool.Begin(ctx)
 		if err != nil {
 			return err
 		}
@@ -230,7 +230,7 @@ func (w *writer) count() int {
 // once, nothing else, and each partner's events in commit order.
 func verifyExactlyOnce(t *testing.T, e *env, w *writer) {
 	t.Helper()
-	got := settle(t, e, e.names.Events, len(w.committed), 3*time.Minute)
+	got := settle(t, e, e.Names.Events, len(w.committed), 3*time.Minute)
 	if len(got.records) != len(w.committed) {
 		t.Errorf("events topic holds %d records, %d events were committed", len(got.records), len(w.committed))
 	}
@@ -290,7 +290,7 @@ func verifyRefusedOnce(t *testing.T, e *env, refused []committedEvent) {
 	for _, c := range refused {
 		want[c.id] = true
 	}
-	dlq := settle(t, e, e.names.DLQ, len(refused), time.Minute)
+	dlq := settle(t, e, e.Names.DLQ, len(refused), time.Minute)
 	seen := map[string]int{}
 	for _, r := range dlq.records {
 		seen[string(r.Key)]++
@@ -448,17 +448,17 @@ func TestLargeTransactionHasBoundedMemory(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	waitSlotActive(t, e, e.db.Name)
+	waitSlotActive(t, e, e.DB.Name)
 
 	const rows = 100000
 	ctx := context.Background()
-	err := pgx.BeginFunc(ctx, e.db.Pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, e.DB.Pool, func(tx pgx.Tx) error {
 		return insertUsageRows(t, tx, rows, 1000)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := countRecords(t, e, e.names.Events, rows, 3*time.Minute)
+	got := countRecords(t, e, e.Names.Events, rows, 3*time.Minute)
 	if got != rows {
 		t.Fatalf("%d records, want %d", got, rows)
 	}
@@ -487,14 +487,14 @@ func TestRefusedRowListedOnceAcrossACrash(t *testing.T) {
 	e := newEnv(t)
 	proc := startChild(t, e)
 	waitActive(t, proc, proc)
-	waitSlotActive(t, e, e.db.Name)
+	waitSlotActive(t, e, e.DB.Name)
 
 	// One large transaction: the refused row first, so cdc records it long before the
 	// transaction's end, where its Kafka transaction commits.
 	const rows = 50000
 	ctx := context.Background()
 	refused := outbox.NewEventID()
-	err := pgx.BeginFunc(ctx, e.db.Pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, e.DB.Pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO outbox_event (event_id, partner_id, type, subject_type, subject_id, occurred_at, payload)
 			VALUES ($1, 'p1', 'invoice.paid', 'invoice', 'inv_1', now(), '{"invoice_id":"inv_1"}')`, refused); err != nil {
 			return err
@@ -512,12 +512,12 @@ func TestRefusedRowListedOnceAcrossACrash(t *testing.T) {
 		time.Sleep(2 * time.Millisecond)
 	}
 	proc.kill()
-	if n := len(consume(t, e, e.names.Events, -1, 2*time.Second).records); n != 0 {
+	if n := len(consume(t, e, e.Names.Events, -1, 2*time.Second).records); n != 0 {
 		t.Fatalf("%d events committed before the kill; the transaction had to be still open", n)
 	}
 
 	startChild(t, e)
-	if got := countRecords(t, e, e.names.Events, rows, 3*time.Minute); got != rows {
+	if got := countRecords(t, e, e.Names.Events, rows, 3*time.Minute); got != rows {
 		t.Fatalf("%d events, want %d", got, rows)
 	}
 	verifyRefusedOnce(t, e, []committedEvent{{refused, "p1"}})
@@ -539,8 +539,7 @@ func countRecords(t *testing.T, e *env, topic string, want int, timeout time.Dur
 // failed session ends and the next one resumes from the committed checkpoint, refused rows
 // included.
 func TestBrokerRestartDuringStream(t *testing.T) {
-	e := &env{db: testenv.NewDatabase(t), kafka: testenv.NewRestartableKafka(t)}
-	e.names = e.kafka.CreateTopics(t)
+	e := &env{testenv.NewEnvOn(t, testenv.NewRestartableKafka(t))}
 	startStreaming(t, e, e.config(t))
 
 	rng := rand.New(rand.NewPCG(11, 13))
@@ -555,7 +554,7 @@ func TestBrokerRestartDuringStream(t *testing.T) {
 		}
 	}
 	waitCount(2000)
-	e.kafka.Restart(t)
+	e.Kafka.Restart(t)
 	restartedAt := w.count()
 	waitCount(restartedAt + 2000) // the stream goes on after the broker is back
 	w.stop.Store(true)

@@ -85,21 +85,21 @@ func TestExpireHistory(t *testing.T) {
 
 // The recorder sweeps by itself: history older than its retention disappears while it runs.
 func TestRecorderExpiresHistory(t *testing.T) {
-	e := newEnv(t)
+	e := testenv.NewEnv(t)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1'); INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example')`)
-	insertHistory(t, e.db, "old", "succeeded", time.Now().Add(-2*time.Hour), 10)
-	insertHistory(t, e.db, "new", "succeeded", time.Now(), 10)
+	insertHistory(t, e.DB, "old", "succeeded", time.Now().Add(-2*time.Hour), 10)
+	insertHistory(t, e.DB, "new", "succeeded", time.Now(), 10)
 	reg := prometheus.NewRegistry()
 	cfg := streams.DefaultRecorderConfig()
-	cfg.Base = e.kafka.Base(t, reg)
+	cfg.Base = e.Kafka.Base(t, reg)
 	cfg.HistoryRetention, cfg.HistorySweepInterval = time.Hour, 50*time.Millisecond
-	r, err := streams.NewRecorder(cfg, e.db.Pool)
+	r, err := streams.NewRecorder(cfg, e.DB.Pool)
 	if err != nil {
 		t.Fatal(err)
 	}
 	background(t, "recorder", r.Run)
 	testenv.WaitValue(t, reg, "hookstream_recorder_deliveries_expired_total", 10, time.Minute)
-	if n := countRows(t, e.db, `SELECT count(*) FROM delivery`); n != 10 {
+	if n := countRows(t, e.DB, `SELECT count(*) FROM delivery`); n != 10 {
 		t.Fatalf("%d deliveries left, want the 10 recent ones", n)
 	}
 }

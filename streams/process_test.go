@@ -26,8 +26,8 @@ func TestMain(m *testing.M) {
 func startFanoutProcess(t *testing.T, e *env) (kill func()) {
 	t.Helper()
 	cmd := exec.Command(testenv.Binary(t), "fanout",
-		"--kafka-brokers", strings.Join(e.kafka.Brokers, ","),
-		"--topic-prefix", e.kafka.Prefix,
+		"--kafka-brokers", strings.Join(e.Kafka.Brokers, ","),
+		"--topic-prefix", e.Kafka.Prefix,
 		"--instance-id", "fanout-under-test",
 		"--metrics-addr", "",
 		"--log-format", "text")
@@ -55,7 +55,7 @@ func startFanoutProcess(t *testing.T, e *env) (kill func()) {
 // R11: SIGKILL fanout at random moments during a stream; once it catches up, the committed
 // deliveries hold exactly one record per (event, endpoint) pair that should exist.
 func TestFanoutKillNine(t *testing.T) {
-	e := newEnv(t)
+	e := testenv.NewEnv(t)
 	startCDC(t, e)
 	type ep struct {
 		id, partner string
@@ -114,7 +114,7 @@ func TestFanoutKillNine(t *testing.T) {
 	t.Logf("%d events, %d expected deliveries, fanout killed %d times", written, len(want), kills)
 	mu.Unlock()
 
-	got := pairs(decodeDeliveries(t, consume(t, e, e.names.Deliveries, len(want), 3*time.Second)))
+	got := pairs(decodeDeliveries(t, consume(t, e, e.Names.Deliveries, len(want), 3*time.Second)))
 	dups, missing, extra := 0, 0, 0
 	for k, n := range got {
 		if n > 1 {
