@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/outbox"
 )
@@ -129,15 +127,6 @@ func TestUnreadableFilterKeepsTheLastGoodOne(t *testing.T) {
 // replaced, and returns its id.
 func appendEventWith(t *testing.T, e *env, partner, typ string, fields map[string]any) string {
 	t.Helper()
-	ctx := context.Background()
-	var id string
-	if err := pgx.BeginFunc(ctx, e.DB.Pool, func(tx pgx.Tx) error {
-		var err error
-		id, err = outbox.Append(ctx, tx, outbox.Event{PartnerID: partner, Type: typ,
-			Subject: outbox.Subject{Type: "customer", ID: "cus_1"}, Data: testenv.CatalogData(t, typ, fields)})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return e.DB.AppendEvent(context.Background(), t, outbox.Event{PartnerID: partner, Type: typ,
+		Subject: outbox.Subject{Type: "customer", ID: "cus_1"}, Data: testenv.CatalogData(t, typ, fields)})
 }

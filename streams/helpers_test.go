@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/testenv"
-	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/streams"
 )
 
@@ -78,18 +76,7 @@ func sqlExec(t *testing.T, e *env, sql string, args ...any) {
 // returns its id.
 func appendEvent(t *testing.T, e *env, partner, typ string) string {
 	t.Helper()
-	ctx := context.Background()
-	var id string
-	err := pgx.BeginFunc(ctx, e.DB.Pool, func(tx pgx.Tx) error {
-		var err error
-		id, err = outbox.Append(ctx, tx, outbox.Event{PartnerID: partner, Type: typ,
-			Subject: outbox.Subject{Type: "customer", ID: "cus_1"}, Data: testenv.CatalogData(t, typ, nil)})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return appendEventWith(t, e, partner, typ, nil)
 }
 
 // consume reads topic from the start (committed records only) until want records arrived, then

@@ -2,13 +2,9 @@ package streams_test
 
 import (
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,40 +12,17 @@ import (
 	"github.com/hookstream/hookstream/internal/testenv"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.CleanupBinary()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // startFanoutProcess runs `hookstream fanout` as a child process.
 func startFanoutProcess(t *testing.T, e *env) (kill func()) {
 	t.Helper()
-	cmd := exec.Command(testenv.Binary(t), "fanout",
+	return testenv.StartProcess(t, "fanout",
 		"--kafka-brokers", strings.Join(e.Kafka.Brokers, ","),
 		"--topic-prefix", e.Kafka.Prefix,
 		"--instance-id", "fanout-under-test",
 		"--metrics-addr", "",
-		"--log-format", "text")
-	var logs io.Writer = io.Discard
-	if testing.Verbose() {
-		logs = os.Stderr
-	}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	var once sync.Once
-	kill = func() {
-		once.Do(func() {
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			<-done
-		})
-	}
-	t.Cleanup(kill)
-	return kill
+		"--log-format", "text").Kill
 }
 
 // R11: SIGKILL fanout at random moments during a stream; once it catches up, the committed

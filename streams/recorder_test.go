@@ -69,20 +69,12 @@ func produceAttempts(t *testing.T, e *env, as ...records.Attempt) {
 // tables renders the history tables and failing_since, to compare before and after a replay.
 func tables(t *testing.T, e *env) string {
 	t.Helper()
-	rows, err := e.DB.Pool.Query(context.Background(), `
+	return strings.Join(testenv.QueryStrings(t, e.DB.Pool, `
 		SELECT row(d.delivery_id, d.event_id, d.endpoint_id, d.partner_id, d.state, d.attempt_count, d.next_attempt_at,
 		           d.last_status, d.last_latency_ms, d.last_error_category, d.created_at)::text FROM delivery d
 		UNION ALL SELECT row(a.*)::text FROM delivery_attempt a
 		UNION ALL SELECT row(id, status, failing_since, disabled_reason)::text FROM endpoint
-		ORDER BY 1`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Join(lines, "\n")
+		ORDER BY 1`), "\n")
 }
 
 // R18: attempts become history; replaying the same attempts records changes nothing (R11).
@@ -155,15 +147,8 @@ func TestRecorderKeepsRedoneAttempts(t *testing.T) {
 			records.DeliveryID(evt, "ep1")).Scan(&state, &status); err != nil || state != "succeeded" || status == nil || *status != 200 {
 			t.Fatalf("delivery %s, last status %v (%v); want succeeded with 200, the redone request's outcome", state, status, err)
 		}
-		rows, err := e.DB.Pool.Query(context.Background(), `SELECT attempt_no::text || ' ' || coalesce(status::text, error_category)
+		got := testenv.QueryStrings(t, e.DB.Pool, `SELECT attempt_no::text || ' ' || coalesce(status::text, error_category)
 			FROM delivery_attempt WHERE delivery_id = $1 ORDER BY attempt_no, started_at`, records.DeliveryID(evt, "ep1"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
 		if want := []string{"1 503", "2 timeout", "2 200"}; strings.Join(got, ",") != strings.Join(want, ",") {
 			t.Fatalf("history %q, want %q", got, want)
 		}

@@ -19,7 +19,7 @@ import (
 // public schema, so two snapshots differ when anything in the schema does.
 func schemaSnapshot(t *testing.T, conn *pgx.Conn) string {
 	t.Helper()
-	rows, err := conn.Query(context.Background(), `
+	return strings.Join(testenv.QueryStrings(t, conn, `
 		SELECT 'column ' || table_name || '.' || column_name || ' ' || data_type || ' ' || is_nullable || ' ' || coalesce(column_default, '')
 		  FROM information_schema.columns WHERE table_schema = 'public'
 		UNION ALL SELECT 'index ' || indexname || ' ' || indexdef FROM pg_indexes WHERE schemaname = 'public'
@@ -30,15 +30,7 @@ func schemaSnapshot(t *testing.T, conn *pgx.Conn) string {
 		  FROM pg_trigger WHERE NOT tgisinternal AND tgparentid = 0
 		UNION ALL SELECT 'publication ' || pubname || ' ' || pubinsert || pubupdate || pubdelete || pubviaroot FROM pg_publication
 		UNION ALL SELECT 'published ' || pubname || ' ' || tablename FROM pg_publication_tables
-		ORDER BY 1`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Join(lines, "\n")
+		ORDER BY 1`), "\n")
 }
 
 func TestApplyIsIdempotent(t *testing.T) {
