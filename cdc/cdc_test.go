@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +41,7 @@ func TestCommittedEventsArePublishedOnce(t *testing.T) {
 	b := appendEvents(t, e, "partner_b", 2)
 
 	got := settle(t, e, e.Names.Events, 5, 30*time.Second)
-	if fmt.Sprint(got.keys()) != fmt.Sprint(append(append([]string{}, a...), b...)) && !sameSet(got.keys(), append(a, b...)) {
+	if fmt.Sprint(got.keys()) != fmt.Sprint(append(append([]string{}, a...), b...)) && !testenv.SameElements(got.keys(), append(a, b...)) {
 		t.Fatalf("events topic holds %v, want %v then %v", got.keys(), a, b)
 	}
 	partitionOf := map[string]int32{}
@@ -79,13 +78,6 @@ func TestCommittedEventsArePublishedOnce(t *testing.T) {
 	if fmt.Sprint(gotA) != fmt.Sprint(a) {
 		t.Fatalf("partner_a order %v, want %v", gotA, a)
 	}
-}
-
-func sameSet(a, b []string) bool {
-	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
-	return slices.Equal(a, b)
 }
 
 // Endpoint rows become full configuration records on the endpoints topic, secrets included,
@@ -291,7 +283,7 @@ func TestCatalogRefusedRowsAreNotPublished(t *testing.T) {
 		t.Fatalf("events %v, want the valid rows %v in commit order", events.keys(), valid)
 	}
 	dlq := settle(t, e, e.Names.DLQ, 3, 30*time.Second)
-	if !sameSet(dlq.keys(), []string{unknown, invalid, version}) { // keyed by event id: spread over partitions
+	if !testenv.SameElements(dlq.keys(), []string{unknown, invalid, version}) { // keyed by event id: spread over partitions
 		t.Fatalf("dlq %v, want %v", dlq.keys(), []string{unknown, invalid, version})
 	}
 	want := []deadLetterRow{

@@ -3,7 +3,6 @@ package cdc_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -200,8 +199,4 @@ func header(r *kgo.Record, key string) string {
 	return ""
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.CleanupBinary()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m) }

@@ -5,17 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,69 +24,34 @@ import (
 
 // child is a `hookstream cdc` process.
 type child struct {
-	cmd         *exec.Cmd
+	*testenv.Process
 	metricsAddr string
-	done        chan struct{}
-	err         error // how it exited, once done is closed
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // startChild runs `hookstream cdc` against the test's database and Kafka.
 func startChild(t *testing.T, e *env, extra ...string) *child {
 	t.Helper()
-	c := &child{metricsAddr: freeAddr(t), done: make(chan struct{})}
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	args := append([]string{"cdc",
 		"--database-url", e.DB.URL,
 		"--kafka-brokers", strings.Join(e.Kafka.Brokers, ","),
 		"--topic-prefix", e.Kafka.Prefix,
 		"--cdc-slot", e.DB.Name,
-		"--metrics-addr", c.metricsAddr,
+		"--metrics-addr", metricsAddr,
 		"--log-format", "text",
 	}, extra...)
-	c.cmd = exec.Command(testenv.Binary(t), args...)
-	c.cmd.Env = os.Environ()
-	var logs io.Writer = io.Discard
-	if testing.Verbose() {
-		logs = os.Stderr
-	}
-	c.cmd.Stdout, c.cmd.Stderr = logs, logs
-	if err := c.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { c.err = c.cmd.Wait(); close(c.done) }()
-	t.Cleanup(c.kill)
-	return c
-}
-
-func (c *child) kill() {
-	_ = c.cmd.Process.Signal(syscall.SIGKILL)
-	<-c.done
+	return &child{Process: testenv.StartProcess(t, args...), metricsAddr: metricsAddr}
 }
 
 // terminate stops the child with SIGTERM and returns how long it took to exit; it fails the
 // test unless it exited with status 0 within bound.
 func (c *child) terminate(t *testing.T, bound time.Duration) time.Duration {
 	t.Helper()
-	began := time.Now()
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.done:
-	case <-time.After(bound):
-		t.Fatalf("cdc did not exit within %s of SIGTERM", bound)
+	took, err := c.Terminate(bound)
+	if err != nil {
+		t.Fatalf("cdc %v", err)
 	}
-	if c.err != nil {
-		t.Fatalf("cdc exited after SIGTERM with %v", c.err)
-	}
-	return time.Since(began)
+	return took
 }
 
 // active reports whether the child says it is the slot's reader (hookstream_cdc_active 1).
@@ -112,7 +73,7 @@ func (c *child) active() bool {
 // peakRSS is the child's peak resident memory in bytes (VmHWM).
 func (c *child) peakRSS(t *testing.T) int64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.Pid()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +302,7 @@ func TestKillNineDuringLoad(t *testing.T) {
 			}
 			writing = false
 		case <-time.After(time.Duration(400+rng.IntN(1200)) * time.Millisecond):
-			proc.kill()
+			proc.Kill()
 			kills++
 			proc = startChild(t, e)
 		}
@@ -404,7 +365,7 @@ func TestStandbyTakesOver(t *testing.T) {
 	go func() { werr <- w.run(ctx, e, 5000, rng) }()
 
 	time.Sleep(time.Second)
-	first.kill()
+	first.Kill()
 	killedAt := time.Now()
 	deadline := time.Now().Add(30 * time.Second)
 	for !second.active() {
@@ -511,7 +472,7 @@ func TestRefusedRowListedOnceAcrossACrash(t *testing.T) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	proc.kill()
+	proc.Kill()
 	if n := len(consume(t, e, e.Names.Events, -1, 2*time.Second).records); n != 0 {
 		t.Fatalf("%d events committed before the kill; the transaction had to be still open", n)
 	}

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/outbox"
 )
@@ -26,7 +24,7 @@ func TestSnapshotPublishesExistingRows(t *testing.T) {
 	start(t, e.config(t))
 
 	events := settle(t, e, e.Names.Events, 10, time.Minute)
-	if !sameSet(events.keys(), ids) || len(events.records) != 10 {
+	if !testenv.SameElements(events.keys(), ids) || len(events.records) != 10 {
 		t.Fatalf("events %v, want %v", events.keys(), ids)
 	}
 	eps := settle(t, e, e.Names.Endpoints, 1, time.Minute)
@@ -51,15 +49,8 @@ func TestExpiredPartitionsDroppedAfterPublishing(t *testing.T) {
 	if _, err := outbox.CreatePartitions(ctx, e.DB.Pool, old.AddDate(0, 0, 1)); err != nil {
 		t.Fatal(err)
 	}
-	var id string
-	if err := pgx.BeginFunc(ctx, e.DB.Pool, func(tx pgx.Tx) error {
-		var err error
-		id, err = outbox.Append(ctx, tx, outbox.Event{PartnerID: "p1", Type: "usage.finalized",
-			Subject: outbox.Subject{Type: "usage", ID: "2020-02-03"}, OccurredAt: old, Data: testenv.CatalogData(t, "usage.finalized", nil)})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	id := e.DB.AppendEvent(ctx, t, outbox.Event{PartnerID: "p1", Type: "usage.finalized",
+		Subject: outbox.Subject{Type: "usage", ID: "2020-02-03"}, OccurredAt: old, Data: testenv.CatalogData(t, "usage.finalized", nil)})
 	if _, err := e.DB.Pool.Exec(ctx, `INSERT INTO outbox_dead_letter
 		(event_id, occurred_at, partner_id, type, schema_version, subject_type, subject_id, reason, detail, commit_lsn, created_at)
 		VALUES ('evt_old', $1, 'p1', 'invoice.paid', 1, 'invoice', 'inv_1', 'unknown_type', 'old', '0/1', $1),
