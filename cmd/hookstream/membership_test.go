@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,11 +23,7 @@ import (
 	"github.com/hookstream/hookstream/webhook"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.CleanupBinary()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // How soon a restarted member must consume its partitions again. Static membership makes it
 // take them back at once; without it the group waits for the killed member's session to time
