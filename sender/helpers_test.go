@@ -279,6 +279,16 @@ func (e *env) waitAttempt(d records.Delivery) records.Attempt {
 	return e.attempts.of(d.DeliveryID)[0]
 }
 
+// waitDelivered waits for the first attempt of each delivery and fails unless it delivered.
+func (e *env) waitDelivered(ds ...records.Delivery) {
+	e.t.Helper()
+	for _, d := range ds {
+		if a := e.waitAttempt(d); a.Outcome != records.OutcomeDelivered {
+			e.t.Fatalf("first attempt of %s: %+v, want delivered", d.DeliveryID, a)
+		}
+	}
+}
+
 // --- the HTTP receiver ---
 
 // request is what the receiver saw of one request.
@@ -447,18 +457,6 @@ func (f *fakeRetrier) deferred(endpointID string) []deferCall {
 		}
 	}
 	return out
-}
-
-// --- metrics ---
-
-// metricValue sums the samples of name whose labels include want (testenv.Value).
-func metricValue(t testing.TB, reg prometheus.Gatherer, name string, want map[string]string) float64 {
-	t.Helper()
-	pairs := make([]string, 0, 2*len(want))
-	for k, v := range want {
-		pairs = append(pairs, k, v)
-	}
-	return testenv.Value(t, reg, name, pairs...)
 }
 
 // eventIDOf reads the event id of an envelope.
