@@ -33,14 +33,21 @@ func schemaSnapshot(t *testing.T, conn *pgx.Conn) string {
 		ORDER BY 1`), "\n")
 }
 
-func TestApplyIsIdempotent(t *testing.T) {
-	db := testenv.NewEmptyDatabase(t)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, db.URL)
+// connect opens a connection of its own to db (migrations run on one), closed when the test ends.
+func connect(t *testing.T, db *testenv.Database) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), db.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+func TestApplyIsIdempotent(t *testing.T) {
+	db := testenv.NewEmptyDatabase(t)
+	ctx := context.Background()
+	conn := connect(t, db)
 
 	all, err := migrations.All()
 	if err != nil {
@@ -84,11 +91,7 @@ func TestApplyIsIdempotent(t *testing.T) {
 	if second := schemaSnapshot(t, conn); second != first {
 		t.Fatalf("schema changed on the second run:\n%s\n---\n%s", first, second)
 	}
-	var n int
-	if err := conn.QueryRow(ctx, `SELECT count(*) FROM schema_migration`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n != len(all) {
+	if n := testenv.QueryInt(t, conn, `SELECT count(*) FROM schema_migration`); n != len(all) {
 		t.Fatalf("schema_migration has %d rows, want %d", n, len(all))
 	}
 }
@@ -116,11 +119,7 @@ func TestConcurrentApply(t *testing.T) {
 		}
 	}
 	all, _ := migrations.All()
-	var n int
-	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM schema_migration`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n != len(all) {
+	if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM schema_migration`); n != len(all) {
 		t.Fatalf("schema_migration has %d rows, want %d", n, len(all))
 	}
 }
@@ -132,12 +131,8 @@ func TestChangedMigrationIsRefused(t *testing.T) {
 	if _, err := db.Pool.Exec(ctx, `UPDATE schema_migration SET checksum = repeat('0', 64) WHERE version = 1`); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	_, err = migrations.Apply(ctx, conn)
+	conn := connect(t, db)
+	_, err := migrations.Apply(ctx, conn)
 	if err == nil || !strings.Contains(err.Error(), "changed after it was applied") {
 		t.Fatalf("err = %v, want a changed-migration error", err)
 	}
@@ -153,11 +148,7 @@ const eventIDMigration = 8
 func TestEventIDMigrationKeepsExistingDuplicates(t *testing.T) {
 	db := testenv.NewEmptyDatabase(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, db)
 	if _, err := migrations.ApplyThrough(ctx, conn, eventIDMigration-1); err != nil {
 		t.Fatal(err)
 	}
@@ -188,9 +179,8 @@ func TestEventIDMigrationKeepsExistingDuplicates(t *testing.T) {
 	if !slices.Contains(applied, eventIDMigration) {
 		t.Fatalf("applied %v, want %d among them", applied, eventIDMigration)
 	}
-	var n int
-	if err := conn.QueryRow(ctx, `SELECT count(*) FROM outbox_event`).Scan(&n); err != nil || n != len(rows) {
-		t.Fatalf("outbox holds %d rows (%v), want all %d kept", n, err, len(rows))
+	if n := testenv.QueryInt(t, conn, `SELECT count(*) FROM outbox_event`); n != len(rows) {
+		t.Fatalf("outbox holds %d rows, want all %d kept", n, len(rows))
 	}
 	claims := map[string]time.Time{}
 	cr, err := conn.Query(ctx, `SELECT event_id, occurred_at FROM outbox_event_id`)

@@ -25,3 +25,17 @@ func QueryStrings(t testing.TB, q Querier, sql string, args ...any) []string {
 	}
 	return out
 }
+
+// QueryInt runs a query of one row of one integer column (a count) and returns it, or fails t.
+func QueryInt(t testing.TB, q Querier, sql string, args ...any) int {
+	t.Helper()
+	rows, err := q.Query(context.Background(), sql, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	n, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int])
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}

@@ -164,15 +164,6 @@ func getRow(t testing.TB, pool *pgxpool.Pool, id string) (r row, ok bool) {
 	return r, true
 }
 
-func count(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) int {
-	t.Helper()
-	var n int
-	if err := pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	return n
-}
-
 // noProcessing is a ProcessFunc for tests of the handler alone.
 func noProcessing(context.Context, pgx.Tx, inbox.Event) error { return nil }
 

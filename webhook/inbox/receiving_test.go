@@ -27,8 +27,7 @@ func TestSameEventPostedConcurrentlyToThreeInstances(t *testing.T) {
 		posts     = 50
 		instances = 3
 	)
-	db := newDatabase(t)
-	createEffects(t, db.Pool)
+	db := newEffectsDatabase(t)
 	hookstream := newPartner(t)
 	var (
 		receivers []*inbox.Inbox
@@ -73,7 +72,7 @@ func TestSameEventPostedConcurrentlyToThreeInstances(t *testing.T) {
 		return r.State == "processed"
 	})
 	time.Sleep(300 * time.Millisecond) // room for a wrong second processing to show
-	if n := count(t, db.Pool, `SELECT count(*) FROM effects WHERE event_id = $1`, id); n != 1 {
+	if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM effects WHERE event_id = $1`, id); n != 1 {
 		t.Fatalf("%d effects, want 1", n)
 	}
 	if r, _ := getRow(t, db.Pool, id); r.Attempts != 1 {
@@ -92,8 +91,7 @@ func TestSameEventPostedConcurrentlyToThreeInstances(t *testing.T) {
 // An instance that dies after storing an event (204 sent) and before processing it loses
 // nothing: another instance processes it once, and the sender's retry is a duplicate.
 func TestCrashBetweenStoringAndProcessing(t *testing.T) {
-	db := newDatabase(t)
-	createEffects(t, db.Pool)
+	db := newEffectsDatabase(t)
 	hookstream := newPartner(t)
 
 	dying, err := pgxpool.New(context.Background(), db.URL)
@@ -118,7 +116,7 @@ func TestCrashBetweenStoringAndProcessing(t *testing.T) {
 		t.Fatalf("the sender's retry: %d, want 204", code)
 	}
 	time.Sleep(200 * time.Millisecond)
-	if n := count(t, db.Pool, `SELECT count(*) FROM effects WHERE event_id = $1`, id); n != 1 {
+	if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM effects WHERE event_id = $1`, id); n != 1 {
 		t.Fatalf("%d effects, want 1", n)
 	}
 }
@@ -127,8 +125,7 @@ func TestCrashBetweenStoringAndProcessing(t *testing.T) {
 // the server rolls its transaction back) leaves no effect behind and no lock: another instance
 // processes the event once.
 func TestCrashDuringProcessing(t *testing.T) {
-	db := newDatabase(t)
-	createEffects(t, db.Pool)
+	db := newEffectsDatabase(t)
 	hookstream := newPartner(t)
 
 	proxy, url := db.ThroughProxy(t)
@@ -173,7 +170,7 @@ func TestCrashDuringProcessing(t *testing.T) {
 		return r.State == "processed"
 	})
 	time.Sleep(200 * time.Millisecond)
-	if n := count(t, db.Pool, `SELECT count(*) FROM effects WHERE event_id = $1`, id); n != 1 {
+	if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM effects WHERE event_id = $1`, id); n != 1 {
 		t.Fatalf("%d effects, want 1: the dead instance's write must be rolled back", n)
 	}
 	if r, _ := getRow(t, db.Pool, id); r.Attempts != 1 {
