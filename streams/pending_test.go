@@ -97,7 +97,7 @@ func TestRecorderWritesPendingRows(t *testing.T) {
 		t.Fatalf("delivered one: %s, %d attempts; want succeeded, 1", state, count)
 	}
 	for _, id := range []string{records.DeliveryID(foreign, "ep3"), records.DeliveryID(retried, "ep1"), forged.DeliveryID, nul.DeliveryID, badUTF8.DeliveryID, huge.DeliveryID} {
-		if n := countRows(t, e.DB, `SELECT count(*) FROM delivery WHERE delivery_id = $1`, id); n != 0 {
+		if n := testenv.QueryInt(t, e.DB.Pool, `SELECT count(*) FROM delivery WHERE delivery_id = $1`, id); n != 0 {
 			t.Errorf("delivery %s has a row; want none", id)
 		}
 	}
