@@ -148,15 +148,7 @@ func TestCrashDuringProcessing(t *testing.T) {
 	testenv.Go(t, "Run of the dying instance", first.Run)
 	t.Cleanup(func() { close(release) })
 
-	id := outbox.NewEventID()
-	if code := hookstream.deliver(first, id, customerUpdated(t, id, 1)); code != http.StatusNoContent {
-		t.Fatalf("delivery: %d", code)
-	}
-	select {
-	case <-started:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the event was not picked up")
-	}
+	id := hookstream.deliverPickedUp(t, first, started)
 	other := newInbox(t, db.Pool, hookstream.verifier(t), applyEffect, testConfig(t))
 	testenv.Go(t, "Run of the surviving instance", other.Run)
 	time.Sleep(200 * time.Millisecond)

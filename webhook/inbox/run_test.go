@@ -338,15 +338,7 @@ func TestRunStoppedMidProcessing(t *testing.T) {
 	}, cfg)
 	stopCrashing := testenv.Go(t, "Run of the stopping instance", crashing.Run)
 
-	id := outbox.NewEventID()
-	if code := hookstream.deliver(crashing, id, customerUpdated(t, id, 1)); code != http.StatusNoContent {
-		t.Fatalf("status %d", code)
-	}
-	select {
-	case <-started:
-	case <-time.After(5 * time.Second):
-		t.Fatal("event not picked up")
-	}
+	id := hookstream.deliverPickedUp(t, crashing, started)
 
 	other := newInbox(t, db.Pool, hookstream.verifier(t), applyEffect, cfg)
 	testenv.Go(t, "Run of the other instance", other.Run)
