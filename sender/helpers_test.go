@@ -159,6 +159,15 @@ func delivery(partner, endpointID, eventType string) records.Delivery {
 	}
 }
 
+// deliveries is n deliveries of fresh events to one endpoint (see delivery).
+func deliveries(n int, partner, endpointID, eventType string) []records.Delivery {
+	ds := make([]records.Delivery, n)
+	for i := range ds {
+		ds[i] = delivery(partner, endpointID, eventType)
+	}
+	return ds
+}
+
 // deliver produces delivery records to one partition of the deliveries topic, in order, and
 // returns their offsets.
 func (e *env) deliver(partition int32, ds ...records.Delivery) []int64 {

@@ -347,10 +347,7 @@ func TestRateLimit(t *testing.T) {
 	rate := 10.0
 	e.endpoint("ep_rate", "p_a", func(ep *records.Endpoint) { ep.RateLimitPerSec = &rate })
 	e.start(e.config())
-	var ds []records.Delivery
-	for i := 0; i < 15; i++ {
-		ds = append(ds, delivery("p_a", "ep_rate", "customer.created"))
-	}
+	ds := deliveries(15, "p_a", "ep_rate", "customer.created")
 	e.deliver(0, ds...)
 	waitFor(t, 30*time.Second, "all rate-limited deliveries", func() bool { return len(e.rcv.got("ep_rate")) == 15 })
 	got := e.rcv.got("ep_rate")
@@ -389,10 +386,7 @@ func TestCircuitBreaker(t *testing.T) {
 	cfg.Registerer = reg
 	e.start(cfg)
 	batch := func(n int) []records.Delivery {
-		var ds []records.Delivery
-		for i := 0; i < n; i++ {
-			ds = append(ds, delivery("p_a", "ep_cb", "customer.created"))
-		}
+		ds := deliveries(n, "p_a", "ep_cb", "customer.created")
 		e.deliver(0, ds...)
 		return ds
 	}
@@ -470,10 +464,7 @@ func TestOrderedEndpointKeepsOrderUnderFailure(t *testing.T) {
 	e := newEnv(t)
 	e.endpoint("ep_ord", "p_a", func(ep *records.Endpoint) { ep.Ordered = true; ep.MaxInFlight = 8 })
 	e.endpoint("ep_other", "p_a")
-	var ds []records.Delivery
-	for i := 0; i < 6; i++ {
-		ds = append(ds, delivery("p_a", "ep_ord", "customer.created"))
-	}
+	ds := deliveries(6, "p_a", "ep_ord", "customer.created")
 	var mu sync.Mutex
 	failures := 0
 	e.rcv.handle("ep_ord", func(w http.ResponseWriter, r *http.Request, _ []byte) {
@@ -690,10 +681,7 @@ func TestBufferedRecordsAreCapped(t *testing.T) {
 	cfg.Egress.RequestTimeout = time.Minute
 	cfg.Registerer = reg
 	e.start(cfg)
-	var ds []records.Delivery
-	for i := 0; i < 20; i++ {
-		ds = append(ds, delivery("p_a", "ep_slow", "customer.created"))
-	}
+	ds := deliveries(20, "p_a", "ep_slow", "customer.created")
 	e.deliver(0, ds...)
 
 	waitFor(t, 30*time.Second, "5 requests in flight", func() bool { n, _ := e.rcv.concurrency("ep_slow"); return n == 5 })
@@ -823,19 +811,13 @@ func TestFullLaneHoldsBackOnlyItsPartition(t *testing.T) {
 	cfg.Egress.RequestTimeout = time.Minute
 	e.start(cfg)
 
-	var ds []records.Delivery
-	for range busy {
-		ds = append(ds, delivery("p_a", "ep_busy", "customer.created"))
-	}
+	ds := deliveries(busy, "p_a", "ep_busy", "customer.created")
 	e.deliver(0, ds...)
 	waitFor(t, 30*time.Second, "ep_busy's lane full, its requests out", func() bool {
 		now, _ := e.rcv.concurrency("ep_busy")
 		return now == 2
 	})
-	ds = ds[:0]
-	for range other {
-		ds = append(ds, delivery("p_a", "ep_other", "customer.created"))
-	}
+	ds = deliveries(other, "p_a", "ep_other", "customer.created")
 	began := time.Now()
 	e.deliver(1, ds...)
 	waitFor(t, 15*time.Second, "every ep_other delivery beside the full lane", func() bool {
@@ -875,10 +857,7 @@ func TestLoneSlowEndpointWaitsRatherThanDefers(t *testing.T) {
 	cfg.MaxSlotWait, cfg.MaxIntakeWait = 5*time.Millisecond, 200*time.Millisecond
 	e.start(cfg)
 
-	var ds []records.Delivery
-	for range burst {
-		ds = append(ds, delivery("p_a", "ep_slow", "customer.created"))
-	}
+	ds := deliveries(burst, "p_a", "ep_slow", "customer.created")
 	e.deliver(0, ds...)
 	waitFor(t, 60*time.Second, "the lone slow endpoint's burst", func() bool {
 		return e.attempts.count(func(a records.Attempt) bool {
@@ -890,14 +869,9 @@ func TestLoneSlowEndpointWaitsRatherThanDefers(t *testing.T) {
 	}
 
 	// Now the same burst with another endpoint's records behind it on the partition.
-	ds = ds[:0]
-	for range burst {
-		ds = append(ds, delivery("p_a", "ep_slow", "customer.created"))
-	}
+	ds = deliveries(burst, "p_a", "ep_slow", "customer.created")
 	const other = 20
-	for range other {
-		ds = append(ds, delivery("p_a", "ep_other", "customer.created"))
-	}
+	ds = append(ds, deliveries(other, "p_a", "ep_other", "customer.created")...)
 	e.deliver(0, ds...)
 	waitFor(t, 30*time.Second, "the other endpoint's records behind the slow burst", func() bool {
 		return len(e.rcv.got("ep_other")) == other
@@ -929,20 +903,14 @@ func TestLoneHangingEndpointDoesNotTakeTheBuffer(t *testing.T) {
 	cfg.ShutdownGrace = time.Second
 	e.start(cfg)
 
-	var ds []records.Delivery
-	for range 800 {
-		ds = append(ds, delivery("p_a", "ep_hang", "customer.created"))
-	}
+	ds := deliveries(800, "p_a", "ep_hang", "customer.created")
 	e.deliver(0, ds...)
 	waitFor(t, 30*time.Second, "the hanging endpoint's requests out", func() bool {
 		now, _ := e.rcv.concurrency("ep_hang")
 		return now == 2
 	})
 	const other = 50
-	ds = ds[:0]
-	for range other {
-		ds = append(ds, delivery("p_a", "ep_other", "customer.created"))
-	}
+	ds = deliveries(other, "p_a", "ep_other", "customer.created")
 	e.deliver(1, ds...)
 	// Seconds when it works; 90 s leaves room for a busy CI machine under the race detector.
 	waitFor(t, 90*time.Second, "the other endpoint's records on another partition", func() bool {
