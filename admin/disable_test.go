@@ -51,11 +51,9 @@ func TestEndpointDisabledHasOneShape(t *testing.T) {
 	answer410 := func() {
 		t.Helper()
 		id := e.produceGone(gone.ID, time.Now().UTC())
-		for deadline := time.Now().Add(time.Minute); testenv.QueryInt(t, e.DB.Pool, `SELECT count(*) FROM delivery_attempt WHERE delivery_id = $1`, id) == 0; time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("the recorder did not record the 410 within a minute")
-			}
-		}
+		testenv.Eventually(t, time.Minute, "the recorder to record the 410", func() bool {
+			return testenv.QueryInt(t, e.DB.Pool, `SELECT count(*) FROM delivery_attempt WHERE delivery_id = $1`, id) > 0
+		})
 	}
 	answer410()
 

@@ -367,13 +367,7 @@ func TestStandbyTakesOver(t *testing.T) {
 	time.Sleep(time.Second)
 	first.Kill()
 	killedAt := time.Now()
-	deadline := time.Now().Add(30 * time.Second)
-	for !second.active() {
-		if time.Now().After(deadline) {
-			t.Fatal("standby did not take over within 30s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.Eventually(t, 30*time.Second, "the standby to take over", second.active)
 	t.Logf("standby active %s after the kill", time.Since(killedAt).Round(10*time.Millisecond))
 	if err := <-werr; err != nil {
 		t.Fatal(err)
@@ -402,13 +396,7 @@ func waitActive(t *testing.T, a, b *child) (active, standby *child) {
 func TestLargeTransactionHasBoundedMemory(t *testing.T) {
 	e := newEnv(t)
 	proc := startChild(t, e)
-	deadline := time.Now().Add(60 * time.Second)
-	for !proc.active() {
-		if time.Now().After(deadline) {
-			t.Fatal("cdc not active")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.Eventually(t, 60*time.Second, "cdc to be active", proc.active)
 	waitSlotActive(t, e, e.DB.Name)
 
 	const rows = 100000
