@@ -65,16 +65,23 @@ type Database struct {
 	Pool *pgxpool.Pool
 }
 
-// UnreachablePool is a pool on a server that is not there: pgxpool connects lazily, so it serves
-// tests of what a component decides before any query, and a query fails within a second.
-func UnreachablePool(t testing.TB) *pgxpool.Pool {
+// NewPool opens a pool of its own on url (another process's, or one through a Proxy), closed
+// when the test ends.
+func NewPool(t testing.TB, url string) *pgxpool.Pool {
 	t.Helper()
-	pool, err := pgxpool.New(context.Background(), "postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
+	pool, err := pgxpool.New(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
 	return pool
+}
+
+// UnreachablePool is a pool on a server that is not there: pgxpool connects lazily, so it serves
+// tests of what a component decides before any query, and a query fails within a second.
+func UnreachablePool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	return NewPool(t, "postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
 }
 
 // Exec runs one statement on the database and fails t when it returns an error.

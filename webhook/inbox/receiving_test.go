@@ -34,11 +34,7 @@ func TestSameEventPostedConcurrentlyToThreeInstances(t *testing.T) {
 		registers []*prometheus.Registry
 	)
 	for n := range instances {
-		pool, err := pgxpool.New(context.Background(), db.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
+		pool := testenv.NewPool(t, db.URL)
 		cfg := testConfig(t)
 		reg := prometheus.NewRegistry()
 		cfg.Registerer = reg
@@ -129,11 +125,7 @@ func TestCrashDuringProcessing(t *testing.T) {
 	hookstream := newPartner(t)
 
 	proxy, url := db.ThroughProxy(t)
-	dying, err := pgxpool.New(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(dying.Close)
+	dying := testenv.NewPool(t, url)
 	started := make(chan struct{})
 	release := make(chan struct{}) // the dead process's goroutine, freed when the test ends
 	var once sync.Once

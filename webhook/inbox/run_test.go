@@ -57,11 +57,7 @@ func TestRunProcessesEachEventOnce(t *testing.T) {
 
 	var receivers []*inbox.Inbox
 	for n := range instances {
-		pool, err := pgxpool.New(context.Background(), db.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
+		pool := testenv.NewPool(t, db.URL)
 		cfg := testConfig(t)
 		cfg.BatchSize = 4
 		cfg.PollInterval = 50 * time.Millisecond
