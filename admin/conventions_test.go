@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookstream/hookstream/internal/testenv"
 )
 
 // doWith is call with extra request headers.
@@ -29,11 +31,7 @@ func idem(key string) map[string]string { return map[string]string{IdempotencyKe
 
 func (e *env) countEndpoints(pid string) int {
 	e.t.Helper()
-	var n int
-	if err := e.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM endpoint WHERE partner_id = $1`, pid).Scan(&n); err != nil {
-		e.t.Fatal(err)
-	}
-	return n
+	return testenv.QueryInt(e.t, e.DB.Pool, `SELECT count(*) FROM endpoint WHERE partner_id = $1`, pid)
 }
 
 // TestIdempotencyKey: the same key and request get the first answer back and change nothing
@@ -84,7 +82,7 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Fatalf("same key on another route: %s, want 422 %s", rot, CodeIdempotencyReused)
 	}
 	var stored []byte
-	if err := e.db.Pool.QueryRow(context.Background(), `SELECT response FROM idempotency_key WHERE scope = 'operator' AND key = 'create-1'`).Scan(&stored); err != nil {
+	if err := e.DB.Pool.QueryRow(context.Background(), `SELECT response FROM idempotency_key WHERE scope = 'operator' AND key = 'create-1'`).Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
 	if bytes.Contains(stored, []byte(created.Secret)) || bytes.Contains(stored, []byte(created.ID)) {
@@ -100,7 +98,7 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 
 	// A first request still running: 409 with Retry-After, and nothing is done.
-	if _, err := e.db.Pool.Exec(context.Background(), `INSERT INTO idempotency_key (scope, key, request_hash) VALUES ('operator', 'running', $1)`,
+	if _, err := e.DB.Pool.Exec(context.Background(), `INSERT INTO idempotency_key (scope, key, request_hash) VALUES ('operator', 'running', $1)`,
 		requestHash("POST", base, []byte(body))); err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +110,7 @@ func TestIdempotencyKey(t *testing.T) {
 
 	// Past 24 hours the key is free again.
 	before := e.countEndpoints("acme")
-	if _, err := e.db.Pool.Exec(context.Background(), `UPDATE idempotency_key SET created_at = now() - interval '24 hours 1 minute' WHERE key = 'create-1'`); err != nil {
+	if _, err := e.DB.Pool.Exec(context.Background(), `UPDATE idempotency_key SET created_at = now() - interval '24 hours 1 minute' WHERE key = 'create-1'`); err != nil {
 		t.Fatal(err)
 	}
 	if r := e.doWith(idem("create-1"), operatorToken, "POST", base, body); r.Status != 201 || r.Header.Get(IdempotencyReplayedHeader) != "" || bytes.Equal(r.Body, first.Body) {
@@ -145,7 +143,7 @@ func TestIdempotencyKeyOnEveryPost(t *testing.T) {
 	did := e.seedDeliveries("acme", ep.ID, "customer.created", "failed", 1, []string{e.appendEvent("acme", "customer.created", `{"customer_id":"cus_1"}`)}, []time.Time{time.Now()})[0]
 
 	jid := newID(replayJobPrefix)
-	if _, err := e.db.Pool.Exec(context.Background(), `INSERT INTO replay_job (id, partner_id, endpoint_id, source) VALUES ($1, 'acme', $2, 'history')`, jid, ep.ID); err != nil {
+	if _, err := e.DB.Pool.Exec(context.Background(), `INSERT INTO replay_job (id, partner_id, endpoint_id, source) VALUES ($1, 'acme', $2, 'history')`, jid, ep.ID); err != nil {
 		t.Fatal(err)
 	}
 	const deliveriesTopic = "the records of the deliveries topic"
@@ -179,10 +177,10 @@ func TestIdempotencyKeyOnEveryPost(t *testing.T) {
 			}
 			count := func() int64 {
 				if c.count == deliveriesTopic {
-					return e.endOffsets(e.names.Deliveries)
+					return e.endOffsets(e.Names.Deliveries)
 				}
 				var n int64
-				if err := e.db.Pool.QueryRow(context.Background(), c.count).Scan(&n); err != nil {
+				if err := e.DB.Pool.QueryRow(context.Background(), c.count).Scan(&n); err != nil {
 					t.Fatal(err)
 				}
 				return n

@@ -27,7 +27,7 @@ func TestOutboxDeadLettersListRefusedRows(t *testing.T) {
 	raw := func(pid, typ, data string) string {
 		t.Helper()
 		id := outbox.NewEventID()
-		if _, err := e.db.Pool.Exec(ctx, `INSERT INTO outbox_event (event_id, partner_id, type, subject_type, subject_id, occurred_at, payload)
+		if _, err := e.DB.Pool.Exec(ctx, `INSERT INTO outbox_event (event_id, partner_id, type, subject_type, subject_id, occurred_at, payload)
 			VALUES ($1, $2, $3, 'customer', 'cus_1', now(), $4)`, id, pid, typ, data); err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +67,7 @@ func TestOutboxDeadLettersListRefusedRows(t *testing.T) {
 	}
 
 	// The valid rows around them were published, the refused ones not.
-	cl := e.kafka.Client(t, kgo.ConsumeTopics(e.names.Events), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+	cl := e.Kafka.Client(t, kgo.ConsumeTopics(e.Names.Events), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	var published []string
 	for !slices.Contains(published, before) || !slices.Contains(published, after) {

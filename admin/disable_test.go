@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hookstream/hookstream/eventcatalog"
+	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/retrytopics"
 )
@@ -31,7 +32,7 @@ func TestEndpointDisabledHasOneShape(t *testing.T) {
 	ids := []string{byOperator.ID, gone.ID, expired.ID}
 	now := time.Now().UTC()
 	since := now.Add(-6 * 24 * time.Hour).Truncate(time.Microsecond)
-	if _, err := e.db.Pool.Exec(ctx, `UPDATE endpoint SET failing_since = $2 WHERE id = ANY($1)`, ids, since); err != nil {
+	if _, err := e.DB.Pool.Exec(ctx, `UPDATE endpoint SET failing_since = $2 WHERE id = ANY($1)`, ids, since); err != nil {
 		t.Fatal(err)
 	}
 	versions := map[string]int64{}
@@ -50,18 +51,16 @@ func TestEndpointDisabledHasOneShape(t *testing.T) {
 	answer410 := func() {
 		t.Helper()
 		id := e.produceGone(gone.ID, time.Now().UTC())
-		for deadline := time.Now().Add(time.Minute); countRows(t, e, `SELECT count(*) FROM delivery_attempt WHERE delivery_id = $1`, id) == 0; time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("the recorder did not record the 410 within a minute")
-			}
-		}
+		testenv.Eventually(t, time.Minute, "the recorder to record the 410", func() bool {
+			return testenv.QueryInt(t, e.DB.Pool, `SELECT count(*) FROM delivery_attempt WHERE delivery_id = $1`, id) > 0
+		})
 	}
 	answer410()
 
 	// The failure window.
 	fcfg := retrytopics.DefaultFailureWindowConfig()
 	fcfg.Logger = slog.New(slog.DiscardHandler)
-	window, err := retrytopics.NewFailureWindow(fcfg, e.db.Pool)
+	window, err := retrytopics.NewFailureWindow(fcfg, e.DB.Pool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +141,7 @@ func endpointRow(t *testing.T, e *env, id string) endpointState {
 	t.Helper()
 	var r endpointState
 	var reason *string
-	if err := e.db.Pool.QueryRow(context.Background(), `SELECT status, disabled_reason, version, failing_since FROM endpoint WHERE id = $1`, id).
+	if err := e.DB.Pool.QueryRow(context.Background(), `SELECT status, disabled_reason, version, failing_since FROM endpoint WHERE id = $1`, id).
 		Scan(&r.status, &reason, &r.version, &r.failing); err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +154,7 @@ func endpointRow(t *testing.T, e *env, id string) endpointState {
 // disabledEvents returns the outbox's endpoint.disabled events by endpoint.
 func disabledEvents(t *testing.T, e *env) map[string][]outbox.Event {
 	t.Helper()
-	rows, err := e.db.Pool.Query(context.Background(), `SELECT partner_id, type, subject_type, subject_id, occurred_at, schema_version, payload
+	rows, err := e.DB.Pool.Query(context.Background(), `SELECT partner_id, type, subject_type, subject_id, occurred_at, schema_version, payload
 		FROM outbox_event WHERE type = 'endpoint.disabled'`)
 	if err != nil {
 		t.Fatal(err)

@@ -52,13 +52,13 @@ func TestEmittersFitCatalog(t *testing.T) {
 
 	// retrytopics: the failure window warns one endpoint and disables another.
 	now := time.Now().UTC()
-	if _, err := e.db.Pool.Exec(ctx, `UPDATE endpoint SET failing_since = CASE id WHEN $1 THEN $3::timestamptz - interval '25 hours'
+	if _, err := e.DB.Pool.Exec(ctx, `UPDATE endpoint SET failing_since = CASE id WHEN $1 THEN $3::timestamptz - interval '25 hours'
 		ELSE $3::timestamptz - interval '6 days' END WHERE id IN ($1, $2)`, warned.ID, expired.ID, now); err != nil {
 		t.Fatal(err)
 	}
 	fcfg := retrytopics.DefaultFailureWindowConfig()
 	fcfg.Logger = slog.New(slog.DiscardHandler)
-	window, err := retrytopics.NewFailureWindow(fcfg, e.db.Pool)
+	window, err := retrytopics.NewFailureWindow(fcfg, e.DB.Pool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestEmittersFitCatalog(t *testing.T) {
 	var got []string
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		got = got[:0]
-		rows, err := e.db.Pool.Query(ctx, `SELECT partner_id, type, subject_type, subject_id, occurred_at, schema_version, payload FROM outbox_event`)
+		rows, err := e.DB.Pool.Query(ctx, `SELECT partner_id, type, subject_type, subject_id, occurred_at, schema_version, payload FROM outbox_event`)
 		if err != nil {
 			t.Fatal(err)
 		}

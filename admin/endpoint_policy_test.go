@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/adminclient"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/replay"
@@ -146,24 +147,11 @@ func TestEndpointRetryPolicyWithinBounds(t *testing.T) {
 		t.Fatalf("policy %+v after PATCH null, want none", patched.RetryPolicy)
 	}
 
-	var limits struct {
-		AutomaticAttempts int `json:"automatic_attempts"`
-		Retry             struct {
-			ScheduleSeconds []float64 `json:"schedule_seconds"`
-			Attempts        int       `json:"attempts"`
-			Jitter          float64   `json:"jitter"`
-			ClientErrors    string    `json:"client_errors"`
-			Tiers           []string  `json:"tiers"`
-			Bounds          struct {
-				MinDelaySeconds float64 `json:"min_delay_seconds"`
-				MaxDelaySeconds float64 `json:"max_delay_seconds"`
-				MaxAttempts     int     `json:"max_attempts"`
-			} `json:"bounds"`
-		} `json:"retry"`
-	}
+	// Read as clients do, through the published (OpenAPI) shape, so that a renamed field fails.
+	var limits adminclient.Limits
 	e.must(200, operatorToken, "GET", "/v1/limits", nil).json(t, &limits)
 	r := limits.Retry
-	if limits.AutomaticAttempts != 12 || len(r.ScheduleSeconds) != 2 || r.ScheduleSeconds[1] != 60 || r.Attempts != 3 || r.Jitter != 0.2 ||
+	if limits.AutomaticAttempts == nil || *limits.AutomaticAttempts != 12 || len(r.ScheduleSeconds) != 2 || r.ScheduleSeconds[1] != 60 || r.Attempts != 3 || r.Jitter != 0.2 ||
 		r.ClientErrors != "stop" || len(r.Tiers) != 8 || r.Bounds.MinDelaySeconds != 1 || r.Bounds.MaxDelaySeconds != 3600 || r.Bounds.MaxAttempts != 12 {
 		t.Fatalf("limits state %+v", limits)
 	}
@@ -182,19 +170,19 @@ func errorMessage(t *testing.T, r response) string {
 // fanout would have: the log holds every event of the partner, the endpoint asked for some.
 func TestLogReplayAppliesTheFilter(t *testing.T) {
 	e := newEnv(t)
-	pid := partnersInPartition("filt", 1, int32(e.kafka.TopicConfig().Partitions))[0]
+	pid := partnersInPartition("filt", 1, int32(e.Kafka.TopicConfig().Partitions))[0]
 	key := e.partner(pid)
 	var ep endpointView
 	e.must(201, key, "POST", "/v1/partners/"+pid+"/endpoints", map[string]any{
 		"url": "https://hooks.example.com/f", "event_types": []string{"customer.*"}, "filter": `data.n >= 10 and data.n < 20`,
 	}).json(t, &ep)
-	parts := e.kafka.TopicConfig().Partitions
+	parts := e.Kafka.TopicConfig().Partitions
 	t0 := time.Now().UTC()
 	var recs []*kgo.Record
 	want := map[string]bool{}
 	for i := 0; i < 30; i++ {
 		env := testEnvelope(pid, "customer.updated", i)
-		recs = append(recs, envelopeRecord(e.names.Events, parts, env, records.LSN(2000+i), time.Now()))
+		recs = append(recs, envelopeRecord(e.Names.Events, parts, env, records.LSN(2000+i), time.Now()))
 		if i >= 10 && i < 20 {
 			want[env.EventID] = true
 		}

@@ -25,7 +25,7 @@ func TestReplayBodyIsTheEventRecord(t *testing.T) {
 		"n": 1.0e2, "z": null, "list": [3, 2, 1], "a": {"b": {"c": true}}}`
 	id := e.appendEvent("acme", "customer.updated", data)
 
-	cl := e.kafka.Client(t, kgo.ConsumeTopics(e.names.Events), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+	cl := e.Kafka.Client(t, kgo.ConsumeTopics(e.Names.Events), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	var published []byte
 	deadline := time.Now().Add(time.Minute)
@@ -50,7 +50,7 @@ func TestReplayBodyIsTheEventRecord(t *testing.T) {
 		t.Fatalf("outbox envelope\n%s\ndiffers from the published record\n%s", fromOutbox[id].Body, published)
 	}
 	// The outbox retention dropped the row: the events topic answers.
-	if _, err := e.db.Pool.Exec(context.Background(), `DELETE FROM outbox_event WHERE event_id = $1`, id); err != nil {
+	if _, err := e.DB.Pool.Exec(context.Background(), `DELETE FROM outbox_event WHERE event_id = $1`, id); err != nil {
 		t.Fatal(err)
 	}
 	fromLog, err := e.api.replays.Envelopes(context.Background(), "acme", []string{id})

@@ -46,7 +46,7 @@ func itoa(n int) string {
 // in log order, and no other partner's event comes at all (R32).
 func TestCursorFeed(t *testing.T) {
 	e := newEnv(t)
-	parts := e.kafka.TopicConfig().Partitions
+	parts := e.Kafka.TopicConfig().Partitions
 	ids := partnersInPartition("feed", 3, int32(parts))
 	pid := ids[0]
 	key := e.partner(pid)
@@ -61,11 +61,11 @@ func TestCursorFeed(t *testing.T) {
 			env.Type = "api_key.created"
 		}
 		lsn++
-		recs = append(recs, envelopeRecord(e.names.Events, parts, env, lsn, now))
+		recs = append(recs, envelopeRecord(e.Names.Events, parts, env, lsn, now))
 		want = append(want, env.EventID)
 		if i%4 == 0 { // other partners of the same partition, interleaved
 			lsn++
-			recs = append(recs, envelopeRecord(e.names.Events, parts, testEnvelope(ids[1+i%2], "customer.created", i), lsn, now))
+			recs = append(recs, envelopeRecord(e.Names.Events, parts, testEnvelope(ids[1+i%2], "customer.created", i), lsn, now))
 		}
 	}
 	e.produceEvents(recs)
@@ -114,7 +114,7 @@ func TestCursorFeed(t *testing.T) {
 	}
 	fresh := testEnvelope(pid, "customer.deleted", 1)
 	lsn++
-	e.produceEvents([]*kgo.Record{envelopeRecord(e.names.Events, parts, fresh, lsn, time.Now())})
+	e.produceEvents([]*kgo.Record{envelopeRecord(e.Names.Events, parts, fresh, lsn, time.Now())})
 	next := e.page(key, pid, again.NextCursor, 100, "")
 	if len(next.Data) != 1 || !json.Valid(next.Data[0]) {
 		t.Fatalf("new event after the end: %d events", len(next.Data))
@@ -143,9 +143,9 @@ func TestCursorFeed(t *testing.T) {
 
 	// Retention removes the start of the log: a cursor from before it answers 410.
 	first := e.page(key, pid, "", 10, "")
-	adm := kadm.NewClient(e.kafka.Client(t))
+	adm := kadm.NewClient(e.Kafka.Client(t))
 	o := kadm.Offsets{}
-	o.Add(kadm.Offset{Topic: e.names.Events, Partition: records.EventPartition(pid, int32(parts)), At: 1000})
+	o.Add(kadm.Offset{Topic: e.Names.Events, Partition: records.EventPartition(pid, int32(parts)), At: 1000})
 	if _, err := adm.DeleteRecords(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
@@ -163,12 +163,12 @@ func TestGetEvent(t *testing.T) {
 	e := newEnv(t)
 	key := e.partner("acme")
 	otherKey := e.partner("globex")
-	parts := e.kafka.TopicConfig().Partitions
+	parts := e.Kafka.TopicConfig().Partitions
 	env := testEnvelope("acme", "customer.created", 7)
-	rec := envelopeRecord(e.names.Events, parts, env, 42, time.Now())
+	rec := envelopeRecord(e.Names.Events, parts, env, 42, time.Now())
 	var noise []*kgo.Record
 	for i := 0; i < 100; i++ {
-		noise = append(noise, envelopeRecord(e.names.Events, parts, testEnvelope("acme", "customer.updated", i), 41, time.Now()))
+		noise = append(noise, envelopeRecord(e.Names.Events, parts, testEnvelope("acme", "customer.updated", i), 41, time.Now()))
 	}
 	e.produceEvents(append(noise, rec))
 	r := e.must(200, key, "GET", "/v1/partners/acme/events/"+env.EventID, nil)
@@ -198,7 +198,7 @@ func TestGetEventOfAnotherPartner(t *testing.T) {
 		VALUES ($1, $2, 'customer.created', 'customer', 'cus_1', $3, jsonb_build_object('owner', $2::text))`
 
 	id := e.appendEvent("acme", "customer.created", `{"customer_id":"cus_1","owner":"acme"}`)
-	_, err := e.db.Pool.Exec(ctx, insert, id, "globex", time.Now().Add(time.Hour))
+	_, err := e.DB.Pool.Exec(ctx, insert, id, "globex", time.Now().Add(time.Hour))
 	if pgErr, ok := errors.AsType[*pgconn.PgError](err); !ok || pgErr.Code != "23505" {
 		t.Fatalf("globex row with acme's id: err = %v, want unique_violation", err)
 	}
@@ -211,7 +211,7 @@ func TestGetEventOfAnotherPartner(t *testing.T) {
 	// Rows as they may be from before the migration, made here by a superuser writing with the
 	// outbox's triggers off.
 	legacy := outbox.NewEventID()
-	err = pgx.BeginFunc(ctx, e.db.Pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, e.DB.Pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL session_replication_role = replica`); err != nil {
 			return err
 		}
@@ -237,7 +237,7 @@ func TestGetEventOfAnotherPartner(t *testing.T) {
 // the feed returns the committed events only and pages across the abort marker.
 func TestFeedSkipsAbortedEvents(t *testing.T) {
 	e := newEnv(t)
-	parts := e.kafka.TopicConfig().Partitions
+	parts := e.Kafka.TopicConfig().Partitions
 	key := e.partner("acme")
 	var want []string
 	batch := func(n int) []*kgo.Record {
@@ -245,20 +245,20 @@ func TestFeedSkipsAbortedEvents(t *testing.T) {
 		for i := 0; i < n; i++ {
 			env := testEnvelope("acme", "customer.created", i)
 			want = append(want, env.EventID)
-			recs = append(recs, envelopeRecord(e.names.Events, parts, env, 7, time.Now()))
+			recs = append(recs, envelopeRecord(e.Names.Events, parts, env, 7, time.Now()))
 		}
 		return recs
 	}
 	e.produceEvents(batch(5))
 
-	txn := e.kafka.Client(t, kgo.TransactionalID(e.kafka.Prefix+".abort-test"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	txn := e.Kafka.Client(t, kgo.TransactionalID(e.Kafka.Prefix+".abort-test"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	ctx := context.Background()
 	if err := txn.BeginTransaction(); err != nil {
 		t.Fatal(err)
 	}
 	var aborted []*kgo.Record
 	for i := 0; i < 3; i++ {
-		aborted = append(aborted, envelopeRecord(e.names.Events, parts, testEnvelope("acme", "customer.deleted", i), 8, time.Now()))
+		aborted = append(aborted, envelopeRecord(e.Names.Events, parts, testEnvelope("acme", "customer.deleted", i), 8, time.Now()))
 	}
 	if err := txn.ProduceSync(ctx, aborted...).FirstErr(); err != nil {
 		t.Fatal(err)

@@ -43,7 +43,7 @@ func FuzzWriteRoutes(f *testing.F) {
 	epPath := "/v1/partners/acme/endpoints/" + ep.ID
 	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	jid := newID(replayJobPrefix)
-	if _, err := e.db.Pool.Exec(context.Background(), `INSERT INTO replay_job (id, partner_id, endpoint_id, source) VALUES ($1, 'acme', $2, 'history')`, jid, ep.ID); err != nil {
+	if _, err := e.DB.Pool.Exec(context.Background(), `INSERT INTO replay_job (id, partner_id, endpoint_id, source) VALUES ($1, 'acme', $2, 'history')`, jid, ep.ID); err != nil {
 		f.Fatal(err)
 	}
 	targets := []struct {
@@ -89,9 +89,9 @@ func FuzzWriteRoutes(f *testing.F) {
 			f.Add(uint8(i), []byte(b))
 		}
 	}
-	adm := kadm.NewClient(e.kafka.Client(f))
+	adm := kadm.NewClient(e.Kafka.Client(f))
 	produced := func(t *testing.T) int64 {
-		ends, err := adm.ListEndOffsets(context.Background(), e.names.Deliveries)
+		ends, err := adm.ListEndOffsets(context.Background(), e.Names.Deliveries)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +152,7 @@ func truncate(b []byte) string {
 func (e *env) digest(t testing.TB) string {
 	t.Helper()
 	var d string
-	err := e.db.Pool.QueryRow(context.Background(), `SELECT md5(coalesce(string_agg(x, '|' ORDER BY x), '')) FROM (
+	err := e.DB.Pool.QueryRow(context.Background(), `SELECT md5(coalesce(string_agg(x, '|' ORDER BY x), '')) FROM (
 		SELECT 'p' || row(p.*)::text AS x FROM partner p
 		UNION ALL SELECT 'k' || row(k.id, k.partner_id, k.key_hash, k.revoked_at)::text FROM partner_api_key k
 		UNION ALL SELECT 'e' || row(e.*)::text FROM endpoint e

@@ -28,9 +28,9 @@ func TestEndpointHealthAndNextAttempt(t *testing.T) {
 
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	probe, success, failing := now.Add(time.Hour), now.Add(-2*time.Hour), now.Add(-time.Hour)
-	e.db.Exec(t, `INSERT INTO endpoint_health (endpoint_id, circuit_state, circuit_probe_at, circuit_at, last_success_at, last_attempt_at)
+	e.DB.Exec(t, `INSERT INTO endpoint_health (endpoint_id, circuit_state, circuit_probe_at, circuit_at, last_success_at, last_attempt_at)
 		VALUES ($1, 'open', $2, $3, $4, $3)`, ep.ID, probe, now, success)
-	e.db.Exec(t, `UPDATE endpoint SET failing_since = $2 WHERE id = $1`, ep.ID, failing)
+	e.DB.Exec(t, `UPDATE endpoint SET failing_since = $2 WHERE id = $1`, ep.ID, failing)
 	e.must(200, operatorToken, "GET", path, nil).json(t, &v)
 	h := v.Health
 	if h.Circuit != "open" || h.NextProbeAt == nil || !h.NextProbeAt.Equal(probe) || h.LastSuccessAt == nil || !h.LastSuccessAt.Equal(success) ||
@@ -53,7 +53,7 @@ func TestEndpointHealthAndNextAttempt(t *testing.T) {
 		{"succeeded", "succeeded", nil}, {"failed", "failed", nil}} {
 		ev := outbox.NewEventID()
 		ids[c.name] = e.seedDeliveries("acme", ep.ID, "customer.created", c.state, 1, []string{ev}, []time.Time{now.Add(-time.Minute)})[0]
-		e.db.Exec(t, `UPDATE delivery SET next_attempt_at = $2 WHERE delivery_id = $1`, ids[c.name], c.next)
+		e.DB.Exec(t, `UPDATE delivery SET next_attempt_at = $2 WHERE delivery_id = $1`, ids[c.name], c.next)
 	}
 	next := func(name string) *time.Time {
 		t.Helper()
@@ -73,12 +73,12 @@ func TestEndpointHealthAndNextAttempt(t *testing.T) {
 	created := now.Add(-time.Minute)
 	want("open", map[string]*time.Time{"pending": &probe, "retrying-soon": &probe, "retrying-later": &later, "succeeded": nil, "failed": nil})
 
-	e.db.Exec(t, `UPDATE endpoint_health SET circuit_state = 'closed', circuit_probe_at = NULL WHERE endpoint_id = $1`, ep.ID)
+	e.DB.Exec(t, `UPDATE endpoint_health SET circuit_state = 'closed', circuit_probe_at = NULL WHERE endpoint_id = $1`, ep.ID)
 	want("closed", map[string]*time.Time{"pending": &created, "retrying-soon": &soon, "retrying-later": &later, "succeeded": nil})
 
 	// An open circuit whose probe time has passed is half open: the next delivery is its probe.
 	past := now.Add(-time.Second)
-	e.db.Exec(t, `UPDATE endpoint_health SET circuit_state = 'open', circuit_probe_at = $2 WHERE endpoint_id = $1`, ep.ID, past)
+	e.DB.Exec(t, `UPDATE endpoint_health SET circuit_state = 'open', circuit_probe_at = $2 WHERE endpoint_id = $1`, ep.ID, past)
 	e.must(200, operatorToken, "GET", path, nil).json(t, &v)
 	if v.Health.Circuit != "half_open" || v.Health.NextProbeAt != nil {
 		t.Fatalf("health past the probe time: %+v", v.Health)
@@ -119,11 +119,11 @@ func TestSearchDeliveries(t *testing.T) {
 	e.seedDeliveries("acme", a1.ID, "customer.created", "succeeded", 1, []string{shared}, []time.Time{base.Add(10 * time.Minute)})
 	e.seedDeliveries("acme", a2.ID, "balance.low", "retrying", 1, []string{shared}, []time.Time{base.Add(11 * time.Minute)})
 	e.seedDeliveries("globex", g.ID, "customer.created", "failed", 1, []string{shared}, []time.Time{base})
-	if _, err := e.db.Pool.Exec(ctx, `UPDATE delivery SET last_status = CASE WHEN state = 'succeeded' THEN 200 ELSE 500 END,
+	if _, err := e.DB.Pool.Exec(ctx, `UPDATE delivery SET last_status = CASE WHEN state = 'succeeded' THEN 200 ELSE 500 END,
 		last_error_category = CASE WHEN state = 'succeeded' THEN NULL ELSE 'http_status' END`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.db.Pool.Exec(ctx, `UPDATE delivery SET last_status = NULL, last_error_category = 'timeout' WHERE endpoint_id = $1`, a2.ID); err != nil {
+	if _, err := e.DB.Pool.Exec(ctx, `UPDATE delivery SET last_status = NULL, last_error_category = 'timeout' WHERE endpoint_id = $1`, a2.ID); err != nil {
 		t.Fatal(err)
 	}
 	search := func(token, query string) list[deliveryView] {
@@ -255,7 +255,7 @@ func TestReplayJobsListAndCancel(t *testing.T) {
 	// A running job, leased by a runner: canceled too (the runner stops at its next step,
 	// replay's TestCancelStopsTheRunner).
 	ctx := context.Background()
-	if _, err := e.db.Pool.Exec(ctx, `UPDATE replay_job SET state = 'running', lease_owner = 'admin-other',
+	if _, err := e.DB.Pool.Exec(ctx, `UPDATE replay_job SET state = 'running', lease_owner = 'admin-other',
 		lease_until = now() + interval '1 minute', started_at = now() WHERE id = $1`, jobs[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestReplayJobsListAndCancel(t *testing.T) {
 	}
 
 	// A finished job cannot be canceled.
-	if _, err := e.db.Pool.Exec(ctx, `UPDATE replay_job SET state = 'succeeded' WHERE id = $1`, jobs[2]); err != nil {
+	if _, err := e.DB.Pool.Exec(ctx, `UPDATE replay_job SET state = 'succeeded' WHERE id = $1`, jobs[2]); err != nil {
 		t.Fatal(err)
 	}
 	if r := e.do(operatorToken, "POST", "/v1/partners/acme/replay-jobs/"+jobs[2]+"/cancel", nil); r.Status != 409 {

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -25,7 +24,6 @@ import (
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/internal/testenv"
-	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/replay"
 	"github.com/hookstream/hookstream/streams"
@@ -69,33 +67,36 @@ func testResolver() *fakeResolver {
 	}}
 }
 
-// env is one test's database, Kafka, topics and API.
-type env struct {
-	t     testing.TB
-	db    *testenv.Database
-	kafka *testenv.Kafka
-	names topics.Names
-	key   secretbox.Key
-	logs  *testenv.LogBuffer
-	reg   *prometheus.Registry
-	api   *API
-	cfg   Config
-}
-
-func newEnv(t testing.TB, change ...func(*Config)) *env {
+// testGuard is the default egress guard over testResolver, so URL checks need no network.
+func testGuard(t testing.TB) *egress.Guard {
 	t.Helper()
-	e := &env{t: t, db: testenv.NewDatabase(t), kafka: testenv.NewKafka(t), logs: &testenv.LogBuffer{}}
-	e.names = e.kafka.CreateTopics(t)
-	_, e.key = testenv.SecretKey(t)
 	ecfg := egress.DefaultConfig()
 	ecfg.Resolver = testResolver()
 	guard, err := egress.New(ecfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return guard
+}
+
+// env is one test's database, Kafka, topics and API.
+type env struct {
+	*testenv.Env
+	t    testing.TB
+	key  secretbox.Key
+	logs *testenv.LogBuffer
+	reg  *prometheus.Registry
+	api  *API
+	cfg  Config
+}
+
+func newEnv(t testing.TB, change ...func(*Config)) *env {
+	t.Helper()
+	e := &env{Env: testenv.NewEnv(t), t: t, logs: &testenv.LogBuffer{}}
+	_, e.key = testenv.SecretKey(t)
 	cfg := DefaultConfig()
-	cfg.Brokers, cfg.Prefix = e.kafka.Brokers, e.kafka.Prefix
-	cfg.OperatorToken, cfg.SecretKey, cfg.Egress = operatorToken, e.key, guard
+	cfg.Brokers, cfg.Prefix = e.Kafka.Brokers, e.Kafka.Prefix
+	cfg.OperatorToken, cfg.SecretKey, cfg.Egress = operatorToken, e.key, testGuard(t)
 	cfg.Logger = slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg.JobPollInterval = 100 * time.Millisecond
 	for _, c := range change {
@@ -112,12 +113,27 @@ func (e *env) newAPI() *API {
 	e.reg = prometheus.NewRegistry()
 	cfg := e.cfg
 	cfg.Registerer = e.reg
-	a, err := New(cfg, e.db.Pool)
+	a, err := New(cfg, e.DB.Pool)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(a.Close)
 	return a
+}
+
+// responseLog calls the API as one caller, as must does, and keeps every response body, for
+// tests of what the responses show of a secret.
+type responseLog struct {
+	e      *env
+	key    string
+	bodies []string
+}
+
+func (l *responseLog) do(want int, method, path string, body any) response {
+	l.e.t.Helper()
+	r := l.e.must(want, l.key, method, path, body)
+	l.bodies = append(l.bodies, string(r.Body))
+	return r
 }
 
 // run runs the replay-job runner of a until the returned stop is called or the test ends.
@@ -205,7 +221,7 @@ func (e *env) endpoint(pid string, types ...string) createdEndpoint {
 func (e *env) startCDC() {
 	e.t.Helper()
 	cfg := cdc.DefaultConfig()
-	cfg.DatabaseURL, cfg.Brokers, cfg.Prefix, cfg.Slot = e.db.URL, e.kafka.Brokers, e.kafka.Prefix, e.db.Name
+	cfg.DatabaseURL, cfg.Brokers, cfg.Prefix, cfg.Slot = e.DB.URL, e.Kafka.Brokers, e.Kafka.Prefix, e.DB.Name
 	cfg.Logger = e.cfg.Logger
 	c, err := cdc.New(cfg)
 	if err != nil {
@@ -217,18 +233,9 @@ func (e *env) startCDC() {
 // appendEvent writes an event to the outbox of pid and returns its id.
 func (e *env) appendEvent(pid, typ string, data string) string {
 	e.t.Helper()
-	var id string
-	err := pgx.BeginFunc(context.Background(), e.db.Pool, func(tx pgx.Tx) error {
-		var err error
-		id, err = outbox.Append(context.Background(), tx, outbox.Event{
-			PartnerID: pid, Type: typ, Subject: outbox.Subject{Type: "customer", ID: "cus_1"}, Data: json.RawMessage(data),
-		})
-		return err
+	return e.DB.AppendEvent(context.Background(), e.t, outbox.Event{
+		PartnerID: pid, Type: typ, Subject: outbox.Subject{Type: "customer", ID: "cus_1"}, Data: json.RawMessage(data),
 	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return id
 }
 
 // seedDeliveries writes, set-wise, one delivery per event id at endpoint eid with attempts
@@ -240,14 +247,14 @@ func (e *env) seedDeliveries(pid, eid, typ, state string, attempts int, eventIDs
 		ids[i] = records.DeliveryID(ev, eid)
 	}
 	ctx := context.Background()
-	_, err := e.db.Pool.Exec(ctx, `INSERT INTO delivery (delivery_id, event_id, endpoint_id, partner_id, event_type, state,
+	_, err := e.DB.Pool.Exec(ctx, `INSERT INTO delivery (delivery_id, event_id, endpoint_id, partner_id, event_type, state,
 			attempt_count, last_status, created_at, updated_at)
 		SELECT u.id, u.ev, $3, $4, $5, $6, $7, 500, u.created, u.created FROM unnest($1::text[], $2::text[], $8::timestamptz[]) AS u(id, ev, created)`,
 		ids, eventIDs, eid, pid, typ, state, attempts, created)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	_, err = e.db.Pool.Exec(ctx, `INSERT INTO delivery_attempt (delivery_id, attempt_no, trigger, started_at, status, latency_ms, error_category)
+	_, err = e.DB.Pool.Exec(ctx, `INSERT INTO delivery_attempt (delivery_id, attempt_no, trigger, started_at, status, latency_ms, error_category)
 		SELECT d, n, CASE WHEN n = 1 THEN 'initial' ELSE 'retry' END, now(), 500, 12, 'http_status'
 		FROM unnest($1::text[]) AS d, generate_series(1, $2) AS n`, ids, attempts)
 	if err != nil {
@@ -259,7 +266,7 @@ func (e *env) seedDeliveries(pid, eid, typ, state string, attempts int, eventIDs
 // seedOutbox writes n events of pid to the outbox set-wise and returns their ids in order.
 func (e *env) seedOutbox(pid, typ string, n int) []string {
 	e.t.Helper()
-	return e.db.SeedOutbox(e.t, pid, typ, n)
+	return e.DB.SeedOutbox(e.t, pid, typ, n)
 }
 
 // envelopeRecord is an events-topic record as cdc writes it (cdc/session.go publishEvent).
@@ -291,7 +298,7 @@ func testEnvelope(pid, typ string, n int) outbox.Envelope {
 // produceEvents writes records to the events topic in one batch.
 func (e *env) produceEvents(recs []*kgo.Record) {
 	e.t.Helper()
-	cl := e.kafka.Client(e.t, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(1<<20),
+	cl := e.Kafka.Client(e.t, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(1<<20),
 		kgo.MaxBufferedRecords(len(recs)+1))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -304,7 +311,7 @@ func (e *env) produceEvents(recs []*kgo.Record) {
 // little longer to catch extras.
 func (e *env) deliveries(want int, timeout time.Duration) []records.Delivery {
 	e.t.Helper()
-	return e.kafka.ReadDeliveries(e.t, e.names.Deliveries, want, timeout)
+	return e.Kafka.ReadDeliveries(e.t, e.Names.Deliveries, want, timeout)
 }
 
 // startRecorder runs a recorder on the test's topics and database until the test ends, with its
@@ -312,9 +319,9 @@ func (e *env) deliveries(want int, timeout time.Duration) []records.Delivery {
 func (e *env) startRecorder() {
 	e.t.Helper()
 	cfg := streams.DefaultRecorderConfig()
-	cfg.Brokers, cfg.Prefix, cfg.Registerer = e.kafka.Brokers, e.kafka.Prefix, prometheus.NewRegistry()
+	cfg.Brokers, cfg.Prefix, cfg.Registerer = e.Kafka.Brokers, e.Kafka.Prefix, prometheus.NewRegistry()
 	cfg.Logger = slog.New(slog.DiscardHandler)
-	recorder, err := streams.NewRecorder(cfg, e.db.Pool)
+	recorder, err := streams.NewRecorder(cfg, e.DB.Pool)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -330,8 +337,8 @@ func (e *env) produceGone(eid string, startedAt time.Time) string {
 	a, _ := json.Marshal(records.Attempt{V: records.AttemptVersion, DeliveryID: id, EventID: evt,
 		EndpointID: eid, PartnerID: "acme", EventType: "customer.created", AttemptNo: 1, Trigger: records.TriggerInitial,
 		StartedAt: startedAt, Status: 410, LatencyMS: 12, Outcome: records.OutcomeFailed, ErrorCategory: records.CategoryHTTPStatus})
-	rec := &kgo.Record{Topic: e.names.Attempts, Key: []byte(id), Value: a}
-	if err := e.kafka.Client(e.t).ProduceSync(context.Background(), rec).FirstErr(); err != nil {
+	rec := &kgo.Record{Topic: e.Names.Attempts, Key: []byte(id), Value: a}
+	if err := e.Kafka.Client(e.t).ProduceSync(context.Background(), rec).FirstErr(); err != nil {
 		e.t.Fatal(err)
 	}
 	return id
@@ -340,7 +347,7 @@ func (e *env) produceGone(eid string, startedAt time.Time) string {
 // endOffsets sums the end offsets of topic: grows with every record produced.
 func (e *env) endOffsets(topic string) int64 {
 	e.t.Helper()
-	adm := kadm.NewClient(e.kafka.Client(e.t))
+	adm := kadm.NewClient(e.Kafka.Client(e.t))
 	ends, err := adm.ListEndOffsets(context.Background(), topic)
 	if err != nil {
 		e.t.Fatal(err)

@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"regexp"
@@ -10,32 +9,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/secretbox"
+	"github.com/hookstream/hookstream/internal/testenv"
 )
 
 // unitAPI is an API whose PostgreSQL and Kafka are never reached (lazy connections), for
 // tests of routing and request handling that stop before any query.
 func unitAPI(t *testing.T) *API {
 	t.Helper()
-	pool, err := pgxpool.New(context.Background(), "postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	raw, _ := secretbox.GenerateKey()
-	key, _ := secretbox.ParseKey(raw)
-	ecfg := egress.DefaultConfig()
-	ecfg.Resolver = testResolver()
-	guard, err := egress.New(ecfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool := testenv.UnreachablePool(t)
+	_, key := testenv.SecretKey(t)
 	cfg := DefaultConfig()
-	cfg.Brokers, cfg.OperatorToken, cfg.SecretKey, cfg.Egress = []string{"127.0.0.1:1"}, operatorToken, key, guard
+	cfg.Brokers, cfg.OperatorToken, cfg.SecretKey, cfg.Egress = []string{"127.0.0.1:1"}, operatorToken, key, testGuard(t)
 	cfg.Registerer = prometheus.NewRegistry()
 	a, err := New(cfg, pool)
 	if err != nil {
@@ -260,8 +247,7 @@ func TestCursors(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	raw, _ := secretbox.GenerateKey()
-	key, _ := secretbox.ParseKey(raw)
+	_, key := testenv.SecretKey(t)
 	good := DefaultConfig()
 	good.Brokers, good.OperatorToken, good.SecretKey = []string{"b:9092"}, operatorToken, key
 	if err := good.Validate(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/replay"
 )
 
@@ -36,15 +37,6 @@ func createEndpointAs(e *env, token, pid string) response {
 	})
 }
 
-func countRows(t *testing.T, e *env, sql string, args ...any) int {
-	t.Helper()
-	var n int
-	if err := e.db.Pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // TestEndpointQuota: a partner reaches its endpoint limit whoever creates them (its key or the
 // operator), the refusal writes nothing, another partner's endpoints never count, and a
 // deletion makes room again.
@@ -59,7 +51,7 @@ func TestEndpointQuota(t *testing.T) {
 	}
 	wantQuota(t, createEndpointAs(e, key, "acme"), 429, CodeQuotaExceeded, quotaEndpoints, 3, 3, "")
 	wantQuota(t, createEndpointAs(e, operatorToken, "acme"), 429, CodeQuotaExceeded, quotaEndpoints, 3, 3, "")
-	if n := countRows(t, e, `SELECT count(*) FROM endpoint WHERE partner_id = 'acme'`); n != 3 {
+	if n := testenv.QueryInt(t, e.DB.Pool, `SELECT count(*) FROM endpoint WHERE partner_id = 'acme'`); n != 3 {
 		t.Fatalf("acme has %d endpoints after the refusals, want 3", n)
 	}
 
@@ -114,13 +106,13 @@ func TestConcurrentCreatesKeepQuotas(t *testing.T) {
 	if got[201] != endpoints || got[429] != callers-endpoints {
 		t.Fatalf("%d concurrent creations with room for %d: statuses %v", callers, endpoints, got)
 	}
-	if n := countRows(t, e, `SELECT count(*) FROM endpoint WHERE partner_id = 'acme'`); n != endpoints {
+	if n := testenv.QueryInt(t, e.DB.Pool, `SELECT count(*) FROM endpoint WHERE partner_id = 'acme'`); n != endpoints {
 		t.Fatalf("%d endpoints, limit %d", n, endpoints)
 	}
 
 	// No runner runs: every accepted job stays queued.
 	var eid string
-	if err := e.db.Pool.QueryRow(context.Background(), `SELECT id FROM endpoint WHERE partner_id = 'acme' LIMIT 1`).Scan(&eid); err != nil {
+	if err := e.DB.Pool.QueryRow(context.Background(), `SELECT id FROM endpoint WHERE partner_id = 'acme' LIMIT 1`).Scan(&eid); err != nil {
 		t.Fatal(err)
 	}
 	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
@@ -130,7 +122,7 @@ func TestConcurrentCreatesKeepQuotas(t *testing.T) {
 	if got[202] != jobs || got[429] != callers-jobs {
 		t.Fatalf("%d concurrent replay jobs with room for %d: statuses %v", callers, jobs, got)
 	}
-	if n := countRows(t, e, `SELECT count(*) FROM replay_job WHERE partner_id = 'acme'`); n != jobs {
+	if n := testenv.QueryInt(t, e.DB.Pool, `SELECT count(*) FROM replay_job WHERE partner_id = 'acme'`); n != jobs {
 		t.Fatalf("%d replay jobs, limit %d", n, jobs)
 	}
 }
@@ -153,13 +145,13 @@ func TestReplayJobQuota(t *testing.T) {
 		t.Fatalf("second job: %s", r)
 	}
 	// One of them running (claimed by a process) still counts.
-	if _, err := e.db.Pool.Exec(context.Background(), `UPDATE replay_job SET state = 'running', lease_owner = 'admin-other',
+	if _, err := e.DB.Pool.Exec(context.Background(), `UPDATE replay_job SET state = 'running', lease_owner = 'admin-other',
 		lease_until = now() + interval '1 minute' WHERE id = $1`, first.JobID); err != nil {
 		t.Fatal(err)
 	}
 	wantQuota(t, replay(key, "acme", ep.ID), 429, CodeQuotaExceeded, quotaReplayJobs, 2, 2, "")
 	wantQuota(t, replay(operatorToken, "acme", ep.ID), 429, CodeQuotaExceeded, quotaReplayJobs, 2, 2, "")
-	if n := countRows(t, e, `SELECT count(*) FROM replay_job WHERE partner_id = 'acme'`); n != 2 {
+	if n := testenv.QueryInt(t, e.DB.Pool, `SELECT count(*) FROM replay_job WHERE partner_id = 'acme'`); n != 2 {
 		t.Fatalf("%d jobs after the refusals, want 2", n)
 	}
 
@@ -169,7 +161,7 @@ func TestReplayJobQuota(t *testing.T) {
 		}
 	}
 
-	if _, err := e.db.Pool.Exec(context.Background(), `UPDATE replay_job SET state = 'succeeded', lease_owner = NULL,
+	if _, err := e.DB.Pool.Exec(context.Background(), `UPDATE replay_job SET state = 'succeeded', lease_owner = NULL,
 		lease_until = NULL, finished_at = now() WHERE id = $1`, first.JobID); err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +191,7 @@ func TestReplaySizeLimit(t *testing.T) {
 	wantQuota(t, r, 422, CodeReplayTooLarge, quotaReplayDeliveries, 50, 60, "")
 	r = e.do(operatorToken, "POST", "/v1/partners/acme/endpoints/"+ep.ID+"/replay", map[string]string{"since": since})
 	wantQuota(t, r, 422, CodeReplayTooLarge, quotaReplayDeliveries, 50, 60, "")
-	if n := countRows(t, e, `SELECT count(*) FROM replay_job`); n != 0 {
+	if n := testenv.QueryInt(t, e.DB.Pool, `SELECT count(*) FROM replay_job`); n != 0 {
 		t.Fatalf("%d jobs queued by refused replays", n)
 	}
 
@@ -218,13 +210,13 @@ func TestLogReplayStopsAtLimit(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.Limits.ReplayDeliveries, c.ReplayBatch = limit, 4 })
 	key := e.partner("acme")
 	ep := e.endpoint("acme", "customer.*")
-	parts := e.kafka.TopicConfig().Partitions
+	parts := e.Kafka.TopicConfig().Partitions
 	base := time.Now().Add(-10 * time.Second).UTC()
 	var recs []*kgo.Record
 	var commits []time.Time
 	for i := 0; i < events; i++ {
 		commit := base.Add(time.Duration(i) * 10 * time.Millisecond)
-		recs = append(recs, envelopeRecord(e.names.Events, parts, testEnvelope("acme", "customer.created", i), records.LSN(1000+i), commit))
+		recs = append(recs, envelopeRecord(e.Names.Events, parts, testEnvelope("acme", "customer.created", i), records.LSN(1000+i), commit))
 		commits = append(commits, commit)
 	}
 	e.produceEvents(recs)
@@ -264,12 +256,12 @@ func TestTestEventRate(t *testing.T) {
 	advance(20 * time.Second)
 	e.must(202, operatorToken, "POST", "/v1/partners/acme/endpoints/"+ep.ID+"/test", nil)
 	e.must(202, key, "POST", "/v1/partners/acme/endpoints/"+ep.ID+"/test", nil)
-	produced := e.endOffsets(e.names.Deliveries)
+	produced := e.endOffsets(e.Names.Deliveries)
 
 	// The oldest of the three leaves the window 40 s from now.
 	wantQuota(t, send(key, "acme", ep.ID), 429, CodeQuotaExceeded, quotaTestEvents, 3, 3, "40")
 	wantQuota(t, send(operatorToken, "acme", ep.ID), 429, CodeQuotaExceeded, quotaTestEvents, 3, 3, "40")
-	if n := e.endOffsets(e.names.Deliveries); n != produced {
+	if n := e.endOffsets(e.Names.Deliveries); n != produced {
 		t.Fatalf("refused test events produced %d records", n-produced)
 	}
 	e.must(202, otherKey, "POST", "/v1/partners/globex/endpoints/"+other.ID+"/test", nil)

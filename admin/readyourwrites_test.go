@@ -81,20 +81,20 @@ func (rx *localReceiver) url(path string) string { return rx.srv.URL + path }
 // Kafka until the test ends.
 func (e *env) startSender(t *testing.T, port int) {
 	t.Helper()
-	view, err := endpoints.NewView(endpoints.ViewConfig{Brokers: e.kafka.Brokers, Topic: e.names.Endpoints, Logger: e.cfg.Logger, Name: "sender"})
+	view, err := endpoints.NewView(endpoints.ViewConfig{Brokers: e.Kafka.Brokers, Topic: e.Names.Endpoints, Logger: e.cfg.Logger, Name: "sender"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	testenv.Go(t, "view.Run", view.Run)
 	rcfg := retrytopics.DefaultConfig()
-	rcfg.Brokers, rcfg.Prefix, rcfg.Logger, rcfg.Registerer = e.kafka.Brokers, e.kafka.Prefix, e.cfg.Logger, prometheus.NewRegistry()
+	rcfg.Brokers, rcfg.Prefix, rcfg.Logger, rcfg.Registerer = e.Kafka.Brokers, e.Kafka.Prefix, e.cfg.Logger, prometheus.NewRegistry()
 	sched, err := retrytopics.NewScheduler(rcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(sched.Close)
 	cfg := sender.DefaultConfig()
-	cfg.Brokers, cfg.Prefix, cfg.SecretKey, cfg.Logger = e.kafka.Brokers, e.kafka.Prefix, e.key, e.cfg.Logger
+	cfg.Brokers, cfg.Prefix, cfg.SecretKey, cfg.Logger = e.Kafka.Brokers, e.Kafka.Prefix, e.key, e.cfg.Logger
 	cfg.Registerer = prometheus.NewRegistry()
 	cfg.Egress.AllowHTTP = true
 	cfg.Egress.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
@@ -217,8 +217,8 @@ func TestEndpointHealthFromTheSender(t *testing.T) {
 	e.startCDC()
 	e.startSender(t, port)
 	rcfg := streams.DefaultRecorderConfig()
-	rcfg.Brokers, rcfg.Prefix, rcfg.Logger, rcfg.Registerer = e.kafka.Brokers, e.kafka.Prefix, e.cfg.Logger, prometheus.NewRegistry()
-	rec, err := streams.NewRecorder(rcfg, e.db.Pool)
+	rcfg.Brokers, rcfg.Prefix, rcfg.Logger, rcfg.Registerer = e.Kafka.Brokers, e.Kafka.Prefix, e.cfg.Logger, prometheus.NewRegistry()
+	rec, err := streams.NewRecorder(rcfg, e.DB.Pool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestEndpointHealthFromTheSender(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			rows, _ := e.db.Pool.Query(context.Background(), `SELECT delivery_id || ' ' || attempt_no || ' ' || started_at || ' ' || coalesce(status, 0) || ' ' || coalesce(error_category, '') FROM delivery_attempt ORDER BY started_at`)
+			rows, _ := e.DB.Pool.Query(context.Background(), `SELECT delivery_id || ' ' || attempt_no || ' ' || started_at || ' ' || coalesce(status, 0) || ' ' || coalesce(error_category, '') FROM delivery_attempt ORDER BY started_at`)
 			got, _ := pgx.CollectRows(rows, pgx.RowTo[string])
 			t.Fatalf("the endpoint's health after five failed attempts: %+v, want the circuit open; attempts %q", v.Health, got)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/replay"
 )
@@ -84,11 +85,11 @@ func TestReplaySingle(t *testing.T) {
 	// plain "next number" again.
 	ctx := context.Background()
 	second.AttemptNo = e.cfg.AutomaticAttempts + 1
-	if _, err := e.db.Pool.Exec(ctx, `INSERT INTO delivery_attempt (delivery_id, attempt_no, trigger, started_at, status)
+	if _, err := e.DB.Pool.Exec(ctx, `INSERT INTO delivery_attempt (delivery_id, attempt_no, trigger, started_at, status)
 		VALUES ($1, 4, 'replay', now(), 200), ($1, $2, 'replay', now(), 200)`, did, second.AttemptNo); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.db.Pool.Exec(ctx, `UPDATE delivery SET state = 'succeeded', attempt_count = $2 WHERE delivery_id = $1`, did, second.AttemptNo); err != nil {
+	if _, err := e.DB.Pool.Exec(ctx, `UPDATE delivery SET state = 'succeeded', attempt_count = $2 WHERE delivery_id = $1`, did, second.AttemptNo); err != nil {
 		t.Fatal(err)
 	}
 	if third, r := replay(key, did); third.AttemptNo != second.AttemptNo+1 {
@@ -121,17 +122,17 @@ func TestReplaySingle(t *testing.T) {
 // original bytes, and none of another partner's or of unsubscribed types.
 func TestReplayFromLogAfterReenable(t *testing.T) {
 	e := newEnv(t)
-	ids := partnersInPartition("part", 2, int32(e.kafka.TopicConfig().Partitions))
+	ids := partnersInPartition("part", 2, int32(e.Kafka.TopicConfig().Partitions))
 	pid, noise := ids[0], ids[1]
 	key := e.partner(pid)
 	e.partner(noise)
 	ep := e.endpoint(pid, "customer.*")
-	parts := e.kafka.TopicConfig().Partitions
+	parts := e.Kafka.TopicConfig().Partitions
 	t0 := time.Now().UTC()
 	lsn := records.LSN(1000)
 	rec := func(env outbox.Envelope) *kgo.Record {
 		lsn++
-		return envelopeRecord(e.names.Events, parts, env, lsn, time.Now())
+		return envelopeRecord(e.Names.Events, parts, env, lsn, time.Now())
 	}
 
 	// Delivered before the endpoint was disabled: history says succeeded.
@@ -155,7 +156,7 @@ func TestReplayFromLogAfterReenable(t *testing.T) {
 		t.Fatalf("disable: %+v", disabled)
 	}
 	var outboxType, outboxData string
-	if err := e.db.Pool.QueryRow(context.Background(), `SELECT type, payload::text FROM outbox_event WHERE partner_id = $1 AND subject_id = $2`,
+	if err := e.DB.Pool.QueryRow(context.Background(), `SELECT type, payload::text FROM outbox_event WHERE partner_id = $1 AND subject_id = $2`,
 		pid, ep.ID).Scan(&outboxType, &outboxData); err != nil || outboxType != "endpoint.disabled" {
 		t.Fatalf("endpoint.disabled event in the outbox: %v %q %s", err, outboxType, outboxData)
 	}
@@ -243,9 +244,8 @@ func TestSendTestEvent(t *testing.T) {
 			t.Errorf("test record %d: %+v %+v", i, d, env)
 		}
 	}
-	var n int
-	if err := e.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox_event WHERE type = $1`, testEventType).Scan(&n); err != nil || n != 0 {
-		t.Errorf("test events in the outbox: %d %v", n, err)
+	if n := testenv.QueryInt(t, e.DB.Pool, `SELECT count(*) FROM outbox_event WHERE type = $1`, testEventType); n != 0 {
+		t.Errorf("test events in the outbox: %d", n)
 	}
 	e.must(200, key, "POST", "/v1/partners/acme/endpoints/"+ep.ID+"/disable", map[string]string{"reason": "x"})
 	e.must(409, key, "POST", "/v1/partners/acme/endpoints/"+ep.ID+"/test", nil)

@@ -50,13 +50,8 @@ func TestRequestOptionsWriteOnly(t *testing.T) {
 	base := "/v1/partners/acme/endpoints"
 	ca := testenv.NewCA(t, "partner CA")
 	cert := ca.Client(t, "hookstream-at-acme")
-	var bodies []string
-	do := func(want int, method, path string, body any) response {
-		t.Helper()
-		r := e.must(want, key, method, path, body)
-		bodies = append(bodies, string(r.Body))
-		return r
-	}
+	responses := &responseLog{e: e, key: key}
+	do := responses.do
 
 	var created endpointView
 	do(201, "POST", base, map[string]any{
@@ -114,7 +109,7 @@ func TestRequestOptionsWriteOnly(t *testing.T) {
 		t.Fatalf("after PATCH null: %+v", got.requestOptionsView)
 	}
 	var stored string
-	if err := e.db.Pool.QueryRow(context.Background(), `SELECT request_options::text FROM endpoint WHERE id = $1`, created.ID).Scan(&stored); err != nil {
+	if err := e.DB.Pool.QueryRow(context.Background(), `SELECT request_options::text FROM endpoint WHERE id = $1`, created.ID).Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
 	if stored != "{}" {
@@ -123,7 +118,7 @@ func TestRequestOptionsWriteOnly(t *testing.T) {
 
 	keyBody := strings.Join(strings.Split(strings.TrimSpace(string(cert.KeyPEM)), "\n")[1:2], "")
 	for _, s := range []string{testHeaderSecret, testPassword, testClientSecret, keyBody} {
-		for _, b := range bodies {
+		for _, b := range responses.bodies {
 			if strings.Contains(b, s) {
 				t.Fatalf("a secret (%.6s…) is in a response: %s", s, b)
 			}
@@ -137,7 +132,7 @@ func TestRequestOptionsWriteOnly(t *testing.T) {
 // endpointRecord reads the endpoints topic until the record of id satisfies ok.
 func (e *env) endpointRecord(id string, ok func(records.Endpoint) bool) records.Endpoint {
 	e.t.Helper()
-	cl := e.kafka.Client(e.t, kgo.ConsumeTopics(e.names.Endpoints), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+	cl := e.Kafka.Client(e.t, kgo.ConsumeTopics(e.Names.Endpoints), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -234,11 +229,7 @@ func TestRequestOptionsRefused(t *testing.T) {
 			}
 		})
 	}
-	var n int
-	if err := e.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM endpoint WHERE partner_id = 'acme'`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n != 0 {
+	if n := testenv.QueryInt(t, e.DB.Pool, `SELECT count(*) FROM endpoint WHERE partner_id = 'acme'`); n != 0 {
 		t.Fatalf("%d endpoints were created by refused requests", n)
 	}
 	// A PATCH is checked the same way and changes nothing when refused.

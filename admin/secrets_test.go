@@ -17,13 +17,8 @@ func TestSecretShownOnce(t *testing.T) {
 	e := newEnv(t)
 	key := e.partner("acme")
 	base := "/v1/partners/acme/endpoints"
-	var bodies []string
-	do := func(want int, method, path string, body any) response {
-		t.Helper()
-		r := e.must(want, key, method, path, body)
-		bodies = append(bodies, string(r.Body))
-		return r
-	}
+	responses := &responseLog{e: e, key: key}
+	do := responses.do
 
 	var created createdEndpoint
 	do(201, "POST", base, map[string]any{"url": "https://hooks.example.com/in", "event_types": []string{"customer.*"}}).json(t, &created)
@@ -77,7 +72,7 @@ func TestSecretShownOnce(t *testing.T) {
 
 	for _, s := range []string{s1, s2, s3} {
 		n := 0
-		for _, b := range bodies {
+		for _, b := range responses.bodies {
 			n += strings.Count(b, s)
 		}
 		if n != 1 {
@@ -101,7 +96,7 @@ func (e *env) assertSealed(endpointID string, want map[string]string) {
 	e.t.Helper()
 	for id, plain := range want {
 		var sealed []byte
-		if err := e.db.Pool.QueryRow(context.Background(), `SELECT secret_ciphertext FROM endpoint_secret WHERE endpoint_id = $1 AND id = $2`,
+		if err := e.DB.Pool.QueryRow(context.Background(), `SELECT secret_ciphertext FROM endpoint_secret WHERE endpoint_id = $1 AND id = $2`,
 			endpointID, id).Scan(&sealed); err != nil {
 			e.t.Fatal(err)
 		}

@@ -79,21 +79,21 @@ func TestEventStream(t *testing.T) {
 	srv := httptest.NewServer(e.api.Handler())
 	t.Cleanup(srv.Close)
 	t.Cleanup(e.api.EndStreams) // before srv.Close, which waits for the open streams
-	parts := int32(e.kafka.TopicConfig().Partitions)
+	parts := int32(e.Kafka.TopicConfig().Partitions)
 	ids := partnersInPartition("stream", 2, parts)
 	mine, theirs := ids[0], ids[1]
 	key, otherKey := e.partner(mine), e.partner(theirs)
 
 	before := testEnvelope(mine, "customer.created", 0) // committed before the stream opens
 	lsn := records.LSN(1)
-	e.produceEvents([]*kgo.Record{envelopeRecord(e.names.Events, parts, before, lsn, time.Now())})
+	e.produceEvents([]*kgo.Record{envelopeRecord(e.Names.Events, parts, before, lsn, time.Now())})
 
 	live := openStream(t, srv, key, mine, "types=customer.*", "")
 	var want []string
 	var recs []*kgo.Record
 	for i := 1; i <= 6; i++ {
 		lsn++
-		recs = append(recs, envelopeRecord(e.names.Events, parts, testEnvelope(theirs, "customer.created", i), lsn, time.Now()))
+		recs = append(recs, envelopeRecord(e.Names.Events, parts, testEnvelope(theirs, "customer.created", i), lsn, time.Now()))
 		env := testEnvelope(mine, "customer.created", i)
 		if i%3 == 0 {
 			env.Type = "api_key.created" // not of the types asked for
@@ -101,7 +101,7 @@ func TestEventStream(t *testing.T) {
 			want = append(want, env.EventID)
 		}
 		lsn++
-		recs = append(recs, envelopeRecord(e.names.Events, parts, env, lsn, time.Now()))
+		recs = append(recs, envelopeRecord(e.Names.Events, parts, env, lsn, time.Now()))
 	}
 	e.produceEvents(recs)
 	var cursors []string
@@ -127,10 +127,10 @@ func TestEventStream(t *testing.T) {
 	first := openStream(t, srv, key, mine, "", "")
 	lsn++
 	late := testEnvelope(theirs, "customer.created", 99)
-	e.produceEvents([]*kgo.Record{envelopeRecord(e.names.Events, parts, late, lsn, time.Now())})
+	e.produceEvents([]*kgo.Record{envelopeRecord(e.Names.Events, parts, late, lsn, time.Now())})
 	lsn++
 	last := testEnvelope(mine, "customer.created", 100)
-	e.produceEvents([]*kgo.Record{envelopeRecord(e.names.Events, parts, last, lsn, time.Now())})
+	e.produceEvents([]*kgo.Record{envelopeRecord(e.Names.Events, parts, last, lsn, time.Now())})
 	if _, env := nextEvent(t, first, 10*time.Second); env.EventID != last.EventID {
 		t.Fatalf("a stream opened without a cursor sent %s first, want the next event of the partner %s", env.EventID, last.EventID)
 	}

@@ -1,11 +1,11 @@
 package admin
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/hookstream/hookstream/egress"
+	"github.com/hookstream/hookstream/internal/testenv"
 )
 
 // TestEndpointURLsRefused registers the sender issue's hostile URL table as endpoint URLs, on
@@ -63,13 +63,7 @@ func TestEndpointURLsRefused(t *testing.T) {
 		{"https://nat64.example.com/", egress.RuleMetadata},
 		{"https://nowhere.example.com/", egress.RuleResolve},
 	}
-	count := func() int {
-		var n int
-		if err := e.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM endpoint`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	count := func() int { return testenv.QueryInt(t, e.DB.Pool, `SELECT count(*) FROM endpoint`) }
 	before := count()
 	for _, tt := range tests {
 		t.Run(tt.url, func(t *testing.T) {

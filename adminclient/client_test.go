@@ -7,13 +7,12 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hookstream/hookstream/admin"
 	"github.com/hookstream/hookstream/adminclient"
 	"github.com/hookstream/hookstream/egress"
-	"github.com/hookstream/hookstream/internal/secretbox"
+	"github.com/hookstream/hookstream/internal/testenv"
 )
 
 const operatorToken = "operator-token-for-the-client-tests"
@@ -23,13 +22,8 @@ const operatorToken = "operator-token-for-the-client-tests"
 // cmd/hookstream use the client against a whole running hookstream.
 func adminServer(t *testing.T) string {
 	t.Helper()
-	pool, err := pgxpool.New(context.Background(), "postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	raw, _ := secretbox.GenerateKey()
-	key, _ := secretbox.ParseKey(raw)
+	pool := testenv.UnreachablePool(t)
+	_, key := testenv.SecretKey(t)
 	guard, err := egress.New(egress.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)

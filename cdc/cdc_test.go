@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +27,7 @@ func TestCommittedEventsArePublishedOnce(t *testing.T) {
 	a := appendEvents(t, e, "partner_a", 3)
 	// A rolled-back transaction leaves nothing.
 	ctx := context.Background()
-	tx, err := e.db.Pool.Begin(ctx)
+	tx, err := e.DB.Pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,8 +40,8 @@ func TestCommittedEventsArePublishedOnce(t *testing.T) {
 	}
 	b := appendEvents(t, e, "partner_b", 2)
 
-	got := settle(t, e, e.names.Events, 5, 30*time.Second)
-	if fmt.Sprint(got.keys()) != fmt.Sprint(append(append([]string{}, a...), b...)) && !sameSet(got.keys(), append(a, b...)) {
+	got := settle(t, e, e.Names.Events, 5, 30*time.Second)
+	if fmt.Sprint(got.keys()) != fmt.Sprint(append(append([]string{}, a...), b...)) && !testenv.SameElements(got.keys(), append(a, b...)) {
 		t.Fatalf("events topic holds %v, want %v then %v", got.keys(), a, b)
 	}
 	partitionOf := map[string]int32{}
@@ -81,21 +80,14 @@ func TestCommittedEventsArePublishedOnce(t *testing.T) {
 	}
 }
 
-func sameSet(a, b []string) bool {
-	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
-	return slices.Equal(a, b)
-}
-
 // Endpoint rows become full configuration records on the endpoints topic, secrets included,
 // with a tombstone on delete (design.md section 5).
 func TestEndpointChangesArePublished(t *testing.T) {
 	e := newEnv(t)
 	startStreaming(t, e, e.config(t))
 	ctx := context.Background()
-	e.db.Exec(t, `INSERT INTO partner (id, name) VALUES ('p1', 'Partner One')`)
-	err := pgx.BeginFunc(ctx, e.db.Pool, func(tx pgx.Tx) error {
+	e.DB.Exec(t, `INSERT INTO partner (id, name) VALUES ('p1', 'Partner One')`)
+	err := pgx.BeginFunc(ctx, e.DB.Pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO endpoint (id, partner_id, url, event_types, rate_limit_per_sec)
 			VALUES ('ep_1', 'p1', 'https://example.com/hook', '{customer.*,"api_key.created"}', 2.5)`); err != nil {
 			return err
@@ -106,11 +98,11 @@ func TestEndpointChangesArePublished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.db.Exec(t, `UPDATE endpoint SET status = 'disabled', disabled_reason = 'gone', version = version + 1 WHERE id = 'ep_1'`)
-	e.db.Exec(t, `INSERT INTO endpoint_secret (endpoint_id, id, secret_ciphertext, expires_at) VALUES ('ep_1', 'sec_2', '\x03', now() + interval '1 day')`)
-	e.db.Exec(t, `DELETE FROM endpoint WHERE id = 'ep_1'`)
+	e.DB.Exec(t, `UPDATE endpoint SET status = 'disabled', disabled_reason = 'gone', version = version + 1 WHERE id = 'ep_1'`)
+	e.DB.Exec(t, `INSERT INTO endpoint_secret (endpoint_id, id, secret_ciphertext, expires_at) VALUES ('ep_1', 'sec_2', '\x03', now() + interval '1 day')`)
+	e.DB.Exec(t, `DELETE FROM endpoint WHERE id = 'ep_1'`)
 
-	got := consume(t, e, e.names.Endpoints, 4, 30*time.Second)
+	got := consume(t, e, e.Names.Endpoints, 4, 30*time.Second)
 	var vals []*records.Endpoint
 	for _, r := range got.records {
 		if string(r.Key) != "ep_1" {
@@ -159,17 +151,17 @@ func TestEndpointChangeIsCommittedBeforeLaterEvents(t *testing.T) {
 	// One committed just before makes the next wait out the interval, with both rows in it
 	// unless the rule keeps them apart.
 	appendEvents(t, e, "p0", 1)
-	first := consume(t, e, e.names.Events, 1, 30*time.Second).records[0]
+	first := consume(t, e, e.Names.Events, 1, 30*time.Second).records[0]
 	ctx := context.Background()
-	if _, err := e.db.Pool.Exec(ctx, `INSERT INTO partner (id) VALUES ('p1');
+	if _, err := e.DB.Pool.Exec(ctx, `INSERT INTO partner (id) VALUES ('p1');
 		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep_1', 'p1', 'https://example.com/hook')`); err != nil {
 		t.Fatal(err)
 	}
 	appendEvents(t, e, "p1", 1)
 
-	endpoint := consume(t, e, e.names.Endpoints, 1, 30*time.Second).records[0]
+	endpoint := consume(t, e, e.Names.Endpoints, 1, 30*time.Second).records[0]
 	var event *kgo.Record
-	for _, r := range consume(t, e, e.names.Events, 2, 30*time.Second).records {
+	for _, r := range consume(t, e, e.Names.Events, 2, 30*time.Second).records {
 		if string(r.Key) != string(first.Key) {
 			event = r
 		}
@@ -179,7 +171,7 @@ func TestEndpointChangeIsCommittedBeforeLaterEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	var seen []string
-	for _, r := range consume(t, e, e.names.Checkpoints, -1, 12*time.Second).records {
+	for _, r := range consume(t, e, e.Names.Checkpoints, -1, 12*time.Second).records {
 		var cp records.Checkpoint
 		if err := json.Unmarshal(r.Value, &cp); err != nil {
 			t.Fatal(err)
@@ -203,12 +195,12 @@ func TestEventAfterQuietSpellIsNotHeldForTheInterval(t *testing.T) {
 	cfg.FlushInterval = 8 * time.Second
 	startStreaming(t, e, cfg)
 	appendEvents(t, e, "p1", 1)
-	consume(t, e, e.names.Events, 1, 30*time.Second)
+	consume(t, e, e.Names.Events, 1, 30*time.Second)
 	time.Sleep(cfg.FlushInterval) // the quiet spell
 
 	appendEvents(t, e, "p1", 1)
 	began := time.Now()
-	consume(t, e, e.names.Events, 2, 30*time.Second)
+	consume(t, e, e.Names.Events, 2, 30*time.Second)
 	if waited := time.Since(began); waited > cfg.FlushInterval/2 {
 		t.Fatalf("the event after a quiet spell reached Kafka after %v; the flush interval is %v", waited, cfg.FlushInterval)
 	}
@@ -221,7 +213,7 @@ func TestMalformedRowIsDeadLettered(t *testing.T) {
 	before := appendEvents(t, e, "p1", 1)
 	// Migration 0013 refuses such a row at INSERT; one written before it, or with the outbox's
 	// triggers off, still reaches cdc, which must dead-letter it.
-	tx, err := e.db.Pool.Begin(context.Background())
+	tx, err := e.DB.Pool.Begin(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,11 +230,11 @@ func TestMalformedRowIsDeadLettered(t *testing.T) {
 	}
 	after := appendEvents(t, e, "p1", 1)
 
-	events := settle(t, e, e.names.Events, 2, 30*time.Second)
+	events := settle(t, e, e.Names.Events, 2, 30*time.Second)
 	if fmt.Sprint(events.keys()) != fmt.Sprint(append(before, after...)) {
 		t.Fatalf("events %v, want %v", events.keys(), append(before, after...))
 	}
-	dlq := consume(t, e, e.names.DLQ, 1, 10*time.Second)
+	dlq := consume(t, e, e.Names.DLQ, 1, 10*time.Second)
 	var dl records.DeadLetter
 	if err := json.Unmarshal(dlq.records[0].Value, &dl); err != nil {
 		t.Fatal(err)
@@ -270,7 +262,7 @@ func TestCatalogRefusedRowsAreNotPublished(t *testing.T) {
 	raw := func(partner, typ string, version int, data string) string {
 		t.Helper()
 		id := outbox.NewEventID()
-		if _, err := e.db.Pool.Exec(ctx, `INSERT INTO outbox_event
+		if _, err := e.DB.Pool.Exec(ctx, `INSERT INTO outbox_event
 			(event_id, partner_id, type, subject_type, subject_id, occurred_at, schema_version, payload)
 			VALUES ($1, $2, $3, 'customer', 'cus_1', now(), $4, $5)`, id, partner, typ, version, data); err != nil {
 			t.Fatal(err)
@@ -286,12 +278,12 @@ func TestCatalogRefusedRowsAreNotPublished(t *testing.T) {
 	version := raw("p2", "customer.deleted", 2, `{"customer_id":"cus_1"}`)
 	valid = append(valid, appendEvents(t, e, "p1", 2)...)
 
-	events := settle(t, e, e.names.Events, len(valid), 30*time.Second)
+	events := settle(t, e, e.Names.Events, len(valid), 30*time.Second)
 	if fmt.Sprint(events.keys()) != fmt.Sprint(valid) {
 		t.Fatalf("events %v, want the valid rows %v in commit order", events.keys(), valid)
 	}
-	dlq := settle(t, e, e.names.DLQ, 3, 30*time.Second)
-	if !sameSet(dlq.keys(), []string{unknown, invalid, version}) { // keyed by event id: spread over partitions
+	dlq := settle(t, e, e.Names.DLQ, 3, 30*time.Second)
+	if !testenv.SameElements(dlq.keys(), []string{unknown, invalid, version}) { // keyed by event id: spread over partitions
 		t.Fatalf("dlq %v, want %v", dlq.keys(), []string{unknown, invalid, version})
 	}
 	want := []deadLetterRow{
@@ -324,10 +316,10 @@ func TestCatalogRefusedRowsAreNotPublished(t *testing.T) {
 	cfg.Registerer = prometheus.NewRegistry()
 	start(t, cfg)
 	valid = append(valid, appendEvents(t, e, "p1", 1)...)
-	if got := settle(t, e, e.names.Events, len(valid), 30*time.Second); fmt.Sprint(got.keys()) != fmt.Sprint(valid) {
+	if got := settle(t, e, e.Names.Events, len(valid), 30*time.Second); fmt.Sprint(got.keys()) != fmt.Sprint(valid) {
 		t.Fatalf("after the restart: events %v, want %v", got.keys(), valid)
 	}
-	if got := settle(t, e, e.names.DLQ, 3, 30*time.Second); len(got.records) != 3 {
+	if got := settle(t, e, e.Names.DLQ, 3, 30*time.Second); len(got.records) != 3 {
 		t.Fatalf("after the restart: %d dead letters, want 3", len(got.records))
 	}
 	check("after the restart")
@@ -341,12 +333,12 @@ func TestNoCatalogPublishesUnknownTypes(t *testing.T) {
 	cfg.Catalog = nil
 	start(t, cfg)
 	id := outbox.NewEventID()
-	if _, err := e.db.Pool.Exec(context.Background(), `INSERT INTO outbox_event
+	if _, err := e.DB.Pool.Exec(context.Background(), `INSERT INTO outbox_event
 		(event_id, partner_id, type, subject_type, subject_id, occurred_at, payload)
 		VALUES ($1, 'p1', 'invoice.paid', 'invoice', 'inv_1', now(), '{}')`, id); err != nil {
 		t.Fatal(err)
 	}
-	if got := settle(t, e, e.names.Events, 1, 30*time.Second); len(got.records) != 1 || string(got.records[0].Key) != id {
+	if got := settle(t, e, e.Names.Events, 1, 30*time.Second); len(got.records) != 1 || string(got.records[0].Key) != id {
 		t.Fatalf("events %v, want %s", got.keys(), id)
 	}
 	if l := deadLetterRows(t, e); len(l) != 0 {
@@ -365,7 +357,7 @@ func TestIdleHeartbeatAdvancesSlot(t *testing.T) {
 	ctx := context.Background()
 	confirmed := func() records.LSN {
 		var s *string
-		if err := e.db.Pool.QueryRow(ctx, `SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1`, cfg.Slot).Scan(&s); err != nil {
+		if err := e.DB.Pool.QueryRow(ctx, `SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1`, cfg.Slot).Scan(&s); err != nil {
 			return 0
 		}
 		if s == nil {
@@ -408,7 +400,7 @@ func TestStopReleasesSlot(t *testing.T) {
 			var active bool
 			// A missing slot is not held either (a session that failed before its first
 			// checkpoint recreates the slot, and the stop may come in between).
-			if err := e.db.Pool.QueryRow(context.Background(), `SELECT coalesce((SELECT active FROM pg_replication_slots WHERE slot_name = $1), false)`, cfg.Slot).Scan(&active); err != nil {
+			if err := e.DB.Pool.QueryRow(context.Background(), `SELECT coalesce((SELECT active FROM pg_replication_slots WHERE slot_name = $1), false)`, cfg.Slot).Scan(&active); err != nil {
 				t.Fatal(err)
 			}
 			if !active {
@@ -423,7 +415,7 @@ func TestStopReleasesSlot(t *testing.T) {
 	// An event appended just before a stop is published by the next session.
 	cfg.Registerer = prometheus.NewRegistry()
 	start(t, cfg)
-	if got := settle(t, e, e.names.Events, 5, 30*time.Second); len(got.records) != 5 {
+	if got := settle(t, e, e.Names.Events, 5, 30*time.Second); len(got.records) != 5 {
 		t.Fatalf("%d events, want 5", len(got.records))
 	}
 }
@@ -456,11 +448,11 @@ func TestSlotStreamsOnlyAfterItsConsistentPoint(t *testing.T) {
 	default:
 		t.Fatal("the slot was reported streaming while a transaction in the cluster was still open")
 	}
-	if _, err := e.db.Pool.Exec(ctx, `INSERT INTO partner (id, name) VALUES ('p1', 'P');
+	if _, err := e.DB.Pool.Exec(ctx, `INSERT INTO partner (id, name) VALUES ('p1', 'P');
 		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep_1', 'p1', 'https://example.com/hook')`); err != nil {
 		t.Fatal(err)
 	}
-	if got := consume(t, e, e.names.Endpoints, 1, 30*time.Second); string(got.records[0].Key) != "ep_1" {
+	if got := consume(t, e, e.Names.Endpoints, 1, 30*time.Second); string(got.records[0].Key) != "ep_1" {
 		t.Fatalf("endpoint record %q", got.records[0].Key)
 	}
 }

@@ -26,17 +26,17 @@ func TestEndpointFilterAndRetryPolicyArePublished(t *testing.T) {
 	}
 	policy, _ := json.Marshal(map[string]any{"attempts": 7, "event_types": rules})
 	const filter = `data.amount.value >= 100 and data.source in ["purchase", "refund"]`
-	e.db.Exec(t, `INSERT INTO partner (id) VALUES ('p1')`)
-	e.db.Exec(t, `INSERT INTO endpoint (id, partner_id, url, event_types, filter, retry_policy) VALUES ('ep_1', 'p1', 'https://example.com/hook', '{*}', $1, $2)`,
+	e.DB.Exec(t, `INSERT INTO partner (id) VALUES ('p1')`)
+	e.DB.Exec(t, `INSERT INTO endpoint (id, partner_id, url, event_types, filter, retry_policy) VALUES ('ep_1', 'p1', 'https://example.com/hook', '{*}', $1, $2)`,
 		filter, policy)
 	var stored int
-	if err := e.db.Pool.QueryRow(ctx, `SELECT pg_column_size(retry_policy) FROM endpoint WHERE id = 'ep_1'`).Scan(&stored); err != nil || stored < 2100 {
+	if err := e.DB.Pool.QueryRow(ctx, `SELECT pg_column_size(retry_policy) FROM endpoint WHERE id = 'ep_1'`).Scan(&stored); err != nil || stored < 2100 {
 		t.Fatalf("the policy takes %d bytes in the row (%v): too small to test the TOAST path", stored, err)
 	}
-	e.db.Exec(t, `UPDATE endpoint SET status = 'disabled', disabled_reason = 'paused', version = version + 1 WHERE id = 'ep_1'`)
-	e.db.Exec(t, `UPDATE endpoint SET filter = NULL, retry_policy = NULL, version = version + 1 WHERE id = 'ep_1'`)
+	e.DB.Exec(t, `UPDATE endpoint SET status = 'disabled', disabled_reason = 'paused', version = version + 1 WHERE id = 'ep_1'`)
+	e.DB.Exec(t, `UPDATE endpoint SET filter = NULL, retry_policy = NULL, version = version + 1 WHERE id = 'ep_1'`)
 
-	got := consume(t, e, e.names.Endpoints, 3, 30*time.Second)
+	got := consume(t, e, e.Names.Endpoints, 3, 30*time.Second)
 	var vals []records.Endpoint
 	for _, r := range got.records {
 		var v records.Endpoint

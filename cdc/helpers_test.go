@@ -3,7 +3,6 @@ package cdc_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -13,29 +12,22 @@ import (
 
 	"github.com/hookstream/hookstream/cdc"
 	"github.com/hookstream/hookstream/internal/testenv"
-	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/outbox"
 )
 
-// env is one test's PostgreSQL database, Kafka and topics.
-type env struct {
-	db    *testenv.Database
-	kafka *testenv.Kafka
-	names topics.Names
-}
+// env is one test's PostgreSQL database, Kafka and topics, with cdc's configuration on them.
+type env struct{ *testenv.Env }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{db: testenv.NewDatabase(t), kafka: testenv.NewKafka(t)}
-	e.names = e.kafka.CreateTopics(t)
-	return e
+	return &env{testenv.NewEnv(t)}
 }
 
 func (e *env) config(t *testing.T) cdc.Config {
 	cfg := cdc.DefaultConfig()
-	cfg.Base = e.kafka.Base(t, prometheus.NewRegistry())
-	cfg.DatabaseURL = e.db.URL
-	cfg.Slot = e.db.Name // slots are cluster-wide: one per test database
+	cfg.Base = e.Kafka.Base(t, prometheus.NewRegistry())
+	cfg.DatabaseURL = e.DB.URL
+	cfg.Slot = e.DB.Name // slots are cluster-wide: one per test database
 	cfg.RetryInterval = 200 * time.Millisecond
 	return cfg
 }
@@ -61,7 +53,7 @@ func startStreaming(t *testing.T, e *env, cfg cdc.Config) (stop func()) {
 
 func waitSlotActive(t *testing.T, e *env, slot string) {
 	t.Helper()
-	testenv.WaitSlotStreaming(t, e.db.Pool, slot, 60*time.Second)
+	testenv.WaitSlotStreaming(t, e.DB.Pool, slot, 60*time.Second)
 }
 
 // appendEvents commits one transaction of n customer.created events for partner, valid against
@@ -70,7 +62,7 @@ func appendEvents(t *testing.T, e *env, partner string, n int) []string {
 	t.Helper()
 	ctx := context.Background()
 	var ids []string
-	err := pgx.BeginFunc(ctx, e.db.Pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, e.DB.Pool, func(tx pgx.Tx) error {
 		for i := 0; i < n; i++ {
 			id, err := outbox.Append(ctx, tx, outbox.Event{
 				PartnerID: partner,
@@ -99,7 +91,7 @@ type deadLetterRow struct {
 // deadLetterRows reads outbox_dead_letter in the order cdc wrote it.
 func deadLetterRows(t *testing.T, e *env) []deadLetterRow {
 	t.Helper()
-	rows, err := e.db.Pool.Query(context.Background(), `SELECT event_id, partner_id, type, reason, detail FROM outbox_dead_letter ORDER BY id`)
+	rows, err := e.DB.Pool.Query(context.Background(), `SELECT event_id, partner_id, type, reason, detail FROM outbox_dead_letter ORDER BY id`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +135,7 @@ func settle(t *testing.T, e *env, topic string, want int, timeout time.Duration)
 
 func consumeFor(t *testing.T, e *env, topic string, want int, timeout, extra time.Duration) *consumed {
 	t.Helper()
-	cl := e.kafka.Client(t,
+	cl := e.Kafka.Client(t,
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
@@ -180,7 +172,7 @@ func consumeFor(t *testing.T, e *env, topic string, want int, timeout, extra tim
 // uncommitted says what a read-uncommitted reader sees of topic, for a failure message: records
 // there that a read-committed reader misses belong to a transaction that has not ended.
 func uncommitted(t *testing.T, e *env, topic string) string {
-	cl := e.kafka.Client(t, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl := e.Kafka.Client(t, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
@@ -207,8 +199,4 @@ func header(r *kgo.Record, key string) string {
 	return ""
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.CleanupBinary()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m) }

@@ -5,17 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,69 +24,34 @@ import (
 
 // child is a `hookstream cdc` process.
 type child struct {
-	cmd         *exec.Cmd
+	*testenv.Process
 	metricsAddr string
-	done        chan struct{}
-	err         error // how it exited, once done is closed
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // startChild runs `hookstream cdc` against the test's database and Kafka.
 func startChild(t *testing.T, e *env, extra ...string) *child {
 	t.Helper()
-	c := &child{metricsAddr: freeAddr(t), done: make(chan struct{})}
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	args := append([]string{"cdc",
-		"--database-url", e.db.URL,
-		"--kafka-brokers", strings.Join(e.kafka.Brokers, ","),
-		"--topic-prefix", e.kafka.Prefix,
-		"--cdc-slot", e.db.Name,
-		"--metrics-addr", c.metricsAddr,
+		"--database-url", e.DB.URL,
+		"--kafka-brokers", strings.Join(e.Kafka.Brokers, ","),
+		"--topic-prefix", e.Kafka.Prefix,
+		"--cdc-slot", e.DB.Name,
+		"--metrics-addr", metricsAddr,
 		"--log-format", "text",
 	}, extra...)
-	c.cmd = exec.Command(testenv.Binary(t), args...)
-	c.cmd.Env = os.Environ()
-	var logs io.Writer = io.Discard
-	if testing.Verbose() {
-		logs = os.Stderr
-	}
-	c.cmd.Stdout, c.cmd.Stderr = logs, logs
-	if err := c.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { c.err = c.cmd.Wait(); close(c.done) }()
-	t.Cleanup(c.kill)
-	return c
-}
-
-func (c *child) kill() {
-	_ = c.cmd.Process.Signal(syscall.SIGKILL)
-	<-c.done
+	return &child{Process: testenv.StartProcess(t, args...), metricsAddr: metricsAddr}
 }
 
 // terminate stops the child with SIGTERM and returns how long it took to exit; it fails the
 // test unless it exited with status 0 within bound.
 func (c *child) terminate(t *testing.T, bound time.Duration) time.Duration {
 	t.Helper()
-	began := time.Now()
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.done:
-	case <-time.After(bound):
-		t.Fatalf("cdc did not exit within %s of SIGTERM", bound)
+	took, err := c.Terminate(bound)
+	if err != nil {
+		t.Fatalf("cdc %v", err)
 	}
-	if c.err != nil {
-		t.Fatalf("cdc exited after SIGTERM with %v", c.err)
-	}
-	return time.Since(began)
+	return took
 }
 
 // active reports whether the child says it is the slot's reader (hookstream_cdc_active 1).
@@ -112,7 +73,7 @@ func (c *child) active() bool {
 // peakRSS is the child's peak resident memory in bytes (VmHWM).
 func (c *child) peakRSS(t *testing.T) int64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.Pid()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +131,7 @@ func (w *writer) run(ctx context.Context, e *env, total int, rng *rand.Rand) err
 		}
 		rollback := rng.IntN(10) == 0
 		var batch, refused []committedEvent
-		tx, err := e.db.Pool.Begin(ctx)
+		tx, err := e.DB.Pool.Begin(ctx)
 		if err != nil {
 			return err
 		}
@@ -230,7 +191,7 @@ func (w *writer) count() int {
 // once, nothing else, and each partner's events in commit order.
 func verifyExactlyOnce(t *testing.T, e *env, w *writer) {
 	t.Helper()
-	got := settle(t, e, e.names.Events, len(w.committed), 3*time.Minute)
+	got := settle(t, e, e.Names.Events, len(w.committed), 3*time.Minute)
 	if len(got.records) != len(w.committed) {
 		t.Errorf("events topic holds %d records, %d events were committed", len(got.records), len(w.committed))
 	}
@@ -290,7 +251,7 @@ func verifyRefusedOnce(t *testing.T, e *env, refused []committedEvent) {
 	for _, c := range refused {
 		want[c.id] = true
 	}
-	dlq := settle(t, e, e.names.DLQ, len(refused), time.Minute)
+	dlq := settle(t, e, e.Names.DLQ, len(refused), time.Minute)
 	seen := map[string]int{}
 	for _, r := range dlq.records {
 		seen[string(r.Key)]++
@@ -341,7 +302,7 @@ func TestKillNineDuringLoad(t *testing.T) {
 			}
 			writing = false
 		case <-time.After(time.Duration(400+rng.IntN(1200)) * time.Millisecond):
-			proc.kill()
+			proc.Kill()
 			kills++
 			proc = startChild(t, e)
 		}
@@ -404,15 +365,9 @@ func TestStandbyTakesOver(t *testing.T) {
 	go func() { werr <- w.run(ctx, e, 5000, rng) }()
 
 	time.Sleep(time.Second)
-	first.kill()
+	first.Kill()
 	killedAt := time.Now()
-	deadline := time.Now().Add(30 * time.Second)
-	for !second.active() {
-		if time.Now().After(deadline) {
-			t.Fatal("standby did not take over within 30s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.Eventually(t, 30*time.Second, "the standby to take over", second.active)
 	t.Logf("standby active %s after the kill", time.Since(killedAt).Round(10*time.Millisecond))
 	if err := <-werr; err != nil {
 		t.Fatal(err)
@@ -441,24 +396,18 @@ func waitActive(t *testing.T, a, b *child) (active, standby *child) {
 func TestLargeTransactionHasBoundedMemory(t *testing.T) {
 	e := newEnv(t)
 	proc := startChild(t, e)
-	deadline := time.Now().Add(60 * time.Second)
-	for !proc.active() {
-		if time.Now().After(deadline) {
-			t.Fatal("cdc not active")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	waitSlotActive(t, e, e.db.Name)
+	testenv.Eventually(t, 60*time.Second, "cdc to be active", proc.active)
+	waitSlotActive(t, e, e.DB.Name)
 
 	const rows = 100000
 	ctx := context.Background()
-	err := pgx.BeginFunc(ctx, e.db.Pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, e.DB.Pool, func(tx pgx.Tx) error {
 		return insertUsageRows(t, tx, rows, 1000)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := countRecords(t, e, e.names.Events, rows, 3*time.Minute)
+	got := countRecords(t, e, e.Names.Events, rows, 3*time.Minute)
 	if got != rows {
 		t.Fatalf("%d records, want %d", got, rows)
 	}
@@ -487,14 +436,14 @@ func TestRefusedRowListedOnceAcrossACrash(t *testing.T) {
 	e := newEnv(t)
 	proc := startChild(t, e)
 	waitActive(t, proc, proc)
-	waitSlotActive(t, e, e.db.Name)
+	waitSlotActive(t, e, e.DB.Name)
 
 	// One large transaction: the refused row first, so cdc records it long before the
 	// transaction's end, where its Kafka transaction commits.
 	const rows = 50000
 	ctx := context.Background()
 	refused := outbox.NewEventID()
-	err := pgx.BeginFunc(ctx, e.db.Pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, e.DB.Pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO outbox_event (event_id, partner_id, type, subject_type, subject_id, occurred_at, payload)
 			VALUES ($1, 'p1', 'invoice.paid', 'invoice', 'inv_1', now(), '{"invoice_id":"inv_1"}')`, refused); err != nil {
 			return err
@@ -511,13 +460,13 @@ func TestRefusedRowListedOnceAcrossACrash(t *testing.T) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	proc.kill()
-	if n := len(consume(t, e, e.names.Events, -1, 2*time.Second).records); n != 0 {
+	proc.Kill()
+	if n := len(consume(t, e, e.Names.Events, -1, 2*time.Second).records); n != 0 {
 		t.Fatalf("%d events committed before the kill; the transaction had to be still open", n)
 	}
 
 	startChild(t, e)
-	if got := countRecords(t, e, e.names.Events, rows, 3*time.Minute); got != rows {
+	if got := countRecords(t, e, e.Names.Events, rows, 3*time.Minute); got != rows {
 		t.Fatalf("%d events, want %d", got, rows)
 	}
 	verifyRefusedOnce(t, e, []committedEvent{{refused, "p1"}})
@@ -539,8 +488,7 @@ func countRecords(t *testing.T, e *env, topic string, want int, timeout time.Dur
 // failed session ends and the next one resumes from the committed checkpoint, refused rows
 // included.
 func TestBrokerRestartDuringStream(t *testing.T) {
-	e := &env{db: testenv.NewDatabase(t), kafka: testenv.NewRestartableKafka(t)}
-	e.names = e.kafka.CreateTopics(t)
+	e := &env{testenv.NewEnvOn(t, testenv.NewRestartableKafka(t))}
 	startStreaming(t, e, e.config(t))
 
 	rng := rand.New(rand.NewPCG(11, 13))
@@ -555,7 +503,7 @@ func TestBrokerRestartDuringStream(t *testing.T) {
 		}
 	}
 	waitCount(2000)
-	e.kafka.Restart(t)
+	e.Kafka.Restart(t)
 	restartedAt := w.count()
 	waitCount(restartedAt + 2000) // the stream goes on after the broker is back
 	w.stop.Store(true)

@@ -29,25 +29,25 @@ func TestEndpointRequestOptionsArePublished(t *testing.T) {
 		ClientCertificate: &records.ClientCertificate{CertificatePEM: chain.String(), KeyCiphertext: []byte{4, 5, 6}},
 		EgressProxy:       "eu",
 	}
-	e.db.Exec(t, `INSERT INTO partner (id, name) VALUES ('p1', 'Partner One')`)
-	e.db.Exec(t, `INSERT INTO endpoint (id, partner_id, url, event_types, request_options) VALUES ('ep_1', 'p1', 'https://example.com/hook', '{*}', $1)`, big)
+	e.DB.Exec(t, `INSERT INTO partner (id, name) VALUES ('p1', 'Partner One')`)
+	e.DB.Exec(t, `INSERT INTO endpoint (id, partner_id, url, event_types, request_options) VALUES ('ep_1', 'p1', 'https://example.com/hook', '{*}', $1)`, big)
 	var toast string
-	if err := e.db.Pool.QueryRow(ctx, `SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = 'endpoint'::regclass`).Scan(&toast); err != nil {
+	if err := e.DB.Pool.QueryRow(ctx, `SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = 'endpoint'::regclass`).Scan(&toast); err != nil {
 		t.Fatal(err)
 	}
 	var chunks int
-	if err := e.db.Pool.QueryRow(ctx, `SELECT count(*) FROM `+toast).Scan(&chunks); err != nil {
+	if err := e.DB.Pool.QueryRow(ctx, `SELECT count(*) FROM `+toast).Scan(&chunks); err != nil {
 		t.Fatal(err)
 	}
 	if chunks == 0 {
 		t.Fatal("request_options is not stored out of line, so the unchanged-TOAST case is not tested")
 	}
-	e.db.Exec(t, `UPDATE endpoint SET description = 'changed', version = version + 1 WHERE id = 'ep_1'`)
-	e.db.Exec(t, `UPDATE endpoint SET request_options = $1, version = version + 1 WHERE id = 'ep_1'`,
+	e.DB.Exec(t, `UPDATE endpoint SET description = 'changed', version = version + 1 WHERE id = 'ep_1'`)
+	e.DB.Exec(t, `UPDATE endpoint SET request_options = $1, version = version + 1 WHERE id = 'ep_1'`,
 		records.RequestOptions{Headers: map[string]string{"X-Other": "1"}})
-	e.db.Exec(t, `UPDATE endpoint SET request_options = '{}', version = version + 1 WHERE id = 'ep_1'`)
+	e.DB.Exec(t, `UPDATE endpoint SET request_options = '{}', version = version + 1 WHERE id = 'ep_1'`)
 
-	got := consume(t, e, e.names.Endpoints, 4, 30*time.Second)
+	got := consume(t, e, e.Names.Endpoints, 4, 30*time.Second)
 	vals := make([]records.Endpoint, len(got.records))
 	for i, r := range got.records {
 		if err := json.Unmarshal(r.Value, &vals[i]); err != nil {

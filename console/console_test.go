@@ -161,6 +161,18 @@ func (b *browser) signIn(token string) answer {
 	return b.do("POST", "/console/sign-in", url.Values{"csrf": {csrfOf(b.t, page.body)}, "token": {token}})
 }
 
+// signedIn creates partner id with an endpoint (see partner) and returns a browser signed in
+// with the partner's key, and the endpoint's id.
+func (s *site) signedIn(t *testing.T, id string) (b *browser, endpoint string) {
+	t.Helper()
+	key, endpoint := s.partner(t, id)
+	b = s.browser(t)
+	if res := b.signIn(key); res.status != http.StatusSeeOther {
+		t.Fatalf("sign-in as %s: %d\n%s", id, res.status, res.body)
+	}
+	return b, endpoint
+}
+
 func TestSessionCookieFlagsAndCSP(t *testing.T) {
 	s := newSite(t)
 	key, _ := s.partner(t, "acme")
@@ -253,9 +265,7 @@ func TestSignInOverPlainHTTPElsewhereSaysWhy(t *testing.T) {
 
 func TestWriteWithoutCSRFTokenIsRefused(t *testing.T) {
 	s := newSite(t)
-	key, eid := s.partner(t, "acme")
-	b := s.browser(t)
-	b.signIn(key)
+	b, eid := s.signedIn(t, "acme")
 	page := b.do("GET", "/console/partners/acme/endpoints/"+eid, nil)
 	if page.status != http.StatusOK {
 		t.Fatalf("endpoint page: %d\n%s", page.status, page.body)
@@ -302,10 +312,8 @@ func TestWriteWithoutCSRFTokenIsRefused(t *testing.T) {
 
 func TestPartnerScopeComesFromTheAPI(t *testing.T) {
 	s := newSite(t)
-	key, _ := s.partner(t, "acme")
+	b, _ := s.signedIn(t, "acme")
 	_, other := s.partner(t, "globex")
-	b := s.browser(t)
-	b.signIn(key)
 
 	for _, path := range []string{"/console/operator/partners", "/console/operator/failing", "/console/operator/dead-letters"} {
 		if res := b.do("GET", path, nil); res.status != http.StatusForbidden || !strings.Contains(res.body, "operator token") {
@@ -344,9 +352,7 @@ func TestPartnerScopeComesFromTheAPI(t *testing.T) {
 
 func TestBadInputIsAClearAnswer(t *testing.T) {
 	s := newSite(t)
-	key, eid := s.partner(t, "acme")
-	b := s.browser(t)
-	b.signIn(key)
+	b, eid := s.signedIn(t, "acme")
 	for path, want := range map[string]int{
 		"/console/partners/acme/endpoints/" + eid + "?since=yesterday": http.StatusBadRequest,
 		"/console/partners/acme/endpoints/" + eid + "?status=abc":      http.StatusBadRequest,

@@ -20,22 +20,7 @@ import (
 	"github.com/hookstream/hookstream/internal/testenv"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.CleanupBinary()
-	os.Exit(code)
-}
-
-// freePort is a port nothing listens on at the moment.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // script runs deploy/local/<name> with env added to the test's environment, bounded, and returns
 // its stdout, its stderr and its error.
@@ -75,7 +60,7 @@ func TestPGScriptBesideAnotherCluster(t *testing.T) {
 	shared := testenv.ServerURL(t)
 	sharedStart := startTime(t, shared)
 
-	port := freePort(t)
+	port := testenv.FreePort(t)
 	dataDir := t.TempDir()
 	env := []string{fmt.Sprintf("PG_PORT=%d", port), "HOOKSTREAM_DATA_DIR=" + dataDir, "PG_DATA="}
 	t.Cleanup(func() {
@@ -131,7 +116,7 @@ func TestPGScriptBesideAnotherCluster(t *testing.T) {
 	}
 
 	// A folder made for one port is refused for another.
-	wrong := append(env, fmt.Sprintf("PG_PORT=%d", freePort(t)), "PG_DATA="+filepath.Join(dataDir, fmt.Sprintf("pg-%d", port)))
+	wrong := append(env, fmt.Sprintf("PG_PORT=%d", testenv.FreePort(t)), "PG_DATA="+filepath.Join(dataDir, fmt.Sprintf("pg-%d", port)))
 	if _, stderr, err := script(t, wrong, "pg.sh", "up"); err == nil || !strings.Contains(stderr, "holds a cluster for port") {
 		t.Errorf("pg.sh up with a PG_DATA of another port: %v\n%s", err, stderr)
 	}
@@ -146,7 +131,7 @@ func TestPGScriptBesideAnotherCluster(t *testing.T) {
 func TestDevScriptUsesDatabaseURL(t *testing.T) {
 	db := testenv.NewEmptyDatabase(t)
 	dataDir := t.TempDir()
-	pgPort, admin, kafka := freePort(t), freePort(t), freePort(t)
+	pgPort, admin, kafka := testenv.FreePort(t), testenv.FreePort(t), testenv.FreePort(t)
 	// Should dev.sh start a cluster against the rule, stop it before its folder goes.
 	t.Cleanup(func() {
 		_, _, _ = script(t, []string{fmt.Sprintf("PG_PORT=%d", pgPort), "HOOKSTREAM_DATA_DIR=" + dataDir, "PG_DATA="}, "pg.sh", "down")

@@ -3,9 +3,10 @@ package egress
 import (
 	"net/netip"
 	"slices"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookstream/hookstream/internal/testenv"
 )
 
 func TestDefaultConfig(t *testing.T) {
@@ -23,11 +24,7 @@ func TestDefaultConfig(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name    string
-		change  func(*Config)
-		wantErr string // empty: valid
-	}{
+	tests := []testenv.ConfigCase[Config]{
 		{"defaults", func(*Config) {}, ""},
 		{"explicit ports", func(c *Config) { c.AllowedPorts = []int{443, 9443} }, ""},
 		{"allowed CIDRs", func(c *Config) { c.AllowCIDRs = []netip.Prefix{loopbackV4, netip.MustParsePrefix("fd00::/8")} }, ""},
@@ -41,37 +38,18 @@ func TestValidate(t *testing.T) {
 		{"no response limit", func(c *Config) { c.MaxResponseBytes = 0 }, "max response bytes"},
 		{"no resolver", func(c *Config) { c.Resolver = nil }, "resolver is nil"},
 	}
+	testenv.CheckValidate(t, DefaultConfig, Config.Validate, tests)
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cfg := DefaultConfig()
-			tt.change(&cfg)
-			err := cfg.Validate()
-			if tt.wantErr == "" {
-				if err != nil {
-					t.Fatalf("Validate: %v", err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("Validate error = %v, want one mentioning %q", err, tt.wantErr)
-			}
-			if _, err := New(cfg); err == nil {
-				t.Fatal("New accepted an invalid config")
-			}
-		})
+		cfg := DefaultConfig()
+		tt.Change(&cfg)
+		if _, err := New(cfg); tt.Want != "" && err == nil {
+			t.Errorf("%s: New accepted an invalid config", tt.Name)
+		}
 	}
 }
 
 func TestValidateReportsEveryProblem(t *testing.T) {
-	err := Config{}.Validate()
-	if err == nil {
-		t.Fatal("zero Config is valid")
-	}
-	for _, want := range []string{"connect timeout", "request timeout", "max response bytes", "resolver"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not mention %q", err, want)
-		}
-	}
+	testenv.ErrorMentions(t, Config{}.Validate(), "connect timeout", "request timeout", "max response bytes", "resolver")
 }
 
 func TestEffectivePorts(t *testing.T) {

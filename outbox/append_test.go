@@ -26,11 +26,7 @@ func validEvent() outbox.Event {
 
 func countRows(t *testing.T, db *testenv.Database, where string, args ...any) int {
 	t.Helper()
-	var n int
-	if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox_event `+where, args...).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM outbox_event `+where, args...)
 }
 
 // R9: the event row commits with the caller's transaction.

@@ -15,29 +15,25 @@ import (
 	"github.com/hookstream/hookstream/internal/eventlog"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/testenv"
-	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/outbox"
 )
 
 // env is one test's database, Kafka, topics and engine, configured as the admin API configures
 // it by default but for a short poll interval.
 type env struct {
-	t     testing.TB
-	db    *testenv.Database
-	kafka *testenv.Kafka
-	names topics.Names
-	cfg   Config
-	eng   *Engine
+	*testenv.Env
+	t   testing.TB
+	cfg Config
+	eng *Engine
 	// readers is MaxReaders of the events-topic reader of the next newEngine.
 	readers int
 }
 
 func newEnv(t testing.TB, change ...func(*Config)) *env {
 	t.Helper()
-	e := &env{t: t, db: testenv.NewDatabase(t), kafka: testenv.NewKafka(t), readers: 16}
-	e.names = e.kafka.CreateTopics(t)
+	e := &env{Env: testenv.NewEnv(t), t: t, readers: 16}
 	e.cfg = Config{
-		Deliveries: e.names.Deliveries, AutomaticAttempts: 20, Batch: 500, Workers: 2,
+		Deliveries: e.Names.Deliveries, AutomaticAttempts: 20, Batch: 500, Workers: 2,
 		JobLease: 30 * time.Second, PollInterval: 100 * time.Millisecond, MaxScan: 20000, MaxDeliveries: 100_000,
 		Logger: slog.New(slog.NewJSONHandler(&testenv.LogBuffer{}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
@@ -52,13 +48,13 @@ func newEnv(t testing.TB, change ...func(*Config)) *env {
 // the same database and Kafka (a restarted process).
 func (e *env) newEngine() *Engine {
 	e.t.Helper()
-	cl := e.kafka.Client(e.t, kgo.ProducerBatchMaxBytes(1<<20))
-	log := eventlog.New(eventlog.Config{Topic: e.names.Events, Brokers: e.kafka.Brokers, Admin: kadm.NewClient(cl),
+	cl := e.Kafka.Client(e.t, kgo.ProducerBatchMaxBytes(1<<20))
+	log := eventlog.New(eventlog.Config{Topic: e.Names.Events, Brokers: e.Kafka.Brokers, Admin: kadm.NewClient(cl),
 		MaxReaders: e.readers, LookupWindow: time.Hour})
 	e.t.Cleanup(log.Close)
 	cfg := e.cfg
 	cfg.Client, cfg.Log = cl, log
-	eng, err := New(cfg, e.db.Pool)
+	eng, err := New(cfg, e.DB.Pool)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -73,7 +69,7 @@ func run(t testing.TB, eng *Engine) (stop func()) {
 // exec runs sql on the test's database.
 func (e *env) exec(sql string, args ...any) {
 	e.t.Helper()
-	e.db.Exec(e.t, sql, args...)
+	e.DB.Exec(e.t, sql, args...)
 }
 
 // partner creates a partner.
@@ -99,7 +95,7 @@ func (e *env) endpoint(pid string, types ...string) string {
 func (e *env) queue(pid, eid, source string, f Filter) string {
 	e.t.Helper()
 	id := "rpl_" + ulid.Make().String()
-	tx, err := e.db.Pool.Begin(context.Background())
+	tx, err := e.DB.Pool.Begin(context.Background())
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -165,7 +161,7 @@ func (e *env) seedDeliveries(pid, eid, typ, state string, attempts int, eventIDs
 // seedOutbox writes n events of pid to the outbox set-wise and returns their ids in order.
 func (e *env) seedOutbox(pid, typ string, n int) []string {
 	e.t.Helper()
-	return e.db.SeedOutbox(e.t, pid, typ, n)
+	return e.DB.SeedOutbox(e.t, pid, typ, n)
 }
 
 // seedHistory writes n failed deliveries of new outbox events at endpoint eid, with attempts
@@ -186,15 +182,15 @@ func (e *env) seedHistory(pid, eid string, n, attempts int) (dids, events []stri
 // little longer to catch extras.
 func (e *env) deliveries(want int, timeout time.Duration) []records.Delivery {
 	e.t.Helper()
-	return e.kafka.ReadDeliveries(e.t, e.names.Deliveries, want, timeout)
+	return e.Kafka.ReadDeliveries(e.t, e.Names.Deliveries, want, timeout)
 }
 
 // produceEvents writes n events of pid to the events topic as cdc does (cdc/session.go
 // publishEvent), committed now, and returns their ids.
 func (e *env) produceEvents(pid string, n int) []string {
 	e.t.Helper()
-	cl := e.kafka.Client(e.t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	p := records.EventPartition(pid, e.kafka.TopicConfig().Partitions)
+	cl := e.Kafka.Client(e.t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	p := records.EventPartition(pid, e.Kafka.TopicConfig().Partitions)
 	var (
 		recs []*kgo.Record
 		ids  []string
@@ -209,7 +205,7 @@ func (e *env) produceEvents(pid string, n int) []string {
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		recs = append(recs, &kgo.Record{Topic: e.names.Events, Partition: p, Key: []byte(env.EventID), Value: body,
+		recs = append(recs, &kgo.Record{Topic: e.Names.Events, Partition: p, Key: []byte(env.EventID), Value: body,
 			Headers: []kgo.RecordHeader{
 				{Key: records.HeaderPartnerID, Value: []byte(pid)},
 				{Key: records.HeaderType, Value: []byte(env.Type)},

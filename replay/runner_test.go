@@ -159,7 +159,7 @@ func TestReplayJobStopsWhenEndpointDisabled(t *testing.T) {
 	calls := 0
 	e.eng.afterBatch = func(string) {
 		if calls++; calls == 2 { // runs on the runner's goroutine: no Fatal here
-			err := pgx.BeginFunc(context.Background(), e.db.Pool, func(tx pgx.Tx) error {
+			err := pgx.BeginFunc(context.Background(), e.DB.Pool, func(tx pgx.Tx) error {
 				_, err := endpoints.Disable(context.Background(), tx, endpoints.Disabling{PartnerID: "acme", EndpointID: ep,
 					Reason: "stop", By: endpoints.ByPartner})
 				return err

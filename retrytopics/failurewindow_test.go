@@ -41,7 +41,7 @@ func TestFailureWindow(t *testing.T) {
 	}
 	got := outboxEvents(t, db)
 	want := []string{"endpoint.failing ep_day", "endpoint.disabled ep_dead", "endpoint.failing ep_dead"}
-	if !sameStrings(got, want) {
+	if !testenv.SameElements(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
 	status := func(id string) string {
@@ -87,23 +87,4 @@ func outboxEvents(t *testing.T, db *testenv.Database) []string {
 		t.Fatal(err)
 	}
 	return out
-}
-
-func sameStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	seen := map[string]int{}
-	for _, s := range a {
-		seen[s]++
-	}
-	for _, s := range b {
-		seen[s]--
-	}
-	for _, n := range seen {
-		if n != 0 {
-			return false
-		}
-	}
-	return true
 }

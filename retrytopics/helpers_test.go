@@ -1,7 +1,6 @@
 package retrytopics_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -117,26 +116,13 @@ type reader struct {
 
 func (e *env) read(t *testing.T, topic string) *reader {
 	t.Helper()
-	cl := e.kafka.Client(t,
-		kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.FetchMaxWait(100*time.Millisecond),
-	)
 	r := &reader{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			fs := cl.PollFetches(ctx)
-			at := time.Now()
-			r.mu.Lock()
-			fs.EachRecord(func(rec *kgo.Record) { r.got = append(r.got, observed{rec, at}) })
-			r.mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	e.kafka.Follow(t, topic, func(fs kgo.Fetches) {
+		at := time.Now()
+		r.mu.Lock()
+		fs.EachRecord(func(rec *kgo.Record) { r.got = append(r.got, observed{rec, at}) })
+		r.mu.Unlock()
+	}, kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(100*time.Millisecond))
 	return r
 }
 

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookstream/hookstream/internal/testenv"
 )
 
 func TestScheduleDefaultDelays(t *testing.T) {
@@ -204,11 +206,7 @@ func TestConfigValidate(t *testing.T) {
 		c.Brokers = []string{"127.0.0.1:9092"}
 		return c
 	}
-	tests := []struct {
-		name   string
-		change func(*Config)
-		want   string // "" = valid
-	}{
+	testenv.CheckValidate(t, valid, Config.Validate, []testenv.ConfigCase[Config]{
 		{"default", func(*Config) {}, ""},
 		{"no brokers", func(c *Config) { c.Brokers = nil }, "brokers"},
 		{"bad prefix", func(c *Config) { c.Prefix = "a b" }, "prefix"},
@@ -221,18 +219,5 @@ func TestConfigValidate(t *testing.T) {
 		{"empty look-ahead", func(c *Config) { c.LookAheadRecords = 0 }, "look-ahead records"},
 		{"zero poll wait", func(c *Config) { c.MaxPollWait = 0 }, "positive"},
 		{"no logger", func(c *Config) { c.Logger = nil }, "logger"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := valid()
-			tt.change(&c)
-			err := c.Validate()
-			switch {
-			case tt.want == "" && err != nil:
-				t.Errorf("unexpected error: %v", err)
-			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-				t.Errorf("error %v, want one mentioning %q", err, tt.want)
-			}
-		})
-	}
+	})
 }

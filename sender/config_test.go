@@ -1,11 +1,11 @@
 package sender_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/hookstream/hookstream/internal/secretbox"
+	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/sender"
 )
 
@@ -20,11 +20,7 @@ func TestConfigValidate(t *testing.T) {
 		c.SecretKey = key
 		return c
 	}
-	tests := []struct {
-		name   string
-		change func(*sender.Config)
-		want   string // substring of the error; empty means valid
-	}{
+	testenv.CheckValidate(t, valid, sender.Config.Validate, []testenv.ConfigCase[sender.Config]{
 		{"defaults with brokers and key", func(*sender.Config) {}, ""},
 		{"no brokers", func(c *sender.Config) { c.Brokers = nil }, "no Kafka brokers"},
 		{"no key", func(c *sender.Config) { c.SecretKey = secretbox.Key{} }, "HOOKSTREAM_SECRET_KEY"},
@@ -38,30 +34,9 @@ func TestConfigValidate(t *testing.T) {
 		{"ordered backoff", func(c *sender.Config) { c.OrderedMaxBackoff = time.Millisecond }, "ordered max backoff"},
 		{"no user agent", func(c *sender.Config) { c.UserAgent = "" }, "user agent"},
 		{"no logger", func(c *sender.Config) { c.Logger = nil }, "logger"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := valid()
-			tt.change(&c)
-			err := c.Validate()
-			if tt.want == "" {
-				if err != nil {
-					t.Fatalf("Validate: %v", err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Validate = %v, want an error about %q", err, tt.want)
-			}
-		})
-	}
+	})
 	// Every problem is reported at once.
-	err = sender.Config{}.Validate()
-	for _, want := range []string{"brokers", "prefix", "secret key", "queue size", "logger"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Fatalf("zero Config: %v lacks %q", err, want)
-		}
-	}
+	testenv.ErrorMentions(t, sender.Config{}.Validate(), "brokers", "prefix", "secret key", "queue size", "logger")
 	if _, err := sender.New(valid(), nil, nil); err == nil {
 		t.Fatal("New accepted a nil view")
 	}

@@ -159,6 +159,15 @@ func delivery(partner, endpointID, eventType string) records.Delivery {
 	}
 }
 
+// deliveries is n deliveries of fresh events to one endpoint (see delivery).
+func deliveries(n int, partner, endpointID, eventType string) []records.Delivery {
+	ds := make([]records.Delivery, n)
+	for i := range ds {
+		ds[i] = delivery(partner, endpointID, eventType)
+	}
+	return ds
+}
+
 // deliver produces delivery records to one partition of the deliveries topic, in order, and
 // returns their offsets.
 func (e *env) deliver(partition int32, ds ...records.Delivery) []int64 {
@@ -223,30 +232,21 @@ type attemptLog struct {
 // readAttempts follows the attempts topic from the start for the whole test.
 func readAttempts(t testing.TB, e *env) *attemptLog {
 	l := &attemptLog{}
-	cl := e.kafka.Client(t, kgo.ConsumeTopics(e.names.Attempts), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchMaxWait(200*time.Millisecond))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			fs := cl.PollFetches(ctx)
-			fs.EachRecord(func(r *kgo.Record) {
-				var a records.Attempt
-				if err := json.Unmarshal(r.Value, &a); err != nil || string(r.Key) != a.DeliveryID {
-					t.Errorf("attempt record %s (key %s): %v", r.Value, r.Key, err)
-					return
-				}
-				l.mu.Lock()
-				l.all = append(l.all, a)
-				if a.Outcome == records.OutcomeDelivered {
-					l.delivered++
-				}
-				l.mu.Unlock()
-			})
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	e.kafka.Follow(t, e.names.Attempts, func(fs kgo.Fetches) {
+		fs.EachRecord(func(r *kgo.Record) {
+			var a records.Attempt
+			if err := json.Unmarshal(r.Value, &a); err != nil || string(r.Key) != a.DeliveryID {
+				t.Errorf("attempt record %s (key %s): %v", r.Value, r.Key, err)
+				return
+			}
+			l.mu.Lock()
+			l.all = append(l.all, a)
+			if a.Outcome == records.OutcomeDelivered {
+				l.delivered++
+			}
+			l.mu.Unlock()
+		})
+	}, kgo.FetchMaxWait(200*time.Millisecond))
 	return l
 }
 
@@ -286,6 +286,16 @@ func (e *env) waitAttempt(d records.Delivery) records.Attempt {
 	e.t.Helper()
 	waitFor(e.t, 30*time.Second, "an attempt of "+d.DeliveryID, func() bool { return len(e.attempts.of(d.DeliveryID)) > 0 })
 	return e.attempts.of(d.DeliveryID)[0]
+}
+
+// waitDelivered waits for the first attempt of each delivery and fails unless it delivered.
+func (e *env) waitDelivered(ds ...records.Delivery) {
+	e.t.Helper()
+	for _, d := range ds {
+		if a := e.waitAttempt(d); a.Outcome != records.OutcomeDelivered {
+			e.t.Fatalf("first attempt of %s: %+v, want delivered", d.DeliveryID, a)
+		}
+	}
 }
 
 // --- the HTTP receiver ---
@@ -456,18 +466,6 @@ func (f *fakeRetrier) deferred(endpointID string) []deferCall {
 		}
 	}
 	return out
-}
-
-// --- metrics ---
-
-// metricValue sums the samples of name whose labels include want (testenv.Value).
-func metricValue(t testing.TB, reg prometheus.Gatherer, name string, want map[string]string) float64 {
-	t.Helper()
-	pairs := make([]string, 0, 2*len(want))
-	for k, v := range want {
-		pairs = append(pairs, k, v)
-	}
-	return testenv.Value(t, reg, name, pairs...)
 }
 
 // eventIDOf reads the event id of an envelope.

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/webhook"
 )
 
@@ -188,7 +189,7 @@ func TestRefusedDeliveriesAreRecorded(t *testing.T) {
 	}
 	// The counter moves once the record is acknowledged, which may be just after it is read.
 	waitFor(t, 10*time.Second, "attempts_total{failed,internal} = 3", func() bool {
-		return metricValue(t, reg, "hookstream_sender_attempts_total", map[string]string{"outcome": "failed", "category": "internal"}) == 3
+		return testenv.Value(t, reg, "hookstream_sender_attempts_total", "outcome", "failed", "category", "internal") == 3
 	})
 }
 
@@ -346,10 +347,7 @@ func TestRateLimit(t *testing.T) {
 	rate := 10.0
 	e.endpoint("ep_rate", "p_a", func(ep *records.Endpoint) { ep.RateLimitPerSec = &rate })
 	e.start(e.config())
-	var ds []records.Delivery
-	for i := 0; i < 15; i++ {
-		ds = append(ds, delivery("p_a", "ep_rate", "customer.created"))
-	}
+	ds := deliveries(15, "p_a", "ep_rate", "customer.created")
 	e.deliver(0, ds...)
 	waitFor(t, 30*time.Second, "all rate-limited deliveries", func() bool { return len(e.rcv.got("ep_rate")) == 15 })
 	got := e.rcv.got("ep_rate")
@@ -388,10 +386,7 @@ func TestCircuitBreaker(t *testing.T) {
 	cfg.Registerer = reg
 	e.start(cfg)
 	batch := func(n int) []records.Delivery {
-		var ds []records.Delivery
-		for i := 0; i < n; i++ {
-			ds = append(ds, delivery("p_a", "ep_cb", "customer.created"))
-		}
+		ds := deliveries(n, "p_a", "ep_cb", "customer.created")
 		e.deliver(0, ds...)
 		return ds
 	}
@@ -411,7 +406,7 @@ func TestCircuitBreaker(t *testing.T) {
 	waitFor(t, 10*time.Second, "3 attempt records", func() bool {
 		return e.attempts.count(func(a records.Attempt) bool { return a.EndpointID == "ep_cb" }) == 3
 	})
-	if v := metricValue(t, reg, "hookstream_sender_circuits_open", nil); v != 1 {
+	if v := testenv.Value(t, reg, "hookstream_sender_circuits_open"); v != 1 {
 		t.Fatalf("circuits_open = %v", v)
 	}
 	// The attempt records state the circuit (issue 14: the admin API shows it): closed after
@@ -441,12 +436,8 @@ func TestCircuitBreaker(t *testing.T) {
 	mu.Unlock()
 	time.Sleep(cfg.BreakerCooldown + 100*time.Millisecond)
 	ds := batch(4)
-	for _, d := range ds {
-		if a := e.waitAttempt(d); a.Outcome != records.OutcomeDelivered {
-			t.Fatalf("after recovery: %+v", a)
-		}
-	}
-	if v := metricValue(t, reg, "hookstream_sender_circuits_open", nil); v != 0 {
+	e.waitDelivered(ds...)
+	if v := testenv.Value(t, reg, "hookstream_sender_circuits_open"); v != 0 {
 		t.Fatalf("circuits_open = %v after recovery", v)
 	}
 	for _, d := range ds {
@@ -455,7 +446,7 @@ func TestCircuitBreaker(t *testing.T) {
 		}
 	}
 	waitFor(t, 10*time.Second, "deferrals_total{circuit_open} = 9", func() bool {
-		return metricValue(t, reg, "hookstream_sender_deferrals_total", map[string]string{"reason": "circuit_open"}) == 9
+		return testenv.Value(t, reg, "hookstream_sender_deferrals_total", "reason", "circuit_open") == 9
 	})
 	// An open circuit's deferrals are not counted in the record: a full queue met later backs
 	// off from DeferDelay, not from a delay doubled for every round the circuit was open.
@@ -473,10 +464,7 @@ func TestOrderedEndpointKeepsOrderUnderFailure(t *testing.T) {
 	e := newEnv(t)
 	e.endpoint("ep_ord", "p_a", func(ep *records.Endpoint) { ep.Ordered = true; ep.MaxInFlight = 8 })
 	e.endpoint("ep_other", "p_a")
-	var ds []records.Delivery
-	for i := 0; i < 6; i++ {
-		ds = append(ds, delivery("p_a", "ep_ord", "customer.created"))
-	}
+	ds := deliveries(6, "p_a", "ep_ord", "customer.created")
 	var mu sync.Mutex
 	failures := 0
 	e.rcv.handle("ep_ord", func(w http.ResponseWriter, r *http.Request, _ []byte) {
@@ -615,7 +603,7 @@ func TestUndeliverableRecordsDoNotBlock(t *testing.T) {
 		}
 	}
 	waitFor(t, 10*time.Second, "a commit past every record", func() bool { return e.committed(cfg, 0) == first+5 })
-	if v := metricValue(t, reg, "hookstream_sender_bad_records_total", nil); v != 3 {
+	if v := testenv.Value(t, reg, "hookstream_sender_bad_records_total"); v != 3 {
 		t.Fatalf("bad_records_total = %v", v)
 	}
 	if len(e.rcv.got("ep_a")) != 1 {
@@ -657,20 +645,16 @@ func TestRebalanceLosesNothing(t *testing.T) {
 
 	e.start(second) // the group rebalances; partitions move while the first has them in flight
 	waitFor(t, 30*time.Second, "the second sender's assignment", func() bool {
-		return metricValue(t, reg2, "hookstream_sender_partitions_assigned", nil) > 0
+		return testenv.Value(t, reg2, "hookstream_sender_partitions_assigned") > 0
 	})
 	produce(60)
 	waitFor(t, 30*time.Second, "the second sender to deliver", func() bool {
-		return metricValue(t, reg2, "hookstream_sender_attempts_total", nil) > 0
+		return testenv.Value(t, reg2, "hookstream_sender_attempts_total") > 0
 	})
 	stopFirst() // with work in flight; its partitions move to the second
 	produce(30)
-	for _, d := range ds {
-		if a := e.waitAttempt(d); a.Outcome != records.OutcomeDelivered {
-			t.Fatalf("attempt %+v", a)
-		}
-	}
-	if v := metricValue(t, reg2, "hookstream_sender_partitions_assigned", nil); v != 3 {
+	e.waitDelivered(ds...)
+	if v := testenv.Value(t, reg2, "hookstream_sender_partitions_assigned"); v != 3 {
 		t.Fatalf("the remaining sender owns %v partitions, want 3", v)
 	}
 	for p, end := range ends {
@@ -697,29 +681,22 @@ func TestBufferedRecordsAreCapped(t *testing.T) {
 	cfg.Egress.RequestTimeout = time.Minute
 	cfg.Registerer = reg
 	e.start(cfg)
-	var ds []records.Delivery
-	for i := 0; i < 20; i++ {
-		ds = append(ds, delivery("p_a", "ep_slow", "customer.created"))
-	}
+	ds := deliveries(20, "p_a", "ep_slow", "customer.created")
 	e.deliver(0, ds...)
 
 	waitFor(t, 30*time.Second, "5 requests in flight", func() bool { n, _ := e.rcv.concurrency("ep_slow"); return n == 5 })
 	waitFor(t, 10*time.Second, "fetching paused", func() bool {
-		return metricValue(t, reg, "hookstream_sender_fetch_paused", nil) == 1
+		return testenv.Value(t, reg, "hookstream_sender_fetch_paused") == 1
 	})
 	time.Sleep(500 * time.Millisecond) // time for more fetches, which must not come
 	if n, peak := e.rcv.concurrency("ep_slow"); n != 5 || peak != 5 {
 		t.Fatalf("%d requests in flight (peak %d) with a cap of 5 buffered records", n, peak)
 	}
-	if v := metricValue(t, reg, "hookstream_sender_buffered_records", nil); v != 5 {
+	if v := testenv.Value(t, reg, "hookstream_sender_buffered_records"); v != 5 {
 		t.Fatalf("buffered_records = %v", v)
 	}
 	close(release)
-	for _, d := range ds {
-		if a := e.waitAttempt(d); a.Outcome != records.OutcomeDelivered {
-			t.Fatalf("attempt %+v", a)
-		}
-	}
+	e.waitDelivered(ds...)
 	if _, peak := e.rcv.concurrency("ep_slow"); peak > 5 {
 		t.Fatalf("peak of %d requests in flight with a cap of 5", peak)
 	}
@@ -769,7 +746,7 @@ func TestBurstToFastEndpointFlowsBesideHangingOne(t *testing.T) {
 				return
 			case <-time.After(5 * time.Millisecond):
 			}
-			peakBuffered = max(peakBuffered, metricValue(t, reg, "hookstream_sender_buffered_records", nil))
+			peakBuffered = max(peakBuffered, testenv.Value(t, reg, "hookstream_sender_buffered_records"))
 		}
 	}()
 	for i := 0; i < len(all); i += 1000 {
@@ -834,19 +811,13 @@ func TestFullLaneHoldsBackOnlyItsPartition(t *testing.T) {
 	cfg.Egress.RequestTimeout = time.Minute
 	e.start(cfg)
 
-	var ds []records.Delivery
-	for range busy {
-		ds = append(ds, delivery("p_a", "ep_busy", "customer.created"))
-	}
+	ds := deliveries(busy, "p_a", "ep_busy", "customer.created")
 	e.deliver(0, ds...)
 	waitFor(t, 30*time.Second, "ep_busy's lane full, its requests out", func() bool {
 		now, _ := e.rcv.concurrency("ep_busy")
 		return now == 2
 	})
-	ds = ds[:0]
-	for range other {
-		ds = append(ds, delivery("p_a", "ep_other", "customer.created"))
-	}
+	ds = deliveries(other, "p_a", "ep_other", "customer.created")
 	began := time.Now()
 	e.deliver(1, ds...)
 	waitFor(t, 15*time.Second, "every ep_other delivery beside the full lane", func() bool {
@@ -861,7 +832,7 @@ func TestFullLaneHoldsBackOnlyItsPartition(t *testing.T) {
 	if _, defers := e.retrier.counts(); defers != 0 {
 		t.Fatalf("%d deliveries deferred, want none", defers)
 	}
-	if got := metricValue(t, reg, "hookstream_sender_deferrals_total", map[string]string{"reason": "queue_full"}); got != 0 {
+	if got := testenv.Value(t, reg, "hookstream_sender_deferrals_total", "reason", "queue_full"); got != 0 {
 		t.Fatalf("queue_full deferrals = %v, want 0", got)
 	}
 }
@@ -886,34 +857,26 @@ func TestLoneSlowEndpointWaitsRatherThanDefers(t *testing.T) {
 	cfg.MaxSlotWait, cfg.MaxIntakeWait = 5*time.Millisecond, 200*time.Millisecond
 	e.start(cfg)
 
-	var ds []records.Delivery
-	for range burst {
-		ds = append(ds, delivery("p_a", "ep_slow", "customer.created"))
-	}
+	ds := deliveries(burst, "p_a", "ep_slow", "customer.created")
 	e.deliver(0, ds...)
 	waitFor(t, 60*time.Second, "the lone slow endpoint's burst", func() bool {
 		return e.attempts.count(func(a records.Attempt) bool {
 			return a.EndpointID == "ep_slow" && a.Outcome == records.OutcomeDelivered
 		}) == burst
 	})
-	if got := metricValue(t, reg, "hookstream_sender_deferrals_total", map[string]string{"reason": "queue_full"}); got != 0 {
+	if got := testenv.Value(t, reg, "hookstream_sender_deferrals_total", "reason", "queue_full"); got != 0 {
 		t.Fatalf("queue_full deferrals of an endpoint alone on its partition = %v, want 0", got)
 	}
 
 	// Now the same burst with another endpoint's records behind it on the partition.
-	ds = ds[:0]
-	for range burst {
-		ds = append(ds, delivery("p_a", "ep_slow", "customer.created"))
-	}
+	ds = deliveries(burst, "p_a", "ep_slow", "customer.created")
 	const other = 20
-	for range other {
-		ds = append(ds, delivery("p_a", "ep_other", "customer.created"))
-	}
+	ds = append(ds, deliveries(other, "p_a", "ep_other", "customer.created")...)
 	e.deliver(0, ds...)
 	waitFor(t, 30*time.Second, "the other endpoint's records behind the slow burst", func() bool {
 		return len(e.rcv.got("ep_other")) == other
 	})
-	if got := metricValue(t, reg, "hookstream_sender_deferrals_total", map[string]string{"reason": "queue_full"}); got == 0 {
+	if got := testenv.Value(t, reg, "hookstream_sender_deferrals_total", "reason", "queue_full"); got == 0 {
 		t.Fatal("no queue_full deferral: the slow endpoint's burst held back the other endpoint's records")
 	}
 }
@@ -940,26 +903,20 @@ func TestLoneHangingEndpointDoesNotTakeTheBuffer(t *testing.T) {
 	cfg.ShutdownGrace = time.Second
 	e.start(cfg)
 
-	var ds []records.Delivery
-	for range 800 {
-		ds = append(ds, delivery("p_a", "ep_hang", "customer.created"))
-	}
+	ds := deliveries(800, "p_a", "ep_hang", "customer.created")
 	e.deliver(0, ds...)
 	waitFor(t, 30*time.Second, "the hanging endpoint's requests out", func() bool {
 		now, _ := e.rcv.concurrency("ep_hang")
 		return now == 2
 	})
 	const other = 50
-	ds = ds[:0]
-	for range other {
-		ds = append(ds, delivery("p_a", "ep_other", "customer.created"))
-	}
+	ds = deliveries(other, "p_a", "ep_other", "customer.created")
 	e.deliver(1, ds...)
 	// Seconds when it works; 90 s leaves room for a busy CI machine under the race detector.
 	waitFor(t, 90*time.Second, "the other endpoint's records on another partition", func() bool {
 		return len(e.rcv.got("ep_other")) == other
 	})
-	if got := metricValue(t, reg, "hookstream_sender_deferrals_total", map[string]string{"reason": "queue_full"}); got == 0 {
+	if got := testenv.Value(t, reg, "hookstream_sender_deferrals_total", "reason", "queue_full"); got == 0 {
 		t.Fatal("the hanging endpoint's overflow was not deferred")
 	}
 	if d := e.retrier.deferred("ep_other"); len(d) != 0 {

@@ -21,7 +21,7 @@ import (
 // R13: every delivery record goes to an endpoint of the event's own partner; the counts are
 // exactly events × subscribed endpoints of that partner (R11).
 func TestFanoutStaysInsideThePartner(t *testing.T) {
-	e := newEnv(t)
+	e := testenv.NewEnv(t)
 	startCDC(t, e)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('pa'), ('pb');
 		INSERT INTO endpoint (id, partner_id, url, event_types) VALUES
@@ -36,7 +36,7 @@ func TestFanoutStaysInsideThePartner(t *testing.T) {
 		eventsB = append(eventsB, appendEvent(t, e, "pb", "customer.updated"))
 	}
 	testenv.WaitValue(t, f.reg, "hookstream_fanout_events_consumed_total", 60, time.Minute)
-	ds := decodeDeliveries(t, consume(t, e, e.names.Deliveries, 30*2+30, 2*time.Second))
+	ds := decodeDeliveries(t, consume(t, e, e.Names.Deliveries, 30*2+30, 2*time.Second))
 	owner := map[string]string{"ep_a1": "pa", "ep_a2": "pa", "ep_b1": "pb", "ep_b2": "pb"}
 	partnerOf := map[string]string{}
 	for _, id := range eventsA {
@@ -69,7 +69,7 @@ func TestFanoutStaysInsideThePartner(t *testing.T) {
 // after never does; type and status changes apply from the moment the view holds them; a
 // deleted endpoint receives nothing more.
 func TestEndpointLifecycleMidStream(t *testing.T) {
-	e := newEnv(t)
+	e := testenv.NewEnv(t)
 	startCDC(t, e)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1')`)
 	f := startFanout(t, e)
@@ -95,7 +95,7 @@ func TestEndpointLifecycleMidStream(t *testing.T) {
 	sqlExec(t, e, `UPDATE endpoint SET status = 'active', disabled_reason = NULL WHERE id = 'ep2'`)
 	e8 := event("customer.created")
 
-	got := pairs(decodeDeliveries(t, consume(t, e, e.names.Deliveries, 7, 2*time.Second)))
+	got := pairs(decodeDeliveries(t, consume(t, e, e.Names.Deliveries, 7, 2*time.Second)))
 	want := map[string]int{
 		pair(e1, "ep1"): 1, // subscribed to customer.*
 		pair(e3, "ep1"): 1, pair(e3, "ep2"): 1,
@@ -120,12 +120,12 @@ func sorted(m map[string]int) []string {
 // commit LSN); fanout waits for the endpoint view even though the endpoint record comes after
 // the event in Kafka.
 func TestEndpointCreatedWithTheEvent(t *testing.T) {
-	e := newEnv(t)
+	e := testenv.NewEnv(t)
 	startCDC(t, e)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1')`)
 	f := startFanout(t, e)
 	ctx := context.Background()
-	tx, err := e.db.Pool.Begin(ctx)
+	tx, err := e.DB.Pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestEndpointCreatedWithTheEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.WaitValue(t, f.reg, "hookstream_fanout_events_consumed_total", 1, time.Minute)
-	got := pairs(decodeDeliveries(t, consume(t, e, e.names.Deliveries, 1, time.Second)))
+	got := pairs(decodeDeliveries(t, consume(t, e, e.Names.Deliveries, 1, time.Second)))
 	if fmt.Sprint(got) != fmt.Sprint(map[string]int{pair("evt_01JSAMETXN0000000000000000", "ep1"): 1}) {
 		t.Fatalf("deliveries %v", got)
 	}
@@ -150,7 +150,7 @@ func TestEndpointCreatedWithTheEvent(t *testing.T) {
 // An endpoint pinned to an envelope version fanout cannot convert to gets no delivery; the dead
 // letter says which event and partner it was for, so an operator can replay it once fixed.
 func TestUnconvertibleEventIsDeadLetteredWithItsID(t *testing.T) {
-	e := newEnv(t)
+	e := testenv.NewEnv(t)
 	startCDC(t, e)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('pa');
 		INSERT INTO endpoint (id, partner_id, url, event_types, schema_version) VALUES
@@ -158,7 +158,7 @@ func TestUnconvertibleEventIsDeadLetteredWithItsID(t *testing.T) {
 	f := startFanout(t, e)
 	id := appendEvent(t, e, "pa", "customer.created")
 	testenv.WaitValue(t, f.reg, "hookstream_fanout_events_consumed_total", 1, time.Minute)
-	recs := consume(t, e, e.names.DLQ, 1, 2*time.Second)
+	recs := consume(t, e, e.Names.DLQ, 1, 2*time.Second)
 	var dl records.DeadLetter
 	if err := json.Unmarshal(recs[0].Value, &dl); err != nil {
 		t.Fatal(err)
@@ -171,17 +171,17 @@ func TestUnconvertibleEventIsDeadLetteredWithItsID(t *testing.T) {
 // An events record that is not JSON is dead-lettered with its bytes carried once, as one JSON
 // string: read back, the original is the record's text, not the text quoted once more.
 func TestNonJSONEventIsDeadLetteredOnce(t *testing.T) {
-	e := newEnv(t)
+	e := testenv.NewEnv(t)
 	f := startFanout(t, e)
 	const raw = `not json: "quoted" \ and more`
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rec := &kgo.Record{Topic: e.names.Events, Key: []byte("evt_garbage"), Value: []byte(raw)}
-	if err := e.kafka.Client(t).ProduceSync(ctx, rec).FirstErr(); err != nil {
+	rec := &kgo.Record{Topic: e.Names.Events, Key: []byte("evt_garbage"), Value: []byte(raw)}
+	if err := e.Kafka.Client(t).ProduceSync(ctx, rec).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 	testenv.WaitValue(t, f.reg, "hookstream_fanout_invalid_events_total", 1, time.Minute)
-	recs := consume(t, e, e.names.DLQ, 1, time.Second)
+	recs := consume(t, e, e.Names.DLQ, 1, time.Second)
 	var dl records.DeadLetter
 	if err := json.Unmarshal(recs[0].Value, &dl); err != nil {
 		t.Fatal(err)
@@ -201,7 +201,7 @@ func TestNonJSONEventIsDeadLetteredOnce(t *testing.T) {
 // hold every delivery back until the last was made. 3,000 events to 10 endpoints are 30,000
 // deliveries: 15 transactions or more (a fetch of the burst made one or two).
 func TestFanoutBoundsItsTransactions(t *testing.T) {
-	e := newEnv(t)
+	e := testenv.NewEnv(t)
 	startCDC(t, e)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1')`)
 	for i := range 10 {
@@ -216,14 +216,14 @@ func TestFanoutBoundsItsTransactions(t *testing.T) {
 		for i := range evs {
 			evs[i] = outbox.Event{PartnerID: "p1", Type: "customer.created", Subject: outbox.Subject{Type: "customer", ID: "cus_1"}, Data: data}
 		}
-		if err := pgx.BeginFunc(ctx, e.db.Pool, func(tx pgx.Tx) error {
+		if err := pgx.BeginFunc(ctx, e.DB.Pool, func(tx pgx.Tx) error {
 			_, err := outbox.AppendAll(ctx, tx, evs)
 			return err
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	consume(t, e, e.names.Events, events, 0) // the whole burst waits in the events topic
+	consume(t, e, e.Names.Events, events, 0) // the whole burst waits in the events topic
 	f := startFanout(t, e)
 	testenv.WaitValue(t, f.reg, "hookstream_fanout_deliveries_produced_total", events*10, time.Minute)
 	if txns := testenv.Counter(t, f.reg, "hookstream_fanout_kafka_transactions_total"); txns < events*10/2000 {

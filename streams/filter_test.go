@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/outbox"
 )
@@ -19,7 +17,7 @@ import (
 // every pair a filter refused is counted in hookstream_fanout_filtered_deliveries_total. The
 // expected pairs are computed from the data the test wrote, not by the filter package.
 func TestFanoutAppliesPayloadFilters(t *testing.T) {
-	e := newEnv(t)
+	e := testenv.NewEnv(t)
 	startCDC(t, e)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('pa'), ('pb');
 		INSERT INTO endpoint (id, partner_id, url, event_types, filter) VALUES
@@ -80,7 +78,7 @@ func TestFanoutAppliesPayloadFilters(t *testing.T) {
 		}
 	}
 	testenv.WaitValue(t, f.reg, "hookstream_fanout_events_consumed_total", float64(len(events)+1), time.Minute)
-	got := pairs(decodeDeliveries(t, consume(t, e, e.names.Deliveries, len(want), 2*time.Second)))
+	got := pairs(decodeDeliveries(t, consume(t, e, e.Names.Deliveries, len(want), 2*time.Second)))
 	if !maps.Equal(got, want) {
 		for k := range got {
 			if want[k] != got[k] {
@@ -106,7 +104,7 @@ func TestFanoutAppliesPayloadFilters(t *testing.T) {
 // the endpoint keeps its last good state, here the filter it had, and never receives what
 // that filter refuses.
 func TestUnreadableFilterKeepsTheLastGoodOne(t *testing.T) {
-	e := newEnv(t)
+	e := testenv.NewEnv(t)
 	startCDC(t, e)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('pa');
 		INSERT INTO endpoint (id, partner_id, url, event_types, filter) VALUES
@@ -116,7 +114,7 @@ func TestUnreadableFilterKeepsTheLastGoodOne(t *testing.T) {
 	refund := appendEventWith(t, e, "pa", "balance.credited", map[string]any{"source": "refund"})
 	appendEventWith(t, e, "pa", "balance.credited", map[string]any{"source": "purchase"})
 	testenv.WaitValue(t, f.reg, "hookstream_fanout_events_consumed_total", 2, time.Minute)
-	got := pairs(decodeDeliveries(t, consume(t, e, e.names.Deliveries, 1, 2*time.Second)))
+	got := pairs(decodeDeliveries(t, consume(t, e, e.Names.Deliveries, 1, 2*time.Second)))
 	if !maps.Equal(got, map[string]int{pair(refund, "ep_f"): 1}) {
 		t.Fatalf("deliveries %v, want the refund only", got)
 	}
@@ -129,15 +127,6 @@ func TestUnreadableFilterKeepsTheLastGoodOne(t *testing.T) {
 // replaced, and returns its id.
 func appendEventWith(t *testing.T, e *env, partner, typ string, fields map[string]any) string {
 	t.Helper()
-	ctx := context.Background()
-	var id string
-	if err := pgx.BeginFunc(ctx, e.db.Pool, func(tx pgx.Tx) error {
-		var err error
-		id, err = outbox.Append(ctx, tx, outbox.Event{PartnerID: partner, Type: typ,
-			Subject: outbox.Subject{Type: "customer", ID: "cus_1"}, Data: testenv.CatalogData(t, typ, fields)})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return e.DB.AppendEvent(context.Background(), t, outbox.Event{PartnerID: partner, Type: typ,
+		Subject: outbox.Subject{Type: "customer", ID: "cus_1"}, Data: testenv.CatalogData(t, typ, fields)})
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -15,23 +14,11 @@ import (
 	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/testenv"
-	"github.com/hookstream/hookstream/internal/topics"
-	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/streams"
 )
 
-type env struct {
-	db    *testenv.Database
-	kafka *testenv.Kafka
-	names topics.Names
-}
-
-func newEnv(t *testing.T) *env {
-	t.Helper()
-	e := &env{db: testenv.NewDatabase(t), kafka: testenv.NewKafka(t)}
-	e.names = e.kafka.CreateTopics(t)
-	return e
-}
+// env is one test's PostgreSQL database, Kafka and topics.
+type env = testenv.Env
 
 // background runs fn until the test ends.
 func background(t *testing.T, name string, fn func(ctx context.Context) error) (stop func()) {
@@ -42,14 +29,14 @@ func background(t *testing.T, name string, fn func(ctx context.Context) error) (
 func startCDC(t *testing.T, e *env) {
 	t.Helper()
 	cfg := cdc.DefaultConfig()
-	cfg.Base = e.kafka.Base(t, nil)
-	cfg.DatabaseURL, cfg.Slot = e.db.URL, e.db.Name
+	cfg.Base = e.Kafka.Base(t, nil)
+	cfg.DatabaseURL, cfg.Slot = e.DB.URL, e.DB.Name
 	c, err := cdc.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	background(t, "cdc", c.Run)
-	testenv.WaitSlotStreaming(t, e.db.Pool, e.db.Name, time.Minute)
+	testenv.WaitSlotStreaming(t, e.DB.Pool, e.DB.Name, time.Minute)
 }
 
 // fanout is a running fanout with its metrics.
@@ -61,14 +48,14 @@ type fanout struct {
 func startFanout(t *testing.T, e *env) *fanout {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	view, err := endpoints.NewView(endpoints.ViewConfig{Brokers: e.kafka.Brokers, Topic: e.names.Endpoints, Logger: testenv.Logger(t),
+	view, err := endpoints.NewView(endpoints.ViewConfig{Brokers: e.Kafka.Brokers, Topic: e.Names.Endpoints, Logger: testenv.Logger(t),
 		Registerer: reg, Name: "fanout"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := streams.DefaultFanoutConfig()
-	cfg.Base = e.kafka.Base(t, reg)
-	cfg.InstanceID = "test-" + e.db.Name
+	cfg.Base = e.Kafka.Base(t, reg)
+	cfg.InstanceID = "test-" + e.DB.Name
 	f, err := streams.NewFanout(cfg, view)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +67,7 @@ func startFanout(t *testing.T, e *env) *fanout {
 
 func sqlExec(t *testing.T, e *env, sql string, args ...any) {
 	t.Helper()
-	if _, err := e.db.Pool.Exec(context.Background(), sql, args...); err != nil {
+	if _, err := e.DB.Pool.Exec(context.Background(), sql, args...); err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
 }
@@ -89,25 +76,14 @@ func sqlExec(t *testing.T, e *env, sql string, args ...any) {
 // returns its id.
 func appendEvent(t *testing.T, e *env, partner, typ string) string {
 	t.Helper()
-	ctx := context.Background()
-	var id string
-	err := pgx.BeginFunc(ctx, e.db.Pool, func(tx pgx.Tx) error {
-		var err error
-		id, err = outbox.Append(ctx, tx, outbox.Event{PartnerID: partner, Type: typ,
-			Subject: outbox.Subject{Type: "customer", ID: "cus_1"}, Data: testenv.CatalogData(t, typ, nil)})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return appendEventWith(t, e, partner, typ, nil)
 }
 
 // consume reads topic from the start (committed records only) until want records arrived, then
 // keeps reading for `quiet` to catch extra ones.
 func consume(t *testing.T, e *env, topic string, want int, quiet time.Duration) []*kgo.Record {
 	t.Helper()
-	cl := e.kafka.Client(t, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+	cl := e.Kafka.Client(t, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	defer cl.Close()
 	var out []*kgo.Record

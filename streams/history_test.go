@@ -30,15 +30,6 @@ func insertHistory(t *testing.T, db *testenv.Database, prefix, state string, upd
 	}
 }
 
-func countRows(t *testing.T, db *testenv.Database, query string, args ...any) int {
-	t.Helper()
-	var n int
-	if err := db.Pool.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // R33: finished deliveries older than the retention go, with their attempts, in batches; live
 // deliveries and recent history stay, unless their endpoint was deleted.
 func TestExpireHistory(t *testing.T) {
@@ -71,10 +62,10 @@ func TestExpireHistory(t *testing.T) {
 	}
 	for prefix, want := range map[string]int{"old-ok": 0, "old-failed": 0, "old-skipped": 0, "old-retrying": 5, "old-pending": 5, "new-ok": 7,
 		"gone-pending": 0, "gone-recent": 2} {
-		if got := countRows(t, db, `SELECT count(*) FROM delivery WHERE delivery_id LIKE $1 || '-%'`, prefix); got != want {
+		if got := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM delivery WHERE delivery_id LIKE $1 || '-%'`, prefix); got != want {
 			t.Errorf("%s: %d deliveries left, want %d", prefix, got, want)
 		}
-		if got := countRows(t, db, `SELECT count(*) FROM delivery_attempt WHERE delivery_id LIKE $1 || '-%'`, prefix); got != 2*want {
+		if got := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM delivery_attempt WHERE delivery_id LIKE $1 || '-%'`, prefix); got != 2*want {
 			t.Errorf("%s: %d attempts left, want %d", prefix, got, 2*want)
 		}
 	}
@@ -85,21 +76,21 @@ func TestExpireHistory(t *testing.T) {
 
 // The recorder sweeps by itself: history older than its retention disappears while it runs.
 func TestRecorderExpiresHistory(t *testing.T) {
-	e := newEnv(t)
+	e := testenv.NewEnv(t)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1'); INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example')`)
-	insertHistory(t, e.db, "old", "succeeded", time.Now().Add(-2*time.Hour), 10)
-	insertHistory(t, e.db, "new", "succeeded", time.Now(), 10)
+	insertHistory(t, e.DB, "old", "succeeded", time.Now().Add(-2*time.Hour), 10)
+	insertHistory(t, e.DB, "new", "succeeded", time.Now(), 10)
 	reg := prometheus.NewRegistry()
 	cfg := streams.DefaultRecorderConfig()
-	cfg.Base = e.kafka.Base(t, reg)
+	cfg.Base = e.Kafka.Base(t, reg)
 	cfg.HistoryRetention, cfg.HistorySweepInterval = time.Hour, 50*time.Millisecond
-	r, err := streams.NewRecorder(cfg, e.db.Pool)
+	r, err := streams.NewRecorder(cfg, e.DB.Pool)
 	if err != nil {
 		t.Fatal(err)
 	}
 	background(t, "recorder", r.Run)
 	testenv.WaitValue(t, reg, "hookstream_recorder_deliveries_expired_total", 10, time.Minute)
-	if n := countRows(t, e.db, `SELECT count(*) FROM delivery`); n != 10 {
+	if n := testenv.QueryInt(t, e.DB.Pool, `SELECT count(*) FROM delivery`); n != 10 {
 		t.Fatalf("%d deliveries left, want the 10 recent ones", n)
 	}
 }

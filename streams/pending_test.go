@@ -27,9 +27,9 @@ func produceDeliveries(t *testing.T, e *env, values ...[]byte) {
 	t.Helper()
 	var recs []*kgo.Record
 	for _, v := range values {
-		recs = append(recs, &kgo.Record{Topic: e.names.Deliveries, Key: []byte("k"), Value: v})
+		recs = append(recs, &kgo.Record{Topic: e.Names.Deliveries, Key: []byte("k"), Value: v})
 	}
-	if err := e.kafka.Client(t).ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+	if err := e.Kafka.Client(t).ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -40,15 +40,15 @@ func produceDeliveries(t *testing.T, e *env, values ...[]byte) {
 // unreadable, forged or oversized records get no row, and the partition goes on. The first attempt then takes the
 // pending row over.
 func TestRecorderWritesPendingRows(t *testing.T) {
-	e := newEnv(t)
+	e := testenv.NewEnv(t)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1'), ('p2');
 		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example'), ('ep2', 'p1', 'https://y.example'),
 			('ep3', 'p2', 'https://z.example')`)
 	reg := prometheus.NewRegistry()
 	cfg := streams.DefaultRecorderConfig()
-	cfg.Base = e.kafka.Base(t, reg)
+	cfg.Base = e.Kafka.Base(t, reg)
 	cfg.PendingDelay = 300 * time.Millisecond
-	r, err := streams.NewRecorder(cfg, e.db.Pool)
+	r, err := streams.NewRecorder(cfg, e.DB.Pool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestRecorderWritesPendingRows(t *testing.T) {
 	var at time.Time
 	read := func(event, endpoint string) {
 		t.Helper()
-		if err := e.db.Pool.QueryRow(context.Background(), `SELECT state, attempt_count, created_at FROM delivery WHERE delivery_id = $1`,
+		if err := e.DB.Pool.QueryRow(context.Background(), `SELECT state, attempt_count, created_at FROM delivery WHERE delivery_id = $1`,
 			records.DeliveryID(event, endpoint)).Scan(&state, &count, &at); err != nil {
 			t.Fatalf("delivery of %s to %s: %v", event, endpoint, err)
 		}
@@ -97,7 +97,7 @@ func TestRecorderWritesPendingRows(t *testing.T) {
 		t.Fatalf("delivered one: %s, %d attempts; want succeeded, 1", state, count)
 	}
 	for _, id := range []string{records.DeliveryID(foreign, "ep3"), records.DeliveryID(retried, "ep1"), forged.DeliveryID, nul.DeliveryID, badUTF8.DeliveryID, huge.DeliveryID} {
-		if n := countRows(t, e.db, `SELECT count(*) FROM delivery WHERE delivery_id = $1`, id); n != 0 {
+		if n := testenv.QueryInt(t, e.DB.Pool, `SELECT count(*) FROM delivery WHERE delivery_id = $1`, id); n != 0 {
 			t.Errorf("delivery %s has a row; want none", id)
 		}
 	}

@@ -2,13 +2,9 @@ package streams_test
 
 import (
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,46 +12,23 @@ import (
 	"github.com/hookstream/hookstream/internal/testenv"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.CleanupBinary()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // startFanoutProcess runs `hookstream fanout` as a child process.
 func startFanoutProcess(t *testing.T, e *env) (kill func()) {
 	t.Helper()
-	cmd := exec.Command(testenv.Binary(t), "fanout",
-		"--kafka-brokers", strings.Join(e.kafka.Brokers, ","),
-		"--topic-prefix", e.kafka.Prefix,
+	return testenv.StartProcess(t, "fanout",
+		"--kafka-brokers", strings.Join(e.Kafka.Brokers, ","),
+		"--topic-prefix", e.Kafka.Prefix,
 		"--instance-id", "fanout-under-test",
 		"--metrics-addr", "",
-		"--log-format", "text")
-	var logs io.Writer = io.Discard
-	if testing.Verbose() {
-		logs = os.Stderr
-	}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	var once sync.Once
-	kill = func() {
-		once.Do(func() {
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			<-done
-		})
-	}
-	t.Cleanup(kill)
-	return kill
+		"--log-format", "text").Kill
 }
 
 // R11: SIGKILL fanout at random moments during a stream; once it catches up, the committed
 // deliveries hold exactly one record per (event, endpoint) pair that should exist.
 func TestFanoutKillNine(t *testing.T) {
-	e := newEnv(t)
+	e := testenv.NewEnv(t)
 	startCDC(t, e)
 	type ep struct {
 		id, partner string
@@ -114,7 +87,7 @@ func TestFanoutKillNine(t *testing.T) {
 	t.Logf("%d events, %d expected deliveries, fanout killed %d times", written, len(want), kills)
 	mu.Unlock()
 
-	got := pairs(decodeDeliveries(t, consume(t, e, e.names.Deliveries, len(want), 3*time.Second)))
+	got := pairs(decodeDeliveries(t, consume(t, e, e.Names.Deliveries, len(want), 3*time.Second)))
 	dups, missing, extra := 0, 0, 0
 	for k, n := range got {
 		if n > 1 {

@@ -23,8 +23,8 @@ func startRecorder(t *testing.T, e *env) *prometheus.Registry {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	cfg := streams.DefaultRecorderConfig()
-	cfg.Base = e.kafka.Base(t, reg)
-	r, err := streams.NewRecorder(cfg, e.db.Pool)
+	cfg.Base = e.Kafka.Base(t, reg)
+	r, err := streams.NewRecorder(cfg, e.DB.Pool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,14 +52,14 @@ func attempt(event, endpoint, partner string, no int, outcome string, status int
 
 func produceAttempts(t *testing.T, e *env, as ...records.Attempt) {
 	t.Helper()
-	cl := e.kafka.Client(t)
+	cl := e.Kafka.Client(t)
 	var recs []*kgo.Record
 	for _, a := range as {
 		b, err := json.Marshal(a)
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs = append(recs, &kgo.Record{Topic: e.names.Attempts, Key: []byte(a.DeliveryID), Value: b})
+		recs = append(recs, &kgo.Record{Topic: e.Names.Attempts, Key: []byte(a.DeliveryID), Value: b})
 	}
 	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
 		t.Fatal(err)
@@ -69,25 +69,17 @@ func produceAttempts(t *testing.T, e *env, as ...records.Attempt) {
 // tables renders the history tables and failing_since, to compare before and after a replay.
 func tables(t *testing.T, e *env) string {
 	t.Helper()
-	rows, err := e.db.Pool.Query(context.Background(), `
+	return strings.Join(testenv.QueryStrings(t, e.DB.Pool, `
 		SELECT row(d.delivery_id, d.event_id, d.endpoint_id, d.partner_id, d.state, d.attempt_count, d.next_attempt_at,
 		           d.last_status, d.last_latency_ms, d.last_error_category, d.created_at)::text FROM delivery d
 		UNION ALL SELECT row(a.*)::text FROM delivery_attempt a
 		UNION ALL SELECT row(id, status, failing_since, disabled_reason)::text FROM endpoint
-		ORDER BY 1`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Join(lines, "\n")
+		ORDER BY 1`), "\n")
 }
 
 // R18: attempts become history; replaying the same attempts records changes nothing (R11).
 func TestRecorderIsIdempotent(t *testing.T) {
-	e := newEnv(t)
+	e := testenv.NewEnv(t)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1');
 		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example'), ('ep2', 'p1', 'https://y.example')`)
 	reg := startRecorder(t, e)
@@ -106,18 +98,18 @@ func TestRecorderIsIdempotent(t *testing.T) {
 	var state string
 	var count int
 	var failing *time.Time
-	if err := e.db.Pool.QueryRow(context.Background(), `SELECT state, attempt_count FROM delivery WHERE delivery_id = $1`,
+	if err := e.DB.Pool.QueryRow(context.Background(), `SELECT state, attempt_count FROM delivery WHERE delivery_id = $1`,
 		records.DeliveryID(evt, "ep1")).Scan(&state, &count); err != nil || state != "succeeded" || count != 3 {
 		t.Fatalf("delivery: %s %d %v", state, count, err)
 	}
-	if err := e.db.Pool.QueryRow(context.Background(), `SELECT failing_since FROM endpoint WHERE id = 'ep1'`).Scan(&failing); err != nil || failing != nil {
+	if err := e.DB.Pool.QueryRow(context.Background(), `SELECT failing_since FROM endpoint WHERE id = 'ep1'`).Scan(&failing); err != nil || failing != nil {
 		t.Fatalf("ep1 failing_since %v after a success (%v)", failing, err)
 	}
-	if err := e.db.Pool.QueryRow(context.Background(), `SELECT failing_since FROM endpoint WHERE id = 'ep2'`).Scan(&failing); err != nil || failing == nil {
+	if err := e.DB.Pool.QueryRow(context.Background(), `SELECT failing_since FROM endpoint WHERE id = 'ep2'`).Scan(&failing); err != nil || failing == nil {
 		t.Fatalf("ep2 failing_since not set after a failure (%v)", err)
 	}
 	var excerpt string
-	if err := e.db.Pool.QueryRow(context.Background(), `SELECT response_excerpt FROM delivery_attempt WHERE attempt_no = 1 AND delivery_id = $1`,
+	if err := e.DB.Pool.QueryRow(context.Background(), `SELECT response_excerpt FROM delivery_attempt WHERE attempt_no = 1 AND delivery_id = $1`,
 		records.DeliveryID(evt, "ep1")).Scan(&excerpt); err != nil || len(excerpt) != 1024 {
 		t.Fatalf("excerpt of %d bytes (%v), want 1024", len(excerpt), err)
 	}
@@ -135,7 +127,7 @@ func TestRecorderIsIdempotent(t *testing.T) {
 // row of its own in the history (told apart by its start time), the delivery takes the outcome of
 // the request that started last, and the same records read again change nothing.
 func TestRecorderKeepsRedoneAttempts(t *testing.T) {
-	e := newEnv(t)
+	e := testenv.NewEnv(t)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1');
 		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example')`)
 	reg := startRecorder(t, e)
@@ -151,19 +143,12 @@ func TestRecorderKeepsRedoneAttempts(t *testing.T) {
 		t.Helper()
 		var state string
 		var status *int32
-		if err := e.db.Pool.QueryRow(context.Background(), `SELECT state, last_status FROM delivery WHERE delivery_id = $1`,
+		if err := e.DB.Pool.QueryRow(context.Background(), `SELECT state, last_status FROM delivery WHERE delivery_id = $1`,
 			records.DeliveryID(evt, "ep1")).Scan(&state, &status); err != nil || state != "succeeded" || status == nil || *status != 200 {
 			t.Fatalf("delivery %s, last status %v (%v); want succeeded with 200, the redone request's outcome", state, status, err)
 		}
-		rows, err := e.db.Pool.Query(context.Background(), `SELECT attempt_no::text || ' ' || coalesce(status::text, error_category)
+		got := testenv.QueryStrings(t, e.DB.Pool, `SELECT attempt_no::text || ' ' || coalesce(status::text, error_category)
 			FROM delivery_attempt WHERE delivery_id = $1 ORDER BY attempt_no, started_at`, records.DeliveryID(evt, "ep1"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
 		if want := []string{"1 503", "2 timeout", "2 200"}; strings.Join(got, ",") != strings.Join(want, ",") {
 			t.Fatalf("history %q, want %q", got, want)
 		}
@@ -183,7 +168,7 @@ func TestRecorderKeepsRedoneAttempts(t *testing.T) {
 // (work redone after a kill, a redundant retry): the failure is recorded and is the last status,
 // but the history does not show a delivered event as retrying. A failed replay does change it.
 func TestRecorderKeepsASuccess(t *testing.T) {
-	e := newEnv(t)
+	e := testenv.NewEnv(t)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1');
 		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example')`)
 	reg := startRecorder(t, e)
@@ -194,7 +179,7 @@ func TestRecorderKeepsASuccess(t *testing.T) {
 	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 2, time.Minute)
 	read := func() (state string, count int, status int32, next *time.Time) {
 		t.Helper()
-		if err := e.db.Pool.QueryRow(context.Background(), `SELECT state, attempt_count, last_status, next_attempt_at FROM delivery WHERE delivery_id = $1`,
+		if err := e.DB.Pool.QueryRow(context.Background(), `SELECT state, attempt_count, last_status, next_attempt_at FROM delivery WHERE delivery_id = $1`,
 			records.DeliveryID(evt, "ep1")).Scan(&state, &count, &status, &next); err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +189,7 @@ func TestRecorderKeepsASuccess(t *testing.T) {
 		t.Fatalf("after a failed redelivery: %s, %d attempts, last %d, next %v; want succeeded, 2, 500, none", state, count, status, next)
 	}
 	var failing *time.Time
-	if err := e.db.Pool.QueryRow(context.Background(), `SELECT failing_since FROM endpoint WHERE id = 'ep1'`).Scan(&failing); err != nil || failing == nil {
+	if err := e.DB.Pool.QueryRow(context.Background(), `SELECT failing_since FROM endpoint WHERE id = 'ep1'`).Scan(&failing); err != nil || failing == nil {
 		t.Fatalf("failing_since not set by the failed request (%v)", err)
 	}
 	replay := attempt(evt, "ep1", "p1", 12, records.OutcomeFailed, 500, records.CategoryHTTPStatus)
@@ -221,7 +206,7 @@ func TestRecorderKeepsASuccess(t *testing.T) {
 // endpoint.disabled schema requires: cdc publishes the event only then.
 func TestRecorder410DisablesEndpoint(t *testing.T) {
 	const gone = "ep_01JGONEGONEGONEGONEGONE000"
-	e := newEnv(t)
+	e := testenv.NewEnv(t)
 	startCDC(t, e)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1')`)
 	sqlExec(t, e, `INSERT INTO endpoint (id, partner_id, url, event_types) VALUES ($1, 'p1', 'https://gone.example', '{customer.*}')`, gone)
@@ -231,13 +216,13 @@ func TestRecorder410DisablesEndpoint(t *testing.T) {
 	testenv.WaitValue(t, reg, "hookstream_recorder_endpoints_disabled_total", 1, time.Minute)
 
 	var status, reason string
-	if err := e.db.Pool.QueryRow(context.Background(), `SELECT status, disabled_reason FROM endpoint WHERE id = $1`, gone).Scan(&status, &reason); err != nil {
+	if err := e.DB.Pool.QueryRow(context.Background(), `SELECT status, disabled_reason FROM endpoint WHERE id = $1`, gone).Scan(&status, &reason); err != nil {
 		t.Fatal(err)
 	}
 	if status != "disabled" || !strings.Contains(reason, "410") {
 		t.Fatalf("endpoint %s (%s)", status, reason)
 	}
-	evs := consume(t, e, e.names.Events, 1, time.Second)
+	evs := consume(t, e, e.Names.Events, 1, time.Second)
 	var env outbox.Envelope
 	if err := json.Unmarshal(evs[0].Value, &env); err != nil {
 		t.Fatal(err)
@@ -249,7 +234,7 @@ func TestRecorder410DisablesEndpoint(t *testing.T) {
 
 // R13: an attempt naming another partner's endpoint is refused: no history row, a dead letter.
 func TestRecorderRefusesForeignEndpoint(t *testing.T) {
-	e := newEnv(t)
+	e := testenv.NewEnv(t)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('pa'), ('pb');
 		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep_b', 'pb', 'https://b.example'), ('ep_a', 'pa', 'https://a.example')`)
 	reg := startRecorder(t, e)
@@ -261,10 +246,10 @@ func TestRecorderRefusesForeignEndpoint(t *testing.T) {
 	)
 	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_refused_total", 3, time.Minute)
 	var n int
-	if err := e.db.Pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM delivery) + (SELECT count(*) FROM delivery_attempt)`).Scan(&n); err != nil || n != 0 {
+	if err := e.DB.Pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM delivery) + (SELECT count(*) FROM delivery_attempt)`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d history rows (%v), want none", n, err)
 	}
-	dlq := consume(t, e, e.names.DLQ, 3, time.Second)
+	dlq := consume(t, e, e.Names.DLQ, 3, time.Second)
 	if len(dlq) != 3 {
 		t.Fatalf("%d dead letters, want 3", len(dlq))
 	}
@@ -280,7 +265,7 @@ func TestRecorderRefusesForeignEndpoint(t *testing.T) {
 // store (the NUL byte that crash-looped every recorder) go to the dlq with the reason, and the
 // good records behind them on the same partition are recorded.
 func TestRecorderDeadLettersPoisonAndGoesOn(t *testing.T) {
-	e := newEnv(t)
+	e := testenv.NewEnv(t)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1');
 		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example')`)
 	good := func() records.Attempt {
@@ -329,12 +314,12 @@ func TestRecorderDeadLettersPoisonAndGoesOn(t *testing.T) {
 		{"first", marshal(first), ""},
 	}
 	// One partition, so that the good records are behind the bad ones.
-	cl := e.kafka.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl := e.Kafka.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	produce := func(rs ...record) {
 		t.Helper()
 		var krs []*kgo.Record
 		for _, r := range rs {
-			krs = append(krs, &kgo.Record{Topic: e.names.Attempts, Partition: 0, Key: []byte(r.key), Value: r.value})
+			krs = append(krs, &kgo.Record{Topic: e.Names.Attempts, Partition: 0, Key: []byte(r.key), Value: r.value})
 		}
 		if err := cl.ProduceSync(context.Background(), krs...).FirstErr(); err != nil {
 			t.Fatal(err)
@@ -348,7 +333,7 @@ func TestRecorderDeadLettersPoisonAndGoesOn(t *testing.T) {
 	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 3, time.Minute)
 
 	excerpts := map[string]int{}
-	rows, err := e.db.Pool.Query(context.Background(), `SELECT delivery_id, octet_length(response_excerpt) FROM delivery_attempt`)
+	rows, err := e.DB.Pool.Query(context.Background(), `SELECT delivery_id, octet_length(response_excerpt) FROM delivery_attempt`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +360,7 @@ func TestRecorderDeadLettersPoisonAndGoesOn(t *testing.T) {
 			want[r.key] = r.reason
 		}
 	}
-	dlq := consume(t, e, e.names.DLQ, len(want), time.Second)
+	dlq := consume(t, e, e.Names.DLQ, len(want), time.Second)
 	got := map[string]bool{}
 	for _, r := range dlq {
 		var dl records.DeadLetter
@@ -403,13 +388,13 @@ func TestRecorderDeadLettersPoisonAndGoesOn(t *testing.T) {
 // success, the last attempt sent; refusals (category internal) say nothing of the receiver.
 func TestRecorderKeepsEndpointHealth(t *testing.T) {
 	const ep = "ep_01JHEALTHHEALTHHEALTH00000"
-	e := newEnv(t)
+	e := testenv.NewEnv(t)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1')`)
 	sqlExec(t, e, `INSERT INTO endpoint (id, partner_id, url, event_types) VALUES ($1, 'p1', 'https://h.example', '{customer.*}')`, ep)
 	reg := startRecorder(t, e)
 	health := func() (circuit *string, probe, success, last *time.Time) {
 		t.Helper()
-		if err := e.db.Pool.QueryRow(context.Background(), `SELECT circuit_state, circuit_probe_at, last_success_at, last_attempt_at
+		if err := e.DB.Pool.QueryRow(context.Background(), `SELECT circuit_state, circuit_probe_at, last_success_at, last_attempt_at
 			FROM endpoint_health WHERE endpoint_id = $1`, ep).Scan(&circuit, &probe, &success, &last); err != nil {
 			t.Fatal(err)
 		}

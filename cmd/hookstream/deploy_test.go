@@ -284,17 +284,24 @@ var interpolation = regexp.MustCompile(`\$\{([A-Z_][A-Z0-9_]*)(?::?[-?][^}]*)?\}
 
 func loadCompose(t *testing.T) composeFile {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(deployDir, "compose", "compose.yaml"))
+	var f composeFile
+	readStrictYAML(t, filepath.Join(deployDir, "compose", "compose.yaml"), &f)
+	return f
+}
+
+// readStrictYAML decodes the YAML document at path into v and fails t on a field v does not
+// have, so a misspelled key fails the test instead of being ignored.
+func readStrictYAML(t *testing.T, path string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f composeFile
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil {
-		t.Fatalf("compose.yaml: %v", err)
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("%s: %v", filepath.Base(path), err)
 	}
-	return f
 }
 
 // The compose file is valid as Compose reads it, runs Kafka in KRaft mode and PostgreSQL with

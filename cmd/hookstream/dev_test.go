@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,29 +13,19 @@ import (
 	"github.com/hookstream/hookstream/internal/testenv"
 )
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // The quick start: `hookstream dev` migrates an empty database, starts embedded Kafka, and
 // answers its probes; it stops cleanly on cancellation.
 func TestDevStartsAndAnswersProbes(t *testing.T) {
 	db := testenv.NewEmptyDatabase(t)
-	adminAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	adminAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"dev",
 			"--database-url", db.URL,
 			"--admin-addr", adminAddr,
-			"--dev-kafka-port", fmt.Sprint(freePort(t)),
-			"--reseller-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+			"--dev-kafka-port", fmt.Sprint(testenv.FreePort(t)),
+			"--reseller-addr", fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)),
 			"--data-dir", t.TempDir(),
 			"--topic-partitions", "2",
 			"--cdc-slot", db.Name, // slots are cluster-wide; the test database's own

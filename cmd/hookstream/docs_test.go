@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -34,6 +36,47 @@ func docsSection(t *testing.T, file, heading string) string {
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	return section
+}
+
+// docsShellBlock returns the last ```sh block of file that holds marker, and the path of curl,
+// which those blocks call; it fails t when either is missing.
+func docsShellBlock(t *testing.T, file, marker string) (script, curl string) {
+	t.Helper()
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Fatalf("%s uses curl: %v", file, err)
+	}
+	for _, block := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(docsSection(t, file, ""), -1) {
+		if strings.Contains(block[1], marker) {
+			script = block[1]
+		}
+	}
+	if script == "" {
+		t.Fatalf("%s shows no %s", file, marker)
+	}
+	return script, curl
+}
+
+// runDocsScript runs a shell block of the docs with bash -euo pipefail, each key of replace in
+// it (it must be there: a page that changed fails here) replaced by its value and env added to
+// the environment, and returns its standard output; a failure fails t naming what it ran.
+func runDocsScript(t *testing.T, what, script string, replace map[string]string, env ...string) []byte {
+	t.Helper()
+	for from, to := range replace {
+		if !strings.Contains(script, from) {
+			t.Fatalf("%s has no %q to replace:\n%s", what, from, script)
+		}
+		script = strings.ReplaceAll(script, from, to)
+	}
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s's commands: %v\n%s\nstdout:\n%s\nstderr:\n%s", what, err, script, out, stderr.Bytes())
+	}
+	return out
 }
 
 // commandLines are the command lines that take flags: each command, or each of its subcommands.

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/hookstream/hookstream/adminclient"
@@ -76,13 +75,13 @@ type devInstance struct {
 func startDev(t *testing.T, db *testenv.Database, extra ...string) *devInstance {
 	t.Helper()
 	dataDir := t.TempDir()
-	adminAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	resellerAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	adminAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	resellerAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	args := append([]string{"dev",
 		"--database-url", db.URL, "--admin-addr", adminAddr, "--reseller-addr", resellerAddr,
-		"--dev-kafka-port", fmt.Sprint(freePort(t)), "--data-dir", dataDir,
+		"--dev-kafka-port", fmt.Sprint(testenv.FreePort(t)), "--data-dir", dataDir,
 		"--topic-partitions", "2", "--cdc-slot", db.Name, "--log-format", "text",
 	}, extra...)
 	go func() { done <- run(ctx, args, &bytes.Buffer{}) }()
@@ -154,17 +153,8 @@ func (d *devInstance) createEndpoint(t *testing.T, partner, url string, types ..
 // example data, and returns its id.
 func appendEvent(t *testing.T, db *testenv.Database, partner, typ string) string {
 	t.Helper()
-	ctx := context.Background()
-	var id string
-	if err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-		var err error
-		id, err = outbox.Append(ctx, tx, outbox.Event{PartnerID: partner, Type: typ,
-			Subject: outbox.Subject{Type: "customer", ID: "cus_42"}, Data: testenv.CatalogData(t, typ, nil)})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return db.AppendEvent(context.Background(), t, outbox.Event{PartnerID: partner, Type: typ,
+		Subject: outbox.Subject{Type: "customer", ID: "cus_42"}, Data: testenv.CatalogData(t, typ, nil)})
 }
 
 // The quick start does everything built so far, end to end: an event committed with the outbox
@@ -369,7 +359,7 @@ func TestDevRefusesRowsOutsideTheCatalog(t *testing.T) {
 		}
 	}
 	time.Sleep(time.Second) // anything still on its way arrives
-	if got := ids(every.all()); !sameIDs(got, valid) {
+	if got := ids(every.all()); !testenv.SameElements(got, valid) {
 		t.Errorf("the receiver of every type got %v, want %v", got, valid)
 	}
 	if got := ids(exact.all()); len(got) != 1 || got[0] != valid[1] {
@@ -390,22 +380,4 @@ func scrape(t *testing.T, url string) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-// sameIDs reports whether a and b hold the same ids, in any order (deliveries of one endpoint
-// run concurrently unless it is ordered).
-func sameIDs(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	seen := map[string]int{}
-	for _, id := range a {
-		seen[id]++
-	}
-	for _, id := range b {
-		if seen[id]--; seen[id] < 0 {
-			return false
-		}
-	}
-	return true
 }

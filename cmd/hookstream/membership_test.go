@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,11 +23,7 @@ import (
 	"github.com/hookstream/hookstream/webhook"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testenv.CleanupBinary()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // How soon a restarted member must consume its partitions again. Static membership makes it
 // take them back at once; without it the group waits for the killed member's session to time
@@ -175,21 +170,13 @@ func (m *memberEnv) putEndpoint(t *testing.T, u string, key secretbox.Key) {
 
 // watchDeliveries notes the event id of every committed delivery record until the test ends.
 func (m *memberEnv) watchDeliveries(t *testing.T) {
-	cl := m.k.Client(t, kgo.ConsumeTopics(m.names.Deliveries), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
-				if d, err := records.UnmarshalDelivery(r.Value); err == nil {
-					m.saw(d.EventID)
-				}
-			})
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	m.k.Follow(t, m.names.Deliveries, func(fs kgo.Fetches) {
+		fs.EachRecord(func(r *kgo.Record) {
+			if d, err := records.UnmarshalDelivery(r.Value); err == nil {
+				m.saw(d.EventID)
+			}
+		})
+	}, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 }
 
 // feed puts one record on every partition the member consumes and returns the ids that show

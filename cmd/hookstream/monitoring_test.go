@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,7 +17,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/hookstream/hookstream/adminclient"
 	"github.com/hookstream/hookstream/internal/testenv"
@@ -80,16 +78,8 @@ type dashboard struct {
 
 func loadAlertRules(t *testing.T) alertRules {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(monitoringDir, "alerts.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var rules alertRules
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	if err := dec.Decode(&rules); err != nil {
-		t.Fatalf("alerts.yml: %v", err)
-	}
+	readStrictYAML(t, filepath.Join(monitoringDir, "alerts.yml"), &rules)
 	return rules
 }
 
@@ -281,7 +271,7 @@ func TestMonitoringAssetsWellFormed(t *testing.T) {
 func TestMonitoringMetricsExportedByDev(t *testing.T) {
 	refs := referencedMetrics(t)
 	db := testenv.NewEmptyDatabase(t)
-	kafkaPort := freePort(t)
+	kafkaPort := testenv.FreePort(t)
 	// One retry: a failing delivery is retried once through the 5s tier, then exhausted (R22).
 	dev := startDev(t, db, "--retry-schedule", "1s", "--dev-kafka-port", fmt.Sprint(kafkaPort))
 
@@ -415,7 +405,7 @@ func exported(families map[string]string, name string) bool {
 func TestMonitoringComponentExportsConsumerLag(t *testing.T) {
 	k := testenv.NewKafka(t)
 	names := k.CreateTopics(t)
-	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	stop := testenv.Go(t, "fanout", func(ctx context.Context) error {
 		return run(ctx, []string{"fanout", "--kafka-brokers", strings.Join(k.Brokers, ","), "--topic-prefix", k.Prefix,
 			"--metrics-addr", metricsAddr, "--log-format", "text"}, io.Discard)

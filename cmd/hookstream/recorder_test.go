@@ -81,7 +81,7 @@ func TestRecorderRidesOutPostgresOutage(t *testing.T) {
 		}
 	}
 
-	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	rctx, cancel := context.WithCancel(ctx)
 	var runErr error
 	exited := make(chan struct{})

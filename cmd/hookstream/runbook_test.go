@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -80,16 +79,8 @@ type promtoolTests struct {
 func TestAlertRuleTests(t *testing.T) {
 	for rules, tests := range ruleFiles {
 		alerts := ruleAlerts(t, rules)
-		raw, err := os.ReadFile(filepath.Join(monitoringDir, "tests", tests))
-		if err != nil {
-			t.Fatal(err)
-		}
 		var pt promtoolTests
-		dec := yaml.NewDecoder(bytes.NewReader(raw))
-		dec.KnownFields(true)
-		if err := dec.Decode(&pt); err != nil {
-			t.Fatalf("%s: %v", tests, err)
-		}
+		readStrictYAML(t, filepath.Join(monitoringDir, "tests", tests), &pt)
 		if !slices.Equal(pt.RuleFiles, []string{"../" + rules}) {
 			t.Errorf("%s tests rule files %v, want [../%s]", tests, pt.RuleFiles, rules)
 		}

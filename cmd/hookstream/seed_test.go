@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -88,43 +87,17 @@ func seed(t *testing.T, dev *devInstance, db *testenv.Database) string {
 // then every curl (state reads, deliveries, a replay, a rotation, the cursor feed, the CSV
 // export) runs against hookstream dev and succeeds (curl -f: a 4xx or 5xx fails the block).
 func TestDocsResellerCommands(t *testing.T) {
-	curl, err := exec.LookPath("curl")
-	if err != nil {
-		t.Fatalf("docs/reseller.md uses curl: %v", err)
-	}
-	section := docsSection(t, "docs/reseller.md", "")
-	var script string
-	for _, block := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(section, -1) {
-		if strings.Contains(block[1], "hookstream seed") {
-			script = block[1]
-		}
-	}
-	if script == "" {
-		t.Fatal("docs/reseller.md shows no hookstream seed")
-	}
+	script, curl := docsShellBlock(t, "docs/reseller.md", "hookstream seed")
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db)
-	for from, to := range map[string]string{
+	out := runDocsScript(t, "docs/reseller.md", script, map[string]string{
 		"localhost:8080":          strings.TrimPrefix(dev.adminURL, "http://"),
 		"localhost:8081":          dev.resellerAddr,
 		".data/":                  dev.dataDir + "/",
 		"go run ./cmd/hookstream": testenv.Binary(t),
 		"curl ":                   curl + " ",
-	} {
-		if !strings.Contains(script, from) {
-			t.Fatalf("the block has no %q to replace:\n%s", from, script)
-		}
-		script = strings.ReplaceAll(script, from, to)
-	}
-	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
-	cmd.Env = append(os.Environ(), "HOOKSTREAM_DATABASE_URL="+db.URL, "HOOKSTREAM_ADMIN_URL="+dev.adminURL,
+	}, "HOOKSTREAM_DATABASE_URL="+db.URL, "HOOKSTREAM_ADMIN_URL="+dev.adminURL,
 		"HOOKSTREAM_RESELLER_ADDR="+dev.resellerAddr, "HOOKSTREAM_DATA_DIR="+dev.dataDir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("docs/reseller.md's commands: %v\n%s\nstdout:\n%s\nstderr:\n%s", err, script, out, stderr.Bytes())
-	}
 	for _, want := range []string{
 		"verified  budget.threshold_crossed", // the seed
 		`"version":`,                         // state reads

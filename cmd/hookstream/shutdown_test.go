@@ -124,7 +124,7 @@ func TestAdminSIGTERMAnswersWhatItTook(t *testing.T) {
 	db := testenv.NewDatabase(t)
 	k := testenv.NewKafka(t)
 	k.CreateTopics(t)
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	token := harness.NewAdminToken()
 	key, err := secretbox.GenerateKey()
 	if err != nil {

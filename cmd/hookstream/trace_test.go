@@ -119,16 +119,8 @@ func (p *tracePipeline) start(t *testing.T) (stop func()) {
 // appendEvent commits one customer.created event of p1 with the given options.
 func (p *tracePipeline) appendEvent(t *testing.T, ctx context.Context, opts ...outbox.AppendOption) string {
 	t.Helper()
-	var id string
-	if err := pgx.BeginFunc(ctx, p.db.Pool, func(tx pgx.Tx) error {
-		var err error
-		id, err = outbox.Append(ctx, tx, outbox.Event{PartnerID: "p1", Type: "customer.created",
-			Subject: outbox.Subject{Type: "customer", ID: "cus_trace"}, Data: testenv.CatalogData(t, "customer.created", nil)}, opts...)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return p.db.AppendEvent(ctx, t, outbox.Event{PartnerID: "p1", Type: "customer.created",
+		Subject: outbox.Subject{Type: "customer", ID: "cus_trace"}, Data: testenv.CatalogData(t, "customer.created", nil)}, opts...)
 }
 
 // waitRecorded waits until the history holds attempts attempts of the event's delivery.

@@ -6,9 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -116,46 +113,20 @@ func TestTriggerDeliversEveryCatalogType(t *testing.T) {
 // address and the built binary put in for the page's), and the receiver gets each printed event
 // id, verified with the secret the endpoint's creation printed.
 func TestDocsGettingStartedTriggers(t *testing.T) {
-	curl, err := exec.LookPath("curl")
-	if err != nil {
-		t.Fatalf("docs/getting-started.md uses curl: %v", err)
-	}
-	quickStart := docsSection(t, "docs/getting-started.md", "")
-	var script string
-	for _, block := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(quickStart, -1) {
-		if strings.Contains(block[1], "hookstream trigger") {
-			script = block[1]
-		}
-	}
-	if script == "" {
-		t.Fatal("docs/getting-started.md shows no hookstream trigger")
-	}
+	script, curl := docsShellBlock(t, "docs/getting-started.md", "hookstream trigger")
 
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db)
 	var rx received
 	srv := httptest.NewServer(rx.handler(func(int) int { return http.StatusNoContent }))
 	defer srv.Close()
-	for from, to := range map[string]string{
+	out := runDocsScript(t, "the quick start", script, map[string]string{
 		"localhost:8080":          strings.TrimPrefix(dev.adminURL, "http://"),
 		".data/":                  dev.dataDir + "/",
 		"127.0.0.1:9000":          strings.TrimPrefix(srv.URL, "http://"),
 		"go run ./cmd/hookstream": testenv.Binary(t),
 		"curl ":                   curl + " ",
-	} {
-		if !strings.Contains(script, from) {
-			t.Fatalf("the quick start's block has no %q to replace:\n%s", from, script)
-		}
-		script = strings.ReplaceAll(script, from, to)
-	}
-	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
-	cmd.Env = append(os.Environ(), "HOOKSTREAM_DATABASE_URL="+db.URL)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("the quick start's commands: %v\n%s\nstdout:\n%s\nstderr:\n%s", err, script, out, stderr.Bytes())
-	}
+	}, "HOOKSTREAM_DATABASE_URL="+db.URL)
 
 	// Output: the partner, the endpoint with its secret, then one event id per trigger.
 	dec := json.NewDecoder(bytes.NewReader(out))
@@ -179,7 +150,7 @@ func TestDocsGettingStartedTriggers(t *testing.T) {
 		}
 		got = append(got, m.header.Get("webhook-id"))
 	}
-	if !sameIDs(got, ids) {
+	if !testenv.SameElements(got, ids) {
 		t.Fatalf("the receiver got %v, the triggers printed %v", got, ids)
 	}
 }

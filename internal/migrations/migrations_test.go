@@ -19,7 +19,7 @@ import (
 // public schema, so two snapshots differ when anything in the schema does.
 func schemaSnapshot(t *testing.T, conn *pgx.Conn) string {
 	t.Helper()
-	rows, err := conn.Query(context.Background(), `
+	return strings.Join(testenv.QueryStrings(t, conn, `
 		SELECT 'column ' || table_name || '.' || column_name || ' ' || data_type || ' ' || is_nullable || ' ' || coalesce(column_default, '')
 		  FROM information_schema.columns WHERE table_schema = 'public'
 		UNION ALL SELECT 'index ' || indexname || ' ' || indexdef FROM pg_indexes WHERE schemaname = 'public'
@@ -30,25 +30,24 @@ func schemaSnapshot(t *testing.T, conn *pgx.Conn) string {
 		  FROM pg_trigger WHERE NOT tgisinternal AND tgparentid = 0
 		UNION ALL SELECT 'publication ' || pubname || ' ' || pubinsert || pubupdate || pubdelete || pubviaroot FROM pg_publication
 		UNION ALL SELECT 'published ' || pubname || ' ' || tablename FROM pg_publication_tables
-		ORDER BY 1`)
+		ORDER BY 1`), "\n")
+}
+
+// connect opens a connection of its own to db (migrations run on one), closed when the test ends.
+func connect(t *testing.T, db *testenv.Database) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), db.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Join(lines, "\n")
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
 }
 
 func TestApplyIsIdempotent(t *testing.T) {
 	db := testenv.NewEmptyDatabase(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, db)
 
 	all, err := migrations.All()
 	if err != nil {
@@ -92,11 +91,7 @@ func TestApplyIsIdempotent(t *testing.T) {
 	if second := schemaSnapshot(t, conn); second != first {
 		t.Fatalf("schema changed on the second run:\n%s\n---\n%s", first, second)
 	}
-	var n int
-	if err := conn.QueryRow(ctx, `SELECT count(*) FROM schema_migration`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n != len(all) {
+	if n := testenv.QueryInt(t, conn, `SELECT count(*) FROM schema_migration`); n != len(all) {
 		t.Fatalf("schema_migration has %d rows, want %d", n, len(all))
 	}
 }
@@ -124,11 +119,7 @@ func TestConcurrentApply(t *testing.T) {
 		}
 	}
 	all, _ := migrations.All()
-	var n int
-	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM schema_migration`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n != len(all) {
+	if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM schema_migration`); n != len(all) {
 		t.Fatalf("schema_migration has %d rows, want %d", n, len(all))
 	}
 }
@@ -140,12 +131,8 @@ func TestChangedMigrationIsRefused(t *testing.T) {
 	if _, err := db.Pool.Exec(ctx, `UPDATE schema_migration SET checksum = repeat('0', 64) WHERE version = 1`); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	_, err = migrations.Apply(ctx, conn)
+	conn := connect(t, db)
+	_, err := migrations.Apply(ctx, conn)
 	if err == nil || !strings.Contains(err.Error(), "changed after it was applied") {
 		t.Fatalf("err = %v, want a changed-migration error", err)
 	}
@@ -161,11 +148,7 @@ const eventIDMigration = 8
 func TestEventIDMigrationKeepsExistingDuplicates(t *testing.T) {
 	db := testenv.NewEmptyDatabase(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, db)
 	if _, err := migrations.ApplyThrough(ctx, conn, eventIDMigration-1); err != nil {
 		t.Fatal(err)
 	}
@@ -196,9 +179,8 @@ func TestEventIDMigrationKeepsExistingDuplicates(t *testing.T) {
 	if !slices.Contains(applied, eventIDMigration) {
 		t.Fatalf("applied %v, want %d among them", applied, eventIDMigration)
 	}
-	var n int
-	if err := conn.QueryRow(ctx, `SELECT count(*) FROM outbox_event`).Scan(&n); err != nil || n != len(rows) {
-		t.Fatalf("outbox holds %d rows (%v), want all %d kept", n, err, len(rows))
+	if n := testenv.QueryInt(t, conn, `SELECT count(*) FROM outbox_event`); n != len(rows) {
+		t.Fatalf("outbox holds %d rows, want all %d kept", n, len(rows))
 	}
 	claims := map[string]time.Time{}
 	cr, err := conn.Query(ctx, `SELECT event_id, occurred_at FROM outbox_event_id`)

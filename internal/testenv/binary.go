@@ -52,6 +52,14 @@ func CleanupBinary() {
 	}
 }
 
+// Main runs a package's tests and then CleanupBinary: the TestMain of a package whose tests
+// start hookstream processes.
+func Main(m *testing.M) {
+	code := m.Run()
+	CleanupBinary()
+	os.Exit(code)
+}
+
 // Process is a hookstream command running as a child process.
 type Process struct {
 	cmd  *exec.Cmd
@@ -106,6 +114,9 @@ func (p *Process) Terminate(bound time.Duration) (time.Duration, error) {
 		return time.Since(began), fmt.Errorf("did not exit within %s of SIGTERM (killed):\n%s", bound, p.LogTail())
 	}
 }
+
+// Pid is the process id, for reading the process's state under /proc.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
 // LogTail returns the last few KiB the process wrote, for a failure message.
 func (p *Process) LogTail() string { return p.tail.String() }

@@ -65,6 +65,25 @@ type Database struct {
 	Pool *pgxpool.Pool
 }
 
+// NewPool opens a pool of its own on url (another process's, or one through a Proxy), closed
+// when the test ends.
+func NewPool(t testing.TB, url string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// UnreachablePool is a pool on a server that is not there: pgxpool connects lazily, so it serves
+// tests of what a component decides before any query, and a query fails within a second.
+func UnreachablePool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	return NewPool(t, "postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
+}
+
 // Exec runs one statement on the database and fails t when it returns an error.
 func (d *Database) Exec(t testing.TB, sql string, args ...any) {
 	t.Helper()
@@ -86,6 +105,21 @@ func (d *Database) SeedOutbox(t testing.TB, pid, typ string, n int) []string {
 		SELECT u.id, $2, $3, 'customer', 'cus_' || u.n, now(), 1, jsonb_build_object('customer_id', 'cus_' || u.n, 'n', u.n)
 		FROM unnest($1::text[]) WITH ORDINALITY AS u(id, n)`, ids, pid, typ)
 	return ids
+}
+
+// AppendEvent commits ev with outbox.Append in a transaction of its own, as an application
+// does, and returns its id; an error fails t.
+func (d *Database) AppendEvent(ctx context.Context, t testing.TB, ev outbox.Event, opts ...outbox.AppendOption) string {
+	t.Helper()
+	var id string
+	if err := pgx.BeginFunc(ctx, d.Pool, func(tx pgx.Tx) error {
+		var err error
+		id, err = outbox.Append(ctx, tx, ev, opts...)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 // NewDatabase creates a database from a template that holds the migrated schema.
@@ -315,6 +349,17 @@ func (k *Kafka) Start(t testing.TB) {
 		t.Fatal("testenv: Start needs a cluster from NewRestartableKafka")
 	}
 	k.start(t)
+}
+
+// FreePort is a loopback port nothing listens on at the moment, for a server the test starts.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // freePortPair finds a port p such that p and p+1 are free (a broker and its controller).

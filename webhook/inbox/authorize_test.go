@@ -49,8 +49,7 @@ func customerMayUpdate(serviceDown *atomic.Bool) inbox.AuthorizeFunc {
 // final (refused, never retried, its copies acknowledged and not processed); an undecidable
 // one is retried; a ProcessFunc may refuse too, losing its writes.
 func TestAuthorize(t *testing.T) {
-	db := newDatabase(t)
-	createEffects(t, db.Pool)
+	db := newEffectsDatabase(t)
 	ctx := context.Background()
 	if _, err := db.Pool.Exec(ctx, `CREATE TABLE customer_permissions (customer_id text PRIMARY KEY, may_update bool NOT NULL);
 		INSERT INTO customer_permissions VALUES ('cus_ok', true), ('cus_revoked', false)`); err != nil {
@@ -100,13 +99,13 @@ func TestAuthorize(t *testing.T) {
 	}
 	stopRun := testenv.Go(t, "Run", in.Run)
 	testenv.Eventually(t, 5*time.Second, "every event finished", func() bool {
-		return count(t, db.Pool, `SELECT count(*) FROM webhook_inbox WHERE state IN ('processed', 'refused')`) == 4
+		return testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM webhook_inbox WHERE state IN ('processed', 'refused')`) == 4
 	})
 	time.Sleep(10 * cfg.MaxRetryDelay) // a refused event must not come back
 
 	for id, want := range map[string]string{okID: "processed", revokedID: "refused", unknownID: "refused", lateID: "refused"} {
 		r, _ := getRow(t, db.Pool, id)
-		effects := count(t, db.Pool, `SELECT count(*) FROM effects WHERE event_id = $1`, id)
+		effects := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM effects WHERE event_id = $1`, id)
 		if r.State != want || r.Attempts != 1 || r.NextAttemptAt != nil {
 			t.Errorf("%s: %s after %d attempts, want %s after 1 and no next attempt", id, r.State, r.Attempts, want)
 		}
@@ -155,7 +154,7 @@ func TestAuthorize(t *testing.T) {
 		return r.State == "processed"
 	})
 	stopRun()
-	if n := count(t, db.Pool, `SELECT count(*) FROM effects WHERE event_id = $1`, downID); n != 1 {
+	if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM effects WHERE event_id = $1`, downID); n != 1 {
 		t.Fatalf("%d effects for the retried event, want 1", n)
 	}
 }

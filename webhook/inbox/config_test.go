@@ -5,14 +5,12 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/hookstream/hookstream/internal/testenv"
 )
 
 func TestConfigValidate(t *testing.T) {
-	tests := []struct {
-		name   string
-		change func(c *Config)
-		want   string // substring of the error; "" means valid
-	}{
+	testenv.CheckValidate(t, DefaultConfig, Config.Validate, []testenv.ConfigCase[Config]{
 		{"defaults", func(c *Config) {}, ""},
 		{"custom table", func(c *Config) { c.Table = "partner_inbox_2" }, ""},
 		{"table with a quote", func(c *Config) { c.Table = `inbox"; DROP TABLE x; --` }, "table"},
@@ -31,33 +29,12 @@ func TestConfigValidate(t *testing.T) {
 		{"huge batch", func(c *Config) { c.BatchSize = maxBatchSize + 1 }, "batch size"},
 		{"no attempts", func(c *Config) { c.MaxAttempts = 0 }, "max attempts"},
 		{"no logger", func(c *Config) { c.Logger = nil }, "logger"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := DefaultConfig()
-			tt.change(&c)
-			err := c.Validate()
-			switch {
-			case tt.want == "" && err != nil:
-				t.Fatalf("Validate() = %v, want nil", err)
-			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-				t.Fatalf("Validate() = %v, want an error about %q", err, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestConfigValidateReportsEveryField(t *testing.T) {
-	err := Config{}.Validate()
-	if err == nil {
-		t.Fatal("the zero Config is valid")
-	}
-	for _, field := range []string{"table", "max body bytes", "store timeout", "poll interval", "process timeout",
-		"first retry delay", "batch size", "max attempts", "logger"} {
-		if !strings.Contains(err.Error(), field) {
-			t.Errorf("error %q does not mention %s", err, field)
-		}
-	}
+	testenv.ErrorMentions(t, Config{}.Validate(), "table", "max body bytes", "store timeout", "poll interval",
+		"process timeout", "first retry delay", "batch size", "max attempts", "logger")
 }
 
 func TestRetryDelay(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/hookstream/hookstream/internal/testenv"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/webhook"
 )
@@ -26,11 +27,7 @@ import (
 func FuzzHandler(f *testing.F) {
 	db := newDatabase(f)
 	// One connection is plenty for one worker's sequential requests.
-	pool, err := pgxpool.New(context.Background(), db.URL+"&pool_max_conns=2")
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(pool.Close)
+	pool := testenv.NewPool(f, db.URL+"&pool_max_conns=2")
 	hookstream := newPartner(f)
 	cfg := testConfig(f)
 	cfg.MaxBodyBytes = 8 << 10 // small, so the fuzzer also meets 413

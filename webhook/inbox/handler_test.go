@@ -225,7 +225,7 @@ func TestHandler(t *testing.T) {
 					}
 				}
 			}
-			got := count(t, db.Pool, `SELECT count(*) FROM webhook_inbox WHERE id = $1`, d.id)
+			got := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM webhook_inbox WHERE id = $1`, d.id)
 			if got != tt.wantRows {
 				t.Fatalf("%d rows for %s, want %d", got, d.id, tt.wantRows)
 			}

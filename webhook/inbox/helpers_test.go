@@ -81,6 +81,23 @@ func (p partner) deliver(h http.Handler, id string, body []byte) int {
 	return rec.Code
 }
 
+// deliverPickedUp delivers one event to h and waits until the instance's ProcessFunc took it (it
+// closes started, then holds the event as a killed or stopping instance does); it returns the
+// event's id.
+func (p partner) deliverPickedUp(t *testing.T, h http.Handler, started <-chan struct{}) string {
+	t.Helper()
+	id := outbox.NewEventID()
+	if code := p.deliver(h, id, customerUpdated(t, id, 1)); code != http.StatusNoContent {
+		t.Fatalf("delivery: %d", code)
+	}
+	select {
+	case <-started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the event was not picked up")
+	}
+	return id
+}
+
 // envelope serialises an event the way hookstream's cdc does: encoding/json in the Envelope's
 // field order, HTML characters unescaped, no trailing newline.
 func envelope(t testing.TB, id, typ, data string) []byte {
@@ -162,15 +179,6 @@ func getRow(t testing.TB, pool *pgxpool.Pool, id string) (r row, ok bool) {
 		t.Fatalf("read inbox row %s: %v", id, err)
 	}
 	return r, true
-}
-
-func count(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) int {
-	t.Helper()
-	var n int
-	if err := pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	return n
 }
 
 // noProcessing is a ProcessFunc for tests of the handler alone.

@@ -122,7 +122,7 @@ func TestMetrics(t *testing.T) {
 
 	testenv.Go(t, "Run", in.Run)
 	testenv.Eventually(t, 10*time.Second, "every event finished", func() bool {
-		return count(t, db.Pool, `SELECT count(*) FROM webhook_inbox WHERE state IN ('processed', 'refused', 'dead')`) == 4
+		return testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM webhook_inbox WHERE state IN ('processed', 'refused', 'dead')`) == 4
 	})
 	testenv.Eventually(t, 5*time.Second, "outcomes observed", func() bool {
 		return histogram("hookstream_inbox_processing_seconds", "outcome", "dead") == 1

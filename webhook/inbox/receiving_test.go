@@ -27,19 +27,14 @@ func TestSameEventPostedConcurrentlyToThreeInstances(t *testing.T) {
 		posts     = 50
 		instances = 3
 	)
-	db := newDatabase(t)
-	createEffects(t, db.Pool)
+	db := newEffectsDatabase(t)
 	hookstream := newPartner(t)
 	var (
 		receivers []*inbox.Inbox
 		registers []*prometheus.Registry
 	)
 	for n := range instances {
-		pool, err := pgxpool.New(context.Background(), db.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
+		pool := testenv.NewPool(t, db.URL)
 		cfg := testConfig(t)
 		reg := prometheus.NewRegistry()
 		cfg.Registerer = reg
@@ -73,7 +68,7 @@ func TestSameEventPostedConcurrentlyToThreeInstances(t *testing.T) {
 		return r.State == "processed"
 	})
 	time.Sleep(300 * time.Millisecond) // room for a wrong second processing to show
-	if n := count(t, db.Pool, `SELECT count(*) FROM effects WHERE event_id = $1`, id); n != 1 {
+	if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM effects WHERE event_id = $1`, id); n != 1 {
 		t.Fatalf("%d effects, want 1", n)
 	}
 	if r, _ := getRow(t, db.Pool, id); r.Attempts != 1 {
@@ -92,8 +87,7 @@ func TestSameEventPostedConcurrentlyToThreeInstances(t *testing.T) {
 // An instance that dies after storing an event (204 sent) and before processing it loses
 // nothing: another instance processes it once, and the sender's retry is a duplicate.
 func TestCrashBetweenStoringAndProcessing(t *testing.T) {
-	db := newDatabase(t)
-	createEffects(t, db.Pool)
+	db := newEffectsDatabase(t)
 	hookstream := newPartner(t)
 
 	dying, err := pgxpool.New(context.Background(), db.URL)
@@ -118,7 +112,7 @@ func TestCrashBetweenStoringAndProcessing(t *testing.T) {
 		t.Fatalf("the sender's retry: %d, want 204", code)
 	}
 	time.Sleep(200 * time.Millisecond)
-	if n := count(t, db.Pool, `SELECT count(*) FROM effects WHERE event_id = $1`, id); n != 1 {
+	if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM effects WHERE event_id = $1`, id); n != 1 {
 		t.Fatalf("%d effects, want 1", n)
 	}
 }
@@ -127,16 +121,11 @@ func TestCrashBetweenStoringAndProcessing(t *testing.T) {
 // the server rolls its transaction back) leaves no effect behind and no lock: another instance
 // processes the event once.
 func TestCrashDuringProcessing(t *testing.T) {
-	db := newDatabase(t)
-	createEffects(t, db.Pool)
+	db := newEffectsDatabase(t)
 	hookstream := newPartner(t)
 
 	proxy, url := db.ThroughProxy(t)
-	dying, err := pgxpool.New(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(dying.Close)
+	dying := testenv.NewPool(t, url)
 	started := make(chan struct{})
 	release := make(chan struct{}) // the dead process's goroutine, freed when the test ends
 	var once sync.Once
@@ -151,15 +140,7 @@ func TestCrashDuringProcessing(t *testing.T) {
 	testenv.Go(t, "Run of the dying instance", first.Run)
 	t.Cleanup(func() { close(release) })
 
-	id := outbox.NewEventID()
-	if code := hookstream.deliver(first, id, customerUpdated(t, id, 1)); code != http.StatusNoContent {
-		t.Fatalf("delivery: %d", code)
-	}
-	select {
-	case <-started:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the event was not picked up")
-	}
+	id := hookstream.deliverPickedUp(t, first, started)
 	other := newInbox(t, db.Pool, hookstream.verifier(t), applyEffect, testConfig(t))
 	testenv.Go(t, "Run of the surviving instance", other.Run)
 	time.Sleep(200 * time.Millisecond)
@@ -173,7 +154,7 @@ func TestCrashDuringProcessing(t *testing.T) {
 		return r.State == "processed"
 	})
 	time.Sleep(200 * time.Millisecond)
-	if n := count(t, db.Pool, `SELECT count(*) FROM effects WHERE event_id = $1`, id); n != 1 {
+	if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM effects WHERE event_id = $1`, id); n != 1 {
 		t.Fatalf("%d effects, want 1: the dead instance's write must be rolled back", n)
 	}
 	if r, _ := getRow(t, db.Pool, id); r.Attempts != 1 {

@@ -31,6 +31,14 @@ func createEffects(t testing.TB, pool *pgxpool.Pool) {
 	}
 }
 
+// newEffectsDatabase is newDatabase with the application's effects table (createEffects).
+func newEffectsDatabase(t testing.TB) *testenv.Database {
+	t.Helper()
+	db := newDatabase(t)
+	createEffects(t, db.Pool)
+	return db
+}
+
 func applyEffect(ctx context.Context, tx pgx.Tx, ev inbox.Event) error {
 	_, err := tx.Exec(ctx, `INSERT INTO effects (event_id, attempt) VALUES ($1, $2)`, ev.ID, ev.Attempt)
 	return err
@@ -44,17 +52,12 @@ func TestRunProcessesEachEventOnce(t *testing.T) {
 		instances = 3
 		copies    = 3
 	)
-	db := newDatabase(t)
-	createEffects(t, db.Pool)
+	db := newEffectsDatabase(t)
 	hookstream := newPartner(t)
 
 	var receivers []*inbox.Inbox
 	for n := range instances {
-		pool, err := pgxpool.New(context.Background(), db.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
+		pool := testenv.NewPool(t, db.URL)
 		cfg := testConfig(t)
 		cfg.BatchSize = 4
 		cfg.PollInterval = 50 * time.Millisecond
@@ -91,20 +94,20 @@ func TestRunProcessesEachEventOnce(t *testing.T) {
 	}
 
 	testenv.Eventually(t, 30*time.Second, "every event processed", func() bool {
-		return count(t, db.Pool, `SELECT count(*) FROM webhook_inbox WHERE state = 'processed'`) == events
+		return testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM webhook_inbox WHERE state = 'processed'`) == events
 	})
 	time.Sleep(200 * time.Millisecond) // room for a wrong second application to show
 
-	if n := count(t, db.Pool, `SELECT count(*) FROM webhook_inbox`); n != events {
+	if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM webhook_inbox`); n != events {
 		t.Fatalf("%d inbox rows, want %d", n, events)
 	}
-	if n := count(t, db.Pool, `SELECT count(*) FROM effects`); n != events {
+	if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM effects`); n != events {
 		t.Fatalf("%d effects, want %d (one per event)", n, events)
 	}
-	if n := count(t, db.Pool, `SELECT count(DISTINCT event_id) FROM effects WHERE event_id = ANY($1)`, ids); n != events {
+	if n := testenv.QueryInt(t, db.Pool, `SELECT count(DISTINCT event_id) FROM effects WHERE event_id = ANY($1)`, ids); n != events {
 		t.Fatalf("effects for %d distinct events, want %d", n, events)
 	}
-	if n := count(t, db.Pool, `SELECT count(*) FROM webhook_inbox WHERE attempts <> 1 OR processed_at IS NULL`); n != 0 {
+	if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM webhook_inbox WHERE attempts <> 1 OR processed_at IS NULL`); n != 0 {
 		t.Fatalf("%d events took other than one attempt", n)
 	}
 }
@@ -112,8 +115,7 @@ func TestRunProcessesEachEventOnce(t *testing.T) {
 // A failing event is retried after a growing delay; the writes of a failed attempt, and a panic,
 // leave nothing behind; the error stays visible until success.
 func TestRunRetriesWithBackoff(t *testing.T) {
-	db := newDatabase(t)
-	createEffects(t, db.Pool)
+	db := newEffectsDatabase(t)
 	hookstream := newPartner(t)
 	cfg := testConfig(t)
 	cfg.FirstRetryDelay = 400 * time.Millisecond
@@ -157,7 +159,7 @@ func TestRunRetriesWithBackoff(t *testing.T) {
 		afterFirst.NextAttemptAt == nil || afterFirst.ProcessedAt != nil {
 		t.Fatalf("after one failure the row is %+v, want retrying with the error and a next attempt", afterFirst)
 	}
-	if n := count(t, db.Pool, `SELECT count(*) FROM effects`); n != 0 {
+	if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM effects`); n != 0 {
 		t.Fatalf("%d effects after a failed attempt, want 0: its write was not rolled back", n)
 	}
 
@@ -273,8 +275,7 @@ func derefOr(s *string) string {
 // In a batch, a failing event loses its own writes and nothing else: the others' writes and
 // processed states commit.
 func TestRunFailureRollsBackOnlyThatEvent(t *testing.T) {
-	db := newDatabase(t)
-	createEffects(t, db.Pool)
+	db := newEffectsDatabase(t)
 	hookstream := newPartner(t)
 	cfg := testConfig(t)
 	cfg.BatchSize = 3
@@ -301,11 +302,11 @@ func TestRunFailureRollsBackOnlyThatEvent(t *testing.T) {
 	}
 	testenv.Go(t, "Run", in.Run)
 	testenv.Eventually(t, 5*time.Second, "batch done", func() bool {
-		return count(t, db.Pool, `SELECT count(*) FROM webhook_inbox WHERE attempts = 1`) == 3
+		return testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM webhook_inbox WHERE attempts = 1`) == 3
 	})
 	for _, id := range ids {
 		r, _ := getRow(t, db.Pool, id)
-		effects := count(t, db.Pool, `SELECT count(*) FROM effects WHERE event_id = $1`, id)
+		effects := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM effects WHERE event_id = $1`, id)
 		switch {
 		case id == failing && (r.State != "retrying" || effects != 0 || !strings.Contains(derefOr(r.LastError), "no_such_table")):
 			t.Errorf("failing event: %s with %d effects, last_error %q; want retrying, 0 effects, the SQL error", r.State, effects, derefOr(r.LastError))
@@ -318,8 +319,7 @@ func TestRunFailureRollsBackOnlyThatEvent(t *testing.T) {
 // A Run stopped while the ProcessFunc works rolls the event back; it is not counted as an
 // attempt, another instance cannot take it while it is locked, and takes it once it is free.
 func TestRunStoppedMidProcessing(t *testing.T) {
-	db := newDatabase(t)
-	createEffects(t, db.Pool)
+	db := newEffectsDatabase(t)
 	hookstream := newPartner(t)
 	cfg := testConfig(t)
 
@@ -334,15 +334,7 @@ func TestRunStoppedMidProcessing(t *testing.T) {
 	}, cfg)
 	stopCrashing := testenv.Go(t, "Run of the stopping instance", crashing.Run)
 
-	id := outbox.NewEventID()
-	if code := hookstream.deliver(crashing, id, customerUpdated(t, id, 1)); code != http.StatusNoContent {
-		t.Fatalf("status %d", code)
-	}
-	select {
-	case <-started:
-	case <-time.After(5 * time.Second):
-		t.Fatal("event not picked up")
-	}
+	id := hookstream.deliverPickedUp(t, crashing, started)
 
 	other := newInbox(t, db.Pool, hookstream.verifier(t), applyEffect, cfg)
 	testenv.Go(t, "Run of the other instance", other.Run)
@@ -360,7 +352,7 @@ func TestRunStoppedMidProcessing(t *testing.T) {
 	if r.Attempts != 1 || r.LastError != nil {
 		t.Fatalf("row is %+v; the interrupted attempt must not count", r)
 	}
-	if n := count(t, db.Pool, `SELECT count(*) FROM effects WHERE event_id = $1`, id); n != 1 {
+	if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM effects WHERE event_id = $1`, id); n != 1 {
 		t.Fatalf("%d effects, want 1: the interrupted attempt's write must be rolled back", n)
 	}
 }
@@ -392,8 +384,7 @@ func TestRunBrokenConnectionCountsAttempts(t *testing.T) {
 
 // The inbox owns the transaction: the application cannot commit half an event.
 func TestRunTransactionCannotBeEnded(t *testing.T) {
-	db := newDatabase(t)
-	createEffects(t, db.Pool)
+	db := newEffectsDatabase(t)
 	hookstream := newPartner(t)
 	cfg := testConfig(t)
 	cfg.FirstRetryDelay, cfg.MaxRetryDelay = time.Hour, time.Hour
@@ -423,7 +414,7 @@ func TestRunTransactionCannotBeEnded(t *testing.T) {
 		r, _ := getRow(t, db.Pool, id)
 		return r.State == "retrying"
 	})
-	if n := count(t, db.Pool, `SELECT count(*) FROM effects`); n != 0 {
+	if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM effects`); n != 0 {
 		t.Fatalf("%d effects: the application committed a failed event's write", n)
 	}
 }
@@ -465,7 +456,7 @@ func TestMigrate(t *testing.T) {
 	if code := hookstream.deliver(in, id, customerUpdated(t, id, 1)); code != http.StatusNoContent {
 		t.Fatalf("status %d", code)
 	}
-	if n := count(t, db.Pool, `SELECT count(*) FROM partner_inbox WHERE id = $1`, id); n != 1 {
+	if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM partner_inbox WHERE id = $1`, id); n != 1 {
 		t.Fatalf("%d rows in partner_inbox, want 1", n)
 	}
 
@@ -534,11 +525,11 @@ func TestRunDeferredConstraintAtCommit(t *testing.T) {
 	}
 	testenv.Go(t, "Run", in.Run)
 	testenv.Eventually(t, 10*time.Second, "poison dead, others processed", func() bool {
-		return count(t, db.Pool, `SELECT count(*) FROM webhook_inbox WHERE state IN ('dead', 'processed')`) == 3
+		return testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM webhook_inbox WHERE state IN ('dead', 'processed')`) == 3
 	})
 	for _, id := range ids {
 		r, _ := getRow(t, db.Pool, id)
-		notes := count(t, db.Pool, `SELECT count(*) FROM notes WHERE event_id = $1`, id)
+		notes := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM notes WHERE event_id = $1`, id)
 		switch {
 		case id == poison && (r.State != "dead" || r.Attempts != 2 || !strings.Contains(derefOr(r.LastError), "foreign key")):
 			t.Errorf("poison event: %s after %d attempts, last_error %q; want dead after 2 with the FK error", r.State, r.Attempts, derefOr(r.LastError))

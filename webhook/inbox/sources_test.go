@@ -90,7 +90,7 @@ func TestHandlerForOtherSources(t *testing.T) {
 		t.Fatalf("hookstream event %+v", ev)
 	}
 	testenv.Eventually(t, 5*time.Second, "one processed row per source", func() bool {
-		return count(t, db.Pool, `SELECT count(*) FROM webhook_inbox WHERE id = $1 AND state = 'processed'`, id) == 2
+		return testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM webhook_inbox WHERE id = $1 AND state = 'processed'`, id) == 2
 	})
 
 	// The GitHub handler answers as ServeHTTP does.
@@ -162,8 +162,7 @@ func TestHandlerRefusesBodyConflict(t *testing.T) {
 // A copy of an event processed with a result gets that result back: what a sender that lost
 // the first answer needs. A copy of one processed without a result gets 204.
 func TestDuplicateOfFinishedEventGetsStoredResult(t *testing.T) {
-	db := newDatabase(t)
-	createEffects(t, db.Pool)
+	db := newEffectsDatabase(t)
 	hookstream := newPartner(t)
 	in := newInbox(t, db.Pool, hookstream.verifier(t), func(ctx context.Context, tx pgx.Tx, ev inbox.Event) error {
 		if err := applyEffect(ctx, tx, ev); err != nil {
@@ -195,7 +194,7 @@ func TestDuplicateOfFinishedEventGetsStoredResult(t *testing.T) {
 		t.Fatalf("copy of an event without a result: %d %q, want 204", rec.Code, rec.Body)
 	}
 	time.Sleep(200 * time.Millisecond)
-	if n := count(t, db.Pool, `SELECT count(*) FROM effects`); n != 2 {
+	if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM effects`); n != 2 {
 		t.Fatalf("%d effects, want 2: a copy was processed again", n)
 	}
 	if err := (inbox.Event{}).SetResult(json.RawMessage(`{}`)); err == nil {
@@ -290,7 +289,7 @@ func TestUnknownSource(t *testing.T) {
 	if got := testenv.Counter(t, reg, "hookstream_inbox_verification_failures_total"); got != 0 {
 		t.Errorf("unknown sources counted as %v verification failures, want 0", got)
 	}
-	if n := count(t, db.Pool, `SELECT count(*) FROM webhook_inbox`); n != 1 {
+	if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM webhook_inbox`); n != 1 {
 		t.Errorf("%d rows, want only the github event's", n)
 	}
 }

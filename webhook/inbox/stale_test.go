@@ -57,7 +57,7 @@ func TestExampleNewerVersionWins(t *testing.T) {
 			t.Fatalf("%s: customer at version %d from %s, want %d from %s", s.name, version, eventID, s.wantVersion, s.wantEvent)
 		}
 	}
-	if n := count(t, db.Pool, `SELECT count(*) FROM webhook_inbox`); n != 4 {
+	if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM webhook_inbox`); n != 4 {
 		t.Fatalf("%d inbox rows, want 4: the replay is the same event", n)
 	}
 

@@ -105,7 +105,7 @@ func TestMigrateUpgradesTableKeyedByID(t *testing.T) {
 			in := newInbox(t, db.Pool, hookstream.verifier(t), applyEffect, cfg)
 			testenv.Go(t, "Run", in.Run)
 			testenv.Eventually(t, 5*time.Second, "the pending event processed", func() bool {
-				return count(t, db.Pool, `SELECT count(*) FROM `+table+` WHERE id = $1 AND state = 'processed'`, pending) == 1
+				return testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM `+table+` WHERE id = $1 AND state = 'processed'`, pending) == 1
 			})
 			if code := hookstream.deliver(in, done, bodies[done]); code != http.StatusNoContent {
 				t.Fatalf("copy of an event processed before the upgrade: %d, want 204", code)
@@ -114,7 +114,7 @@ func TestMigrateUpgradesTableKeyedByID(t *testing.T) {
 				t.Fatalf("another body under an id stored before the upgrade: %d, want 409", code)
 			}
 			time.Sleep(100 * time.Millisecond)
-			if n := count(t, db.Pool, `SELECT count(*) FROM effects`); n != 1 {
+			if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM effects`); n != 1 {
 				t.Fatalf("%d effects, want 1 (the pending event)", n)
 			}
 		})
