@@ -14,7 +14,6 @@ package testenv
 import (
 	"context"
 	"fmt"
-	mathrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -30,8 +29,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/internal/commalist"
 	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/embeddedkafka"
+	"github.com/hookstream/hookstream/internal/localinfra"
 	"github.com/hookstream/hookstream/internal/migrations"
 	"github.com/hookstream/hookstream/internal/scratch"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -238,11 +239,7 @@ func NewKafka(t testing.TB) *Kafka {
 		k.Lane, k.Brokers = "embedded", c.Brokers()
 	default:
 		k.Lane = "real"
-		for _, b := range strings.Split(v, ",") {
-			if b = strings.TrimSpace(b); b != "" {
-				k.Brokers = append(k.Brokers, b)
-			}
-		}
+		k.Brokers = commalist.Split(v)
 		// A shared broker must not keep every test's topics: each partition holds file
 		// descriptors, and a full run would exhaust the broker's limit.
 		t.Cleanup(func() { k.deleteTopics(t) })
@@ -362,30 +359,16 @@ func FreePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// freePortPair finds a port p such that p and p+1 are free (a broker and its controller).
-//
-// The ports are taken below Linux's ephemeral range (32768-60999 by default), from which the
-// kernel picks the source ports of outgoing connections: a broker stopped and started again on
-// an ephemeral port can find it taken by a client's connection in the meantime (seen once: the
-// restarted broker's controller could not bind), while a port below that range is only ever
-// taken by a listener.
+// freePortPair finds a port p such that p and p+1 are free (a broker and its controller), below
+// the kernel's ephemeral range so that a broker restarted on it finds it free
+// (localinfra.FreePorts).
 func freePortPair(t testing.TB) int {
 	t.Helper()
-	for i := 0; i < 100; i++ {
-		p := 20000 + mathrand.IntN(12000) // [20000, 32000)
-		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err != nil {
-			continue
-		}
-		ln2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+1))
-		ln.Close()
-		if err == nil {
-			ln2.Close()
-			return p
-		}
+	p, err := localinfra.FreePorts(2)
+	if err != nil {
+		t.Fatal("testenv:", err)
 	}
-	t.Fatal("testenv: no free port pair")
-	return 0
+	return p
 }
 
 // repoRoot finds the module root from the test's working directory.
