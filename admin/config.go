@@ -8,6 +8,7 @@ import (
 
 	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/component"
+	"github.com/hookstream/hookstream/internal/durations"
 	"github.com/hookstream/hookstream/internal/secretbox"
 )
 
@@ -171,20 +172,17 @@ func (c Config) Validate() error {
 	if c.SecretKey.IsZero() {
 		errs = append(errs, errors.New("secret key is not set"))
 	}
-	for _, d := range []struct {
-		name  string
-		value time.Duration
-	}{
-		{"rotation overlap", c.RotationOverlap}, {"feed retention", c.FeedRetention},
-		{"history retention", c.HistoryRetention},
-		{"replay window", c.ReplayWindow}, {"job lease", c.JobLease},
-		{"job poll interval", c.JobPollInterval}, {"event lookup window", c.EventLookupWindow},
-		{"stream poll", c.StreamPoll}, {"stream heartbeat", c.StreamHeartbeat},
-	} {
-		if d.value <= 0 {
-			errs = append(errs, fmt.Errorf("%s %s must be positive", d.name, d.value))
-		}
-	}
+	errs = append(errs, durations.NotPositive(map[string]time.Duration{
+		"rotation overlap":    c.RotationOverlap,
+		"feed retention":      c.FeedRetention,
+		"history retention":   c.HistoryRetention,
+		"replay window":       c.ReplayWindow,
+		"job lease":           c.JobLease,
+		"job poll interval":   c.JobPollInterval,
+		"event lookup window": c.EventLookupWindow,
+		"stream poll":         c.StreamPoll,
+		"stream heartbeat":    c.StreamHeartbeat,
+	})...)
 	if c.OutboxRetention < 0 {
 		errs = append(errs, fmt.Errorf("outbox retention %s is negative", c.OutboxRetention))
 	}

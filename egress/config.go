@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"slices"
 	"time"
+
+	"github.com/hookstream/hookstream/internal/durations"
 )
 
 // Defaults from design.md section 7 (R28).
@@ -88,18 +90,11 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("allowed CIDR %s is IPv4-mapped; give the IPv4 prefix", p))
 		}
 	}
-	for _, d := range []struct {
-		name  string
-		value time.Duration
-	}{
-		{"connect timeout", c.ConnectTimeout},
-		{"TLS handshake timeout", c.TLSHandshakeTimeout},
-		{"request timeout", c.RequestTimeout},
-	} {
-		if d.value <= 0 {
-			errs = append(errs, fmt.Errorf("%s %s must be positive", d.name, d.value))
-		}
-	}
+	errs = append(errs, durations.NotPositive(map[string]time.Duration{
+		"connect timeout":       c.ConnectTimeout,
+		"TLS handshake timeout": c.TLSHandshakeTimeout,
+		"request timeout":       c.RequestTimeout,
+	})...)
 	if c.MaxResponseBytes <= 0 {
 		errs = append(errs, fmt.Errorf("max response bytes %d must be positive", c.MaxResponseBytes))
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/component"
+	"github.com/hookstream/hookstream/internal/durations"
 	"github.com/hookstream/hookstream/internal/secretbox"
 )
 
@@ -170,27 +171,20 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s must be at least 1, got %d", v.name, v.value))
 		}
 	}
-	for _, d := range []struct {
-		name  string
-		value time.Duration
-	}{
-		{"max slot wait", c.MaxSlotWait},
-		{"stall after", c.StallAfter},
-		{"max intake wait", c.MaxIntakeWait},
-		{"defer delay", c.DeferDelay},
-		{"max defer delay", c.MaxDeferDelay},
-		{"breaker cooldown", c.BreakerCooldown},
-		{"max retry after", c.MaxRetryAfter},
-		{"ordered backoff", c.OrderedBackoff},
-		{"ordered max backoff", c.OrderedMaxBackoff},
-		{"ordered max hold", c.OrderedMaxHold},
-		{"commit interval", c.CommitInterval},
-		{"shutdown grace", c.ShutdownGrace},
-	} {
-		if d.value <= 0 {
-			errs = append(errs, fmt.Errorf("%s %s must be positive", d.name, d.value))
-		}
-	}
+	errs = append(errs, durations.NotPositive(map[string]time.Duration{
+		"max slot wait":       c.MaxSlotWait,
+		"stall after":         c.StallAfter,
+		"max intake wait":     c.MaxIntakeWait,
+		"defer delay":         c.DeferDelay,
+		"max defer delay":     c.MaxDeferDelay,
+		"breaker cooldown":    c.BreakerCooldown,
+		"max retry after":     c.MaxRetryAfter,
+		"ordered backoff":     c.OrderedBackoff,
+		"ordered max backoff": c.OrderedMaxBackoff,
+		"ordered max hold":    c.OrderedMaxHold,
+		"commit interval":     c.CommitInterval,
+		"shutdown grace":      c.ShutdownGrace,
+	})...)
 	if c.BreakerFailures > recentSize {
 		errs = append(errs, fmt.Errorf("breaker failures must be at most %d (the results a circuit remembers), got %d", recentSize, c.BreakerFailures))
 	}

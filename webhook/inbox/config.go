@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hookstream/hookstream/internal/durations"
 )
 
 // PayloadValidator checks an authenticated envelope before it is stored, typically against the
@@ -122,18 +124,13 @@ func (c Config) Validate() error {
 	if c.MaxBodyBytes <= 0 {
 		bad("max body bytes %d must be positive", c.MaxBodyBytes)
 	}
-	for _, d := range []struct {
-		name  string
-		value time.Duration
-	}{
-		{"store timeout", c.StoreTimeout},
-		{"poll interval", c.PollInterval},
-		{"process timeout", c.ProcessTimeout},
-		{"first retry delay", c.FirstRetryDelay},
-	} {
-		if d.value <= 0 {
-			bad("%s %s must be positive", d.name, d.value)
-		}
+	for _, err := range durations.NotPositive(map[string]time.Duration{
+		"store timeout":     c.StoreTimeout,
+		"poll interval":     c.PollInterval,
+		"process timeout":   c.ProcessTimeout,
+		"first retry delay": c.FirstRetryDelay,
+	}) {
+		bad("%v", err)
 	}
 	if c.MaxRetryDelay < c.FirstRetryDelay {
 		bad("max retry delay %s must be at least the first retry delay %s", c.MaxRetryDelay, c.FirstRetryDelay)
