@@ -11,31 +11,50 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
 
 // FreePorts finds a port p on 127.0.0.1 such that p … p+n-1 are free, below the kernel's
-// ephemeral range (32768 and up on Linux by default). The services are stopped and started again
-// on their ports: an ephemeral port can meanwhile be taken as the source port of some client's
-// connection (the restarted service then cannot bind), while a port below that range is only
-// ever taken by a listener.
+// ephemeral range (32768 and up on Linux by default), and never hands out a port it handed out
+// before in this process. The services are stopped and started again on their ports: an
+// ephemeral port can meanwhile be taken as the source port of some client's connection (the
+// restarted service then cannot bind), while a port below that range is only ever taken by a
+// listener. And a port is free only until its service binds it: two calls made before either
+// service started could otherwise return the same port (a make chaos run once gave PostgreSQL
+// the port of the broker's controller).
 func FreePorts(n int) (int, error) {
+	handedOut.Lock()
+	defer handedOut.Unlock()
 	for range 100 {
 		p := 20000 + rand.IntN(12000-n) // [20000, 32000)
 		ok := true
 		for i := 0; i < n && ok; i++ {
+			if handedOut.ports[p+i] {
+				ok = false
+				break
+			}
 			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+i))
 			if ok = err == nil; ok {
 				l.Close()
 			}
 		}
 		if ok {
+			for i := range n {
+				handedOut.ports[p+i] = true
+			}
 			return p, nil
 		}
 	}
 	return 0, fmt.Errorf("localinfra: no run of %d free ports", n)
 }
+
+// handedOut holds the ports FreePorts returned in this process.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
 
 // KafkaLibs is where `make kafka-up` keeps the broker's jars: under HOOKSTREAM_DATA_DIR when it
 // is set, as deploy/kafka/kafka.sh does, else under the checkout's .data. Runs share them rather

@@ -30,6 +30,25 @@ func TestFreePortsCanBeBound(t *testing.T) {
 	}
 }
 
+// Ports handed out are not yet bound by their services: a later call must not return them again
+// (make chaos picks PostgreSQL's port, then the broker's pair, then every process's probe port,
+// before any of them listens).
+func TestFreePortsNeverHandsOutAPortTwice(t *testing.T) {
+	seen := map[int]bool{}
+	for range 500 {
+		p, err := FreePorts(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []int{p, p + 1} {
+			if seen[q] {
+				t.Fatalf("port %d handed out twice", q)
+			}
+			seen[q] = true
+		}
+	}
+}
+
 func TestKillWaitsUntilTheProcessIsGone(t *testing.T) {
 	cmd := exec.Command("sleep", "60")
 	if err := cmd.Start(); err != nil {
