@@ -83,11 +83,11 @@ test-embedded: pg-up chromium
 # Three Kafka brokers (deploy/kafka/kafka.sh cluster: KRaft, replication factor 3,
 # min.insync.replicas 2) on free loopback ports under .data/test-cluster, and the pipeline on
 # them as separate processes: two brokers SIGKILLed one after the other under load, and the
-# active cdc killed while a standby waits (internal/cluster, build tag cluster: it runs here,
+# active cdc killed while a standby waits (internal/testkit/cluster, build tag cluster: it runs here,
 # alone, and not in test-real's ./...). About 5 minutes; logs stay in .data/test-cluster/logs.
 test-cluster: pg-up
-	$(GO) vet -tags cluster ./internal/cluster/
-	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' $(GOTEST) -tags cluster ./internal/cluster/
+	$(GO) vet -tags cluster ./internal/testkit/cluster/
+	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' $(GOTEST) -tags cluster ./internal/testkit/cluster/
 
 # Proof under faults (docs/reliability.md): its own PostgreSQL and Kafka broker on private ports
 # under .data/chaos, every component as its own process (two of each that scales), a steady load,
@@ -102,7 +102,7 @@ CHAOS_ARGS     ?=
 chaos:
 	@mkdir -p .data/chaos-bin
 	$(GO) build -o .data/chaos-bin/hookstream ./cmd/hookstream
-	$(GO) build -o .data/chaos-bin/chaos ./internal/chaos
+	$(GO) build -o .data/chaos-bin/chaos ./bench/chaos
 	CHAOS_DURATION='$(CHAOS_DURATION)' CHAOS_RATE='$(CHAOS_RATE)' .data/chaos-bin/chaos -bin .data/chaos-bin/hookstream -repo . $(CHAOS_ARGS)
 
 # The CI size of make chaos, part of make test: 60 s at TEST_CHAOS_RATE (default 1,000, the rate

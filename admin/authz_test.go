@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 // TestAuthorizationMatrix calls every route as each kind of caller and checks the status: no

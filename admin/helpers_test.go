@@ -23,7 +23,7 @@ import (
 	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/secretbox"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/replay"
 	"github.com/hookstream/hookstream/streams"

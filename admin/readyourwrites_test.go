@@ -19,7 +19,7 @@ import (
 
 	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/endpoints"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 	"github.com/hookstream/hookstream/retrytopics"
 	"github.com/hookstream/hookstream/sender"
 	"github.com/hookstream/hookstream/streams"

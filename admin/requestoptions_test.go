@@ -13,7 +13,7 @@ import (
 	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/secretbox"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 // withProxies gives the env's guard named proxies, as HOOKSTREAM_EGRESS_PROXIES does.

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/hookstream/hookstream/egress"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 // TestEndpointURLsRefused registers the sender issue's hostile URL table as endpoint URLs, on

@@ -12,7 +12,7 @@ import (
 	"github.com/hookstream/hookstream/admin"
 	"github.com/hookstream/hookstream/adminclient"
 	"github.com/hookstream/hookstream/egress"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 const operatorToken = "operator-token-for-the-client-tests"

@@ -15,7 +15,7 @@ import (
 	"github.com/hookstream/hookstream/admin"
 	"github.com/hookstream/hookstream/adminclient"
 	"github.com/hookstream/hookstream/console"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 const operatorToken = "operator-token-for-the-console-tests"

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 // TestProxyCarriesDeliveries sends requests through a local CONNECT proxy: plain HTTP and TLS

@@ -13,7 +13,7 @@ import (
 
 	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/eventcatalog"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 	"github.com/hookstream/hookstream/outbox"
 )
 

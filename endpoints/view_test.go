@@ -12,7 +12,7 @@ import (
 
 	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/records"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 // A record of the endpoints topic the view cannot read leaves a live endpoint as it was, so its

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 func TestScheduleDefaultDelays(t *testing.T) {

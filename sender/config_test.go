@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/hookstream/hookstream/internal/secretbox"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 	"github.com/hookstream/hookstream/sender"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/hookstream/hookstream/internal/records"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 // TestDeliveriesThroughProxy: with a deployment proxy configured, deliveries go through it

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/hookstream/hookstream/endpoints"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

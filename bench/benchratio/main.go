@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hookstream/hookstream/bench/benchenv"
+	"github.com/hookstream/hookstream/internal/testkit/benchenv"
 )
 
 func main() {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookstream/hookstream/internal/harness"
+	"github.com/hookstream/hookstream/internal/testkit/harness"
 )
 
 // benchmark runs every run, mode and workload of o, then prints the report to w and writes

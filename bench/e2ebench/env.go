@@ -12,9 +12,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/hookstream/hookstream/bench/benchenv"
-	"github.com/hookstream/hookstream/internal/harness"
-	"github.com/hookstream/hookstream/internal/scratch"
+	"github.com/hookstream/hookstream/internal/testkit/benchenv"
+	"github.com/hookstream/hookstream/internal/testkit/harness"
+	"github.com/hookstream/hookstream/internal/testkit/scratch"
 )
 
 // Modes: every component its own process on the real broker, or `hookstream dev`.

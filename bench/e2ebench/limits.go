@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/hookstream/hookstream/internal/harness"
-	"github.com/hookstream/hookstream/internal/scratch"
+	"github.com/hookstream/hookstream/internal/testkit/harness"
+	"github.com/hookstream/hookstream/internal/testkit/scratch"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/webhook"
 )

@@ -45,7 +45,7 @@ import (
 	"time"
 
 	"github.com/hookstream/hookstream/internal/commalist"
-	"github.com/hookstream/hookstream/internal/harness"
+	"github.com/hookstream/hookstream/internal/testkit/harness"
 )
 
 // options are the program's flags.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 // The benchmark's core on tiny sizes, so `make bench` cannot go stale: workloads a1 and b in one

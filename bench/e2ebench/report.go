@@ -13,7 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/hookstream/hookstream/bench/benchenv"
+	"github.com/hookstream/hookstream/internal/testkit/benchenv"
 )
 
 // Figure names: the keys of result.fig. NaN means "not measured" and prints as n/a.

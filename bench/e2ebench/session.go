@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/hookstream/hookstream/internal/harness"
+	"github.com/hookstream/hookstream/internal/testkit/harness"
 )
 
 // partner is the one partner every workload's events belong to.

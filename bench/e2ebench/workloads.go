@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/hookstream/hookstream/internal/harness"
+	"github.com/hookstream/hookstream/internal/testkit/harness"
 )
 
 // compressedSchedule is workload d's retry schedule, so that a receiver that was down is

@@ -41,7 +41,7 @@ import (
 	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/embeddedkafka"
 	"github.com/hookstream/hookstream/internal/records"
-	"github.com/hookstream/hookstream/internal/scratch"
+	"github.com/hookstream/hookstream/internal/testkit/scratch"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/retrytopics"
 )

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/hookstream/hookstream/adminclient"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 	"github.com/hookstream/hookstream/webhook"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 // cli runs a command line as main does and returns its exit status, stdout and stderr.

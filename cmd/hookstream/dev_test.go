@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 // The quick start: `hookstream dev` migrates an empty database, starts embedded Kafka, and

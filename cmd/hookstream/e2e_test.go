@@ -19,7 +19,7 @@ import (
 
 	"github.com/hookstream/hookstream/adminclient"
 	"github.com/hookstream/hookstream/internal/records"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/webhook"
 )

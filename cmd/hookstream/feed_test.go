@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 // Issue 15: `hookstream feed` against `hookstream dev` reads the partner's cursor feed in log

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/hookstream/hookstream/adminclient"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 // Issue 15: `hookstream replay` over the range of deliveries that failed (a receiver answering

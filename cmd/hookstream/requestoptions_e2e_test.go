@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/hookstream/hookstream/internal/records"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 // TestDevRequestOptionsEndToEnd runs `hookstream dev` with a forward proxy: an endpoint

@@ -13,7 +13,7 @@ import (
 
 	"github.com/hookstream/hookstream/adminclient"
 	"github.com/hookstream/hookstream/internal/records"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 // Issue 14, part 3, as a partner sees it: one endpoint whose retry policy gives its event types

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/hookstream/hookstream/adminclient"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 // The quick start's seeding against hookstream dev: the receiver built on webhook/inbox stores

@@ -25,7 +25,7 @@ import (
 	"github.com/hookstream/hookstream/cdc"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/secretbox"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 	"github.com/hookstream/hookstream/internal/tracing"
 	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/webhook"

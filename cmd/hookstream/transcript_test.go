@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/hookstream/hookstream/adminclient"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 const transcriptFile = "../../docs/cli-transcript.md"

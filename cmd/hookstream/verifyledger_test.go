@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/hookstream/hookstream/internal/records"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 // verify-ledger against a real database: an event nobody received fails with status 1 and says

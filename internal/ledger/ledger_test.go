@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/hookstream/hookstream/internal/records"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 // fixture is a small installation written straight into a fresh database: two partners, three

@@ -1,5 +1,5 @@
 // Package harness is what the programs that run hookstream from the outside share: the
-// end-to-end benchmark (bench/e2ebench) and the chaos run (internal/chaos). It starts
+// end-to-end benchmark (bench/e2ebench) and the chaos run (bench/chaos). It starts
 // hookstream commands as child processes that die with their parent (Pdeathsig), waits for their
 // probes and consumer groups, calls the admin API as the operator, commits catalog-valid events
 // through outbox.Writer at a bounded rate, and receives webhooks on loopback with verifying

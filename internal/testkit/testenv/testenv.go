@@ -32,9 +32,9 @@ import (
 	"github.com/hookstream/hookstream/internal/commalist"
 	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/embeddedkafka"
-	"github.com/hookstream/hookstream/internal/localinfra"
+	"github.com/hookstream/hookstream/internal/testkit/localinfra"
 	"github.com/hookstream/hookstream/internal/migrations"
-	"github.com/hookstream/hookstream/internal/scratch"
+	"github.com/hookstream/hookstream/internal/testkit/scratch"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/outbox"
 )

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookstream/hookstream/internal/harness"
+	"github.com/hookstream/hookstream/internal/testkit/harness"
 	"github.com/hookstream/hookstream/internal/ledger"
 )
 

@@ -1,4 +1,4 @@
-// Package benchenv is what the benchmark programs share beyond internal/scratch (their fresh
+// Package benchenv is what the benchmark programs share beyond scratch (their fresh
 // databases, slot waits and random names, the same as the tests'): free ports and the median they
 // report.
 package benchenv

@@ -34,7 +34,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hookstream/hookstream/internal/harness"
+	"github.com/hookstream/hookstream/internal/testkit/harness"
 )
 
 // options are the run's flags; CHAOS_* variables give their defaults.

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookstream/hookstream/internal/harness"
+	"github.com/hookstream/hookstream/internal/testkit/harness"
 )
 
 // Infrastructure faults, beside the component kinds.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookstream/hookstream/internal/localinfra"
+	"github.com/hookstream/hookstream/internal/testkit/localinfra"
 )
 
 // infra is the run's own PostgreSQL cluster and Kafka broker: deploy/local/pg.sh and

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookstream/hookstream/internal/harness"
+	"github.com/hookstream/hookstream/internal/testkit/harness"
 	"github.com/hookstream/hookstream/internal/ledger"
 )
 

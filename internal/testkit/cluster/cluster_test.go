@@ -20,12 +20,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/hookstream/hookstream/internal/cluster"
-	"github.com/hookstream/hookstream/internal/harness"
+	"github.com/hookstream/hookstream/internal/testkit/cluster"
+	"github.com/hookstream/hookstream/internal/testkit/harness"
 	"github.com/hookstream/hookstream/internal/ledger"
 	"github.com/hookstream/hookstream/internal/records"
-	"github.com/hookstream/hookstream/internal/scratch"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/scratch"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/outbox"
 )
@@ -67,7 +67,7 @@ func TestMain(m *testing.M) {
 
 func repo(t *testing.T) string {
 	t.Helper()
-	r, err := filepath.Abs("../..")
+	r, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
 	}

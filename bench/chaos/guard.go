@@ -7,7 +7,7 @@ import (
 	"os"
 	"os/exec"
 
-	"github.com/hookstream/hookstream/internal/localinfra"
+	"github.com/hookstream/hookstream/internal/testkit/localinfra"
 )
 
 // The broker and the cluster are daemons of their scripts, so Pdeathsig cannot tie them to this

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookstream/hookstream/internal/harness"
+	"github.com/hookstream/hookstream/internal/testkit/harness"
 )
 
 // Metrics the monitor follows.

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookstream/hookstream/internal/harness"
-	"github.com/hookstream/hookstream/internal/localinfra"
+	"github.com/hookstream/hookstream/internal/testkit/harness"
+	"github.com/hookstream/hookstream/internal/testkit/localinfra"
 )
 
 // kinds are the long-running commands, in start order; each runs twice but admin.

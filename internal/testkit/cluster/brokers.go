@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/hookstream/hookstream/internal/localinfra"
+	"github.com/hookstream/hookstream/internal/testkit/localinfra"
 )
 
 // Nodes is the number of brokers of the cluster.

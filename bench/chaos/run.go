@@ -14,10 +14,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/hookstream/hookstream/internal/harness"
+	"github.com/hookstream/hookstream/internal/testkit/harness"
 	"github.com/hookstream/hookstream/internal/ledger"
-	"github.com/hookstream/hookstream/internal/localinfra"
-	"github.com/hookstream/hookstream/internal/scratch"
+	"github.com/hookstream/hookstream/internal/testkit/localinfra"
+	"github.com/hookstream/hookstream/internal/testkit/scratch"
 )
 
 // Names of the run's installation.

@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hookstream/hookstream/internal/migrations"
-	"github.com/hookstream/hookstream/internal/scratch"
-	"github.com/hookstream/hookstream/internal/testenv"
+	"github.com/hookstream/hookstream/internal/testkit/scratch"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 // A migrated scratch database holds every migration; dropping it also drops a replication slot
