@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookstream/hookstream/internal/testkit/harness"
 	"github.com/hookstream/hookstream/internal/ledger"
+	"github.com/hookstream/hookstream/internal/testkit/harness"
 )
 
 // inFlightCap bounds the requests one sender can leave out of the history: max_in_flight (64,

@@ -14,8 +14,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/hookstream/hookstream/internal/testkit/harness"
 	"github.com/hookstream/hookstream/internal/ledger"
+	"github.com/hookstream/hookstream/internal/testkit/harness"
 	"github.com/hookstream/hookstream/internal/testkit/localinfra"
 	"github.com/hookstream/hookstream/internal/testkit/scratch"
 )

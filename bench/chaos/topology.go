@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookstream/hookstream/internal/testkit/harness"
 	"github.com/hookstream/hookstream/internal/ledger"
+	"github.com/hookstream/hookstream/internal/testkit/harness"
 )
 
 // Behaviours of the receivers.

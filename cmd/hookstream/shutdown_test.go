@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookstream/hookstream/internal/testkit/harness"
 	"github.com/hookstream/hookstream/internal/secretbox"
+	"github.com/hookstream/hookstream/internal/testkit/harness"
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 

@@ -20,10 +20,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/hookstream/hookstream/internal/testkit/cluster"
-	"github.com/hookstream/hookstream/internal/testkit/harness"
 	"github.com/hookstream/hookstream/internal/ledger"
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/testkit/cluster"
+	"github.com/hookstream/hookstream/internal/testkit/harness"
 	"github.com/hookstream/hookstream/internal/testkit/scratch"
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
 	"github.com/hookstream/hookstream/internal/topics"

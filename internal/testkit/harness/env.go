@@ -12,8 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/hookstream/hookstream/internal/testkit/scratch"
 	"github.com/hookstream/hookstream/internal/secretbox"
+	"github.com/hookstream/hookstream/internal/testkit/scratch"
 )
 
 // Installation is what every process of one hookstream installation shares: its database,
