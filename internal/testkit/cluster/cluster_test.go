@@ -308,10 +308,44 @@ func (in *installation) checkEventsTopic() []*kgo.Record {
 	records, err := harness.ReadTopic(context.Background(), in.b.Addrs(), topics.For(in.prefix).Events, len(ids), 3*time.Second, drainTimeout)
 	count := harness.CountKeys(records, ids)
 	t.Logf("events topic: %s; %d events committed", count, len(ids))
+	if count.Unknown > 0 {
+		in.explainUnknown(records, ids)
+	}
 	if err != nil || !count.Exact() {
 		t.Fatalf("events topic does not hold every committed event exactly once: %s (%v)", count, err)
 	}
 	return records
+}
+
+// explainUnknown keeps the evidence of records whose event the outbox did not hold when it was
+// read: where each record sits in the topic, when it was produced, and whether the outbox holds
+// the event a few seconds later (a commit that was still in doubt when the test read the table)
+// or not at all (a record without a committed row: a loss of the outbox's promise).
+func (in *installation) explainUnknown(records []*kgo.Record, ids []string) {
+	t := in.t
+	t.Helper()
+	known := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		known[id] = true
+	}
+	time.Sleep(5 * time.Second)
+	for _, r := range records {
+		id := string(r.Key)
+		if known[id] {
+			continue
+		}
+		var occurred time.Time
+		err := in.db.Pool.QueryRow(context.Background(), `SELECT occurred_at FROM outbox_event WHERE event_id = $1`, id).Scan(&occurred)
+		switch {
+		case err == nil:
+			t.Logf("unknown %s (partition %d, offset %d, produced %s): in the outbox 5 s later (occurred_at %s): it was committed after the table was read",
+				id, r.Partition, r.Offset, r.Timestamp.UTC().Format(time.RFC3339Nano), occurred.UTC().Format(time.RFC3339Nano))
+		case errors.Is(err, pgx.ErrNoRows):
+			t.Logf("unknown %s (partition %d, offset %d, produced %s): not in the outbox 5 s later either", id, r.Partition, r.Offset, r.Timestamp.UTC().Format(time.RFC3339Nano))
+		default:
+			t.Logf("unknown %s: the outbox could not be read: %v", id, err)
+		}
+	}
 }
 
 // receipts is every request the receivers saw, for the ledger.

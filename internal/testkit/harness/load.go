@@ -180,14 +180,21 @@ func (g *Generator) runClients(ctx context.Context, body func(context.Context, *
 
 // commitTx commits size events in one transaction and logs them with its times.
 func (g *Generator) commitTx(ctx context.Context, size int, log *clientLog) error {
+	if err := ctx.Err(); err != nil {
+		return err // the load is over: no new transaction
+	}
 	ids := make([]string, 0, size)
 	start := time.Now()
-	txCtx := ctx
+	// A transaction once begun is seen through to its end, whatever becomes of ctx: cancelled
+	// mid-COMMIT, pgx would give up on a commit the server may still complete, and the load's
+	// caller would read the outbox while that event is in doubt (counted nowhere, yet published
+	// by cdc a moment later). Bounded, so a stuck server cannot hold the load.
+	limit := time.Minute
 	if g.KeepGoing { // a transaction caught in an outage must not hold its client for long
-		var cancel context.CancelFunc
-		txCtx, cancel = context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
+		limit = 10 * time.Second
 	}
+	txCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
+	defer cancel()
 	err := pgx.BeginFunc(txCtx, g.pool, func(tx pgx.Tx) error {
 		if size == 1 {
 			id, err := g.writer.Append(txCtx, tx, g.next(g.seq.Add(1)))
@@ -205,7 +212,7 @@ func (g *Generator) commitTx(ctx context.Context, size int, log *clientLog) erro
 		ids, err = g.writer.AppendAll(txCtx, tx, evs)
 		return err
 	})
-	if err != nil && g.KeepGoing && ctx.Err() == nil {
+	if err != nil && g.KeepGoing {
 		log.failed++
 		return nil
 	}
