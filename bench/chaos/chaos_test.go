@@ -3,6 +3,7 @@ package main
 import (
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -106,19 +107,25 @@ func TestJudge(t *testing.T) {
 	for _, k := range kinds {
 		faults = append(faults, faultRecord{kind: k}, faultRecord{kind: k})
 	}
+	faults = append(faults, faultRecord{kind: faultBroker, back: 6 * time.Second}, faultRecord{kind: faultPostgres, back: 7 * time.Second})
 	clean := func() *report {
-		return &report{o: o, faults: faults, goneStatus: "disabled", drain: 5 * time.Second, ledger: &ledger.Report{MaxUnrecorded: 10}}
+		return &report{o: o, faults: slices.Clone(faults), goneStatus: "disabled", drain: 5 * time.Second, ledger: &ledger.Report{MaxUnrecorded: 10}}
 	}
 	r := clean()
 	if r.judge(); len(r.failures) != 0 {
 		t.Fatalf("a clean run failed: %q", r.failures)
 	}
 	for name, spoil := range map[string]func(r *report){
-		"410 endpoint active":  func(r *report) { r.goneStatus = "active" },
-		"slow drain":           func(r *report) { r.drain = 2 * time.Minute },
-		"not drained":          func(r *report) { r.left, r.drain = 3, -1 },
-		"history not settled":  func(r *report) { r.settle = "not settled" },
-		"a kind killed once":   func(r *report) { r.faults = r.faults[1:] },
+		"410 endpoint active": func(r *report) { r.goneStatus = "active" },
+		"slow drain":          func(r *report) { r.drain = 2 * time.Minute },
+		"not drained":         func(r *report) { r.left, r.drain = 3, -1 },
+		"history not settled": func(r *report) { r.settle = "not settled" },
+		"a kind killed once":  func(r *report) { r.faults = r.faults[1:] },
+		"a kill that failed":  func(r *report) { r.faults[0].err = "no such process" },
+		"no broker outage": func(r *report) {
+			r.faults = slices.DeleteFunc(r.faults, func(f faultRecord) bool { return f.kind == faultBroker })
+		},
+		"postgres not back":    func(r *report) { r.faults[len(r.faults)-1].back = -1 },
 		"missing":              func(r *report) { r.ledger.Missing = 1 },
 		"unrecorded, no kill":  func(r *report) { r.ledger.Unrecorded = 1 },
 		"unrecorded past cap":  func(r *report) { r.ledger.Unrecorded, r.ledger.UnrecordedAtKill = 11, 11 },

@@ -20,6 +20,9 @@ const (
 	faultPostgres = "postgres" // pg_ctl -m immediate, restarted after infraDown
 )
 
+// infraKinds are the infrastructure faults every run with faults plans once each.
+var infraKinds = []string{faultBroker, faultPostgres}
+
 // infraDown is how long the broker and PostgreSQL stay down before they are started again.
 const infraDown = 5 * time.Second
 

@@ -187,13 +187,25 @@ func (r *report) judge() {
 	if r.settle != "" {
 		r.failures = append(r.failures, r.settle)
 	}
-	kills := map[string]int{}
+	if !r.o.faults {
+		return
+	}
+	// A fault counts only if it happened: a kill that failed, or an outage whose service was not
+	// taken down or not started again, proves nothing about the promises above.
+	done := map[string]int{}
 	for _, f := range r.faults {
-		kills[f.kind]++
+		if f.err == "" && (f.back >= 0 || !slices.Contains(infraKinds, f.kind)) {
+			done[f.kind]++
+		}
 	}
 	for _, k := range kinds {
-		if r.o.faults && kills[k] < 2 {
-			r.failures = append(r.failures, fmt.Sprintf("%s was killed %d times, want at least 2", k, kills[k]))
+		if done[k] < 2 {
+			r.failures = append(r.failures, fmt.Sprintf("%s was killed %d times, want at least 2", k, done[k]))
+		}
+	}
+	for _, k := range infraKinds {
+		if done[k] < 1 {
+			r.failures = append(r.failures, fmt.Sprintf("the planned %s outage did not happen (taken down and started again): %d of 1", k, done[k]))
 		}
 	}
 }
