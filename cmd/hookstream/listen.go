@@ -205,7 +205,11 @@ func (l *listener) stream(ctx context.Context) (got bool, err error) {
 		if m.Event == "error" {
 			var body adminclient.Problem
 			_ = json.Unmarshal(m.Data, &body)
-			return true, &adminclient.APIError{Status: http.StatusGone, Problem: body}
+			status := http.StatusGone // what the first servers sent without a status
+			if body.Status >= 400 {
+				status = body.Status // 401 when the stream's key was revoked
+			}
+			return true, &adminclient.APIError{Status: status, Problem: body}
 		}
 		if m.Data != nil {
 			l.forward(ctx, m.Data)
