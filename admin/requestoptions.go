@@ -420,6 +420,9 @@ func (a *API) checkEgressProxy(p *problems, name string) string {
 // checkTokenURL applies the egress guard's registration policy to an OAuth token URL: the
 // token is fetched through the guard like the webhook is sent.
 func (a *API) checkTokenURL(ctx context.Context, raw string) *apiError {
+	if e := urlControls("auth.token_url", raw); e != nil {
+		return e
+	}
 	e := a.checkURL(ctx, raw)
 	if e != nil {
 		e.Message = "auth.token_url: " + strings.TrimPrefix(e.Message, "url ")

@@ -1124,7 +1124,7 @@ type EndpointCreate struct {
 	RetryPolicy     *RetryPolicy                 `json:"retry_policy,omitempty"`
 	SchemaVersion   *EndpointCreateSchemaVersion `json:"schema_version,omitempty"`
 
-	// URL HTTPS URL accepted by the egress policy (R26)
+	// URL HTTPS URL accepted by the egress policy (R26), without control or bidi-control characters (percent-encode them)
 	URL string `json:"url"`
 }
 
