@@ -984,7 +984,7 @@ type ClientCertificate struct {
 	Subject           string `json:"subject"`
 }
 
-// ClientCertificateRequest A client certificate for mTLS, offered whenever the receiver asks for one. Only CERTIFICATE blocks are accepted in certificate_pem (a key there is refused, never stored); the key must belong to the leaf, the leaf must not have expired. The key is write-only: sealed like signing secrets and never returned.
+// ClientCertificateRequest A client certificate for mTLS, offered whenever the receiver asks for one. Every block of certificate_pem must be a CERTIFICATE block that parses as an X.509 certificate (a private key there, whatever its label, is refused with 422, never stored); private_key_pem must parse as a private key (PKCS #8, PKCS #1 or SEC 1); the key must belong to the leaf, the leaf must not have expired. The key is write-only: sealed like signing secrets and never returned.
 type ClientCertificateRequest struct {
 	// CertificatePem PEM certificate chain, leaf first
 	CertificatePem string `json:"certificate_pem"`
@@ -1103,7 +1103,7 @@ type EndpointCreate struct {
 	// Auth Authentication to the receiver. Its secret (value, password or client_secret; 8 to 4096 printable ASCII bytes) is write-only: sealed with AES-256-GCM under the processes' key like signing secrets, never returned, not even by this request, and redacted by value from the delivery evidence and the logs. A whole object replaces the previous one.
 	Auth *AuthRequest `json:"auth,omitempty"`
 
-	// ClientCertificate A client certificate for mTLS, offered whenever the receiver asks for one. Only CERTIFICATE blocks are accepted in certificate_pem (a key there is refused, never stored); the key must belong to the leaf, the leaf must not have expired. The key is write-only: sealed like signing secrets and never returned.
+	// ClientCertificate A client certificate for mTLS, offered whenever the receiver asks for one. Every block of certificate_pem must be a CERTIFICATE block that parses as an X.509 certificate (a private key there, whatever its label, is refused with 422, never stored); private_key_pem must parse as a private key (PKCS #8, PKCS #1 or SEC 1); the key must belong to the leaf, the leaf must not have expired. The key is write-only: sealed like signing secrets and never returned.
 	ClientCertificate *ClientCertificateRequest `json:"client_certificate,omitempty"`
 	Description       *string                   `json:"description,omitempty"`
 
