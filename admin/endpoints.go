@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/jackc/pgx/v5"
 
@@ -223,8 +224,12 @@ func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) e
 }
 
 // checkURL applies the egress guard's registration policy (R26). A refusal is the client's
-// problem (422, naming the rule), never a server fault.
+// problem (422, naming the rule), never a server fault. A URL with control characters is refused
+// before, as a validation failure of the field url (urlControls).
 func (a *API) checkURL(ctx context.Context, raw string) *apiError {
+	if e := urlControls("url", raw); e != nil {
+		return e
+	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	err := a.guard.CheckURL(ctx, raw)
@@ -238,6 +243,25 @@ func (a *API) checkURL(ctx context.Context, raw string) *apiError {
 	}
 	return &apiError{Status: http.StatusUnprocessableEntity, Code: CodeURLRefused, Rule: egress.RuleURL,
 		Message: "url could not be checked: " + err.Error()}
+}
+
+// urlControls refuses a URL holding a control character (C0, DEL, C1) or a Unicode bidi control
+// (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C): such a URL is shown to operators and
+// partners in terminals and pages, where the first are obeyed and the second reorder what is
+// read, so the URL shown would not be the URL called. Percent-encoded, they are ordinary text.
+func urlControls(field, raw string) *apiError {
+	for _, r := range raw {
+		if unicode.IsControl(r) || isBidiControl(r) {
+			var p problems
+			p.add(field, "must not contain control or bidirectional-text characters (found U+%04X); percent-encode it", r)
+			return p.err()
+		}
+	}
+	return nil
+}
+
+func isBidiControl(r rune) bool {
+	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
 }
 
 // eventTypePrefix is a wildcard subscription's prefix: dotted lowercase words.

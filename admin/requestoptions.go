@@ -346,9 +346,10 @@ func (a *API) checkAuth(p *problems, eid string, req authRequest) *records.Auth 
 	return out
 }
 
-// checkClientCertificate validates a certificate and its key and seals the key. Only the
-// CERTIFICATE blocks are kept, so a key pasted into certificate_pem is refused, never stored
-// in the clear.
+// checkClientCertificate validates a certificate and its key and seals the key. Every block of
+// certificate_pem must parse as an X.509 certificate, whatever its label, so a key pasted there
+// (relabelled or not) is refused, never stored in the clear; private_key_pem must parse as a
+// private key.
 func (a *API) checkClientCertificate(p *problems, eid string, req clientCertificateRequest) *records.ClientCertificate {
 	if len(req.CertificatePEM) > maxCertificatesBytes {
 		p.add("client_certificate.certificate_pem", "is longer than %d bytes", maxCertificatesBytes)
@@ -366,8 +367,17 @@ func (a *API) checkClientCertificate(p *problems, eid string, req clientCertific
 		if b == nil {
 			break
 		}
+		if isPrivateKey(b.Bytes) {
+			// Said before the label: a key is a key, whatever it is labelled.
+			p.add("client_certificate.certificate_pem", "holds a private key (in a %s block); give only certificates (the key goes in private_key_pem)", truncateField(b.Type))
+			return nil
+		}
 		if b.Type != "CERTIFICATE" {
 			p.add("client_certificate.certificate_pem", "holds a %s block; give only CERTIFICATE blocks (the key goes in private_key_pem)", truncateField(b.Type))
+			return nil
+		}
+		if _, err := x509.ParseCertificate(b.Bytes); err != nil {
+			p.add("client_certificate.certificate_pem", "holds a CERTIFICATE block that cannot be read as an X.509 certificate")
 			return nil
 		}
 		certs = append(certs, pem.EncodeToMemory(&pem.Block{Type: b.Type, Bytes: b.Bytes})...)
@@ -378,6 +388,9 @@ func (a *API) checkClientCertificate(p *problems, eid string, req clientCertific
 	}
 	if kb, _ := pem.Decode([]byte(req.PrivateKeyPEM)); kb == nil || !strings.HasSuffix(kb.Type, "PRIVATE KEY") || kb.Headers["Proc-Type"] != "" {
 		p.add("client_certificate.private_key_pem", "is required: an unencrypted PEM private key (PKCS #8, PKCS #1 or SEC 1)")
+		return nil
+	} else if !isPrivateKey(kb.Bytes) {
+		p.add("client_certificate.private_key_pem", "holds a %s block that is not a private key (PKCS #8, PKCS #1 or SEC 1)", truncateField(kb.Type))
 		return nil
 	}
 	pair, err := tls.X509KeyPair(certs, []byte(req.PrivateKeyPEM))
@@ -420,11 +433,27 @@ func (a *API) checkEgressProxy(p *problems, name string) string {
 // checkTokenURL applies the egress guard's registration policy to an OAuth token URL: the
 // token is fetched through the guard like the webhook is sent.
 func (a *API) checkTokenURL(ctx context.Context, raw string) *apiError {
+	if e := urlControls("auth.token_url", raw); e != nil {
+		return e
+	}
 	e := a.checkURL(ctx, raw)
 	if e != nil {
 		e.Message = "auth.token_url: " + strings.TrimPrefix(e.Message, "url ")
 	}
 	return e
+}
+
+// isPrivateKey says whether der parses as a private key in any of the encodings PEM carries
+// them in (PKCS #8, PKCS #1, SEC 1).
+func isPrivateKey(der []byte) bool {
+	if _, err := x509.ParsePKCS8PrivateKey(der); err == nil {
+		return true
+	}
+	if _, err := x509.ParsePKCS1PrivateKey(der); err == nil {
+		return true
+	}
+	_, err := x509.ParseECPrivateKey(der)
+	return err == nil
 }
 
 func leafCertificate(certPEM string) (*x509.Certificate, error) {

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"net/url"
 	"strings"
 	"testing"
@@ -157,6 +158,16 @@ func (e *env) endpointRecord(id string, ok func(records.Endpoint) bool) records.
 	}
 }
 
+// relabel is the first PEM block of b under another label.
+func relabel(t *testing.T, b []byte, label string) string {
+	t.Helper()
+	block, _ := pem.Decode(b)
+	if block == nil {
+		t.Fatal("no PEM block")
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: label, Bytes: block.Bytes}))
+}
+
 // TestRequestOptionsRefused: each bad option is refused with 422 naming the field, and
 // nothing is created.
 func TestRequestOptionsRefused(t *testing.T) {
@@ -165,6 +176,7 @@ func TestRequestOptionsRefused(t *testing.T) {
 	ca := testenv.NewCA(t, "partner CA")
 	cert := ca.Client(t, "hookstream-at-acme")
 	otherKey := ca.Client(t, "someone-else").KeyPEM
+	keyBase64 := strings.Split(string(cert.KeyPEM), "\n")[1] // a line of the key's body
 	auth := func(kv ...any) map[string]any {
 		m := map[string]any{}
 		for i := 0; i < len(kv); i += 2 {
@@ -205,6 +217,14 @@ func TestRequestOptionsRefused(t *testing.T) {
 			"client_secret", testClientSecret)}},
 		{"key in the certificate field", "client_certificate.certificate_pem", map[string]any{"client_certificate": map[string]string{
 			"certificate_pem": string(cert.CertPEM) + string(cert.KeyPEM), "private_key_pem": string(cert.KeyPEM)}}},
+		{"key relabelled CERTIFICATE after the certificate", "client_certificate.certificate_pem: holds a private key", map[string]any{"client_certificate": map[string]string{
+			"certificate_pem": string(cert.CertPEM) + relabel(t, cert.KeyPEM, "CERTIFICATE"), "private_key_pem": string(cert.KeyPEM)}}},
+		{"key relabelled CERTIFICATE alone", "client_certificate.certificate_pem: holds a private key", map[string]any{"client_certificate": map[string]string{
+			"certificate_pem": relabel(t, cert.KeyPEM, "CERTIFICATE"), "private_key_pem": string(cert.KeyPEM)}}},
+		{"not a certificate in a CERTIFICATE block", "client_certificate.certificate_pem: holds a CERTIFICATE block that cannot be read", map[string]any{"client_certificate": map[string]string{
+			"certificate_pem": string(cert.CertPEM) + "-----BEGIN CERTIFICATE-----\naGVsbG8gd29ybGQ=\n-----END CERTIFICATE-----\n", "private_key_pem": string(cert.KeyPEM)}}},
+		{"certificate relabelled PRIVATE KEY", "client_certificate.private_key_pem: holds a PRIVATE KEY block that is not a private key", map[string]any{"client_certificate": map[string]string{
+			"certificate_pem": string(cert.CertPEM), "private_key_pem": relabel(t, cert.CertPEM, "PRIVATE KEY")}}},
 		{"no certificate", "client_certificate.certificate_pem", map[string]any{"client_certificate": map[string]string{
 			"certificate_pem": "not pem", "private_key_pem": string(cert.KeyPEM)}}},
 		{"no key", "client_certificate.private_key_pem", map[string]any{"client_certificate": map[string]string{
@@ -224,7 +244,7 @@ func TestRequestOptionsRefused(t *testing.T) {
 				t.Fatalf("POST = %s, want 422 naming %s", r, tt.field)
 			}
 			if strings.Contains(string(r.Body), testClientSecret) || strings.Contains(string(r.Body), testPassword) ||
-				strings.Contains(string(r.Body), "PRIVATE KEY-----\n") {
+				strings.Contains(string(r.Body), "PRIVATE KEY-----\n") || strings.Contains(string(r.Body), keyBase64) {
 				t.Fatalf("the refusal repeats a secret: %s", r)
 			}
 		})

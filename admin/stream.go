@@ -24,9 +24,14 @@ import (
 //
 // Refusals (a bad cursor, a cursor past the retention) are answered before the stream starts,
 // with the JSON error of every route. A fault once it has started ends it with an `error` event
-// when the cursor can no longer be served (410), or silently when a dependency failed, so the
+// when the cursor can no longer be served (410) or the partner key it was opened with no longer
+// verifies (401: revoked, or its partner deleted), or silently when a dependency failed, so the
 // client reconnects from its last id.
-func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, _ caller) error {
+//
+// The key is checked again before every batch of records is sent and every
+// streamCredentialRecheck while the stream is idle, so a revoked key gets no event committed
+// after its revocation, as every other call with it answers 401 (R36).
+func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) error {
 	pid := r.PathValue("pid")
 	q := r.URL.Query()
 	types, e := feedTypes(q)
@@ -62,6 +67,14 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, _ caller) err
 
 	poll := time.NewTicker(a.cfg.StreamPoll)
 	defer poll.Stop()
+	verified := time.Now()
+	live := func() error {
+		err := a.credentialLive(ctx, c)
+		if err == nil {
+			verified = time.Now()
+		}
+		return err
+	}
 	for s.err == nil {
 		select {
 		case <-ctx.Done():
@@ -70,10 +83,25 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, _ caller) err
 			return nil
 		case <-poll.C:
 		}
-		next, err := a.streamStep(ctx, s, pid, types, p, n, from)
-		if errors.Is(err, eventlog.ErrOffsetExpired) {
-			gone := expiredCursor(a)
-			body, _ := json.Marshal(gone.problem(w.Header().Get(RequestIDHeader)))
+		var (
+			next int64
+			err  error
+		)
+		if time.Since(verified) >= streamCredentialRecheck {
+			err = live()
+		}
+		if err == nil {
+			next, err = a.streamStep(ctx, s, live, pid, types, p, n, from)
+		}
+		var end *apiError
+		switch {
+		case errors.Is(err, eventlog.ErrOffsetExpired):
+			end = expiredCursor(a)
+		case errors.Is(err, errCredentialRevoked):
+			end = errorf(http.StatusUnauthorized, CodeUnauthorized, "the API key this stream was opened with was revoked; the stream ends")
+		}
+		if end != nil {
+			body, _ := json.Marshal(end.problem(w.Header().Get(RequestIDHeader)))
 			s.message("", "error", body)
 			s.flush()
 			return nil
@@ -96,12 +124,42 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, _ caller) err
 	return nil // the client went away
 }
 
+// streamCredentialRecheck is how long an idle stream goes at most without checking that its
+// partner key still verifies; a stream about to send records checks it first in any case.
+const streamCredentialRecheck = 5 * time.Second
+
+// errCredentialRevoked ends a stream whose partner key no longer verifies.
+var errCredentialRevoked = errors.New("admin: the stream's partner key no longer verifies")
+
+// credentialLive says whether c may still read its stream: the operator token is configuration
+// and stays valid for the life of the process; a partner key must be unrevoked and exist (keys
+// are deleted with their partner). One primary-key lookup.
+func (a *API) credentialLive(ctx context.Context, c caller) error {
+	if c.operator {
+		return nil
+	}
+	var live bool
+	err := a.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM partner_api_key
+		WHERE id = $1 AND partner_id = $2 AND revoked_at IS NULL)`, c.keyID, c.partnerID).Scan(&live)
+	if err != nil {
+		return fmt.Errorf("admin: check the stream's partner key: %w", err)
+	}
+	if !live {
+		return errCredentialRevoked
+	}
+	return nil
+}
+
 // streamStep sends the partner's events between from and the end of the committed log now, at
 // most MaxFeedScan records at a time so the reader slot is shared with feed pages, and returns
-// the offset after the last record examined.
-func (a *API) streamStep(ctx context.Context, s *eventStream, pid string, types []string, p, n int32, from int64) (int64, error) {
+// the offset after the last record examined. live is asked before any record is read: a stream
+// whose credential no longer verifies sends nothing more.
+func (a *API) streamStep(ctx context.Context, s *eventStream, live func() error, pid string, types []string, p, n int32, from int64) (int64, error) {
 	_, end, err := a.events.Bounds(ctx, p)
 	if err != nil || from >= end {
+		return from, err
+	}
+	if err := live(); err != nil {
 		return from, err
 	}
 	release, err := a.events.Acquire(ctx)

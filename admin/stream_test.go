@@ -3,6 +3,9 @@ package admin
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -156,5 +159,66 @@ func TestEventStream(t *testing.T) {
 	}
 	if got := e.do(key, "GET", "/v1/partners/"+mine+"/events/stream?after=x", nil); !strings.Contains(string(got.Body), "cursor is not a cursor of this list") {
 		t.Errorf("a bad cursor's error does not say what is wrong: %s", got)
+	}
+}
+
+// R36: a revoked key loses its open stream too. The key is revoked through the API while the
+// stream is open; the next event committed for the partner is not sent, and the stream ends with
+// an `error` event whose problem says the key was revoked.
+func TestEventStreamEndsWhenItsKeyIsRevoked(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.StreamPoll = 20 * time.Millisecond; c.StreamHeartbeat = 100 * time.Millisecond })
+	srv := httptest.NewServer(e.api.Handler())
+	t.Cleanup(srv.Close)
+	t.Cleanup(e.api.EndStreams)
+	parts := int32(e.Kafka.TopicConfig().Partitions)
+	pid := partnersInPartition("revoked", 1, parts)[0]
+	e.partner(pid)
+	var k createdAPIKey
+	e.must(201, operatorToken, "POST", "/v1/partners/"+pid+"/api-keys", nil).json(t, &k)
+
+	stream := openStream(t, srv, k.Key, pid, "", "")
+	first := testEnvelope(pid, "customer.created", 1)
+	e.produceEvents([]*kgo.Record{envelopeRecord(e.Names.Events, parts, first, 1, time.Now())})
+	if _, env := nextEvent(t, stream, 10*time.Second); env.EventID != first.EventID {
+		t.Fatalf("the stream sent %s, want %s", env.EventID, first.EventID)
+	}
+
+	e.must(204, operatorToken, "DELETE", "/v1/partners/"+pid+"/api-keys/"+k.ID, nil)
+	after := testEnvelope(pid, "customer.created", 2)
+	e.produceEvents([]*kgo.Record{envelopeRecord(e.Names.Events, parts, after, 2, time.Now())})
+
+	ended := make(chan error, 1)
+	var last adminclient.StreamMessage
+	go func() {
+		for {
+			m, err := stream.Next()
+			if err != nil {
+				ended <- err
+				return
+			}
+			if m.Data != nil {
+				last = m
+				if m.Event != "error" {
+					ended <- fmt.Errorf("the stream sent an event committed after its key was revoked: %s", m.Data)
+					return
+				}
+			}
+		}
+	}()
+	select {
+	case err := <-ended:
+		if !errors.Is(err, io.EOF) {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream of a revoked key is still open")
+	}
+	var problem errorBody
+	if last.Event != "error" || json.Unmarshal(last.Data, &problem) != nil || problem.Status != 401 ||
+		problem.Code != CodeUnauthorized || !strings.Contains(problem.Detail, "revoked") {
+		t.Fatalf("the stream of a revoked key ended with %q %s, want an error event with a 401 problem saying the key was revoked", last.Event, last.Data)
+	}
+	if r := e.do(k.Key, "GET", "/v1/partners/"+pid+"/events/stream", nil); r.Status != 401 {
+		t.Fatalf("a revoked key reopened its stream: %s", r)
 	}
 }

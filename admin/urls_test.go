@@ -91,3 +91,45 @@ func TestEndpointURLsRefused(t *testing.T) {
 	}
 	e.must(201, key, "POST", "/v1/partners/acme/endpoints", map[string]any{"url": "https://hooks.example.com:8443/in?x=1", "event_types": []string{"*"}})
 }
+
+// TestEndpointURLControlCharactersRefused: a URL holding a control character or a bidi control
+// (which a terminal obeys, or which reorders the URL as shown) is refused as a validation failure
+// naming its field, on creation and on change, the OAuth token URL too; percent-encoded, the
+// same characters are an ordinary URL.
+func TestEndpointURLControlCharactersRefused(t *testing.T) {
+	e := newEnv(t)
+	key := e.partner("acme")
+	ep := e.endpoint("acme")
+	for _, bad := range []string{
+		"https://hooks.example.com/in/\u202egpj.exe",
+		"https://hooks.example.com/in?x=\u2066a\u2069",
+		"https://hooks.example.com/\u200fin",
+		"https://hooks.example.com/\u061cin",
+		"https://hooks.example.com/in\x1b]0;PWNED\x07",
+		"https://hooks.example.com/in\u009b31m",
+		"https://hooks.example.com/in\x7f",
+	} {
+		for _, req := range []struct {
+			method, path, field string
+			body                map[string]any
+		}{
+			{"POST", "/v1/partners/acme/endpoints", "url", map[string]any{"url": bad, "event_types": []string{"*"}}},
+			{"PATCH", "/v1/partners/acme/endpoints/" + ep.ID, "url", map[string]any{"url": bad}},
+			{"PATCH", "/v1/partners/acme/endpoints/" + ep.ID, "auth.token_url", map[string]any{"auth": map[string]any{
+				"type": "oauth2", "token_url": bad, "client_id": "c", "client_secret": testClientSecret}}},
+		} {
+			r := e.do(key, req.method, req.path, req.body)
+			var eb errorBody
+			r.json(t, &eb)
+			if r.Status != 422 || eb.Code != CodeValidation || eb.Field != req.field || !strings.Contains(eb.Detail, "control") {
+				t.Errorf("%s %s with %q: %s, want 422 validation_failed naming %s", req.method, req.field, bad, r, req.field)
+			}
+		}
+	}
+	var got endpointView
+	e.must(200, key, "GET", "/v1/partners/acme/endpoints/"+ep.ID, nil).json(t, &got)
+	if got.URL != ep.URL || got.Version != ep.Version {
+		t.Errorf("refused changes altered the endpoint: %+v", got)
+	}
+	e.must(201, key, "POST", "/v1/partners/acme/endpoints", map[string]any{"url": "https://hooks.example.com/in/%E2%80%AEgpj.exe", "event_types": []string{"*"}})
+}

@@ -984,7 +984,7 @@ type ClientCertificate struct {
 	Subject           string `json:"subject"`
 }
 
-// ClientCertificateRequest A client certificate for mTLS, offered whenever the receiver asks for one. Only CERTIFICATE blocks are accepted in certificate_pem (a key there is refused, never stored); the key must belong to the leaf, the leaf must not have expired. The key is write-only: sealed like signing secrets and never returned.
+// ClientCertificateRequest A client certificate for mTLS, offered whenever the receiver asks for one. Every block of certificate_pem must be a CERTIFICATE block that parses as an X.509 certificate (a private key there, whatever its label, is refused with 422, never stored); private_key_pem must parse as a private key (PKCS #8, PKCS #1 or SEC 1); the key must belong to the leaf, the leaf must not have expired. The key is write-only: sealed like signing secrets and never returned.
 type ClientCertificateRequest struct {
 	// CertificatePem PEM certificate chain, leaf first
 	CertificatePem string `json:"certificate_pem"`
@@ -1103,7 +1103,7 @@ type EndpointCreate struct {
 	// Auth Authentication to the receiver. Its secret (value, password or client_secret; 8 to 4096 printable ASCII bytes) is write-only: sealed with AES-256-GCM under the processes' key like signing secrets, never returned, not even by this request, and redacted by value from the delivery evidence and the logs. A whole object replaces the previous one.
 	Auth *AuthRequest `json:"auth,omitempty"`
 
-	// ClientCertificate A client certificate for mTLS, offered whenever the receiver asks for one. Only CERTIFICATE blocks are accepted in certificate_pem (a key there is refused, never stored); the key must belong to the leaf, the leaf must not have expired. The key is write-only: sealed like signing secrets and never returned.
+	// ClientCertificate A client certificate for mTLS, offered whenever the receiver asks for one. Every block of certificate_pem must be a CERTIFICATE block that parses as an X.509 certificate (a private key there, whatever its label, is refused with 422, never stored); private_key_pem must parse as a private key (PKCS #8, PKCS #1 or SEC 1); the key must belong to the leaf, the leaf must not have expired. The key is write-only: sealed like signing secrets and never returned.
 	ClientCertificate *ClientCertificateRequest `json:"client_certificate,omitempty"`
 	Description       *string                   `json:"description,omitempty"`
 
@@ -1124,7 +1124,7 @@ type EndpointCreate struct {
 	RetryPolicy     *RetryPolicy                 `json:"retry_policy,omitempty"`
 	SchemaVersion   *EndpointCreateSchemaVersion `json:"schema_version,omitempty"`
 
-	// URL HTTPS URL accepted by the egress policy (R26)
+	// URL HTTPS URL accepted by the egress policy (R26), without control or bidi-control characters (percent-encode them)
 	URL string `json:"url"`
 }
 
@@ -2921,7 +2921,7 @@ type ClientInterface interface {
 
 	// StreamEvents The cursor feed as it happens: the partner's events in server-sent events (hookstream listen)
 	//
-	// The partner's events, in log order, from the same partition, scope and cursors as the cursor feed. Each event is one SSE message: `id` is the feed cursor after the event, `event` its type, `data` its envelope (a line of the envelope per `data` field). A message with only an `id` moves the cursor past records the partner does not see; a comment (`: heartbeat`) comes whenever the stream was silent for 15 seconds. Reconnect with `Last-Event-ID` (or `?after=`) set to the last id received to resume with no gap and no duplicate; without either the stream starts at the end of the log. A cursor that stops being servable while streaming (past the retention) ends the stream with an `error` message carrying the error body; a fault of a dependency ends it without one, and the client reconnects from its last id.
+	// The partner's events, in log order, from the same partition, scope and cursors as the cursor feed. Each event is one SSE message: `id` is the feed cursor after the event, `event` its type, `data` its envelope (a line of the envelope per `data` field). A message with only an `id` moves the cursor past records the partner does not see; a comment (`: heartbeat`) comes whenever the stream was silent for 15 seconds. Reconnect with `Last-Event-ID` (or `?after=`) set to the last id received to resume with no gap and no duplicate; without either the stream starts at the end of the log. A cursor that stops being servable while streaming (past the retention, 410) or a partner key that stops verifying (revoked, or its partner deleted, 401: the key is checked again before each batch of events and every 5 seconds while idle, so no event committed after the revocation is sent) ends the stream with an `error` message carrying the error body; a fault of a dependency ends it without one, and the client reconnects from its last id.
 	//
 	// Corresponds with GET /v1/partners/{pid}/events/stream (the `StreamEvents` operationId).
 	StreamEvents(ctx context.Context, pid Pid, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3609,7 +3609,7 @@ func (c *Client) ListEvents(ctx context.Context, pid Pid, params *ListEventsPara
 
 // StreamEvents The cursor feed as it happens: the partner's events in server-sent events (hookstream listen)
 //
-// The partner's events, in log order, from the same partition, scope and cursors as the cursor feed. Each event is one SSE message: `id` is the feed cursor after the event, `event` its type, `data` its envelope (a line of the envelope per `data` field). A message with only an `id` moves the cursor past records the partner does not see; a comment (`: heartbeat`) comes whenever the stream was silent for 15 seconds. Reconnect with `Last-Event-ID` (or `?after=`) set to the last id received to resume with no gap and no duplicate; without either the stream starts at the end of the log. A cursor that stops being servable while streaming (past the retention) ends the stream with an `error` message carrying the error body; a fault of a dependency ends it without one, and the client reconnects from its last id.
+// The partner's events, in log order, from the same partition, scope and cursors as the cursor feed. Each event is one SSE message: `id` is the feed cursor after the event, `event` its type, `data` its envelope (a line of the envelope per `data` field). A message with only an `id` moves the cursor past records the partner does not see; a comment (`: heartbeat`) comes whenever the stream was silent for 15 seconds. Reconnect with `Last-Event-ID` (or `?after=`) set to the last id received to resume with no gap and no duplicate; without either the stream starts at the end of the log. A cursor that stops being servable while streaming (past the retention, 410) or a partner key that stops verifying (revoked, or its partner deleted, 401: the key is checked again before each batch of events and every 5 seconds while idle, so no event committed after the revocation is sent) ends the stream with an `error` message carrying the error body; a fault of a dependency ends it without one, and the client reconnects from its last id.
 //
 // Corresponds with GET /v1/partners/{pid}/events/stream (the `StreamEvents` operationId).
 func (c *Client) StreamEvents(ctx context.Context, pid Pid, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5937,7 +5937,7 @@ type ClientWithResponsesInterface interface {
 
 	// StreamEventsWithResponse The cursor feed as it happens: the partner's events in server-sent events (hookstream listen)
 	//
-	// The partner's events, in log order, from the same partition, scope and cursors as the cursor feed. Each event is one SSE message: `id` is the feed cursor after the event, `event` its type, `data` its envelope (a line of the envelope per `data` field). A message with only an `id` moves the cursor past records the partner does not see; a comment (`: heartbeat`) comes whenever the stream was silent for 15 seconds. Reconnect with `Last-Event-ID` (or `?after=`) set to the last id received to resume with no gap and no duplicate; without either the stream starts at the end of the log. A cursor that stops being servable while streaming (past the retention) ends the stream with an `error` message carrying the error body; a fault of a dependency ends it without one, and the client reconnects from its last id.
+	// The partner's events, in log order, from the same partition, scope and cursors as the cursor feed. Each event is one SSE message: `id` is the feed cursor after the event, `event` its type, `data` its envelope (a line of the envelope per `data` field). A message with only an `id` moves the cursor past records the partner does not see; a comment (`: heartbeat`) comes whenever the stream was silent for 15 seconds. Reconnect with `Last-Event-ID` (or `?after=`) set to the last id received to resume with no gap and no duplicate; without either the stream starts at the end of the log. A cursor that stops being servable while streaming (past the retention, 410) or a partner key that stops verifying (revoked, or its partner deleted, 401: the key is checked again before each batch of events and every 5 seconds while idle, so no event committed after the revocation is sent) ends the stream with an `error` message carrying the error body; a fault of a dependency ends it without one, and the client reconnects from its last id.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8948,7 +8948,7 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, pid Pi
 
 // StreamEventsWithResponse The cursor feed as it happens: the partner's events in server-sent events (hookstream listen)
 //
-// The partner's events, in log order, from the same partition, scope and cursors as the cursor feed. Each event is one SSE message: `id` is the feed cursor after the event, `event` its type, `data` its envelope (a line of the envelope per `data` field). A message with only an `id` moves the cursor past records the partner does not see; a comment (`: heartbeat`) comes whenever the stream was silent for 15 seconds. Reconnect with `Last-Event-ID` (or `?after=`) set to the last id received to resume with no gap and no duplicate; without either the stream starts at the end of the log. A cursor that stops being servable while streaming (past the retention) ends the stream with an `error` message carrying the error body; a fault of a dependency ends it without one, and the client reconnects from its last id.
+// The partner's events, in log order, from the same partition, scope and cursors as the cursor feed. Each event is one SSE message: `id` is the feed cursor after the event, `event` its type, `data` its envelope (a line of the envelope per `data` field). A message with only an `id` moves the cursor past records the partner does not see; a comment (`: heartbeat`) comes whenever the stream was silent for 15 seconds. Reconnect with `Last-Event-ID` (or `?after=`) set to the last id received to resume with no gap and no duplicate; without either the stream starts at the end of the log. A cursor that stops being servable while streaming (past the retention, 410) or a partner key that stops verifying (revoked, or its partner deleted, 401: the key is checked again before each batch of events and every 5 seconds while idle, so no event committed after the revocation is sent) ends the stream with an `error` message carrying the error body; a fault of a dependency ends it without one, and the client reconnects from its last id.
 //
 // Returns a wrapper object for the known response body format(s).
 //

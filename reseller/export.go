@@ -2,9 +2,12 @@ package reseller
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -49,12 +52,59 @@ type ExportPage struct {
 }
 
 // exportCursor is where an export stands: its range, the snapshot of its first page and the
-// last row it listed. Everything is in the cursor, so the export needs no server state.
+// last row it listed. Everything is in the cursor, so the export needs no server state; the
+// cursor is signed (encodeCursor), since its snapshot goes to PostgreSQL as it is.
 type exportCursor struct {
 	From     time.Time `json:"f"`
 	To       time.Time `json:"t"`
 	Snapshot string    `json:"s"`
 	After    int64     `json:"a"`
+}
+
+// cursorKeyLabel separates the cursor key from any other use of the secret it is derived from.
+const cursorKeyLabel = "hookstream reseller export cursor v1"
+
+// DeriveCursorKey makes Config.CursorKey from a deployment secret (hookstream dev uses its
+// HOOKSTREAM_SECRET_KEY): HMAC-SHA256 of a fixed label under the secret, so the key says
+// nothing of the secret and every instance given the same secret signs alike.
+func DeriveCursorKey(secret []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(cursorKeyLabel))
+	return m.Sum(nil)
+}
+
+// encodeCursor is base64url(JSON of cur) "." base64url(HMAC-SHA256 of the partner id and that
+// JSON): a cursor serves only the partner it was issued to, and only as issued.
+func (p *Platform) encodeCursor(pid string, cur exportCursor) string {
+	b, _ := json.Marshal(cur) // plain fields
+	return base64.RawURLEncoding.EncodeToString(b) + "." + base64.RawURLEncoding.EncodeToString(p.cursorMAC(pid, b))
+}
+
+// decodeCursor returns the cursor s stands for, or false when it is not one this platform
+// issued to pid: malformed, altered, or signed under another key.
+func (p *Platform) decodeCursor(pid, s string) (exportCursor, bool) {
+	var cur exportCursor
+	body, sig, ok := strings.Cut(s, ".")
+	if !ok {
+		return cur, false
+	}
+	b, err1 := base64.RawURLEncoding.DecodeString(body)
+	mac, err2 := base64.RawURLEncoding.DecodeString(sig)
+	if err1 != nil || err2 != nil || !hmac.Equal(mac, p.cursorMAC(pid, b)) {
+		return cur, false
+	}
+	if json.Unmarshal(b, &cur) != nil || cur.Snapshot == "" || !cur.To.After(cur.From) || cur.After < 0 {
+		return cur, false
+	}
+	return cur, true
+}
+
+func (p *Platform) cursorMAC(pid string, body []byte) []byte {
+	m := hmac.New(sha256.New, p.cursorKey)
+	m.Write([]byte(pid))
+	m.Write([]byte{0})
+	m.Write(body)
+	return m.Sum(nil)
 }
 
 // Export lists the partner's finalized usage and ledger entries recorded in [from, to), oldest
@@ -66,8 +116,8 @@ type exportCursor struct {
 func (p *Platform) Export(ctx context.Context, pid string, from, to time.Time, cursor string, limit int) (ExportPage, error) {
 	var cur exportCursor
 	if cursor != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(cursor)
-		if err != nil || json.Unmarshal(raw, &cur) != nil || cur.Snapshot == "" {
+		var ok bool
+		if cur, ok = p.decodeCursor(pid, cursor); !ok {
 			return ExportPage{}, refuse(400, CodeInvalidCursor, "cursor: not one this export issued")
 		}
 	} else {
@@ -141,8 +191,7 @@ func (p *Platform) Export(ctx context.Context, pid string, from, to time.Time, c
 	}
 	if page.HasMore {
 		cur.After = seqs[limit-1]
-		b, _ := json.Marshal(cur)
-		page.NextCursor = base64.RawURLEncoding.EncodeToString(b)
+		page.NextCursor = p.encodeCursor(pid, cur)
 	}
 	return page, nil
 }

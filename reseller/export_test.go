@@ -2,8 +2,10 @@ package reseller_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/csv"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -142,5 +144,61 @@ func TestExportIsASnapshot(t *testing.T) {
 	finalCSV := exportAll(t, c, from, to, "csv", 13, func() {})
 	if fmt.Sprint(final) != fmt.Sprint(finalCSV) {
 		t.Errorf("JSON and CSV of the same data differ:\n%q\n%q", final, finalCSV)
+	}
+}
+
+// An export cursor is the platform's signed word: a malformed one, a well-formed one the platform
+// did not sign (its snapshot chosen by the caller), one altered after signing, one of another
+// partner and one signed under another key are each refused with 400 invalid_cursor, never a 5xx
+// and never served. A platform given the same deployment secret takes the cursors of another.
+func TestExportCursorIsSigned(t *testing.T) {
+	f := newFixture(t, reseller.Config{CursorKey: reseller.DeriveCursorKey([]byte("deployment secret"))})
+	a, b := f.client("pa"), f.client("pb")
+	cus := f.customer("pa", nil)
+	for range 3 {
+		f.must(f.usage("pa", cus.ID, "1.00"))
+	}
+	from, to := time.Now().UTC().Add(-time.Hour), time.Now().UTC().Add(time.Hour)
+	var first reseller.ExportPage
+	path := fmt.Sprintf("/v1/export?from=%s&to=%s&limit=1", from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano))
+	if s, body, _ := a.do("GET", path, "", &first); s != 200 || first.NextCursor == "" {
+		t.Fatalf("first page: %d %s", s, body)
+	}
+	unsigned := func(snapshot string, after int) string {
+		doc := fmt.Sprintf(`{"f":%q,"t":%q,"s":%q,"a":%d}`, from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano), snapshot, after)
+		return base64.RawURLEncoding.EncodeToString([]byte(doc))
+	}
+	body, sig, _ := strings.Cut(first.NextCursor, ".")
+	raw, _ := base64.RawURLEncoding.DecodeString(body)
+	altered := base64.RawURLEncoding.EncodeToString([]byte(strings.Replace(string(raw), `"a":`, `"a":-`, 1))) + "." + sig
+	other := reseller.New(f.db.Pool, reseller.Config{CursorKey: reseller.DeriveCursorKey([]byte("another deployment"))})
+	foreign, err := other.Export(f.ctx, "pa", from, to, "", 1)
+	f.must(err)
+	for name, c := range map[string]struct {
+		c      *client
+		cursor string
+	}{
+		"malformed snapshot":       {a, unsigned("not a snapshot", 0)},
+		"forged snapshot":          {a, unsigned("1:1:", 0)},
+		"forged, signed with junk": {a, unsigned("1:1:", 0) + ".AAAA"},
+		"altered after signing":    {a, altered},
+		"another partner's":        {b, first.NextCursor},
+		"signed under another key": {a, foreign.NextCursor},
+		"not base64":               {a, "%%%"},
+		"empty signature":          {a, body + "."},
+	} {
+		s, resp, _ := c.c.do("GET", "/v1/export?limit=1&cursor="+url.QueryEscape(c.cursor), "", nil)
+		if s != 400 || !strings.Contains(string(resp), reseller.CodeInvalidCursor) {
+			t.Errorf("%s cursor: %d %s, want 400 %s", name, s, resp, reseller.CodeInvalidCursor)
+		}
+	}
+	var second reseller.ExportPage
+	if s, resp, _ := a.do("GET", "/v1/export?limit=1&cursor="+first.NextCursor, "", &second); s != 200 || len(second.Data) != 1 || second.Data[0].ID == first.Data[0].ID {
+		t.Fatalf("the issued cursor: %d %s", s, resp)
+	}
+	// Another instance of the same deployment (the same secret) serves the cursor.
+	same := reseller.New(f.db.Pool, reseller.Config{CursorKey: reseller.DeriveCursorKey([]byte("deployment secret"))})
+	if page, err := same.Export(f.ctx, "pa", time.Time{}, time.Time{}, second.NextCursor, 1); err != nil || len(page.Data) != 1 {
+		t.Fatalf("the cursor on another instance of the deployment: %v %+v", err, page)
 	}
 }

@@ -2,6 +2,7 @@ package reseller
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,15 +24,21 @@ type Config struct {
 	Catalog outbox.Catalog
 	// Logger gets the platform's faults; nil discards them.
 	Logger *slog.Logger
+	// CursorKey signs export cursors (HMAC-SHA256), so a cursor the platform did not issue is
+	// refused. Every instance serving the same partners must hold the same key for their
+	// cursors to work across them and across restarts: DeriveCursorKey makes one from a
+	// deployment secret. Nil: a random key, valid for the life of the process.
+	CursorKey []byte
 }
 
 // Platform is the reseller's control plane over a PostgreSQL database migrated by hookstream
 // (migration 0013 holds its tables). Every method takes the partner the caller acts for and
 // touches only that partner's rows. It is safe for concurrent use.
 type Platform struct {
-	pool   *pgxpool.Pool
-	writer outbox.Writer
-	log    *slog.Logger
+	pool      *pgxpool.Pool
+	writer    outbox.Writer
+	log       *slog.Logger
+	cursorKey []byte
 }
 
 // New returns the platform over pool.
@@ -42,7 +49,11 @@ func New(pool *pgxpool.Pool, cfg Config) *Platform {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Platform{pool: pool, writer: outbox.Writer{Catalog: cfg.Catalog}, log: cfg.Logger}
+	if len(cfg.CursorKey) == 0 {
+		cfg.CursorKey = make([]byte, 32)
+		_, _ = rand.Read(cfg.CursorKey) // crypto/rand.Read never fails (Go 1.24)
+	}
+	return &Platform{pool: pool, writer: outbox.Writer{Catalog: cfg.Catalog}, log: cfg.Logger, cursorKey: cfg.CursorKey}
 }
 
 // change runs fn in one transaction with an emit that appends an event to the outbox in the

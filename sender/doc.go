@@ -24,7 +24,8 @@
 // options: its extra headers, its authentication (a header secret, HTTP basic, or an
 // OAuth 2.0 client-credentials token, cached and fetched again once on a 401), its client
 // certificate and its proxy route, opened once per change of the endpoint record; the
-// endpoint's own secrets are redacted by value from the evidence. The outcome is
+// endpoint's own secrets are redacted by value from the evidence, in every encoding they are sent
+// or echoed in. The outcome is
 // classified by [Classify]; a retryable failure is handed to [Retrier.Schedule]; then one
 // attempt record (key delivery_id) carries the evidence, and the endpoint's circuit as the
 // result left it (Circuit, CircuitProbeAt, CircuitAt): the recorder keeps it, and the admin API

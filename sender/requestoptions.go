@@ -4,9 +4,15 @@ import (
 	"bytes"
 	"crypto/tls"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
+	"strings"
 	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/records"
@@ -115,7 +121,7 @@ func (s *Sender) openAccess(ep *records.Endpoint) (*access, error) {
 		if cerr != nil {
 			return nil, fmt.Errorf("client certificate and key do not form a pair")
 		}
-		acc.secrets = append(acc.secrets, string(key))
+		acc.secrets = append(acc.secrets, secretForms(string(key))...)
 		acc.client, err = s.routes.guard.NewClient(egress.ClientOptions{Proxy: o.EgressProxy, Certificate: &cert})
 		acc.own = true
 	} else {
@@ -130,22 +136,90 @@ func (s *Sender) openAccess(ep *records.Endpoint) (*access, error) {
 			return nil, fmt.Errorf("%s authentication secret cannot be opened (check HOOKSTREAM_SECRET_KEY): %w", a.Type, oerr)
 		}
 		secret := string(plain)
-		acc.secrets = append(acc.secrets, secret)
+		acc.secrets = append(acc.secrets, secretForms(secret)...)
 		c := &credentials{kind: a.Type}
 		switch a.Type {
 		case records.AuthHeader:
 			c.headerName, c.headerValue = http.CanonicalHeaderKey(a.HeaderName), secret
 		case records.AuthBasic:
 			c.username, c.password = a.Username, secret
-			acc.secrets = append(acc.secrets, base64.StdEncoding.EncodeToString([]byte(a.Username+":"+secret)))
+			acc.secrets = append(acc.secrets, basicCredential(a.Username, secret))
 		case records.AuthOAuth2:
 			c.tokens = s.tokenSourceFor(ep.ID, a, secret, acc.client)
+			// client_secret_basic form-encodes both parts before they are joined (oauth.go);
+			// client_secret_post sends the secret form-encoded in the body (secretForms).
+			acc.secrets = append(acc.secrets, basicCredential(a.ClientID, secret),
+				basicCredential(url.QueryEscape(a.ClientID), url.QueryEscape(secret)))
 		default:
 			return nil, fmt.Errorf("authentication type %q is not known to this sender", a.Type)
 		}
 		acc.creds = c
 	}
+	acc.secrets = longestFirst(acc.secrets)
 	return acc, nil
+}
+
+// secretForms are the forms a secret may take in an answer that echoes the request: as sent in
+// a header, form- or query-encoded as in a token request's body (and in a Basic credential of
+// client_secret_basic), path-encoded, and as JSON string escapers write it (Go's, with and
+// without HTML escaping, and those that also escape "/" or every non-ASCII character), so an
+// echo in any of them is redacted by value.
+func secretForms(s string) []string {
+	if s == "" {
+		return nil
+	}
+	forms := []string{s, url.QueryEscape(s), url.PathEscape(s), strings.ReplaceAll(url.QueryEscape(s), "+", "%20")}
+	forms = append(forms, jsonForms(s)...)
+	return forms
+}
+
+// jsonForms are s escaped as the inside of a JSON string, by the escapers echoing servers use:
+// Go's with and without HTML escaping, then those that also write "/" as "\/" (PHP) and every
+// non-ASCII character as \uXXXX (Python's default).
+func jsonForms(s string) []string {
+	var out []string
+	for _, html := range []bool{true, false} {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(html)
+		if enc.Encode(s) != nil {
+			continue
+		}
+		q := strings.TrimSuffix(b.String(), "\n")
+		out = append(out, q[1:len(q)-1])
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	slashed := strings.ReplaceAll(out[len(out)-1], "/", `\/`)
+	var ascii strings.Builder
+	for _, r := range slashed {
+		if r < utf8.RuneSelf {
+			ascii.WriteRune(r)
+			continue
+		}
+		for _, u := range utf16.Encode([]rune{r}) {
+			fmt.Fprintf(&ascii, `\u%04x`, u)
+		}
+	}
+	return append(out, slashed, ascii.String(), strings.ReplaceAll(ascii.String(), `\/`, "/"))
+}
+
+// basicCredential is the token of an HTTP Basic Authorization header.
+func basicCredential(user, password string) string {
+	return base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+}
+
+// longestFirst dedupes forms and orders them longest first, so one form that contains another
+// is replaced whole before the shorter one could cut it.
+func longestFirst(forms []string) []string {
+	slices.SortFunc(forms, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b)
+	})
+	return slices.Compact(forms)
 }
 
 // redactKnown replaces every occurrence of the endpoint's own secrets (and of the access token

@@ -394,3 +394,54 @@ func TestRequestOptionsSecretsHidden(t *testing.T) {
 		t.Fatal("the unopenable secret was not logged, so the log check proves little")
 	}
 }
+
+// TestOAuthSecretEchoedInAnyEncoding: a token endpoint that echoes its request puts the client
+// secret in the forms it travelled in (form-encoded in the body, inside the base64 of
+// client_secret_basic's credential, which form-encodes it first) and in the forms its JSON encoder
+// writes; none of them reaches the attempt's evidence.
+func TestOAuthSecretEchoedInAnyEncoding(t *testing.T) {
+	e := newEnv(t)
+	const (
+		clientID = "hookstream client/1"
+		secret   = `s3c "ret"/+&=%<é>`
+	)
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		var pairs [][]string
+		for _, kv := range strings.Split(string(raw), "&") {
+			k, v, _ := strings.Cut(kv, "=")
+			pairs = append(pairs, []string{k, v})
+		}
+		form, _ := url.ParseQuery(string(raw))
+		_, credential, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		user, pass, _ := r.BasicAuth()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": "invalid_client",
+			"fields": pairs, "decoded": form, "credential": credential, "user_pass": []string{user, pass}})
+	}))
+	t.Cleanup(echo.Close)
+	for _, method := range []string{records.ClientSecretBasic, records.ClientSecretPost} {
+		e.endpoint("ep_"+method, "p1", withOptions(records.RequestOptions{Auth: e.sealAuth("ep_"+method, records.Auth{Type: records.AuthOAuth2,
+			TokenURL: echo.URL + "/token", ClientID: clientID, ClientAuthMethod: method}, secret)}))
+	}
+	cfg := e.config()
+	cfg.Egress.AllowedPorts = append(cfg.Egress.AllowedPorts, portOf(t, echo.URL))
+	e.start(cfg)
+
+	asJSON := func(s string) string { b, _ := json.Marshal(s); return string(b[1 : len(b)-1]) }
+	escaped := url.QueryEscape(secret)
+	forbidden := []string{secret, escaped, asJSON(secret), asJSON(escaped),
+		base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(clientID) + ":" + escaped))}
+	for _, method := range []string{records.ClientSecretBasic, records.ClientSecretPost} {
+		a := e.waitAttemptOf(delivery("p1", "ep_"+method, "customer.created"))
+		if !strings.Contains(a.ResponseExcerpt, "invalid_client") || !strings.Contains(a.ResponseExcerpt, "fields") {
+			t.Fatalf("%s: the echo did not reach the evidence, so this test proves nothing: %q", method, a.ResponseExcerpt)
+		}
+		for _, s := range forbidden {
+			if strings.Contains(a.ResponseExcerpt, s) {
+				t.Errorf("%s: the client secret (as %q) is in the evidence: %s", method, s, a.ResponseExcerpt)
+			}
+		}
+	}
+}

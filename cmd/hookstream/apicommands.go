@@ -210,7 +210,10 @@ func onlyPartner(ids []string) (string, error) {
 	return "", fmt.Errorf("the deployment has several partners (%s): name one with --partner", strings.Join(ids, ", "))
 }
 
-// show prints res: its JSON body as answered, or table(w) written through a tabwriter.
+// show prints res: its JSON body as answered, or table(w) written through a tabwriter. The
+// table's partner-written values are escaped by printable where they are written; the whole
+// table is escaped again but for its layout, so a value no one thought of cannot reach the
+// terminal raw either (terminal.go).
 func (a *apiSession) show(res adminclient.Response, err error, table func(w io.Writer)) error {
 	if err := adminclient.Check(res, err); err != nil {
 		return err
@@ -218,9 +221,14 @@ func (a *apiSession) show(res adminclient.Response, err error, table func(w io.W
 	if a.json {
 		return printJSON(a.out, res.GetBody())
 	}
-	w := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+	var b bytes.Buffer
+	w := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	table(w)
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	_, err = io.WriteString(a.out, printableText(b.String()))
+	return err
 }
 
 func printJSON(out io.Writer, body []byte) error {
@@ -229,7 +237,7 @@ func printJSON(out io.Writer, body []byte) error {
 		return fmt.Errorf("the admin API answered no JSON: %w", err)
 	}
 	b.WriteByte('\n')
-	_, err := out.Write(b.Bytes())
+	_, err := out.Write(printableJSON(b.Bytes()))
 	return err
 }
 
@@ -246,7 +254,7 @@ var endpointSubcommands = []apiSubcommand{
 			return a.show(res, err, func(w io.Writer) {
 				fmt.Fprintln(w, "ID\tSTATUS\tURL\tEVENT TYPES\tFAILING SINCE")
 				for _, ep := range res.JSON200.Data {
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", ep.ID, ep.Status, ep.URL, strings.Join(ep.EventTypes, ","), timeOrDash(ep.FailingSince))
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", ep.ID, ep.Status, printable(ep.URL), printable(strings.Join(ep.EventTypes, ",")), timeOrDash(ep.FailingSince))
 				}
 				if res.JSON200.HasMore {
 					fmt.Fprintf(w, "more: --cursor %s\n", res.JSON200.NextCursor)
@@ -377,7 +385,7 @@ var deliverySubcommands = []apiSubcommand{
 			return a.show(res, err, func(w io.Writer) {
 				fmt.Fprintln(w, "DELIVERY\tEVENT\tTYPE\tSTATE\tATTEMPTS\tLAST STATUS\tUPDATED")
 				for _, d := range res.JSON200.Data {
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", d.DeliveryID, d.EventID, d.EventType, d.State, d.AttemptCount,
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", d.DeliveryID, d.EventID, printable(d.EventType), d.State, d.AttemptCount,
 						lastStatus(d.LastStatus, d.LastErrorCategory), d.UpdatedAt.UTC().Format(time.RFC3339))
 				}
 				if res.JSON200.HasMore {
@@ -392,7 +400,7 @@ var deliverySubcommands = []apiSubcommand{
 			return a.show(res, err, func(w io.Writer) {
 				d := res.JSON200
 				fmt.Fprintf(w, "delivery\t%s\nevent\t%s\t%s\nendpoint\t%s\nstate\t%s\nnext attempt\t%s\n\n",
-					d.DeliveryID, d.EventID, d.EventType, d.EndpointID, d.State, timeOrDash(d.NextAttemptAt))
+					d.DeliveryID, d.EventID, printable(d.EventType), d.EndpointID, d.State, timeOrDash(d.NextAttemptAt))
 				fmt.Fprintln(w, "ATTEMPT\tTRIGGER\tSTARTED\tSTATUS\tLATENCY")
 				for _, at := range d.Attempts {
 					latency := "-"
@@ -429,17 +437,17 @@ func printEndpoint(w io.Writer, ep adminclient.Endpoint) {
 	if ep.DisabledReason != nil {
 		reason = *ep.DisabledReason
 	}
-	fmt.Fprintf(w, "id\t%s\npartner\t%s\nurl\t%s\nstatus\t%s\ndisabled reason\t%s\nevent types\t%s\n", ep.ID, ep.PartnerID, ep.URL,
-		ep.Status, reason, strings.Join(ep.EventTypes, ","))
+	fmt.Fprintf(w, "id\t%s\npartner\t%s\nurl\t%s\nstatus\t%s\ndisabled reason\t%s\nevent types\t%s\n", ep.ID, ep.PartnerID, printable(ep.URL),
+		ep.Status, printable(reason), printable(strings.Join(ep.EventTypes, ",")))
 	fmt.Fprintf(w, "description\t%s\nmax in flight\t%d\nordered\t%t\nfailing since\t%s\nsecrets\t%s\ncreated\t%s\n",
-		ep.Description, ep.MaxInFlight, ep.Ordered, timeOrDash(ep.FailingSince), strings.Join(secrets, ", "),
+		printable(ep.Description), ep.MaxInFlight, ep.Ordered, timeOrDash(ep.FailingSince), strings.Join(secrets, ", "),
 		ep.CreatedAt.UTC().Format(time.RFC3339))
 	if ep.Filter != nil {
-		fmt.Fprintf(w, "filter\t%s\n", *ep.Filter)
+		fmt.Fprintf(w, "filter\t%s\n", printable(*ep.Filter))
 	}
 	if ep.RetryPolicy != nil {
 		p, _ := json.Marshal(ep.RetryPolicy)
-		fmt.Fprintf(w, "retry policy\t%s\n", p)
+		fmt.Fprintf(w, "retry policy\t%s\n", printable(string(p)))
 	}
 }
 

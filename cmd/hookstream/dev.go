@@ -100,7 +100,10 @@ func runDev(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	platform := reseller.New(pool, reseller.Config{Logger: log.With("component", "reseller")})
+	// Export cursors are signed with a key derived from the deployment's secret key, so they
+	// survive a restart (docs/reseller.md).
+	platform := reseller.New(pool, reseller.Config{Logger: log.With("component", "reseller"),
+		CursorKey: reseller.DeriveCursorKey([]byte(s.SecretKey))})
 	log.Info("reseller reference platform", "url", "http://"+s.ResellerAddr)
 	components := map[string]func(context.Context) error{
 		"reseller": func(ctx context.Context) error { return platform.Serve(ctx, s.ResellerAddr) },

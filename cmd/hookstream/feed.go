@@ -85,15 +85,15 @@ func (a *apiSession) printEvent(raw json.RawMessage) error {
 			return fmt.Errorf("the feed's answer: %w", err)
 		}
 		b.WriteByte('\n')
-		_, err := a.out.Write(b.Bytes())
+		_, err := a.out.Write(printableJSON(b.Bytes()))
 		return err
 	}
 	var ev adminclient.Envelope
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		return fmt.Errorf("the feed's answer: %w", err)
 	}
-	_, err := fmt.Fprintf(a.out, "%s  %-26s %s  %s/%s\n", ev.OccurredAt.UTC().Format(time.RFC3339), ev.Type, ev.EventID,
-		ev.Subject.Type, ev.Subject.ID)
+	_, err := fmt.Fprintf(a.out, "%s  %-26s %s  %s/%s\n", ev.OccurredAt.UTC().Format(time.RFC3339), printable(ev.Type), printable(ev.EventID),
+		printable(ev.Subject.Type), printable(ev.Subject.ID))
 	return err
 }
 

@@ -140,7 +140,7 @@ func (l *listener) run(ctx context.Context) error {
 		if got {
 			wait = 250 * time.Millisecond
 		}
-		fmt.Fprintf(l.out, "%s  stream lost (%v); reconnecting in %s\n", time.Now().Format("15:04:05"), err, wait)
+		fmt.Fprintf(l.out, "%s  stream lost (%s); reconnecting in %s\n", time.Now().Format("15:04:05"), printable(fmt.Sprint(err)), wait)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -205,7 +205,11 @@ func (l *listener) stream(ctx context.Context) (got bool, err error) {
 		if m.Event == "error" {
 			var body adminclient.Problem
 			_ = json.Unmarshal(m.Data, &body)
-			return true, &adminclient.APIError{Status: http.StatusGone, Problem: body}
+			status := http.StatusGone // what the first servers sent without a status
+			if body.Status >= 400 {
+				status = body.Status // 401 when the stream's key was revoked
+			}
+			return true, &adminclient.APIError{Status: status, Problem: body}
 		}
 		if m.Data != nil {
 			l.forward(ctx, m.Data)
@@ -242,7 +246,7 @@ func (l *listener) forward(ctx context.Context, body []byte) {
 	if err != nil {
 		status = "error: " + err.Error()
 	}
-	fmt.Fprintf(l.out, "%s  %-26s %s  -> %s  %.1fms\n", began.Format("15:04:05"), env.Type, env.EventID, status,
+	fmt.Fprintf(l.out, "%s  %-26s %s  -> %s  %.1fms\n", began.Format("15:04:05"), printable(env.Type), printable(env.EventID), printable(status),
 		float64(time.Since(began).Microseconds())/1000)
 }
 

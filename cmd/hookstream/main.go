@@ -111,16 +111,17 @@ func exitStatus(err error, stderr io.Writer) int {
 	case errors.Is(err, errLedgerFailed):
 		return 1
 	case errors.Is(err, errReplayJobFailed):
-		fmt.Fprintln(stderr, "hookstream:", err)
+		fmt.Fprintln(stderr, "hookstream:", printableText(err.Error()))
 		return 1
 	case errors.As(err, &usage):
 		if usage.err != nil {
-			fmt.Fprintln(stderr, "hookstream:", usage.err)
+			fmt.Fprintln(stderr, "hookstream:", printableText(usage.err.Error()))
 		}
 		fmt.Fprint(stderr, usage.help)
 		return 2
 	default:
-		fmt.Fprintln(stderr, "hookstream:", err)
+		// An error may quote the API's problem detail, which quotes what a partner wrote.
+		fmt.Fprintln(stderr, "hookstream:", printableText(err.Error()))
 		return 2
 	}
 }

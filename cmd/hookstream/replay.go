@@ -109,7 +109,7 @@ func (a *apiSession) followReplayJob(ctx context.Context, id string) error {
 			} else {
 				fmt.Fprintf(a.out, "replay job %s %s: total %d, done %d, failed %d\n", job.ID, job.State, job.Total, job.Done, job.Failed)
 				if job.Error != nil && *job.Error != "" {
-					fmt.Fprintf(a.out, "last error: %s\n", *job.Error)
+					fmt.Fprintf(a.out, "last error: %s\n", printable(*job.Error))
 				}
 			}
 			if job.State != adminclient.ReplayJobStateSucceeded {
