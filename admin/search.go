@@ -14,9 +14,7 @@ import (
 
 // errorCategories are the attempts' error categories (design.md section 7), the values of
 // ?error_category=.
-var errorCategories = []string{records.CategoryDNS, records.CategoryConnectionRefused, records.CategoryTLS,
-	records.CategoryTimeout, records.CategoryHTTPStatus, records.CategoryRedirect, records.CategoryBlockedDestination,
-	records.CategoryTenantMismatch, records.CategoryInternal}
+var errorCategories = records.ErrorCategories
 
 // searchDeliveries answers "did partner X get event Y?" and its kin: the partner's deliveries
 // across all its endpoints, newest first, by event id, endpoint, state, last error category,

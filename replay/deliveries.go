@@ -69,7 +69,8 @@ func prepareReplay(ep Endpoint, t Target, ev eventlog.Event, now time.Time) (rec
 		V: records.DeliveryVersion, DeliveryID: records.DeliveryID(ev.EventID, ep.ID),
 		EventID: ev.EventID, EndpointID: ep.ID, PartnerID: ep.PartnerID, EventType: ev.Type,
 		Trigger: records.TriggerReplay, Body: body, EventLSN: ev.LSN, CreatedAt: created.UTC(),
-		EndpointVersion: ep.Version, // read-your-writes: never sent with an older configuration
+		CommitTime:      ev.CommitTime.UTC(), // zero (omitted) when the event was read from the outbox
+		EndpointVersion: ep.Version,          // read-your-writes: never sent with an older configuration
 	}, ""
 }
 

@@ -18,6 +18,10 @@ const (
 	JobCanceled  = "canceled"
 )
 
+// finalStates are the states a job ends in: hookstream_admin_replay_jobs_finished_total exports
+// each at 0 from the start, so HookstreamReplayJobsFailing sees the first failed job.
+var finalStates = []string{JobSucceeded, JobFailed, JobCanceled}
+
 // Job sources, and the state of a log job's filter that keeps the events the endpoint never had
 // a delivery for.
 const (

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hookstream/hookstream/internal/metrics"
+	"github.com/hookstream/hookstream/internal/records"
 )
 
 // engineMetrics keep the names they had when the engine was part of the admin API (subsystem
@@ -28,6 +29,12 @@ func newMetrics(reg prometheus.Registerer) (*engineMetrics, error) {
 	}
 	for _, s := range []string{JobQueued, JobRunning} {
 		m.jobs.WithLabelValues(s)
+	}
+	for _, s := range finalStates {
+		m.jobsDone.WithLabelValues(s)
+	}
+	for _, t := range []string{records.TriggerReplay, records.TriggerTest} {
+		m.produced.WithLabelValues(t)
 	}
 	if err := set.Err(); err != nil {
 		return nil, fmt.Errorf("replay: metrics: %w", err)

@@ -42,6 +42,34 @@ const (
 	reasonRefused    = "refused"
 )
 
+// Every label value the code counts with is a series from the start, at 0: a series that appears
+// at its first count hides that count from increase(), and HookstreamDeadLettersExhausted and
+// HookstreamRetryDeadLetters would miss a single dead letter. The Scheduler (in the sender
+// process) writes retries and deferrals to every tier and dead-letters exhausted deliveries; a
+// tier consumer releases its tier and dead-letters the records it cannot read or release.
+
+// forScheduler makes the Scheduler's series of routes exist.
+func (m *retryMetrics) forScheduler(routes []tierRoute) *retryMetrics {
+	for _, r := range routes {
+		m.scheduled.WithLabelValues(r.name)
+		m.deferred.WithLabelValues(r.name)
+	}
+	m.deadLetters.WithLabelValues(reasonExhausted)
+	return m
+}
+
+// forTier makes the series of the consumer of tier r exist.
+func (m *retryMetrics) forTier(r tierRoute) *retryMetrics {
+	for _, c := range []*prometheus.CounterVec{m.released, m.aborted, m.restarts} {
+		c.WithLabelValues(r.name)
+	}
+	m.lateness.WithLabelValues(r.name)
+	for _, reason := range []string{reasonUnreadable, reasonRefused} {
+		m.deadLetters.WithLabelValues(reason)
+	}
+	return m
+}
+
 // newMetrics creates the metrics and registers them with reg. A Scheduler and the tier consumers
 // of one process share one registry (`hookstream dev`), so a collector registered already is
 // reused rather than refused.

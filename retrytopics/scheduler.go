@@ -58,7 +58,7 @@ func NewScheduler(cfg Config) (*Scheduler, error) {
 		names:  topics.For(cfg.Prefix),
 		routes: cfg.routes(),
 		cl:     cl,
-		m:      newMetrics(cfg.Registerer),
+		m:      newMetrics(cfg.Registerer).forScheduler(cfg.routes()),
 		log:    log,
 		now:    time.Now,
 	}, nil

@@ -84,7 +84,7 @@ func NewTier(cfg Config, tier string) (*Tier, error) {
 	}
 	for _, r := range cfg.routes() {
 		if r.name == tier {
-			return newTier(cfg, r, newMetrics(cfg.Registerer), cfg.instanceID()), nil
+			return newTier(cfg, r, newMetrics(cfg.Registerer).forTier(r), cfg.instanceID()), nil
 		}
 	}
 	return nil, fmt.Errorf("retrytopics: tier %q is not configured", tier)

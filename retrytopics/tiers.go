@@ -21,7 +21,7 @@ func NewTiers(cfg Config) (*Tiers, error) {
 	instance := cfg.instanceID()
 	ts := &Tiers{}
 	for _, r := range cfg.routes() {
-		ts.tiers = append(ts.tiers, newTier(cfg, r, m, instance))
+		ts.tiers = append(ts.tiers, newTier(cfg, r, m.forTier(r), instance))
 	}
 	return ts, nil
 }

@@ -150,6 +150,9 @@ func (s *Sender) attemptOnce(l *lane, part *partition, ep *records.Endpoint, d r
 		f.Retryable = retrypolicy.RetryClientErrors(ep.RetryPolicy, d.EventType, s.cfg.RetryClientErrors)
 	}
 	s.m.latency.Observe(res.latency.Seconds())
+	if res.failure == nil {
+		s.m.delivered(&d, s.now())
+	}
 	l.mu.Lock()
 	l.observe(res.latency, res.failure != nil, s.now())
 	l.mu.Unlock()

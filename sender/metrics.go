@@ -1,31 +1,40 @@
 package sender
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hookstream/hookstream/internal/metrics"
+	"github.com/hookstream/hookstream/internal/records"
 )
 
 type senderMetrics struct {
-	attempts     *prometheus.CounterVec
-	latency      prometheus.Histogram
-	inFlight     prometheus.Gauge
-	circuitsOpen prometheus.Gauge
-	deferrals    *prometheus.CounterVec
-	badRecords   prometheus.Counter
-	buffered     prometheus.Gauge
-	paused       prometheus.Gauge
-	commitErrors prometheus.Counter
-	partitions   prometheus.Gauge
+	attempts *prometheus.CounterVec
+	latency  prometheus.Histogram
+	// deliveryLatency is the time from the event's commit to the endpoint's 2xx, by trigger.
+	deliveryLatency *prometheus.HistogramVec
+	inFlight        prometheus.Gauge
+	circuitsOpen    prometheus.Gauge
+	deferrals       *prometheus.CounterVec
+	badRecords      prometheus.Counter
+	buffered        prometheus.Gauge
+	paused          prometheus.Gauge
+	commitErrors    prometheus.Counter
+	partitions      prometheus.Gauge
 	// tokenRequests counts OAuth token requests.
 	tokenRequests prometheus.Counter
 }
+
+// deliveryLatencyBuckets span 10 ms (a delivery straight through) to a day (the last retry
+// tiers): the SLO reads le="60", the dashboard le="30" too.
+var deliveryLatencyBuckets = []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 10800, 43200, 86400}
 
 func newMetrics(reg prometheus.Registerer) *senderMetrics {
 	// A sender built again in the same process (a restart inside `hookstream dev`, a test)
 	// keeps counting in the same series.
 	set := &metrics.Set{Registerer: reg, Subsystem: "sender", Shared: true}
-	return &senderMetrics{
+	m := &senderMetrics{
 		attempts: set.CounterVec("attempts_total",
 			"Attempts reported to the attempts topic, by outcome and error category (none when delivered).", "outcome", "category"),
 		latency: set.Histogram("request_duration_seconds",
@@ -42,5 +51,37 @@ func newMetrics(reg prometheus.Registerer) *senderMetrics {
 		partitions:   set.Gauge("partitions_assigned", "Deliveries partitions this sender owns."),
 		tokenRequests: set.Counter("oauth_token_requests_total",
 			"Token requests made for endpoints that authenticate with OAuth 2.0 client credentials (a cached token is not counted)."),
+		// Subsystem delivery: the one metric that spans the pipeline, observed where it ends.
+		deliveryLatency: (&metrics.Set{Registerer: reg, Subsystem: "delivery", Shared: true}).HistogramVec("latency_seconds",
+			"Time from the event's PostgreSQL commit (for test events and records without it, the delivery's creation) to the endpoint's 2xx, by trigger (initial, retry, replay, test).",
+			deliveryLatencyBuckets, "trigger"),
 	}
+	// Every label value the code counts with is a series from the start: a series that appears
+	// at its first count hides that count from increase() and rate(), so an alert on it would
+	// miss a single event (deploy/monitoring/README.md, "Series from the start").
+	m.attempts.WithLabelValues(records.OutcomeDelivered, "none")
+	for _, c := range records.ErrorCategories {
+		m.attempts.WithLabelValues(records.OutcomeRetrying, c)
+		m.attempts.WithLabelValues(records.OutcomeFailed, c)
+	}
+	for _, r := range deferReasons {
+		m.deferrals.WithLabelValues(r)
+	}
+	for _, t := range records.Triggers {
+		m.deliveryLatency.WithLabelValues(t)
+	}
+	return m
+}
+
+// delivered observes the delivery latency of d, accepted by its endpoint at now: from the
+// event's commit, or from the delivery's creation for records that do not carry it.
+func (m *senderMetrics) delivered(d *records.Delivery, now time.Time) {
+	start := d.CommitTime
+	if start.IsZero() {
+		start = d.CreatedAt
+	}
+	if start.IsZero() {
+		return // a record without either time says nothing of its latency
+	}
+	m.deliveryLatency.WithLabelValues(d.Trigger).Observe(max(now.Sub(start).Seconds(), 0))
 }

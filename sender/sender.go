@@ -30,6 +30,9 @@ const (
 	deferStaleView = "stale_view"
 )
 
+// deferReasons lists the deferral reasons: the deferrals metric exports each at 0 from the start.
+var deferReasons = []string{deferCircuitOpen, deferQueueFull, deferNotDue, deferStaleView}
+
 const (
 	// maxPollRecords bounds one poll, so intake checks the buffer caps often.
 	maxPollRecords = 500

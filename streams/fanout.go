@@ -264,6 +264,7 @@ func (f *Fanout) deliveries(r *kgo.Record) []*kgo.Record {
 			V: records.DeliveryVersion, DeliveryID: records.DeliveryID(ev.eventID, e.ID),
 			EventID: ev.eventID, EndpointID: e.ID, PartnerID: ev.partnerID, EventType: ev.eventType,
 			AttemptNo: 1, Trigger: records.TriggerInitial, Body: body, EventLSN: ev.lsn, CreatedAt: now,
+			CommitTime: ev.commitTime,
 		}
 		rec := &kgo.Record{Topic: f.names.Deliveries, Key: []byte(e.ID), Value: d.AppendJSON(nil)}
 		if f.tracer != nil {
@@ -283,6 +284,7 @@ type eventMeta struct {
 	eventID, partnerID, eventType string
 	schemaVersion                 int
 	lsn                           records.LSN
+	commitTime                    time.Time // zero when the commit_time header is missing or unreadable
 }
 
 // readEvent takes what fanout needs from an events record: its headers, checked against the
@@ -307,6 +309,8 @@ func readEvent(r *kgo.Record) (eventMeta, error) {
 				return m, fmt.Errorf("commit_lsn header: %w", err)
 			}
 			m.lsn = lsn
+		case records.HeaderCommitTime:
+			m.commitTime, _ = time.Parse(time.RFC3339Nano, string(h.Value))
 		case records.HeaderPartnerID:
 			if string(h.Value) != env.PartnerID {
 				return m, fmt.Errorf("partner_id header %q differs from the envelope's %q", h.Value, env.PartnerID)

@@ -61,6 +61,14 @@ type recorderMetrics struct {
 	pendingSkipped *prometheus.CounterVec
 }
 
+// Reasons the recorder refuses an attempt record for, the label of attempts_refused_total.
+const (
+	refusedInvalid         = "invalid"
+	refusedUnknownEndpoint = "unknown_endpoint"
+	refusedTenantMismatch  = "tenant_mismatch"
+	refusedUnstorable      = "unstorable"
+)
+
 // newRecorderMetrics makes the recorder's metrics.
 func newRecorderMetrics(reg prometheus.Registerer) (*recorderMetrics, error) {
 	set := &metrics.Set{Registerer: reg, Subsystem: "recorder"}
@@ -80,6 +88,10 @@ func newRecorderMetrics(reg prometheus.Registerer) (*recorderMetrics, error) {
 			"Pending history rows written for deliveries not attempted within the pending delay."),
 		pendingSkipped: set.CounterVec("pending_skipped_total",
 			"Deliveries records given no pending row, by reason (invalid, stale, unstorable).", "reason"),
+	}
+	// At 0 from the start, so HookstreamTenantMismatch and HookstreamRecorderRefusals see the first.
+	for _, reason := range []string{refusedInvalid, refusedUnknownEndpoint, refusedTenantMismatch, refusedUnstorable} {
+		m.refused.WithLabelValues(reason)
 	}
 	if err := set.Err(); err != nil {
 		return nil, fmt.Errorf("streams: recorder metrics: %w", err)

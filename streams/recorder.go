@@ -278,7 +278,7 @@ func (r *Recorder) decode(recs []*kgo.Record) (valid []decoded, refused []refusa
 	for _, rec := range recs {
 		a, err := decodeAttempt(rec.Value)
 		if err != nil {
-			refused = append(refused, refusal{rec: rec, reason: "invalid", detail: err.Error()})
+			refused = append(refused, refusal{rec: rec, reason: refusedInvalid, detail: err.Error()})
 			continue
 		}
 		valid = append(valid, decoded{rec, a})
@@ -302,11 +302,11 @@ func (r *Recorder) write(ctx context.Context, cl *kgo.Client, polled int, valid 
 		owner, known := owners[a.EndpointID]
 		switch {
 		case !known:
-			refused = append(refused, refusal{d.rec, "unknown_endpoint", "endpoint " + a.EndpointID + " does not exist", &d.attempt})
+			refused = append(refused, refusal{d.rec, refusedUnknownEndpoint, "endpoint " + a.EndpointID + " does not exist", &d.attempt})
 		case owner != a.PartnerID:
-			refused = append(refused, refusal{d.rec, "tenant_mismatch", fmt.Sprintf("endpoint %s does not belong to partner %s", a.EndpointID, a.PartnerID), &d.attempt})
+			refused = append(refused, refusal{d.rec, refusedTenantMismatch, fmt.Sprintf("endpoint %s does not belong to partner %s", a.EndpointID, a.PartnerID), &d.attempt})
 		case a.ErrorCategory == records.CategoryTenantMismatch:
-			refused = append(refused, refusal{d.rec, "tenant_mismatch", "the sender refused a delivery naming another partner's endpoint", &d.attempt})
+			refused = append(refused, refusal{d.rec, refusedTenantMismatch, "the sender refused a delivery naming another partner's endpoint", &d.attempt})
 		default:
 			accepted = append(accepted, d)
 		}
@@ -388,7 +388,7 @@ func (r *Recorder) writeShard(ctx context.Context, shard []decoded) (int, []refu
 		case err == nil:
 			disabled += n
 		case refusedForData(err):
-			unstorable = append(unstorable, refusal{d.rec, "unstorable", err.Error(), &d.attempt})
+			unstorable = append(unstorable, refusal{d.rec, refusedUnstorable, err.Error(), &d.attempt})
 		default:
 			return disabled, nil, err
 		}

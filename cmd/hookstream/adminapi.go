@@ -20,7 +20,8 @@ import (
 )
 
 // runAdmin is `hookstream admin`: the HTTP API on HOOKSTREAM_ADMIN_ADDR, with the web console
-// (/console), the probes and metrics on the same address.
+// (/console) and the probes on the same address, and the metrics there too unless
+// HOOKSTREAM_METRICS_ADDR gives them (and the probes) an address of their own.
 func runAdmin(ctx context.Context, args []string, out io.Writer) error {
 	s, err := parseSettings("admin", args, out)
 	if err != nil {
@@ -32,13 +33,16 @@ func runAdmin(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("postgres pool: %w", err)
 	}
 	defer pool.Close()
-	return serveAdmin(ctx, s, log, newRegistry(), pool, nil)
+	return serveAdmin(ctx, s, log, newRegistry(), pool, s.MetricsAddr, nil)
 }
 
 // serveAdmin serves the admin API, the console and the probes on s.AdminAddr, runs the replay-job runner,
-// and runs the extra components alongside until ctx ends or one fails.
+// and runs the extra components alongside until ctx ends or one fails. With a metricsAddr,
+// /metrics is served there with /healthz and /readyz, and no longer on s.AdminAddr, which
+// partners reach; the probes stay on s.AdminAddr too, for load balancers that check the API's
+// own port.
 func serveAdmin(ctx context.Context, s settings, log *slog.Logger, reg *prometheus.Registry, pool *pgxpool.Pool,
-	components map[string]func(context.Context) error) error {
+	metricsAddr string, components map[string]func(context.Context) error) error {
 	key, eg, err := s.secretsAndEgress()
 	if err != nil {
 		return err
@@ -72,9 +76,20 @@ func serveAdmin(ctx context.Context, s settings, log *slog.Logger, reg *promethe
 	mux.Handle("/v1/", api.Handler())
 	mux.Handle(console.Prefix, web.Handler())
 	mux.Handle("GET /{$}", http.RedirectHandler(console.Prefix, http.StatusFound))
-	mux.Handle("/", probes.Handler(reg, api.Checks()...))
+	var metricsLn net.Listener
+	if metricsAddr != "" {
+		mux.Handle("/", probes.Health(api.Checks()...))
+		if metricsLn, err = net.Listen("tcp", metricsAddr); err != nil {
+			return fmt.Errorf("metrics listen %s: %w", metricsAddr, err)
+		}
+	} else {
+		mux.Handle("/", probes.Handler(reg, api.Checks()...))
+	}
 	ln, err := net.Listen("tcp", s.AdminAddr)
 	if err != nil {
+		if metricsLn != nil {
+			metricsLn.Close()
+		}
 		return fmt.Errorf("admin listen %s: %w", s.AdminAddr, err)
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -83,6 +98,11 @@ func serveAdmin(ctx context.Context, s settings, log *slog.Logger, reg *promethe
 
 	g, gctx := errgroup.WithContext(ctx)
 	serveHTTP(gctx, g, srv, ln, 10*time.Second)
+	if metricsLn != nil {
+		msrv := &http.Server{Handler: probes.Handler(reg, api.Checks()...), ReadHeaderTimeout: 10 * time.Second}
+		log.Info("probes and metrics listening", "addr", "http://"+metricsLn.Addr().String())
+		serveHTTP(gctx, g, msrv, metricsLn, 5*time.Second)
+	}
 	g.Go(func() error { return api.Run(gctx) })
 	for name, run := range components {
 		g.Go(func() error {

@@ -155,7 +155,7 @@ var variables = []variable{
 		func(s *settings) flag.Value {
 			return choice(&s.TracesExporter, tracing.ExporterNone, tracing.ExporterOTLP)
 		}},
-	{"HOOKSTREAM_METRICS_ADDR", "metrics-addr", "127.0.0.1:9464", "probe and metrics address of a component command; empty disables",
+	{"HOOKSTREAM_METRICS_ADDR", "metrics-addr", "127.0.0.1:9464", "probe and metrics address of a component command (empty disables), and of admin (empty, its default: /metrics on the admin address)",
 		func(s *settings) flag.Value { return (*stringValue)(&s.MetricsAddr) }},
 	{"HOOKSTREAM_LIMIT_ENDPOINTS", "limit-endpoints", strconv.Itoa(admin.DefaultLimits().Endpoints), "most endpoints one partner may have",
 		func(s *settings) flag.Value { return (*intValue)(&s.Limits.Endpoints) }},
@@ -189,7 +189,9 @@ var (
 	adminSettings = slices.Concat([]string{"database-url", "admin-addr", "admin-token", "secret-key", "kafka-brokers", "topic-prefix",
 		"feed-retention", "outbox-retention", "history-retention", "retry-schedule",
 		"retry-client-errors", "retry-min-delay", "retry-max-delay", "retry-max-attempts",
-		"limit-endpoints", "limit-replay-jobs", "limit-test-events-per-minute", "limit-replay-deliveries"}, egressSettings, logSettings)
+		"limit-endpoints", "limit-replay-jobs", "limit-test-events-per-minute", "limit-replay-deliveries", "metrics-addr"}, egressSettings, logSettings)
+	// adminDefaults: admin serves its metrics on the API's address unless given one of their own.
+	adminDefaults = map[string]string{"HOOKSTREAM_METRICS_ADDR": ""}
 )
 
 // allSettingsBut is every setting but the ones named.

@@ -141,6 +141,9 @@ func checkProcess(t *testing.T, p process) (settings, bool) {
 	}
 	for _, f := range required {
 		v, _ := variableOf(f)
+		if cmd == "admin" && f == "metrics-addr" {
+			continue // optional: without it admin serves its metrics on the API's address
+		}
 		if flags.Lookup(f) != nil {
 			if _, ok := p.env[v.env]; !ok {
 				t.Errorf("%s: hookstream %s reads %s and the manifest does not set it (the default, %q, is for hookstream dev)", p.where, cmd, v.env, v.def)
@@ -158,14 +161,18 @@ func checkProcess(t *testing.T, p process) (settings, bool) {
 		return s, false
 	}
 	// The listener: the component commands serve probes and metrics on HOOKSTREAM_METRICS_ADDR,
-	// admin on HOOKSTREAM_ADMIN_ADDR, on all interfaces (the kubelet and Prometheus connect from
-	// outside the pod) and on the port the binary's default names, which the docs and alerts use.
+	// admin on HOOKSTREAM_METRICS_ADDR when the manifest sets it, else on HOOKSTREAM_ADMIN_ADDR,
+	// on all interfaces (the kubelet and Prometheus connect from outside the pod) and on the port
+	// the binary's default names, which the docs and alerts use.
 	addrFlag := ""
 	switch {
-	case flags.Lookup("metrics-addr") != nil:
-		addrFlag = "metrics-addr"
 	case cmd == "admin":
 		addrFlag = "admin-addr"
+		if _, ok := p.env["HOOKSTREAM_METRICS_ADDR"]; ok {
+			addrFlag = "metrics-addr"
+		}
+	case flags.Lookup("metrics-addr") != nil:
+		addrFlag = "metrics-addr"
 	}
 	if p.oneShot || addrFlag == "" {
 		if !p.oneShot || addrFlag != "" {

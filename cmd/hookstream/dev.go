@@ -112,7 +112,7 @@ func runDev(ctx context.Context, args []string, out io.Writer) error {
 	for name, run := range map[string]componentRun{"fanout": runFanoutWith, "recorder": runRecorderWith, "sender": runSenderWith, "retry": runRetryWith} {
 		components[name] = func(ctx context.Context) error { return run(ctx, s, log, reg, pool) }
 	}
-	err = serveAdmin(ctx, s, log, reg, pool, components)
+	err = serveAdmin(ctx, s, log, reg, pool, "", components) // dev serves every metric on its admin address
 	log.Info("stopped")
 	return err
 }

@@ -41,7 +41,7 @@ func commands() []command {
 		{"retry", "hold retries in the tier topics until due, and run the failure window (consumer groups)",
 			slices.Concat(componentSettings, retrySettings, []string{"database-url", "failing-warn-after", "failing-disable-after"}), nil, runRetry},
 		{"admin", "serve the admin HTTP API (endpoints, secrets, history, replay, cursor feed)",
-			adminSettings, nil, runAdmin},
+			adminSettings, adminDefaults, runAdmin},
 		{"migrate", "apply the database migrations (idempotent)",
 			slices.Concat([]string{"database-url"}, logSettings), nil, runMigrate},
 		{"topics", "create or describe the Kafka topics: topics create | topics describe",

@@ -34,6 +34,7 @@ type alertRules struct {
 		Name  string `yaml:"name"`
 		Rules []struct {
 			Alert       string            `yaml:"alert"`
+			Record      string            `yaml:"record"` // a recording rule (the SLO's ratios)
 			Expr        string            `yaml:"expr"`
 			For         string            `yaml:"for"`
 			Labels      map[string]string `yaml:"labels"`
@@ -110,6 +111,8 @@ var (
 	// PromQL string literals: a label value such as job=~"hookstream_x" names no metric.
 	promString = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|` + "`[^`]*`")
 	metricName = regexp.MustCompile(`\bhookstream_[a-zA-Z0-9_:]*`)
+	// Recording rules' names: hookstream:<metric>:<operations>.
+	recordName = regexp.MustCompile(`^hookstream:[a-z0-9_]+:[a-z0-9_]+$`)
 	// Prometheus durations: 30s, 1h30m, 2d.
 	promDuration = regexp.MustCompile(`^([0-9]+(ms|s|m|h|d|w|y))+$`)
 )
@@ -155,6 +158,10 @@ func referencedMetrics(t *testing.T) map[string][]string {
 	}
 	for _, g := range loadAlertRules(t).Groups {
 		for _, r := range g.Rules {
+			if r.Record != "" {
+				add("recording rule "+r.Record, metricsIn(r.Expr))
+				continue
+			}
 			add("alert "+r.Alert, metricsIn(r.Expr))
 			for k, v := range r.Annotations {
 				add("alert "+r.Alert+" "+k, metricName.FindAllString(v, -1))
@@ -182,9 +189,18 @@ func TestMonitoringAssetsWellFormed(t *testing.T) {
 			t.Errorf("group %q: a group needs a name and rules", g.Name)
 		}
 		for _, r := range g.Rules {
+			if r.Record != "" {
+				// level:metric:operations, so a recorded series is never taken for an exported one.
+				if r.Alert != "" || !recordName.MatchString(r.Record) || seen[r.Record] || strings.TrimSpace(r.Expr) == "" ||
+					r.For != "" || len(r.Annotations) > 0 {
+					t.Errorf("group %s: recording rule %q: want a unique hookstream:<metric>:<operations> name, an expr, and no alert, for or annotations", g.Name, r.Record)
+				}
+				seen[r.Record] = true
+				continue
+			}
 			switch {
 			case r.Alert == "":
-				t.Errorf("group %s: a rule without `alert:` (alerts.yml holds alerting rules only)", g.Name)
+				t.Errorf("group %s: a rule with neither `alert:` nor `record:`", g.Name)
 			case seen[r.Alert]:
 				t.Errorf("alert %s is defined twice", r.Alert)
 			}

@@ -42,7 +42,9 @@ func ruleAlerts(t *testing.T, file string) map[string]string {
 	out := map[string]string{}
 	for _, g := range rules.Groups {
 		for _, r := range g.Rules {
-			out[r.Alert] = r.Annotations["runbook_url"]
+			if r.Alert != "" { // recording rules have no runbook
+				out[r.Alert] = r.Annotations["runbook_url"]
+			}
 		}
 	}
 	if len(out) == 0 {
@@ -62,6 +64,15 @@ type promtoolTests struct {
 			Series string `yaml:"series"`
 			Values string `yaml:"values"`
 		} `yaml:"input_series"`
+		// PromqlExprTest checks the values of recording rules (and any expression).
+		PromqlExprTest []struct {
+			Expr       string `yaml:"expr"`
+			EvalTime   string `yaml:"eval_time"`
+			ExpSamples []struct {
+				Labels string  `yaml:"labels"`
+				Value  float64 `yaml:"value"`
+			} `yaml:"exp_samples"`
+		} `yaml:"promql_expr_test"`
 		AlertRuleTest []struct {
 			EvalTime  string `yaml:"eval_time"`
 			Alertname string `yaml:"alertname"`

@@ -19,6 +19,16 @@ type Check struct {
 // Handler serves GET /healthz (the process is alive), GET /readyz (every check answers within
 // two seconds) and GET /metrics (Prometheus text format from reg).
 func Handler(reg prometheus.Gatherer, checks ...Check) http.Handler {
+	mux := health(checks)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return mux
+}
+
+// Health serves GET /healthz and GET /readyz as Handler does, without /metrics: for a listener
+// that partners reach while the metrics are served on an address of their own.
+func Health(checks ...Check) http.Handler { return health(checks) }
+
+func health(checks []Check) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -38,7 +48,6 @@ func Handler(reg prometheus.Gatherer, checks ...Check) http.Handler {
 		}
 		writeJSON(w, status, map[string]any{"ready": status == http.StatusOK, "checks": result})
 	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	return mux
 }
 

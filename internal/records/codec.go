@@ -78,6 +78,8 @@ func decodeDeliveryFast(data []byte) (d Delivery, ok bool) {
 			return s.lsn(&d.EventLSN)
 		case "created_at":
 			return s.time(&d.CreatedAt)
+		case "commit_time":
+			return s.time(&d.CommitTime)
 		case "due_at":
 			return s.time(&d.DueAt)
 		case "deferrals":
@@ -491,6 +493,10 @@ func (d Delivery) AppendJSON(dst []byte) []byte {
 	dst = appendLSN(dst, d.EventLSN)
 	dst = append(dst, `,"created_at":`...)
 	dst = appendTime(dst, d.CreatedAt)
+	if !d.CommitTime.IsZero() {
+		dst = append(dst, `,"commit_time":`...)
+		dst = appendTime(dst, d.CommitTime)
+	}
 	dst = append(dst, `,"due_at":`...)
 	dst = appendTime(dst, d.DueAt)
 	if d.Deferrals != 0 {

@@ -35,6 +35,7 @@ func sampleDelivery() Delivery {
 		Body:       []byte(eventBody),
 		EventLSN:   0x16_B374D848,
 		CreatedAt:  time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC),
+		CommitTime: time.Date(2026, 3, 1, 11, 59, 59, 987654321, time.UTC),
 		DueAt:      time.Date(2026, 3, 1, 12, 5, 30, 0, time.UTC),
 		Deferrals:  2,
 		// The endpoint version of a test or replay record (read-your-writes).
@@ -205,13 +206,15 @@ func TestEncodeVaried(t *testing.T) {
 			AttemptNo: n, Trigger: s, Body: []byte(s), EventLSN: LSN(uint64(i) * 0x1234_5678_9abc_def1),
 			CreatedAt: tm, DueAt: next, Deferrals: n, EndpointVersion: int64(n) << 33}
 		checkEncode(t, d, UnmarshalDelivery)
+		d.CommitTime = tm // omitted while zero (test records, older records)
+		checkEncode(t, d, UnmarshalDelivery)
 	}
 	for _, tm := range times {
 		a := sampleAttempt()
 		a.StartedAt, a.NextAttemptAt = tm, &tm
 		checkEncode(t, a, UnmarshalAttempt)
 		d := sampleDelivery()
-		d.CreatedAt, d.DueAt = tm, tm
+		d.CreatedAt, d.CommitTime, d.DueAt = tm, tm, tm
 		checkEncode(t, d, UnmarshalDelivery)
 		if _, ok := decodeDeliveryFast(d.AppendJSON(nil)); !ok {
 			t.Errorf("fast path declined a delivery with time %v", tm)

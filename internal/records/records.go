@@ -157,6 +157,10 @@ const (
 	TriggerTest    = "test"
 )
 
+// Triggers lists every delivery trigger: the label values of the metrics by trigger, exported
+// from the start (a series that appears at its first count hides that count from increase()).
+var Triggers = []string{TriggerInitial, TriggerRetry, TriggerReplay, TriggerTest}
+
 // Delivery is the value of deliveries and retry.<tier> records (key: endpoint_id): one attempt
 // to make of one event at one endpoint.
 type Delivery struct {
@@ -175,6 +179,11 @@ type Delivery struct {
 	EventLSN LSN `json:"event_lsn"`
 	// CreatedAt is when the delivery was first made (fanout time), for the retry window.
 	CreatedAt time.Time `json:"created_at"`
+	// CommitTime is when the event's PostgreSQL transaction committed (the events record's
+	// commit_time header), carried unchanged through retries and replays: the start of the
+	// sender's hookstream_delivery_latency_seconds. Zero on test records (no event was
+	// committed) and on records written before the field existed.
+	CommitTime time.Time `json:"commit_time,omitzero"`
 	// DueAt is the earliest time the attempt may be made; zero means now.
 	DueAt time.Time `json:"due_at"`
 	// Deferrals counts the record's hand-offs to a retry tier from a full queue (no attempt
@@ -213,6 +222,10 @@ const (
 	CategoryTenantMismatch     = "tenant_mismatch"
 	CategoryInternal           = "internal"
 )
+
+// ErrorCategories lists every error category above.
+var ErrorCategories = []string{CategoryDNS, CategoryConnectionRefused, CategoryTLS, CategoryTimeout, CategoryHTTPStatus,
+	CategoryRedirect, CategoryBlockedDestination, CategoryTenantMismatch, CategoryInternal}
 
 // Attempt outcomes.
 const (

@@ -80,7 +80,16 @@ func (m *metrics) addSource(source string) {
 	for _, c := range []*prometheus.CounterVec{m.received, m.duplicates, m.bodyMismatches, m.refused} {
 		c.WithLabelValues(source)
 	}
+	for _, d := range []string{directionPast, directionFuture} {
+		m.outsideTolerance.WithLabelValues(source, d)
+	}
 }
+
+// Directions of a timestamp outside the tolerance, the label of timestamp_outside_tolerance_total.
+const (
+	directionPast   = "past"
+	directionFuture = "future"
+)
 
 // verificationFailed counts a request whose signature did not verify.
 func (m *metrics) verificationFailed(source string, err error) {
@@ -92,10 +101,10 @@ func (m *metrics) verificationFailed(source string, err error) {
 		reason = "malformed_header"
 	case errors.Is(err, webhook.ErrTimestampTooOld):
 		reason = "timestamp_too_old"
-		m.outsideTolerance.WithLabelValues(source, "past").Inc()
+		m.outsideTolerance.WithLabelValues(source, directionPast).Inc()
 	case errors.Is(err, webhook.ErrTimestampTooNew):
 		reason = "timestamp_too_new"
-		m.outsideTolerance.WithLabelValues(source, "future").Inc()
+		m.outsideTolerance.WithLabelValues(source, directionFuture).Inc()
 	case errors.Is(err, webhook.ErrInvalidTimestamp):
 		reason = "invalid_timestamp"
 	case errors.Is(err, webhook.ErrNoMatchingSignature):
