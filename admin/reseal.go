@@ -132,21 +132,8 @@ func (r *resealer) signingSecrets(ctx context.Context) error {
 		}
 		for _, x := range got {
 			what := fmt.Sprintf("endpoint %s signing secret %s", x.endpointID, x.id)
-			write := func(ctx context.Context, sealed, old []byte) (bool, error) {
-				tag, err := r.pool.Exec(ctx, `UPDATE endpoint_secret SET secret_ciphertext = $3
-					WHERE endpoint_id = $1 AND id = $2 AND secret_ciphertext = $4`, x.endpointID, x.id, sealed, old)
-				return tag.RowsAffected() == 1, err
-			}
-			read := func(ctx context.Context) ([]byte, bool, error) {
-				var v []byte
-				err := r.pool.QueryRow(ctx, `SELECT secret_ciphertext FROM endpoint_secret WHERE endpoint_id = $1 AND id = $2`,
-					x.endpointID, x.id).Scan(&v)
-				if errors.Is(err, pgx.ErrNoRows) {
-					return nil, false, nil
-				}
-				return v, err == nil, err
-			}
-			if err := r.resealRow(ctx, what, x.sealed, secretbox.AAD(x.endpointID, x.id), &r.rep.SigningSecrets, write, read); err != nil {
+			if err := r.resealRow(ctx, what, x.sealed, secretbox.AAD(x.endpointID, x.id), &r.rep.SigningSecrets,
+				r.swapSecret(x.endpointID, x.id), r.rereadSecret(x.endpointID, x.id)); err != nil {
 				return err
 			}
 		}
@@ -155,6 +142,28 @@ func (r *resealer) signingSecrets(ctx context.Context) error {
 			return nil
 		}
 		afterEndpoint, afterID = got[len(got)-1].endpointID, got[len(got)-1].id
+	}
+}
+
+// swapSecret writes a signing secret's new value where the row still holds the old one.
+func (r *resealer) swapSecret(endpointID, id string) swap {
+	return func(ctx context.Context, sealed, old []byte) (bool, error) {
+		tag, err := r.pool.Exec(ctx, `UPDATE endpoint_secret SET secret_ciphertext = $3
+			WHERE endpoint_id = $1 AND id = $2 AND secret_ciphertext = $4`, endpointID, id, sealed, old)
+		return tag.RowsAffected() == 1, err
+	}
+}
+
+// rereadSecret reads a signing secret's current value.
+func (r *resealer) rereadSecret(endpointID, id string) reread {
+	return func(ctx context.Context) ([]byte, bool, error) {
+		var v []byte
+		err := r.pool.QueryRow(ctx, `SELECT secret_ciphertext FROM endpoint_secret WHERE endpoint_id = $1 AND id = $2`,
+			endpointID, id).Scan(&v)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, false, nil
+		}
+		return v, err == nil, err
 	}
 }
 
