@@ -35,9 +35,10 @@ type Config struct {
 	// OperatorToken is the bearer token that may act on every partner (HOOKSTREAM_ADMIN_TOKEN),
 	// at least 16 characters.
 	OperatorToken string
-	// SecretKey seals endpoint secrets (HOOKSTREAM_SECRET_KEY), the same key the sender opens
-	// them with.
-	SecretKey secretbox.Key
+	// SecretKeys seal endpoint secrets under their active key and open values sealed under any
+	// of their keys (HOOKSTREAM_SECRET_KEY, HOOKSTREAM_SECRET_KEYS); the sender opens them with
+	// the same keys.
+	SecretKeys secretbox.Keyring
 	// Egress checks endpoint URLs at registration (R26). Nil builds the production policy,
 	// egress.DefaultConfig(); `hookstream dev` passes a guard that allows loopback HTTP.
 	Egress *egress.Guard
@@ -169,8 +170,8 @@ func (c Config) Validate() error {
 		// Never print the token, not even its length.
 		errs = append(errs, fmt.Errorf("operator token must be at least %d characters", minOperatorToken))
 	}
-	if c.SecretKey.IsZero() {
-		errs = append(errs, errors.New("secret key is not set"))
+	if c.SecretKeys.IsZero() {
+		errs = append(errs, errors.New("secret keys are not set"))
 	}
 	errs = append(errs, durations.NotPositive(map[string]time.Duration{
 		"rotation overlap":    c.RotationOverlap,

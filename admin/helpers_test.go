@@ -83,7 +83,7 @@ func testGuard(t testing.TB) *egress.Guard {
 type env struct {
 	*testenv.Env
 	t    testing.TB
-	key  secretbox.Key
+	key  secretbox.Keyring
 	logs *testenv.LogBuffer
 	reg  *prometheus.Registry
 	api  *API
@@ -96,7 +96,7 @@ func newEnv(t testing.TB, change ...func(*Config)) *env {
 	_, e.key = testenv.SecretKey(t)
 	cfg := DefaultConfig()
 	cfg.Brokers, cfg.Prefix = e.Kafka.Brokers, e.Kafka.Prefix
-	cfg.OperatorToken, cfg.SecretKey, cfg.Egress = operatorToken, e.key, testGuard(t)
+	cfg.OperatorToken, cfg.SecretKeys, cfg.Egress = operatorToken, e.key, testGuard(t)
 	cfg.Logger = slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg.JobPollInterval = 100 * time.Millisecond
 	for _, c := range change {

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/hookstream/hookstream/internal/secretbox"
 )
 
 // Idempotency-Key on POST (design.md section 10, Conventions): a client that lost an answer sends its request again with
@@ -87,7 +85,7 @@ func (a *API) idempotent(w http.ResponseWriter, r *http.Request, c caller, key s
 	}
 	h := rec.Header()
 	plain, _ := json.Marshal(storedAnswer{Status: status, Type: h.Get("Content-Type"), RetryAfter: h.Get("Retry-After"), Body: rec.body.Bytes()})
-	sealed, err := secretbox.Seal(a.cfg.SecretKey, plain, idempotencyAAD(scope, key))
+	sealed, err := a.cfg.SecretKeys.Seal(plain, idempotencyAAD(scope, key))
 	if err == nil {
 		_, err = a.pool.Exec(sctx, `UPDATE idempotency_key SET status = $3, response = $4 WHERE scope = $1 AND key = $2`,
 			scope, key, status, sealed)
@@ -148,7 +146,7 @@ func (a *API) replayAnswer(ctx context.Context, w http.ResponseWriter, scope, ke
 		e.RetryAfter = time.Second
 		return e
 	}
-	plain, err := secretbox.Open(a.cfg.SecretKey, sealed, idempotencyAAD(scope, key))
+	plain, err := a.cfg.SecretKeys.Open(sealed, idempotencyAAD(scope, key))
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ func unitAPI(t *testing.T) *API {
 	pool := testenv.UnreachablePool(t)
 	_, key := testenv.SecretKey(t)
 	cfg := DefaultConfig()
-	cfg.Brokers, cfg.OperatorToken, cfg.SecretKey, cfg.Egress = []string{"127.0.0.1:1"}, operatorToken, key, testGuard(t)
+	cfg.Brokers, cfg.OperatorToken, cfg.SecretKeys, cfg.Egress = []string{"127.0.0.1:1"}, operatorToken, key, testGuard(t)
 	cfg.Registerer = prometheus.NewRegistry()
 	a, err := New(cfg, pool)
 	if err != nil {
@@ -249,14 +249,14 @@ func TestCursors(t *testing.T) {
 func TestConfigValidate(t *testing.T) {
 	_, key := testenv.SecretKey(t)
 	good := DefaultConfig()
-	good.Brokers, good.OperatorToken, good.SecretKey = []string{"b:9092"}, operatorToken, key
+	good.Brokers, good.OperatorToken, good.SecretKeys = []string{"b:9092"}, operatorToken, key
 	if err := good.Validate(); err != nil {
 		t.Fatalf("valid config: %v", err)
 	}
 	for name, change := range map[string]func(*Config){
 		"no brokers":      func(c *Config) { c.Brokers = nil },
 		"short token":     func(c *Config) { c.OperatorToken = "short" },
-		"no key":          func(c *Config) { c.SecretKey = secretbox.Key{} },
+		"no key":          func(c *Config) { c.SecretKeys = secretbox.Keyring{} },
 		"window":          func(c *Config) { c.ReplayWindow = 90 * 24 * 60 * 60 * 1e9 },
 		"zero overlap":    func(c *Config) { c.RotationOverlap = 0 },
 		"attempts":        func(c *Config) { c.AutomaticAttempts = 0 },

@@ -94,7 +94,7 @@ func (e *env) startSender(t *testing.T, port int) {
 	}
 	t.Cleanup(sched.Close)
 	cfg := sender.DefaultConfig()
-	cfg.Brokers, cfg.Prefix, cfg.SecretKey, cfg.Logger = e.Kafka.Brokers, e.Kafka.Prefix, e.key, e.cfg.Logger
+	cfg.Brokers, cfg.Prefix, cfg.SecretKeys, cfg.Logger = e.Kafka.Brokers, e.Kafka.Prefix, e.key, e.cfg.Logger
 	cfg.Registerer = prometheus.NewRegistry()
 	cfg.Egress.AllowHTTP = true
 	cfg.Egress.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}

@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hookstream/hookstream/internal/records"
-	"github.com/hookstream/hookstream/internal/secretbox"
 )
 
 // Request options of an endpoint (design.md section 7): extra headers, authentication to the receiver, a
@@ -337,7 +336,7 @@ func (a *API) checkAuth(p *problems, eid string, req authRequest) *records.Auth 
 		p.add(secretField, "%s", why)
 		return nil
 	}
-	sealed, err := secretbox.Seal(a.cfg.SecretKey, []byte(secret), records.AuthAAD(eid))
+	sealed, err := a.cfg.SecretKeys.Seal([]byte(secret), records.AuthAAD(eid))
 	if err != nil {
 		p.add(secretField, "could not be sealed") // no key: a fault of configuration, never a secret in a message
 		return nil
@@ -409,7 +408,7 @@ func (a *API) checkClientCertificate(p *problems, eid string, req clientCertific
 		p.add("client_certificate.certificate_pem", "expired at %s", leaf.NotAfter.UTC().Format(time.RFC3339))
 		return nil
 	}
-	sealed, err := secretbox.Seal(a.cfg.SecretKey, []byte(req.PrivateKeyPEM), records.ClientKeyAAD(eid))
+	sealed, err := a.cfg.SecretKeys.Seal([]byte(req.PrivateKeyPEM), records.ClientKeyAAD(eid))
 	if err != nil {
 		p.add("client_certificate.private_key_pem", "could not be sealed")
 		return nil

@@ -13,7 +13,6 @@ import (
 
 	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/records"
-	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
@@ -80,11 +79,11 @@ func TestRequestOptionsWriteOnly(t *testing.T) {
 	// cdc carries the options, secrets sealed, to the endpoints topic.
 	e.startCDC()
 	rec := e.endpointRecord(created.ID, func(r records.Endpoint) bool { return r.RequestOptions.Auth != nil })
-	plain, err := secretbox.Open(e.key, rec.RequestOptions.Auth.SecretCiphertext, records.AuthAAD(created.ID))
+	plain, err := e.key.Open(rec.RequestOptions.Auth.SecretCiphertext, records.AuthAAD(created.ID))
 	if err != nil || string(plain) != testHeaderSecret {
 		t.Fatalf("the sealed auth secret opens to %q, %v", plain, err)
 	}
-	keyPEM, err := secretbox.Open(e.key, rec.RequestOptions.ClientCertificate.KeyCiphertext, records.ClientKeyAAD(created.ID))
+	keyPEM, err := e.key.Open(rec.RequestOptions.ClientCertificate.KeyCiphertext, records.ClientKeyAAD(created.ID))
 	if err != nil || string(keyPEM) != string(cert.KeyPEM) {
 		t.Fatalf("the sealed client key does not open: %v", err)
 	}

@@ -21,7 +21,7 @@ func (a *API) newSecret(endpointID, secretID string) (secret string, sealed []by
 	if err != nil {
 		return "", nil, err
 	}
-	sealed, err = secretbox.Seal(a.cfg.SecretKey, []byte(secret), secretbox.AAD(endpointID, secretID))
+	sealed, err = a.cfg.SecretKeys.Seal([]byte(secret), secretbox.AAD(endpointID, secretID))
 	if err != nil {
 		return "", nil, fmt.Errorf("admin: seal secret: %w", err)
 	}

@@ -103,7 +103,7 @@ func (e *env) assertSealed(endpointID string, want map[string]string) {
 		if strings.Contains(string(sealed), strings.TrimPrefix(plain, webhook.SecretPrefix)) {
 			e.t.Fatalf("secret %s is stored in the clear", id)
 		}
-		opened, err := secretbox.Open(e.key, sealed, secretbox.AAD(endpointID, id))
+		opened, err := e.key.Open(sealed, secretbox.AAD(endpointID, id))
 		if err != nil {
 			e.t.Fatalf("secret %s does not open with the sender's AAD: %v", id, err)
 		}

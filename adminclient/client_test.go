@@ -29,7 +29,7 @@ func adminServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	cfg := admin.DefaultConfig()
-	cfg.Brokers, cfg.OperatorToken, cfg.SecretKey, cfg.Egress = []string{"127.0.0.1:1"}, operatorToken, key, guard
+	cfg.Brokers, cfg.OperatorToken, cfg.SecretKeys, cfg.Egress = []string{"127.0.0.1:1"}, operatorToken, key, guard
 	cfg.Registerer = prometheus.NewRegistry()
 	a, err := admin.New(cfg, pool)
 	if err != nil {

@@ -37,7 +37,7 @@ func newSite(t *testing.T) *site {
 	reg := prometheus.NewRegistry()
 	cfg := admin.DefaultConfig()
 	cfg.Base = k.Base(t, reg)
-	cfg.OperatorToken, cfg.SecretKey = operatorToken, key
+	cfg.OperatorToken, cfg.SecretKeys = operatorToken, key
 	api, err := admin.New(cfg, db.Pool)
 	if err != nil {
 		t.Fatal(err)

@@ -33,8 +33,9 @@ type Config struct {
 	// Egress is the SSRF policy every request goes through, with the connect, TLS and total
 	// timeouts and the response size limit (design.md sections 7 and 9).
 	Egress egress.Config
-	// SecretKey opens the endpoint secrets (HOOKSTREAM_SECRET_KEY, see secretbox.ParseKey).
-	SecretKey secretbox.Key
+	// SecretKeys open the endpoint secrets (HOOKSTREAM_SECRET_KEY, HOOKSTREAM_SECRET_KEYS; see
+	// secretbox.Keyring): every key a stored value may be sealed under.
+	SecretKeys secretbox.Keyring
 	// UserAgent is sent with every request: "hookstream/<version>".
 	UserAgent string
 	// MaxBodyBytes is the largest body sent (R28); larger delivery records go to the dlq topic.
@@ -148,8 +149,8 @@ func (c Config) Validate() error {
 	if err := c.Base.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.SecretKey.IsZero() {
-		errs = append(errs, errors.New("secret key is not set (HOOKSTREAM_SECRET_KEY)"))
+	if c.SecretKeys.IsZero() {
+		errs = append(errs, errors.New("secret keys are not set (HOOKSTREAM_SECRET_KEY or HOOKSTREAM_SECRET_KEYS)"))
 	}
 	if err := c.Egress.Validate(); err != nil {
 		errs = append(errs, err)

@@ -17,13 +17,13 @@ func TestConfigValidate(t *testing.T) {
 	valid := func() sender.Config {
 		c := sender.DefaultConfig()
 		c.Brokers = []string{"127.0.0.1:9092"}
-		c.SecretKey = key
+		c.SecretKeys = secretbox.KeyringOf(key)
 		return c
 	}
 	testenv.CheckValidate(t, valid, sender.Config.Validate, []testenv.ConfigCase[sender.Config]{
 		{"defaults with brokers and key", func(*sender.Config) {}, ""},
 		{"no brokers", func(c *sender.Config) { c.Brokers = nil }, "no Kafka brokers"},
-		{"no key", func(c *sender.Config) { c.SecretKey = secretbox.Key{} }, "HOOKSTREAM_SECRET_KEY"},
+		{"no key", func(c *sender.Config) { c.SecretKeys = secretbox.Keyring{} }, "HOOKSTREAM_SECRET_KEY"},
 		{"no prefix", func(c *sender.Config) { c.Prefix = "" }, "prefix"},
 		{"bad egress", func(c *sender.Config) { c.Egress.RequestTimeout = 0 }, "request timeout"},
 		{"queue size", func(c *sender.Config) { c.QueueSize = 0 }, "queue size"},

@@ -119,7 +119,7 @@ func (s *Sender) report(w *work, ep *records.Endpoint, res result) {
 // request was made (the secrets could not be opened); ok is false when the work was abandoned.
 func (s *Sender) attemptOnce(l *lane, part *partition, ep *records.Endpoint, d records.Delivery) (res result, sent, ok bool) {
 	now := s.now()
-	signer, err := l.signerFor(ep, s.cfg.SecretKey, now)
+	signer, err := l.signerFor(ep, s.cfg.SecretKeys, now)
 	if err != nil {
 		s.log.Error("cannot sign for endpoint", "endpoint_id", ep.ID, "err", err)
 		return result{started: now, failure: &Failure{Category: records.CategoryInternal, Retryable: true, Err: err},

@@ -11,7 +11,7 @@ import (
 )
 
 // How a command wires a sender: the endpoint view it reads endpoints from (run by the caller),
-// the retry tiers it hands retries to, and the processes' secret key.
+// the retry tiers it hands retries to, and the processes' keyring (here HOOKSTREAM_SECRET_KEY alone).
 func ExampleNew() {
 	ctx := context.Background()
 	brokers := []string{"127.0.0.1:19092"}
@@ -28,7 +28,7 @@ func ExampleNew() {
 
 	cfg := sender.DefaultConfig()
 	cfg.Brokers = brokers
-	cfg.SecretKey = key
+	cfg.SecretKeys = secretbox.KeyringOf(key)
 	cfg.UserAgent = "hookstream/1.0.0"
 	var tiers sender.Retrier // retrytopics provides it
 	s, err := sender.New(cfg, view, tiers)

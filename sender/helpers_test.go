@@ -35,7 +35,7 @@ type env struct {
 	t        testing.TB
 	kafka    *testenv.Kafka
 	names    topics.Names
-	key      secretbox.Key
+	key      secretbox.Keyring
 	view     *endpoints.View
 	producer *kgo.Client
 	rcv      *receiver
@@ -77,7 +77,7 @@ func newQuietEnv(t testing.TB) *env {
 func (e *env) config() sender.Config {
 	cfg := sender.DefaultConfig()
 	cfg.Base = e.kafka.Base(e.t, prometheus.NewRegistry())
-	cfg.SecretKey = e.key
+	cfg.SecretKeys = e.key
 	cfg.Egress.AllowHTTP = true
 	cfg.Egress.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	cfg.Egress.AllowedPorts = []int{e.rcv.port}
@@ -122,7 +122,7 @@ func (e *env) endpoint(id, partner string, opts ...func(*records.Endpoint)) stri
 // seal encrypts a secret for the endpoints topic as the admin API does.
 func (e *env) seal(endpointID, secretID, secret string, created time.Time, expires *time.Time) records.Secret {
 	e.t.Helper()
-	c, err := secretbox.Seal(e.key, []byte(secret), secretbox.AAD(endpointID, secretID))
+	c, err := e.key.Seal([]byte(secret), secretbox.AAD(endpointID, secretID))
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -250,9 +250,9 @@ func (l *lane) signalRoom() {
 }
 
 // signerFor returns a signer for the endpoint's active secrets (expires_at unset or in the
-// future), newest first, opened with the processes' key. It is rebuilt only when the set of
+// future), newest first, opened with the processes' keyring. It is rebuilt only when the set of
 // active secrets or the endpoint record changes.
-func (l *lane) signerFor(ep *records.Endpoint, key secretbox.Key, now time.Time) (*webhook.Signer, error) {
+func (l *lane) signerFor(ep *records.Endpoint, keys secretbox.Keyring, now time.Time) (*webhook.Signer, error) {
 	active := make([]records.Secret, 0, len(ep.Secrets))
 	for _, s := range ep.Secrets {
 		if s.ExpiresAt == nil || s.ExpiresAt.After(now) {
@@ -276,10 +276,10 @@ func (l *lane) signerFor(ep *records.Endpoint, key secretbox.Key, now time.Time)
 	}
 	plain := make([]string, len(active))
 	for i, s := range active {
-		p, err := secretbox.Open(key, s.Ciphertext, secretbox.AAD(ep.ID, s.ID))
+		p, err := keys.Open(s.Ciphertext, secretbox.AAD(ep.ID, s.ID))
 		if err != nil {
 			// Never sign with a subset: receivers mid-rotation might hold only the other one.
-			return nil, fmt.Errorf("secret %s cannot be opened (check HOOKSTREAM_SECRET_KEY): %w", s.ID, err)
+			return nil, fmt.Errorf("secret %s cannot be opened (check HOOKSTREAM_SECRET_KEY and HOOKSTREAM_SECRET_KEYS): %w", s.ID, err)
 		}
 		plain[i] = string(p)
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/records"
-	"github.com/hookstream/hookstream/internal/secretbox"
 )
 
 // access is what an endpoint's request options add to its requests beyond the signed body
@@ -113,9 +112,9 @@ func (s *Sender) openAccess(ep *records.Endpoint) (*access, error) {
 	}
 	var err error
 	if c := o.ClientCertificate; c != nil {
-		key, oerr := secretbox.Open(s.cfg.SecretKey, c.KeyCiphertext, records.ClientKeyAAD(ep.ID))
+		key, oerr := s.cfg.SecretKeys.Open(c.KeyCiphertext, records.ClientKeyAAD(ep.ID))
 		if oerr != nil {
-			return nil, fmt.Errorf("client certificate key cannot be opened (check HOOKSTREAM_SECRET_KEY): %w", oerr)
+			return nil, fmt.Errorf("client certificate key cannot be opened (check HOOKSTREAM_SECRET_KEY and HOOKSTREAM_SECRET_KEYS): %w", oerr)
 		}
 		cert, cerr := tls.X509KeyPair([]byte(c.CertificatePEM), key)
 		if cerr != nil {
@@ -131,9 +130,9 @@ func (s *Sender) openAccess(ep *records.Endpoint) (*access, error) {
 		return nil, fmt.Errorf("endpoint route: %w", err)
 	}
 	if a := o.Auth; a != nil {
-		plain, oerr := secretbox.Open(s.cfg.SecretKey, a.SecretCiphertext, records.AuthAAD(ep.ID))
+		plain, oerr := s.cfg.SecretKeys.Open(a.SecretCiphertext, records.AuthAAD(ep.ID))
 		if oerr != nil {
-			return nil, fmt.Errorf("%s authentication secret cannot be opened (check HOOKSTREAM_SECRET_KEY): %w", a.Type, oerr)
+			return nil, fmt.Errorf("%s authentication secret cannot be opened (check HOOKSTREAM_SECRET_KEY and HOOKSTREAM_SECRET_KEYS): %w", a.Type, oerr)
 		}
 		secret := string(plain)
 		acc.secrets = append(acc.secrets, secretForms(secret)...)

@@ -17,7 +17,6 @@ import (
 	"testing"
 
 	"github.com/hookstream/hookstream/internal/records"
-	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
 	"github.com/hookstream/hookstream/webhook"
 )
@@ -25,7 +24,7 @@ import (
 // sealAuth builds an Auth as the admin API stores it: its secret sealed for the endpoint.
 func (e *env) sealAuth(endpointID string, a records.Auth, secret string) *records.Auth {
 	e.t.Helper()
-	c, err := secretbox.Seal(e.key, []byte(secret), records.AuthAAD(endpointID))
+	c, err := e.key.Seal([]byte(secret), records.AuthAAD(endpointID))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -36,7 +35,7 @@ func (e *env) sealAuth(endpointID string, a records.Auth, secret string) *record
 // sealCertificate builds a ClientCertificate as the admin API stores it.
 func (e *env) sealCertificate(endpointID string, is testenv.Issued) *records.ClientCertificate {
 	e.t.Helper()
-	c, err := secretbox.Seal(e.key, is.KeyPEM, records.ClientKeyAAD(endpointID))
+	c, err := e.key.Seal(is.KeyPEM, records.ClientKeyAAD(endpointID))
 	if err != nil {
 		e.t.Fatal(err)
 	}

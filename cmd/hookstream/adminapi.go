@@ -53,7 +53,7 @@ func serveAdmin(ctx context.Context, s settings, log *slog.Logger, reg *promethe
 	}
 	cfg := admin.DefaultConfig()
 	cfg.Base = s.base(log, reg)
-	cfg.OperatorToken, cfg.SecretKey, cfg.Egress = s.AdminToken, key, guard
+	cfg.OperatorToken, cfg.SecretKeys, cfg.Egress = s.AdminToken, key, guard
 	cfg.FeedRetention, cfg.OutboxRetention, cfg.HistoryRetention = s.FeedRetention, s.OutboxRetention, s.HistoryRetention
 	// Replays are numbered above the most attempts any policy may give (replay/attempts.go).
 	cfg.AutomaticAttempts = max(len(s.RetrySchedule)+1, s.RetryBounds.MaxAttempts)

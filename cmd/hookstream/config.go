@@ -39,6 +39,9 @@ type settings struct {
 	ReplicationFactor int
 	FeedRetention     time.Duration
 	SecretKey         string
+	SecretKeys        string
+	SecretKeysFile    string
+	SecretKeyActive   string
 	AdminToken        string
 	AdminAddr         string
 	ResellerAddr      string
@@ -97,8 +100,14 @@ var variables = []variable{
 		func(s *settings) flag.Value { return (*intValue)(&s.ReplicationFactor) }},
 	{"HOOKSTREAM_FEED_RETENTION", "feed-retention", "720h", "how long the events topic (the cursor feed) keeps events",
 		func(s *settings) flag.Value { return (*durationValue)(&s.FeedRetention) }},
-	{"HOOKSTREAM_SECRET_KEY", "secret-key", "", "base64 of 32 bytes: the AES-256-GCM key for endpoint secrets",
+	{"HOOKSTREAM_SECRET_KEY", "secret-key", "", "base64 of 32 bytes: the AES-256-GCM key for endpoint secrets, key id \"default\" of the keyring",
 		func(s *settings) flag.Value { return (*stringValue)(&s.SecretKey) }},
+	{"HOOKSTREAM_SECRET_KEYS", "secret-keys", "", "more keys of the keyring for endpoint secrets: id:base64key entries, comma-separated",
+		func(s *settings) flag.Value { return (*stringValue)(&s.SecretKeys) }},
+	{"HOOKSTREAM_SECRET_KEYS_FILE", "secret-keys-file", "", "a file of more keys of the keyring (a mounted Secret): id:base64key entries, one a line or comma-separated",
+		func(s *settings) flag.Value { return (*stringValue)(&s.SecretKeysFile) }},
+	{"HOOKSTREAM_SECRET_KEY_ACTIVE", "secret-key-active", "", "id of the key that seals new values; empty: the only key of the keyring",
+		func(s *settings) flag.Value { return (*stringValue)(&s.SecretKeyActive) }},
 	{"HOOKSTREAM_ADMIN_TOKEN", "admin-token", "", "operator bearer token of the admin API",
 		func(s *settings) flag.Value { return (*stringValue)(&s.AdminToken) }},
 	{"HOOKSTREAM_ADMIN_ADDR", "admin-addr", "127.0.0.1:8080", "listen address of the admin API",
@@ -185,11 +194,13 @@ var (
 	// apiSettings: newAPISession, for the commands over the admin API (the dev token is read
 	// from the data directory when no token is given).
 	apiSettings = []string{"admin-url", "api-key", "admin-token", "data-dir"}
+	// keyringSettings: settings.keyring.
+	keyringSettings = []string{"secret-key", "secret-keys", "secret-keys-file", "secret-key-active"}
 	// adminSettings: runAdmin and serveAdmin.
-	adminSettings = slices.Concat([]string{"database-url", "admin-addr", "admin-token", "secret-key", "kafka-brokers", "topic-prefix",
+	adminSettings = slices.Concat([]string{"database-url", "admin-addr", "admin-token", "kafka-brokers", "topic-prefix",
 		"feed-retention", "outbox-retention", "history-retention", "retry-schedule",
 		"retry-client-errors", "retry-min-delay", "retry-max-delay", "retry-max-attempts",
-		"limit-endpoints", "limit-replay-jobs", "limit-test-events-per-minute", "limit-replay-deliveries", "metrics-addr"}, egressSettings, logSettings)
+		"limit-endpoints", "limit-replay-jobs", "limit-test-events-per-minute", "limit-replay-deliveries", "metrics-addr"}, keyringSettings, egressSettings, logSettings)
 	// adminDefaults: admin serves its metrics on the API's address unless given one of their own.
 	adminDefaults = map[string]string{"HOOKSTREAM_METRICS_ADDR": ""}
 )

@@ -32,14 +32,54 @@ func runSender(ctx context.Context, args []string, out io.Writer) error {
 }
 
 // secretsAndEgress are what the commands that reach endpoints (admin, sender) read alike: the
-// secret key that seals the endpoints' signing secrets, and the egress policy.
-func (s settings) secretsAndEgress() (secretbox.Key, egress.Config, error) {
-	key, err := secretbox.ParseKey(s.SecretKey)
+// keyring that seals and opens the endpoints' secrets, and the egress policy.
+func (s settings) secretsAndEgress() (secretbox.Keyring, egress.Config, error) {
+	keys, err := s.keyring()
 	if err != nil {
-		return key, egress.Config{}, fmt.Errorf("HOOKSTREAM_SECRET_KEY: %w", err)
+		return keys, egress.Config{}, err
 	}
 	eg, err := s.egressConfig()
-	return key, eg, err
+	return keys, eg, err
+}
+
+// keyring is the keys of HOOKSTREAM_SECRET_KEY (id "default"), HOOKSTREAM_SECRET_KEYS and the
+// file of HOOKSTREAM_SECRET_KEYS_FILE together, the one HOOKSTREAM_SECRET_KEY_ACTIVE names
+// sealing (design.md section 4). Its errors name variables and key ids, never keys.
+func (s settings) keyring() (secretbox.Keyring, error) {
+	var keys []secretbox.NamedKey
+	if s.SecretKey != "" || (s.SecretKeys == "" && s.SecretKeysFile == "") {
+		key, err := secretbox.ParseKey(s.SecretKey)
+		if err != nil {
+			if s.SecretKey == "" {
+				return secretbox.Keyring{}, fmt.Errorf("HOOKSTREAM_SECRET_KEY: %w (or several keys in HOOKSTREAM_SECRET_KEYS or HOOKSTREAM_SECRET_KEYS_FILE)", err)
+			}
+			return secretbox.Keyring{}, fmt.Errorf("HOOKSTREAM_SECRET_KEY: %w", err)
+		}
+		keys = append(keys, secretbox.NamedKey{ID: secretbox.DefaultKeyID, Key: key})
+	}
+	if s.SecretKeys != "" {
+		list, err := secretbox.ParseKeyList(s.SecretKeys)
+		if err != nil {
+			return secretbox.Keyring{}, fmt.Errorf("HOOKSTREAM_SECRET_KEYS: %w", err)
+		}
+		keys = append(keys, list...)
+	}
+	if s.SecretKeysFile != "" {
+		b, err := os.ReadFile(s.SecretKeysFile)
+		if err != nil {
+			return secretbox.Keyring{}, fmt.Errorf("HOOKSTREAM_SECRET_KEYS_FILE: %w", err)
+		}
+		list, err := secretbox.ParseKeyList(string(b))
+		if err != nil {
+			return secretbox.Keyring{}, fmt.Errorf("HOOKSTREAM_SECRET_KEYS_FILE %s: %w", s.SecretKeysFile, err)
+		}
+		keys = append(keys, list...)
+	}
+	ring, err := secretbox.NewKeyring(s.SecretKeyActive, keys)
+	if err != nil {
+		return ring, fmt.Errorf("secret keys (HOOKSTREAM_SECRET_KEY, HOOKSTREAM_SECRET_KEYS, HOOKSTREAM_SECRET_KEYS_FILE, HOOKSTREAM_SECRET_KEY_ACTIVE): %w", err)
+	}
+	return ring, nil
 }
 
 func (s settings) egressConfig() (egress.Config, error) {
@@ -92,7 +132,7 @@ func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 	cfg := sender.DefaultConfig()
 	cfg.Base = s.base(log, reg)
 	cfg.InstanceID = s.InstanceID
-	cfg.Egress, cfg.SecretKey = eg, key
+	cfg.Egress, cfg.SecretKeys = eg, key
 	cfg.UserAgent = thisBuild().userAgent()
 	cfg.RetryClientErrors = s.RetryClientErrors
 	cfg.TracerProvider = s.tracer

@@ -48,7 +48,7 @@ type process struct {
 
 // sensitive are the settings whose values must never be written into a manifest: they come
 // from a Secret (k8s) or from the environment of `docker compose` (compose).
-var sensitive = []string{"database-url", "secret-key", "admin-token"}
+var sensitive = []string{"database-url", "secret-key", "secret-keys", "admin-token"}
 
 // required are the settings a deployed process must be given when its command reads them: where
 // to connect and listen (the built-in defaults are loopback, for `hookstream dev`) and the keys.

@@ -43,7 +43,7 @@ func runDev(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer stopTracing()
-	if s.SecretKey == "" {
+	if s.SecretKey == "" && s.SecretKeys == "" && s.SecretKeysFile == "" {
 		if s.SecretKey, err = devSecret(s.DataDir, "dev-secret-key", secretbox.GenerateKey); err != nil {
 			return fmt.Errorf("development secret key: %w", err)
 		}

@@ -94,6 +94,8 @@ func commandLines(t *testing.T) [][]string {
 			for _, sc := range deliverySubcommands {
 				subs = append(subs, sc.name)
 			}
+		case "secrets":
+			subs = []string{"reseal"}
 		case "topics":
 			subs = []string{"create", "describe"}
 			if _, out, _ := cli(t, "topics", "-h"); !strings.Contains(out, "topics create|describe") {

@@ -116,7 +116,7 @@ func newMemberEnvOn(t *testing.T, kind string, k *testenv.Kafka) *memberEnv {
 		m.args = append(m.args, "--database-url", m.db.URL)
 		m.watchDeliveries(t)
 	case "fanout":
-		m.putEndpoint(t, "https://x.example/hook", secretbox.Key{})
+		m.putEndpoint(t, "https://x.example/hook", secretbox.Keyring{})
 		m.watchDeliveries(t)
 	case "sender":
 		raw, key := testenv.SecretKey(t)
@@ -142,7 +142,7 @@ func (m *memberEnv) saw(id string) {
 
 // putEndpoint publishes endpoint ep1 of partner p1, subscribed to every type, as cdc does; with
 // a key, it has a secret sealed under it.
-func (m *memberEnv) putEndpoint(t *testing.T, u string, key secretbox.Key) {
+func (m *memberEnv) putEndpoint(t *testing.T, u string, key secretbox.Keyring) {
 	t.Helper()
 	now := time.Now().UTC()
 	ep := records.Endpoint{V: records.EndpointVersion, ID: "ep1", PartnerID: "p1", URL: u, Status: "active",
@@ -153,7 +153,7 @@ func (m *memberEnv) putEndpoint(t *testing.T, u string, key secretbox.Key) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sealed, err := secretbox.Seal(key, []byte(secret), secretbox.AAD("ep1", "sec_1"))
+		sealed, err := key.Seal([]byte(secret), secretbox.AAD("ep1", "sec_1"))
 		if err != nil {
 			t.Fatal(err)
 		}

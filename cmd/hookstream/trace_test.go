@@ -64,7 +64,7 @@ func newTracePipeline(t *testing.T, status func(n int) int) *tracePipeline {
 	if p.secret, err = webhook.NewSecret(); err != nil {
 		t.Fatal(err)
 	}
-	sealed, err := secretbox.Seal(key, []byte(p.secret), secretbox.AAD("ep1", "sec_1"))
+	sealed, err := key.Seal([]byte(p.secret), secretbox.AAD("ep1", "sec_1"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -13,26 +14,39 @@ import (
 // KeySize is the length of the key in bytes (AES-256).
 const KeySize = 32
 
-// NonceSize is the length of the random nonce at the start of every sealed value.
+// NonceSize is the length of the random nonce in every sealed value.
 const NonceSize = 12
 
-// Overhead is how much longer a sealed value is than its plaintext: the nonce and the GCM tag.
-const Overhead = NonceSize + 16
+// TagSize is the length of the GCM tag at the end of every sealed value.
+const TagSize = 16
 
-// Errors returned, wrapped with detail, by ParseKey, NewKey and Open. They never contain key or
-// secret material.
+// LegacyOverhead is how much longer a value sealed in the legacy format (no key id) is than
+// its plaintext: the nonce and the GCM tag.
+const LegacyOverhead = NonceSize + TagSize
+
+// Errors returned, wrapped with detail, by ParseKey, NewKey, NewKeyring and Open. They never
+// contain key or secret material.
 var (
-	// ErrInvalidKey: the key string or bytes cannot be an AES-256 key.
+	// ErrInvalidKey: the key string or bytes cannot be an AES-256 key, or a keyring cannot be
+	// made of the keys given.
 	ErrInvalidKey = errors.New("secretbox: invalid key")
 	// ErrOpen: the sealed value is too short, was tampered with, was sealed under another key,
-	// or belongs to another row (wrong AAD). GCM cannot tell these apart, and neither do we.
+	// or belongs to another row (wrong AAD). GCM cannot tell these apart, and neither do we;
+	// a value that names a key id the keyring lacks says so (UnknownKeyError, which matches
+	// ErrOpen too).
 	ErrOpen = errors.New("secretbox: cannot open sealed value")
+	// ErrUnknownKey: the sealed value names a key id that is not in the keyring (see
+	// UnknownKeyError).
+	ErrUnknownKey = errors.New("secretbox: key id not in the keyring")
 )
 
-// Key is a parsed AES-256-GCM key. The zero Key has no key: Seal and Open refuse it. A Key
-// prints as "secretbox.Key(redacted)" so it cannot leak through logs or %v of a config.
+// Key is one parsed AES-256-GCM key. The zero Key has no key. A Key prints as
+// "secretbox.Key(redacted)" so it cannot leak through logs or %v of a config.
 type Key struct {
 	aead cipher.AEAD
+	// fingerprint tells two keys apart (NewKeyring refuses one key under two ids); it is never
+	// printed.
+	fingerprint [sha256.Size]byte
 }
 
 // NewKey returns the Key for 32 raw bytes.
@@ -48,7 +62,7 @@ func NewKey(raw []byte) (Key, error) {
 	if err != nil {
 		return Key{}, fmt.Errorf("%w: %w", ErrInvalidKey, err)
 	}
-	return Key{aead: aead}, nil
+	return Key{aead: aead, fingerprint: sha256.Sum256(raw)}, nil
 }
 
 // ParseKey reads HOOKSTREAM_SECRET_KEY: the standard base64 encoding (padded or not) of 32
@@ -97,33 +111,4 @@ func (k Key) GoString() string { return k.String() }
 // AAD is the additional authenticated data of an endpoint secret: endpointID + "/" + secretID.
 func AAD(endpointID, secretID string) []byte {
 	return []byte(endpointID + "/" + secretID)
-}
-
-// Seal encrypts plaintext under key, bound to aad, and returns a fresh random nonce followed
-// by the ciphertext. Sealing the same plaintext twice gives different values.
-func Seal(key Key, plaintext, aad []byte) ([]byte, error) {
-	if key.IsZero() {
-		return nil, fmt.Errorf("%w: no key", ErrInvalidKey)
-	}
-	out := make([]byte, NonceSize, NonceSize+len(plaintext)+key.aead.Overhead())
-	if _, err := rand.Read(out); err != nil {
-		return nil, fmt.Errorf("secretbox: nonce: %w", err)
-	}
-	return key.aead.Seal(out, out[:NonceSize], plaintext, aad), nil
-}
-
-// Open decrypts a value made by Seal with the same key and aad. Any change to the value, and
-// any other key or aad, gives an error matching ErrOpen.
-func Open(key Key, sealed, aad []byte) ([]byte, error) {
-	if key.IsZero() {
-		return nil, fmt.Errorf("%w: no key", ErrInvalidKey)
-	}
-	if len(sealed) < NonceSize+key.aead.Overhead() {
-		return nil, fmt.Errorf("%w: %d bytes is shorter than nonce and tag", ErrOpen, len(sealed))
-	}
-	plain, err := key.aead.Open(nil, sealed[:NonceSize], sealed[NonceSize:], aad)
-	if err != nil {
-		return nil, fmt.Errorf("%w: authentication failed (tampered, wrong key or wrong row)", ErrOpen)
-	}
-	return plain, nil
 }

@@ -41,15 +41,16 @@ func poll(timeout time.Duration, cond func() bool) bool {
 }
 
 // SecretKey returns a fresh key for sealing endpoint secrets, as HOOKSTREAM_SECRET_KEY holds it
-// (raw) and parsed, or fails t.
-func SecretKey(t testing.TB) (raw string, key secretbox.Key) {
+// (raw), and the keyring it alone makes (key id "default"), or fails t.
+func SecretKey(t testing.TB) (raw string, keys secretbox.Keyring) {
 	t.Helper()
 	raw, err := secretbox.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if key, err = secretbox.ParseKey(raw); err != nil {
+	key, err := secretbox.ParseKey(raw)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return raw, key
+	return raw, secretbox.KeyringOf(key)
 }
