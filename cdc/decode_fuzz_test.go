@@ -3,9 +3,11 @@ package cdc
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -225,4 +227,42 @@ func FuzzDecodePgoutput(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseMessageRefusesCorruptMessages holds what FuzzDecodePgoutput found: pglogrepl
+// allocates what a column's length or a truncation's count says before reading, and panics on a
+// message cut short. Both must be plain errors, with no large allocation.
+func TestParseMessageRefusesCorruptMessages(t *testing.T) {
+	var insert []byte
+	for _, m := range captured(t) {
+		if m[0] == 'I' {
+			insert = m
+			break
+		}
+	}
+	// 'I', relation id, 'N', Int16 columns, then the first column: 't' and its Int32 length.
+	hugeColumn := bytes.Clone(insert)
+	binary.BigEndian.PutUint32(hugeColumn[9:], 0xFFFFFFF0)
+	hugeUpdate := append([]byte{'U'}, hugeColumn[1:]...)
+	hugeUpdate[5] = 'O'
+	truncate := []byte{'T', 0xFF, 0xFF, 0xFF, 0xF0, 0, 0, 0, 0, 1}
+	for name, wal := range map[string][]byte{
+		"column length past the message": hugeColumn,
+		"old tuple length past the end":  hugeUpdate,
+		"truncation count past the end":  truncate,
+		"insert cut short":               insert[:len(insert)/2],
+		"relation cut short":             []byte{'R', 0, 0, 1, 0, 'p', 0, 'x', 0, 'd', 0, 5},
+		"empty":                          {},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		msg, err := parseMessage(wal)
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Errorf("%s: parsed as %T, want an error", name, msg)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+			t.Errorf("%s: %d bytes allocated", name, grew)
+		}
+	}
 }
