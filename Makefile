@@ -56,8 +56,8 @@ test-real: pg-up kafka-up chromium
 
 # Short fuzzing runs in every CI run: the egress URL policy (R26), the receiver inbox's handler,
 # the provider signature verifiers,
-# the envelope-head reader, the response excerpt, the record codec and the endpoint filter
-# language; longer runs by hand.
+# the envelope-head reader, the response excerpt, the record codec, the endpoint filter
+# language and cdc's pgoutput decoding; longer runs by hand.
 # Counts, not durations: a -fuzztime duration that runs out while a worker is busy can fail the
 # run with "context deadline exceeded" and no finding (seen in CI-like runs of FuzzUnmarshalDelivery).
 test-fuzz: pg-up
@@ -69,6 +69,7 @@ test-fuzz: pg-up
 	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalDelivery$$' -fuzztime 300000x ./internal/records/
 	$(GO) test -run '^$$' -fuzz '^FuzzAttemptAppendJSON$$' -fuzztime 30000x ./internal/records/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 100000x ./internal/filter/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodePgoutput$$' -fuzztime 100000x ./cdc/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseDecimal$$' -fuzztime 20000x ./reseller/
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' $(GO) test -run '^$$' -fuzz '^FuzzRequestBodies$$' -fuzztime 10000x ./reseller/
 

@@ -2,15 +2,13 @@ package admin
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
-	"time"
+
+	"github.com/hookstream/hookstream/partnerkeys"
 )
 
 // access says who may call a route.
@@ -38,28 +36,6 @@ func (c caller) actor() string {
 	return "partner_api_key:" + c.keyID
 }
 
-// APIKeyPrefix starts every partner API key, so leaked keys are easy to recognise and scan for.
-const APIKeyPrefix = "hsk_"
-
-// newAPIKey returns a fresh partner API key and the hash that is stored in its place (R36).
-func newAPIKey() (key string, hash []byte, err error) {
-	raw := make([]byte, 32)
-	if _, err := rand.Read(raw); err != nil {
-		return "", nil, fmt.Errorf("admin: api key: %w", err)
-	}
-	key = APIKeyPrefix + base64.RawURLEncoding.EncodeToString(raw)
-	return key, hashKey(key), nil
-}
-
-func hashKey(key string) []byte {
-	sum := sha256.Sum256([]byte(key))
-	return sum[:]
-}
-
-// keyTouchInterval bounds how often a key's last_used_at is written: once a minute is enough to
-// tell used keys from stale ones without a write per request.
-const keyTouchInterval = time.Minute
-
 // authenticate resolves the bearer token of r. The operator token is compared in constant time
 // (through its hash, so the length does not leak either); partner keys are found by their hash.
 func (a *API) authenticate(ctx context.Context, r *http.Request) (caller, *apiError) {
@@ -77,8 +53,8 @@ func (a *API) authenticate(ctx context.Context, r *http.Request) (caller, *apiEr
 	if subtle.ConstantTimeCompare(sum[:], a.operatorHash[:]) == 1 {
 		return caller{operator: true}, nil
 	}
-	k, err := VerifyPartnerKey(ctx, a.pool, a.log, token)
-	if errors.Is(err, ErrUnknownPartnerKey) {
+	k, err := partnerkeys.Verify(ctx, a.pool, a.log, token)
+	if errors.Is(err, partnerkeys.ErrUnknown) {
 		return caller{}, unauthorized
 	}
 	if err != nil {

@@ -381,6 +381,29 @@ type patchEndpointRequest struct {
 	requestOptionsPatch
 }
 
+// endpointPatch is a checked PATCH of an endpoint: what it changes, each field nil (or its set
+// flag false) where the endpoint stays as it is.
+type endpointPatch struct {
+	url, desc *string
+	types     []string
+	schema    *int
+	flight    *int
+	rate      *float64
+	setRL     bool // rate_limit_per_sec is given; rate nil means no limit
+	ordered   *bool
+	setFilter bool // filter is given; flt nil means no filter
+	flt       *string
+	setPolicy bool // retry_policy is given; policy nil means the deployment's
+	policy    *retrypolicy.Policy
+	options   requestOptionsPatch
+}
+
+// changes says whether the patch changes anything: an empty one answers the endpoint as it is.
+func (c *endpointPatch) changes() bool {
+	return c.url != nil || c.desc != nil || c.types != nil || c.schema != nil || c.flight != nil || c.setRL || c.ordered != nil ||
+		c.setFilter || c.setPolicy || c.options.any()
+}
+
 // patchEndpoint changes the given fields; status changes go through disable and enable.
 func (a *API) patchEndpoint(w http.ResponseWriter, r *http.Request, _ caller) error {
 	var req patchEndpointRequest
@@ -388,30 +411,63 @@ func (a *API) patchEndpoint(w http.ResponseWriter, r *http.Request, _ caller) er
 	if e != nil {
 		return e
 	}
+	c, e := a.checkEndpointPatch(&req)
+	if e != nil {
+		return e
+	}
+	if c.url != nil {
+		if e := a.checkURL(r.Context(), *c.url); e != nil {
+			return e
+		}
+	}
+	if !c.changes() {
+		return a.getEndpoint(w, r, caller{})
+	}
+	out, err := a.applyEndpointPatch(r.Context(), pid, eid, c)
+	if err != nil {
+		return err
+	}
+	respond(w, http.StatusOK, out)
+	return nil
+}
+
+// checkEndpointPatch checks every field of a PATCH and reports all their problems at once.
+func (a *API) checkEndpointPatch(req *patchEndpointRequest) (endpointPatch, *apiError) {
+	var p problems
+	c := endpointPatch{setFilter: req.Filter.Set, setPolicy: req.RetryPolicy.Set, options: req.requestOptionsPatch}
+	p.patchSubscription(req, &c)
+	p.patchDelivery(req, &c)
+	if req.Filter.Set && !req.Filter.Null {
+		c.flt = p.filter(&req.Filter.Value)
+	}
+	if req.RetryPolicy.Set && !req.RetryPolicy.Null {
+		c.policy = p.retryPolicy(&req.RetryPolicy.Value, a.cfg.Retry.Bounds)
+	}
+	if e := p.err(); e != nil {
+		return endpointPatch{}, e
+	}
+	return c, nil
+}
+
+// patchSubscription checks what a PATCH says of where and what an endpoint receives: url,
+// description and event_types. url and event_types have no default and refuse null.
+func (p *problems) patchSubscription(req *patchEndpointRequest, c *endpointPatch) {
 	var (
-		p           problems
-		url, desc   *string
-		types       []string
-		schema      *int
-		flight      *int
-		rate        *float64
-		setRL       bool
-		ordered     *bool
-		noDefault   = func(field string) { p.add(field, "cannot be null: it has no default to return to") }
-		withDefault = func(v int) *int { return &v }
+		types     []string
+		noDefault = func(field string) { p.add(field, "cannot be null: it has no default to return to") }
 	)
 	switch {
 	case req.URL.Null:
 		noDefault("url")
 	case req.URL.Set:
 		p.text("url", req.URL.Value, maxURLBytes, true)
-		url = &req.URL.Value
+		c.url = &req.URL.Value
 	}
 	if req.Description.Set {
-		desc = new(string) // null: no description
+		c.desc = new(string) // null: no description
 		if !req.Description.Null {
 			p.text("description", req.Description.Value, maxDescriptionBytes, false)
-			desc = &req.Description.Value
+			c.desc = &req.Description.Value
 		}
 	}
 	switch {
@@ -420,58 +476,47 @@ func (a *API) patchEndpoint(w http.ResponseWriter, r *http.Request, _ caller) er
 	case req.EventTypes.Set:
 		types = p.eventTypes(req.EventTypes.Value, true)
 	}
+	c.types = types
+}
+
+// patchDelivery checks what a PATCH says of how an endpoint is delivered to: schema_version,
+// max_in_flight, rate_limit_per_sec and ordered, where null returns a field to its default.
+func (p *problems) patchDelivery(req *patchEndpointRequest, c *endpointPatch) {
+	withDefault := func(v int) *int { return &v }
 	if req.SchemaVersion.Set {
-		schema = withDefault(p.schemaVersion(nil))
+		c.schema = withDefault(p.schemaVersion(nil))
 		if !req.SchemaVersion.Null {
-			schema = withDefault(p.schemaVersion(&req.SchemaVersion.Value))
+			c.schema = withDefault(p.schemaVersion(&req.SchemaVersion.Value))
 		}
 	}
 	if req.MaxInFlight.Set {
-		flight = withDefault(p.maxInFlight(nil))
+		c.flight = withDefault(p.maxInFlight(nil))
 		if !req.MaxInFlight.Null {
-			flight = withDefault(p.maxInFlight(&req.MaxInFlight.Value))
+			c.flight = withDefault(p.maxInFlight(&req.MaxInFlight.Value))
 		}
 	}
 	if req.RateLimitPerSec.Set {
-		setRL = true
+		c.setRL = true
 		if !req.RateLimitPerSec.Null {
 			v := req.RateLimitPerSec.Value
 			p.rateLimit(&v)
-			rate = &v
+			c.rate = &v
 		}
 	}
 	if req.Ordered.Set {
-		ordered = new(bool) // null: not ordered
+		c.ordered = new(bool) // null: not ordered
 		if !req.Ordered.Null {
-			ordered = &req.Ordered.Value
+			c.ordered = &req.Ordered.Value
 		}
 	}
-	var (
-		flt    *string
-		policy *retrypolicy.Policy
-	)
-	if req.Filter.Set && !req.Filter.Null {
-		flt = p.filter(&req.Filter.Value)
-	}
-	if req.RetryPolicy.Set && !req.RetryPolicy.Null {
-		policy = p.retryPolicy(&req.RetryPolicy.Value, a.cfg.Retry.Bounds)
-	}
-	if e := p.err(); e != nil {
-		return e
-	}
-	if url != nil {
-		if e := a.checkURL(r.Context(), *url); e != nil {
-			return e
-		}
-	}
-	changes := url != nil || desc != nil || types != nil || schema != nil || flight != nil || setRL || ordered != nil ||
-		req.Filter.Set || req.RetryPolicy.Set || req.requestOptionsPatch.any()
-	if !changes {
-		return a.getEndpoint(w, r, caller{})
-	}
+}
+
+// applyEndpointPatch writes a checked patch in one transaction, the version of the endpoint
+// rising by one, and returns the endpoint as it is then.
+func (a *API) applyEndpointPatch(ctx context.Context, pid, eid string, c endpointPatch) (endpointView, error) {
 	var out endpointView
-	err := pgx.BeginFunc(r.Context(), a.pool, func(tx pgx.Tx) error {
-		v, err := scanEndpoint(tx.QueryRow(r.Context(), `UPDATE endpoint SET
+	err := pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) error {
+		v, err := scanEndpoint(tx.QueryRow(ctx, `UPDATE endpoint SET
 				url = COALESCE($3, url),
 				description = COALESCE($4, description),
 				event_types = COALESCE($5, event_types),
@@ -483,8 +528,8 @@ func (a *API) patchEndpoint(w http.ResponseWriter, r *http.Request, _ caller) er
 				retry_policy = CASE WHEN $13 THEN $14::jsonb ELSE retry_policy END,
 				version = version + 1, updated_at = now()
 			WHERE id = $1 AND partner_id = $2 RETURNING `+endpointColumns,
-			eid, pid, url, desc, types, schema, flight, setRL, rate, ordered,
-			req.Filter.Set, flt, req.RetryPolicy.Set, policyJSON(policy)))
+			eid, pid, c.url, c.desc, c.types, c.schema, c.flight, c.setRL, c.rate, c.ordered,
+			c.setFilter, c.flt, c.setPolicy, policyJSON(c.policy)))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return notFound("endpoint")
 		}
@@ -492,22 +537,16 @@ func (a *API) patchEndpoint(w http.ResponseWriter, r *http.Request, _ caller) er
 			return err
 		}
 		out = v
-		if req.requestOptionsPatch.any() {
-			if err := a.applyRequestOptionsPatch(r.Context(), tx, pid, eid, req.requestOptionsPatch); err != nil {
-				return err
-			}
-			if out, err = loadEndpoint(r.Context(), tx, pid, eid, false); err != nil {
-				return err
-			}
-			return nil
+		if !c.options.any() {
+			return attachSecrets(ctx, tx, []*endpointView{&out})
 		}
-		return attachSecrets(r.Context(), tx, []*endpointView{&out})
-	})
-	if err != nil {
+		if err := a.applyRequestOptionsPatch(ctx, tx, pid, eid, c.options); err != nil {
+			return err
+		}
+		out, err = loadEndpoint(ctx, tx, pid, eid, false)
 		return err
-	}
-	respond(w, http.StatusOK, out)
-	return nil
+	})
+	return out, err
 }
 
 // deleteEndpoint removes the endpoint and its secrets; cdc publishes the tombstone, and the

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/hookstream/hookstream/partnerkeys"
 )
 
 // partnerIDPattern is the partner table's CHECK constraint, checked here first for a clear 422.
@@ -124,13 +126,9 @@ func (a *API) createAPIKey(w http.ResponseWriter, r *http.Request, _ caller) err
 	if e := p.err(); e != nil {
 		return e
 	}
-	key, hash, err := newAPIKey()
-	if err != nil {
-		return err
-	}
-	out := createdAPIKey{ID: newID(apiKeyIDPrefix), Name: req.Name, Key: key, PartnerID: r.PathValue("pid")}
-	if err := a.pool.QueryRow(r.Context(), `INSERT INTO partner_api_key (id, partner_id, key_hash, name) VALUES ($1, $2, $3, $4) RETURNING created_at`,
-		out.ID, out.PartnerID, hash, req.Name).Scan(&out.CreatedAt); err != nil {
+	out := createdAPIKey{ID: newID(apiKeyIDPrefix), Name: req.Name, PartnerID: r.PathValue("pid")}
+	var err error
+	if out.Key, out.CreatedAt, err = partnerkeys.Create(r.Context(), a.pool, out.ID, out.PartnerID, req.Name); err != nil {
 		return err
 	}
 	a.log.Info("partner api key created", "partner_id", out.PartnerID, "key_id", out.ID)

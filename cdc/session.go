@@ -482,7 +482,7 @@ func (s *session) observeServerEnd(l records.LSN) {
 }
 
 func (s *session) handleWAL(ctx context.Context, x pglogrepl.XLogData) error {
-	msg, err := pglogrepl.Parse(x.WALData)
+	msg, err := parseMessage(x.WALData)
 	if err != nil {
 		return fmt.Errorf("cdc: decode pgoutput at %s: %w", x.WALStart, err)
 	}

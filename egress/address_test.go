@@ -8,6 +8,7 @@ import (
 )
 
 func TestCheckAddr(t *testing.T) {
+	t.Parallel()
 	prefixes := func(ps ...string) []netip.Prefix {
 		out := make([]netip.Prefix, len(ps))
 		for i, p := range ps {
@@ -75,6 +76,7 @@ func TestCheckAddr(t *testing.T) {
 }
 
 func TestCheckAddrInvalid(t *testing.T) {
+	t.Parallel()
 	g := mustGuard(t, testConfig(newFakeResolver(), nil))
 	if err := g.CheckAddr(netip.Addr{}); !errors.Is(err, ErrBlockedDestination) {
 		t.Fatalf("CheckAddr(zero Addr) = %v, want ErrBlockedDestination", err)
@@ -82,6 +84,7 @@ func TestCheckAddrInvalid(t *testing.T) {
 }
 
 func TestEmbeddedIPv4(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		addr string
 		want []string
@@ -112,6 +115,7 @@ func TestEmbeddedIPv4(t *testing.T) {
 }
 
 func TestPolicyErrorMatching(t *testing.T) {
+	t.Parallel()
 	dnsErr := &net.DNSError{Err: "no such host", Name: "x.test", IsNotFound: true}
 	tests := []struct {
 		err         *PolicyError

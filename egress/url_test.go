@@ -28,6 +28,7 @@ func policyResolver() *fakeResolver {
 }
 
 func TestCheckURL(t *testing.T) {
+	t.Parallel()
 	res := policyResolver()
 	guards := map[string]*Guard{
 		"https": mustGuard(t, testConfig(res, nil)),
@@ -209,6 +210,7 @@ func TestCheckURL(t *testing.T) {
 }
 
 func TestCheckURLNeverResolvesRefusedNames(t *testing.T) {
+	t.Parallel()
 	res := policyResolver()
 	g := mustGuard(t, testConfig(res, func(c *Config) { c.AllowHTTP = true }))
 	for _, u := range []string{
@@ -225,6 +227,7 @@ func TestCheckURLNeverResolvesRefusedNames(t *testing.T) {
 }
 
 func TestCheckURLResolveErrorKeepsCause(t *testing.T) {
+	t.Parallel()
 	g := mustGuard(t, testConfig(policyResolver(), nil))
 	err := g.CheckURL(context.Background(), "https://nowhere.example.com/")
 	var dnsErr *net.DNSError
@@ -237,6 +240,7 @@ func TestCheckURLResolveErrorKeepsCause(t *testing.T) {
 }
 
 func TestCheckURLDetailNamesTheReason(t *testing.T) {
+	t.Parallel()
 	g := mustGuard(t, testConfig(policyResolver(), nil))
 	tests := map[string]string{
 		"https://mixed.example.com/":  "mixed.example.com has a refused address: 10.0.0.1 is private",
@@ -269,6 +273,7 @@ func TestCheckURLDetailNamesTheReason(t *testing.T) {
 }
 
 func TestCheckURLParseErrorHidesCredentials(t *testing.T) {
+	t.Parallel()
 	g := mustGuard(t, testConfig(policyResolver(), nil))
 	err := g.CheckURL(context.Background(), "https://user:hunter2@exa mple.com/")
 	var pe *PolicyError
@@ -281,6 +286,7 @@ func TestCheckURLParseErrorHidesCredentials(t *testing.T) {
 }
 
 func TestZeroGuardRefuses(t *testing.T) {
+	t.Parallel()
 	var g Guard
 	if err := g.CheckURL(context.Background(), "https://"+publicV4+"/"); !errors.Is(err, ErrBlockedDestination) {
 		t.Errorf("CheckURL = %v, want ErrBlockedDestination", err)

@@ -52,6 +52,7 @@ func encode(t testing.TB, v any) []byte {
 // R4: the catalog covers the reseller's domain (customer, API key, balance and credit, budget,
 // usage) and hookstream's own operational events, each entry well formed.
 func TestCatalogEntries(t *testing.T) {
+	t.Parallel()
 	types := eventcatalog.Types()
 	var names []string
 	for _, et := range types {
@@ -83,6 +84,7 @@ func TestCatalogEntries(t *testing.T) {
 
 // What the package returns is a copy: changing it changes neither later answers nor the checks.
 func TestTypesAreCopies(t *testing.T) {
+	t.Parallel()
 	c := newCatalog(t)
 	before := encode(t, eventcatalog.Types())
 	env := eventcatalog.EnvelopeSchema()
@@ -110,6 +112,7 @@ func TestTypesAreCopies(t *testing.T) {
 // R4, R31: every published example fits its own schema, and, wrapped in the envelope outbox
 // builds, fits the published envelope schema.
 func TestExamplesFitTheirSchemas(t *testing.T) {
+	t.Parallel()
 	c := newCatalog(t)
 	envelope := compile(t, eventcatalog.EnvelopeSchema())
 	for _, et := range eventcatalog.Types() {
@@ -150,6 +153,7 @@ func compile(t testing.TB, schema []byte) *jsonschema.Schema {
 
 // Every required field of every type is enforced: the example without it is refused, naming it.
 func TestRequiredFieldsAreEnforced(t *testing.T) {
+	t.Parallel()
 	c := newCatalog(t)
 	for _, et := range eventcatalog.Types() {
 		required, _ := decode(t, et.Schema)["required"].([]any)
@@ -173,6 +177,7 @@ func TestRequiredFieldsAreEnforced(t *testing.T) {
 // R31: a property the schema does not know is accepted, so adding an optional field is a
 // compatible change within a schema version.
 func TestAdditionalPropertiesAreCompatible(t *testing.T) {
+	t.Parallel()
 	c := newCatalog(t)
 	for _, et := range eventcatalog.Types() {
 		data := decode(t, et.Example)
@@ -186,6 +191,7 @@ func TestAdditionalPropertiesAreCompatible(t *testing.T) {
 // A mutated example per type, each breaking one rule of its schema, is refused with the field
 // and the keyword that caught it.
 func TestMutatedExamplesAreRefused(t *testing.T) {
+	t.Parallel()
 	c := newCatalog(t)
 	long := strings.Repeat("x", 501)
 	cases := []struct {
@@ -258,6 +264,7 @@ func TestMutatedExamplesAreRefused(t *testing.T) {
 // An unknown type and a version the catalog does not publish are refused before the data is
 // looked at; version zero is outbox's default, 1.
 func TestTypeAndVersion(t *testing.T) {
+	t.Parallel()
 	c := newCatalog(t)
 	et, _ := eventcatalog.Lookup("customer.created")
 	cases := []struct {
@@ -296,6 +303,7 @@ func TestTypeAndVersion(t *testing.T) {
 // The message names the pointer, the rule and the keyword; echoed values are cut short, and
 // further problems are counted, not listed.
 func TestMessages(t *testing.T) {
+	t.Parallel()
 	c := newCatalog(t)
 	cases := []struct {
 		typ, data, want string
@@ -321,6 +329,7 @@ func TestMessages(t *testing.T) {
 
 // One Catalog serves concurrent writers (run with -race).
 func TestConcurrentChecks(t *testing.T) {
+	t.Parallel()
 	c := newCatalog(t)
 	types := eventcatalog.Types()
 	errs := make(chan error, 8)
@@ -397,6 +406,7 @@ func catalogProblems(schema map[string]any) []string {
 }
 
 func TestCatalogCarriesNoSecretsAndNoFloats(t *testing.T) {
+	t.Parallel()
 	used := map[string]bool{}
 	for _, et := range eventcatalog.Types() {
 		s := decode(t, et.Schema)

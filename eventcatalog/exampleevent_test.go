@@ -13,6 +13,7 @@ import (
 // Every type's example event fits its schema, carries the example's fields with fresh ids (new
 // on every call), and is about a resource its data names.
 func TestExampleEventOfEveryType(t *testing.T) {
+	t.Parallel()
 	cat := eventcatalog.Published()
 	for _, et := range eventcatalog.Types() {
 		a, ok := eventcatalog.ExampleEvent(et.Type, "acme")

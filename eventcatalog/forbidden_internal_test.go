@@ -19,6 +19,7 @@ func FuzzForbiddenNameMatchesTheRule(f *testing.F) {
 
 // holdsForbidden finds what checkForbidden reports, and nothing else.
 func TestHoldsForbiddenAgreesWithCheckForbidden(t *testing.T) {
+	t.Parallel()
 	docs := []any{
 		map[string]any{"customer_id": "cus_1", "cost": map[string]any{"value": "1"}},
 		map[string]any{"meta": map[string]any{"providerSecret": "x"}},

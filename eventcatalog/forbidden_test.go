@@ -12,6 +12,7 @@ import (
 // R6: a field the catalog forbids is refused anywhere in data, declared by the schema or not,
 // nested in objects and arrays; the allowed names pass only with their harmless shape.
 func TestForbiddenFieldsAnywhereInData(t *testing.T) {
+	t.Parallel()
 	c := newCatalog(t)
 	et, _ := eventcatalog.Lookup("usage.finalized")
 	base := strings.TrimSuffix(string(et.Example), "}")

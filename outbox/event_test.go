@@ -7,6 +7,7 @@ import (
 )
 
 func TestValidType(t *testing.T) {
+	t.Parallel()
 	cases := map[string]bool{
 		"api_key.status_changed": true,
 		"customer.created":       true,
@@ -33,6 +34,7 @@ func TestValidType(t *testing.T) {
 
 // R8: the envelope carries every field, in a fixed order, with data kept as given.
 func TestEnvelopeShape(t *testing.T) {
+	t.Parallel()
 	env := Envelope{
 		EventID:       "evt_01J0000000000000000000000A",
 		Type:          "customer.created",
@@ -53,6 +55,8 @@ func TestEnvelopeShape(t *testing.T) {
 	}
 }
 
+// TestEventIDsAreUniqueAndSorted is not parallel: ulid.Make's monotonic entropy is the process's,
+// and ids made by other tests in the same millisecond may reset it.
 func TestEventIDsAreUniqueAndSorted(t *testing.T) {
 	prev := ""
 	seen := map[string]bool{}
@@ -85,6 +89,7 @@ func FuzzValidate(f *testing.F) {
 }
 
 func TestEnvelopeValidate(t *testing.T) {
+	t.Parallel()
 	good := Envelope{
 		EventID: NewEventID(), Type: "customer.created", OccurredAt: time.Now(), PartnerID: "p1",
 		Subject: Subject{"customer", "c1"}, SchemaVersion: 1, Data: json.RawMessage(`{}`),

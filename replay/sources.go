@@ -77,24 +77,8 @@ func (e *Engine) stepHistory(ctx context.Context, j *job, ep Endpoint) (bool, er
 // stepLog finds a log job's partition and range on its first step, then scans the next part of
 // the range for the partner's events the endpoint receives and replays them.
 func (e *Engine) stepLog(ctx context.Context, j *job, ep Endpoint) (bool, error) {
-	f := j.Filter
 	if !j.Pos.Started {
-		p, n, err := e.cfg.Log.PartitionOf(ctx, j.PartnerID)
-		if err != nil {
-			return false, err
-		}
-		start, end, err := e.cfg.Log.Bounds(ctx, p)
-		if err != nil {
-			return false, err
-		}
-		// Records are written after their commit, so none committed at or after since was
-		// written before since (less clock differences).
-		from, err := e.cfg.Log.OffsetAt(ctx, p, f.Since.Add(-eventlog.ClockSlack))
-		if err != nil {
-			return false, err
-		}
-		j.Pos = jobPosition{Started: true, Partition: p, Partitions: n, Next: max(from, start), End: end}
-		return j.Pos.Next >= j.Pos.End, nil
+		return e.startLog(ctx, j)
 	}
 	if n, err := e.cfg.Log.Partitions(ctx); err != nil {
 		return false, err
@@ -109,29 +93,89 @@ func (e *Engine) stepLog(ctx context.Context, j *job, ep Endpoint) (bool, error)
 		// Queued before the limit was lowered.
 		return false, fmt.Errorf("%w: stopped at the limit of %d deliveries one replay job may replay (%s)", errJobFailed, limit, limitName)
 	}
-	refused, err := filterOf(ep)
-	if err != nil {
-		return false, fmt.Errorf("%w: %v", errJobFailed, err)
-	}
-	release, err := e.cfg.Log.Acquire(ctx)
+	found, err := e.scanLog(ctx, j, ep, room)
 	if err != nil {
 		return false, err
 	}
+	targets := found.targets
+	if f := j.Filter; f.State != "" && len(targets) > 0 {
+		if targets, err = e.filterByState(ctx, ep.ID, targets, f.State); err != nil {
+			return false, err
+		}
+	}
+	if len(targets) > 0 {
+		if err := e.replayLogBatch(ctx, j, ep, targets, found.known); err != nil {
+			return false, err
+		}
+	}
+	j.Pos.Next = found.next
+	if found.past {
+		j.Pos.Next = j.Pos.End
+	}
+	finished := j.Pos.Next >= j.Pos.End
+	if !finished && j.Total >= limit {
+		last := found.known[targets[len(targets)-1].EventID].CommitTime.UTC().Format(time.RFC3339Nano)
+		return false, fmt.Errorf("%w: stopped at the limit of %d deliveries one replay job may replay (%s) after the events committed up to %s: replay the rest with a job from since=%s",
+			errJobFailed, limit, limitName, last, last)
+	}
+	return finished, nil
+}
+
+// startLog is a log job's first step: it finds the partner's partition and the offsets its time
+// range may span, and says whether that range is empty.
+func (e *Engine) startLog(ctx context.Context, j *job) (bool, error) {
+	p, n, err := e.cfg.Log.PartitionOf(ctx, j.PartnerID)
+	if err != nil {
+		return false, err
+	}
+	start, end, err := e.cfg.Log.Bounds(ctx, p)
+	if err != nil {
+		return false, err
+	}
+	// Records are written after their commit, so none committed at or after since was
+	// written before since (less clock differences).
+	from, err := e.cfg.Log.OffsetAt(ctx, p, j.Filter.Since.Add(-eventlog.ClockSlack))
+	if err != nil {
+		return false, err
+	}
+	j.Pos = jobPosition{Started: true, Partition: p, Partitions: n, Next: max(from, start), End: end}
+	return j.Pos.Next >= j.Pos.End, nil
+}
+
+// logScan is what one step of a log job found in the partner's partition.
+type logScan struct {
+	targets []Target
+	known   map[string]eventlog.Event // the envelopes of targets, by event id
+	next    int64                     // the offset after the last record read
+	past    bool                      // a record committed after the range was read: the job is through
+}
+
+// scanLog reads the job's partition from its position for at most room events of the partner
+// in the job's time range that the endpoint receives, stopping early at the scan and byte bounds
+// of a step.
+func (e *Engine) scanLog(ctx context.Context, j *job, ep Endpoint, room int) (logScan, error) {
+	refused, err := filterOf(ep)
+	if err != nil {
+		return logScan{}, fmt.Errorf("%w: %v", errJobFailed, err)
+	}
+	release, err := e.cfg.Log.Acquire(ctx)
+	if err != nil {
+		return logScan{}, err
+	}
 	var (
-		targets []Target
-		known   = map[string]eventlog.Event{}
+		f       = j.Filter
+		found   = logScan{known: map[string]eventlog.Event{}}
 		scanned int
 		size    int
-		past    bool
 	)
-	next, err := e.cfg.Log.Scan(ctx, j.Pos.Partition, j.Pos.Next, j.Pos.End, func(rec *kgo.Record) bool {
+	found.next, err = e.cfg.Log.Scan(ctx, j.Pos.Partition, j.Pos.Next, j.Pos.End, func(rec *kgo.Record) bool {
 		scanned++
 		ev, ok := eventlog.FromRecord(rec)
 		switch {
 		case !ok || ev.PartnerID != j.PartnerID:
 		case ev.CommitTime.After(f.Until.Add(eventlog.ClockSlack)):
 			// Commit order is log order: nothing later is in range.
-			past = true
+			found.past = true
 			return false
 		case ev.CommitTime.Before(f.Since) || !ev.CommitTime.Before(f.Until):
 		case !endpoints.Subscribed(ep.EventTypes, ev.Type), refused(ev):
@@ -139,49 +183,37 @@ func (e *Engine) stepLog(ctx context.Context, j *job, ep Endpoint) (bool, error)
 			e.log.Error("events record whose envelope disagrees with its key or headers not replayed",
 				"job_id", j.ID, "partition", rec.Partition, "offset", rec.Offset)
 		default:
-			if _, dup := known[ev.EventID]; !dup {
-				known[ev.EventID] = ev
-				targets = append(targets, Target{EventID: ev.EventID, EventType: ev.Type})
+			if _, dup := found.known[ev.EventID]; !dup {
+				found.known[ev.EventID] = ev
+				found.targets = append(found.targets, Target{EventID: ev.EventID, EventType: ev.Type})
 				size += len(ev.Body)
 			}
 		}
-		return len(targets) < room && scanned < e.cfg.MaxScan && size < maxStepBytes
+		return len(found.targets) < room && scanned < e.cfg.MaxScan && size < maxStepBytes
 	})
 	release()
 	if errors.Is(err, eventlog.ErrOffsetExpired) {
-		return false, fmt.Errorf("%w: the events topic's retention removed events the job had not read yet", errJobFailed)
+		return logScan{}, fmt.Errorf("%w: the events topic's retention removed events the job had not read yet", errJobFailed)
 	}
 	if err != nil {
-		return false, err
+		return logScan{}, err
 	}
-	if f.State != "" && len(targets) > 0 {
-		if targets, err = e.filterByState(ctx, ep.ID, targets, f.State); err != nil {
-			return false, err
-		}
+	return found, nil
+}
+
+// replayLogBatch replays the targets a log job's step selected and counts them in the job.
+func (e *Engine) replayLogBatch(ctx context.Context, j *job, ep Endpoint, targets []Target, known map[string]eventlog.Event) error {
+	out, err := e.replay(ctx, ep, targets, known)
+	if err != nil {
+		return err
 	}
-	if len(targets) > 0 {
-		out, err := e.replay(ctx, ep, targets, known)
-		if err != nil {
-			return false, err
-		}
-		j.Total += len(targets)
-		j.Done += len(out.Produced)
-		j.Failed += out.Failed
-		if out.Reason != "" {
-			j.LastError = out.Reason
-		}
+	j.Total += len(targets)
+	j.Done += len(out.Produced)
+	j.Failed += out.Failed
+	if out.Reason != "" {
+		j.LastError = out.Reason
 	}
-	j.Pos.Next = next
-	if past {
-		j.Pos.Next = j.Pos.End
-	}
-	finished := j.Pos.Next >= j.Pos.End
-	if !finished && j.Total >= limit {
-		last := known[targets[len(targets)-1].EventID].CommitTime.UTC().Format(time.RFC3339Nano)
-		return false, fmt.Errorf("%w: stopped at the limit of %d deliveries one replay job may replay (%s) after the events committed up to %s: replay the rest with a job from since=%s",
-			errJobFailed, limit, limitName, last, last)
-	}
-	return finished, nil
+	return nil
 }
 
 // filterByState keeps the targets whose delivery at endpoint eid is in state ("missing": has

@@ -3,7 +3,7 @@
 // keys (only a hash and a short prefix are stored; the key is shown once), prepaid balances with
 // a ledger of credits and adjustments, budgets and finalized usage, every row scoped to one of
 // hookstream's partners, and serves them over HTTP to the partner's API keys of hookstream's
-// admin API (admin.VerifyPartnerKey).
+// admin API (partnerkeys.Verify, so the platform imports nothing of the admin server).
 //
 // Guarantees:
 //   - Every state change and its events commit in one transaction through outbox.Writer with the

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookstream/hookstream/admin"
+	"github.com/hookstream/hookstream/partnerkeys"
 )
 
 // maxRequestBytes bounds a request body.
@@ -156,8 +156,8 @@ func (p *Platform) authenticate(r *http.Request) (string, error) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return "", unauthorized
 	}
-	k, err := admin.VerifyPartnerKey(r.Context(), p.pool, p.log, strings.TrimSpace(token))
-	if errors.Is(err, admin.ErrUnknownPartnerKey) {
+	k, err := partnerkeys.Verify(r.Context(), p.pool, p.log, strings.TrimSpace(token))
+	if errors.Is(err, partnerkeys.ErrUnknown) {
 		return "", unauthorized
 	}
 	if err != nil {

@@ -2,7 +2,6 @@ package reseller_test
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,15 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookstream/hookstream/partnerkeys"
 	"github.com/hookstream/hookstream/reseller"
 )
 
 // partnerKey gives a partner an admin API key, as POST /v1/partners/{pid}/api-keys would.
 func (f *fixture) partnerKey(pid string) string {
 	f.t.Helper()
-	key := "hsk_test_" + pid + "_" + strings.Repeat("k", 20)
-	sum := sha256.Sum256([]byte(key))
-	_, err := f.db.Pool.Exec(f.ctx, `INSERT INTO partner_api_key (id, partner_id, key_hash) VALUES ($1, $2, $3)`, "pak_"+pid, pid, sum[:])
+	key, _, err := partnerkeys.Create(f.ctx, f.db.Pool, "pak_"+pid, pid, "reseller test")
 	f.must(err)
 	return key
 }

@@ -88,6 +88,7 @@ const (
 )
 
 func TestGitHubVerifier(t *testing.T) {
+	t.Parallel()
 	const delivery = "72d3162e-cc78-11e3-81ab-4c9367dc0958"
 	newSecret := "a new secret during the change"
 	v, err := webhook.NewGitHubVerifier([]string{newSecret, githubDocSecret})
@@ -114,6 +115,7 @@ func TestGitHubVerifier(t *testing.T) {
 }
 
 func TestShopifyVerifier(t *testing.T) {
+	t.Parallel()
 	const (
 		secret = "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"
 		body   = `{"id":820982911946154508,"email":"jon@example.com","total_price":"199.00"}`
@@ -147,6 +149,7 @@ const (
 )
 
 func TestSlackVerifier(t *testing.T) {
+	t.Parallel()
 	docTime := time.Unix(1531420618, 0)
 	v, err := webhook.NewSlackVerifier([]string{slackDocSecret}, webhook.WithClock(func() time.Time { return docTime.Add(time.Minute) }))
 	if err != nil {
@@ -181,6 +184,7 @@ func TestSlackVerifier(t *testing.T) {
 }
 
 func TestStripeVerifier(t *testing.T) {
+	t.Parallel()
 	const (
 		secret    = "whsec_test_7e8b0c2f4d6a"
 		rolled    = "whsec_test_previous_3c1d"
@@ -219,6 +223,7 @@ func TestStripeVerifier(t *testing.T) {
 }
 
 func TestProviderVerifiersRefuseBadSecrets(t *testing.T) {
+	t.Parallel()
 	for name, build := range map[string]func([]string) error{
 		"github":  func(s []string) error { _, err := webhook.NewGitHubVerifier(s); return err },
 		"shopify": func(s []string) error { _, err := webhook.NewShopifyVerifier(s); return err },
@@ -242,6 +247,7 @@ func TestProviderVerifiersRefuseBadSecrets(t *testing.T) {
 // The Standard Webhooks Verifier names the message by webhook-id and, when the payload says,
 // its type.
 func TestVerifierVerifyRequest(t *testing.T) {
+	t.Parallel()
 	const (
 		secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 		id     = "msg_p5jXN8AQM9LWM0D4loKWxJek"

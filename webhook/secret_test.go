@@ -8,6 +8,7 @@ import (
 )
 
 func TestNewSecret(t *testing.T) {
+	t.Parallel()
 	a, err := NewSecret()
 	if err != nil {
 		t.Fatalf("NewSecret: %v", err)
@@ -32,6 +33,7 @@ func TestNewSecret(t *testing.T) {
 }
 
 func TestParseSecret(t *testing.T) {
+	t.Parallel()
 	key := func(n int) string { return base64.StdEncoding.EncodeToString(make([]byte, n)) }
 	tests := []struct {
 		name    string
@@ -75,6 +77,7 @@ func TestParseSecret(t *testing.T) {
 }
 
 func TestParseSecretsNamesPosition(t *testing.T) {
+	t.Parallel()
 	_, err := NewSigner(vectorSecret, "whsec_bad")
 	if !errors.Is(err, ErrInvalidSecret) || !strings.Contains(err.Error(), "secret 1") {
 		t.Fatalf("error = %v, want ErrInvalidSecret naming secret 1", err)

@@ -23,6 +23,7 @@ var vectorTime = time.Unix(1614265330, 0)
 const secondSecret = "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
 
 func TestSignStandardVector(t *testing.T) {
+	t.Parallel()
 	got, err := Sign(vectorSecret, vectorID, vectorTime, []byte(vectorBody))
 	if err != nil {
 		t.Fatalf("Sign: %v", err)
@@ -33,6 +34,7 @@ func TestSignStandardVector(t *testing.T) {
 }
 
 func TestSignTruncatesToSeconds(t *testing.T) {
+	t.Parallel()
 	got, err := Sign(vectorSecret, vectorID, vectorTime.Add(999*time.Millisecond), []byte(vectorBody))
 	if err != nil {
 		t.Fatalf("Sign: %v", err)
@@ -43,12 +45,14 @@ func TestSignTruncatesToSeconds(t *testing.T) {
 }
 
 func TestSignBadSecret(t *testing.T) {
+	t.Parallel()
 	if _, err := Sign("whsec_short", vectorID, vectorTime, nil); !errors.Is(err, ErrInvalidSecret) {
 		t.Fatalf("Sign error = %v, want ErrInvalidSecret", err)
 	}
 }
 
 func TestSignerRotationSignsWithEverySecret(t *testing.T) {
+	t.Parallel()
 	s, err := NewSigner(secondSecret, vectorSecret)
 	if err != nil {
 		t.Fatalf("NewSigner: %v", err)
@@ -64,6 +68,7 @@ func TestSignerRotationSignsWithEverySecret(t *testing.T) {
 }
 
 func TestSignerSetHeaders(t *testing.T) {
+	t.Parallel()
 	s, err := NewSigner(vectorSecret)
 	if err != nil {
 		t.Fatalf("NewSigner: %v", err)
@@ -85,6 +90,7 @@ func TestSignerSetHeaders(t *testing.T) {
 }
 
 func TestSignerDiffersPerInput(t *testing.T) {
+	t.Parallel()
 	s, err := NewSigner(vectorSecret)
 	if err != nil {
 		t.Fatalf("NewSigner: %v", err)

@@ -15,6 +15,7 @@ import (
 // what is authentic, in both directions: what it signs, Verifier accepts, and what Signer signs,
 // it accepts. The library is a test dependency only.
 func TestVerifierAgreesWithStandardWebhooksLibrary(t *testing.T) {
+	t.Parallel()
 	const (
 		secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 		other  = "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="

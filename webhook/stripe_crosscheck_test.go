@@ -17,6 +17,7 @@ import (
 // on what is authentic (seed 004: prefer the provider's library where there is one, so the
 // hand-written verifier is held to it). The library is a test dependency only.
 func TestStripeVerifierAgreesWithStripeGo(t *testing.T) {
+	t.Parallel()
 	const (
 		secret = "whsec_test_cross_check_5d2f"
 		body   = `{"id":"evt_3Qz","object":"event","type":"payment_intent.succeeded","data":{"object":{"id":"pi_3Qz"}}}`

@@ -29,6 +29,7 @@ func mustSign(t *testing.T, secret, id string, ts time.Time, body string) string
 }
 
 func TestVerifyStandardVector(t *testing.T) {
+	t.Parallel()
 	v := newTestVerifier(t, vectorTime, vectorSecret)
 	if err := v.Verify(vectorID, vectorTimestamp, vectorSignature, []byte(vectorBody)); err != nil {
 		t.Fatalf("Verify(standard vector): %v", err)
@@ -47,6 +48,7 @@ func vectorMessage() message {
 }
 
 func TestVerify(t *testing.T) {
+	t.Parallel()
 	otherSecret := mustNewSecret(t)
 	wrongKey := mustSign(t, otherSecret, vectorID, vectorTime, vectorBody)
 	later := mustSign(t, vectorSecret, vectorID, vectorTime.Add(time.Second), vectorBody)
@@ -107,6 +109,7 @@ func TestVerify(t *testing.T) {
 }
 
 func TestTimestampErrorsAreInvalidTimestamp(t *testing.T) {
+	t.Parallel()
 	for _, err := range []error{ErrTimestampTooOld, ErrTimestampTooNew} {
 		if !errors.Is(err, ErrInvalidTimestamp) {
 			t.Errorf("%v does not match ErrInvalidTimestamp", err)
@@ -120,6 +123,7 @@ func TestTimestampErrorsAreInvalidTimestamp(t *testing.T) {
 // TestVerifierRotation is the R37 rotation-overlap case at the library level: while two secrets
 // are active the sender signs with both, and receivers holding either secret, or both, accept.
 func TestVerifierRotation(t *testing.T) {
+	t.Parallel()
 	oldSecret, newSecret := vectorSecret, secondSecret
 	body := []byte(vectorBody)
 	signer, err := NewSigner(newSecret, oldSecret)
@@ -160,6 +164,7 @@ func TestVerifierRotation(t *testing.T) {
 }
 
 func TestVerifyHeader(t *testing.T) {
+	t.Parallel()
 	v := newTestVerifier(t, vectorTime, vectorSecret)
 	h := http.Header{}
 	h.Set(HeaderID, vectorID)
@@ -184,6 +189,7 @@ func TestVerifyHeader(t *testing.T) {
 }
 
 func TestVerifyConvenience(t *testing.T) {
+	t.Parallel()
 	secret := mustNewSecret(t)
 	body := []byte(`{"type":"webhook.test"}`)
 	s, err := NewSigner(secret)
@@ -201,6 +207,7 @@ func TestVerifyConvenience(t *testing.T) {
 }
 
 func TestNewVerifierOptions(t *testing.T) {
+	t.Parallel()
 	if _, err := NewVerifier(nil); !errors.Is(err, ErrInvalidSecret) {
 		t.Errorf("no secrets: error = %v, want ErrInvalidSecret", err)
 	}
@@ -230,6 +237,7 @@ func mustNewSecret(t testing.TB) string {
 }
 
 func TestZeroValuesRefuseWithoutPanic(t *testing.T) {
+	t.Parallel()
 	var v Verifier
 	err := v.Verify(vectorID, vectorTimestamp, vectorSignature, []byte(vectorBody))
 	if !isOneOf(err, verifyErrors) {

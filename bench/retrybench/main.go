@@ -231,72 +231,119 @@ func drive(ctx context.Context, o options) error {
 	o.prefix = "retrybench" + scratch.RandomHex(4)
 	fmt.Printf("retrybench: %d held retries of %d-byte bodies, %d partitions, brokers %s, prefix %s\n",
 		o.records, o.body, o.partitions, o.brokers, o.prefix)
-
-	admCl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(o.brokers, ",")...))
+	cleanup, err := prepareTopics(ctx, o)
 	if err != nil {
 		return err
 	}
-	defer admCl.Close()
+	defer cleanup()
+	common := []string{"-brokers", o.brokers, "-prefix", o.prefix, "-body", strconv.Itoa(o.body)}
+
+	// 1. The backlog, written by a child process (the sender's side).
+	r := results{}
+	if r.fill, err = fillBacklog(ctx, o, common); err != nil {
+		return err
+	}
+	r.before = readMemory()
+
+	// 2. The tier consumers, in this process.
+	ts, stopTiers, err := startTiers(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer stopTiers()
+
+	// 3. Wait until the tiers see the whole backlog and their buffers stopped growing.
+	if r.held, err = awaitBacklog(ctx, ts, o.records); err != nil {
+		return err
+	}
+	r.settled = readMemory()
+	r.tiers = len(ts.Stats())
+
+	// 4. Lateness runs, sampling this process's memory meanwhile.
+	if r.runs, r.peak, err = measureLateness(ctx, o, common, r.settled.rss); err != nil {
+		return err
+	}
+	r.end = readMemory()
+	r.total = time.Since(began)
+	return r.report(o)
+}
+
+// prepareTopics creates the benchmark's topics and returns what deletes them (unless -keep) and
+// closes the admin client.
+func prepareTopics(ctx context.Context, o options) (cleanup func(), err error) {
+	admCl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(o.brokers, ",")...))
+	if err != nil {
+		return nil, err
+	}
 	adm := kadm.NewClient(admCl)
 	tc := topics.DefaultConfig()
 	tc.Prefix, tc.Partitions = o.prefix, int32(o.partitions)
 	if _, err := topics.Ensure(ctx, adm, tc); err != nil {
-		return err
+		admCl.Close()
+		return nil, err
 	}
-	if !o.keep {
-		defer func() {
-			var names []string
-			for _, s := range tc.Specs() {
-				names = append(names, s.Name)
-			}
-			dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			if _, err := adm.DeleteTopics(dctx, names...); err != nil {
-				fmt.Fprintln(os.Stderr, "retrybench: delete topics:", err)
-			}
-		}()
-	}
-	common := []string{"-brokers", o.brokers, "-prefix", o.prefix, "-body", strconv.Itoa(o.body)}
+	return func() {
+		defer admCl.Close()
+		if o.keep {
+			return
+		}
+		var names []string
+		for _, s := range tc.Specs() {
+			names = append(names, s.Name)
+		}
+		dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := adm.DeleteTopics(dctx, names...); err != nil {
+			fmt.Fprintln(os.Stderr, "retrybench: delete topics:", err)
+		}
+	}, nil
+}
 
-	// 1. The backlog, written by a child process (the sender's side).
+// fillBacklog has a child process schedule the -records retries of the backlog and says how long
+// it took.
+func fillBacklog(ctx context.Context, o options, common []string) (time.Duration, error) {
 	t0 := time.Now()
 	f, err := startChild(ctx, append(common, "-role", "fill", "-records", strconv.Itoa(o.records), "-workers", strconv.Itoa(o.workers))...)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if _, err := f.result("FILLED "); err != nil {
-		return err
+		return 0, err
 	}
 	if err := f.wait(); err != nil {
-		return fmt.Errorf("fill: %w", err)
+		return 0, fmt.Errorf("fill: %w", err)
 	}
-	fillTime := time.Since(t0)
-	fmt.Printf("filled %d retries in %s (%.0f/s)\n", o.records, fillTime.Round(time.Millisecond), float64(o.records)/fillTime.Seconds())
-	before := readMemory()
+	took := time.Since(t0)
+	fmt.Printf("filled %d retries in %s (%.0f/s)\n", o.records, took.Round(time.Millisecond), float64(o.records)/took.Seconds())
+	return took, nil
+}
 
-	// 2. The tier consumers, in this process.
-	ts, err := retrytopics.NewTiers(o.config())
+// startTiers runs every tier consumer in this process until stop is called.
+func startTiers(ctx context.Context, o options) (ts *retrytopics.Tiers, stop func(), err error) {
+	ts, err = retrytopics.NewTiers(o.config())
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	tctx, stopTiers := context.WithCancel(ctx)
 	tiersDone := make(chan error, 1)
 	go func() { tiersDone <- ts.Run(tctx) }()
-	defer func() {
+	return ts, func() {
 		stopTiers()
 		if err := <-tiersDone; err != nil {
 			fmt.Fprintln(os.Stderr, "retrybench: tiers:", err)
 		}
-	}()
+	}, nil
+}
 
-	// 3. Wait until the tiers see the whole backlog and their buffers stopped growing.
+// awaitBacklog waits until the tiers hold all records and their look-ahead buffers stopped
+// growing for three seconds, collects the garbage and prints what each tier holds in memory.
+func awaitBacklog(ctx context.Context, ts *retrytopics.Tiers, records int) (held int64, err error) {
 	t1 := time.Now()
-	var held int64
 	lastBuffered, stable := -1, 0
 	for stable < 3 {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return 0, ctx.Err()
 		case <-time.After(time.Second):
 		}
 		held = 0
@@ -305,28 +352,31 @@ func drive(ctx context.Context, o options) error {
 			held += s.Held
 			buffered += s.Buffered
 		}
-		if held >= int64(o.records) && buffered == lastBuffered {
+		if held >= int64(records) && buffered == lastBuffered {
 			stable++
 		} else {
 			stable = 0
 		}
 		lastBuffered = buffered
 		if time.Since(t1) > 5*time.Minute {
-			return fmt.Errorf("tiers hold %d of %d retries after 5 minutes", held, o.records)
+			return 0, fmt.Errorf("tiers hold %d of %d retries after 5 minutes", held, records)
 		}
 	}
 	runtime.GC()
-	settled := readMemory()
 	fmt.Printf("tiers hold %d retries (settled in %s); in memory:\n", held, time.Since(t1).Round(time.Second))
 	for _, s := range ts.Stats() {
 		if s.Held > 0 {
 			fmt.Printf("  %-4s held %8d  buffered %6d (%s)\n", s.Tier, s.Held, s.Buffered, mib(int64(s.BufferedBytes)))
 		}
 	}
+	return held, nil
+}
 
-	// 4. Lateness runs, sampling this process's memory meanwhile.
+// measureLateness makes the -runs lateness runs, sampling this process's RSS meanwhile, and
+// returns their results and the highest RSS seen (at least startRSS).
+func measureLateness(ctx context.Context, o options, common []string, startRSS int64) ([]lateness, int64, error) {
 	var peak atomic.Int64
-	peak.Store(settled.rss)
+	peak.Store(startRSS)
 	sctx, stopSampling := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { stopSampling(); wg.Wait() }()
@@ -346,62 +396,87 @@ func drive(ctx context.Context, o options) error {
 	}()
 	var runs []lateness
 	for run := 1; run <= o.runs; run++ {
-		n, err := startChild(ctx, append(common, "-role", "near", "-near", strconv.Itoa(o.near),
-			"-near-wait", o.nearWait.String(), "-rate", strconv.Itoa(o.rate), "-run", strconv.Itoa(run))...)
+		l, err := latenessRun(ctx, o, common, run)
 		if err != nil {
-			return err
+			return nil, 0, err
 		}
-		line, err := n.result("LATENESS ")
-		if err != nil {
-			return err
-		}
-		if err := n.wait(); err != nil {
-			return fmt.Errorf("near: %w", err)
-		}
-		var l lateness
-		if err := json.Unmarshal([]byte(line), &l); err != nil {
-			return err
-		}
-		fmt.Printf("run %d: %d near-due retries (wait %s): lateness p50 %s, p99 %s, max %s; early %d, duplicates %d\n",
-			run, l.Released, o.nearWait, l.P50.Round(time.Microsecond), l.P99.Round(time.Microsecond), l.Max.Round(time.Microsecond), l.Early, l.Dups)
 		runs = append(runs, l)
 	}
 	stopSampling()
 	wg.Wait()
-	end := readMemory()
+	return runs, peak.Load(), nil
+}
 
-	median := func(f func(lateness) time.Duration) time.Duration {
-		var v []time.Duration
-		for _, r := range runs {
-			v = append(v, f(r))
-		}
-		slices.Sort(v)
-		if len(v) == 0 {
-			return 0
-		}
-		return v[len(v)/2]
+// latenessRun has a child process schedule -near retries due -near-wait later and report how
+// late they were released.
+func latenessRun(ctx context.Context, o options, common []string, run int) (lateness, error) {
+	n, err := startChild(ctx, append(common, "-role", "near", "-near", strconv.Itoa(o.near),
+		"-near-wait", o.nearWait.String(), "-rate", strconv.Itoa(o.rate), "-run", strconv.Itoa(run))...)
+	if err != nil {
+		return lateness{}, err
 	}
+	line, err := n.result("LATENESS ")
+	if err != nil {
+		return lateness{}, err
+	}
+	if err := n.wait(); err != nil {
+		return lateness{}, fmt.Errorf("near: %w", err)
+	}
+	var l lateness
+	if err := json.Unmarshal([]byte(line), &l); err != nil {
+		return lateness{}, err
+	}
+	fmt.Printf("run %d: %d near-due retries (wait %s): lateness p50 %s, p99 %s, max %s; early %d, duplicates %d\n",
+		run, l.Released, o.nearWait, l.P50.Round(time.Microsecond), l.P99.Round(time.Microsecond), l.Max.Round(time.Microsecond), l.Early, l.Dups)
+	return l, nil
+}
+
+// results are what drive measured.
+type results struct {
+	held                 int64 // retries the tiers held
+	tiers                int
+	before, settled, end memory // before the tiers, holding the backlog, after the runs
+	peak                 int64  // the highest RSS during the runs
+	runs                 []lateness
+	fill, total          time.Duration
+}
+
+// median is the median over the runs of one of their figures.
+func (r results) median(f func(lateness) time.Duration) time.Duration {
+	var v []time.Duration
+	for _, l := range r.runs {
+		v = append(v, f(l))
+	}
+	slices.Sort(v)
+	if len(v) == 0 {
+		return 0
+	}
+	return v[len(v)/2]
+}
+
+// report prints the summary, and fails the benchmark when a retry was released early or twice.
+func (r results) report(o options) error {
 	early, dups := 0, 0
-	for _, r := range runs {
-		early += r.Early
-		dups += r.Dups
+	for _, l := range r.runs {
+		early += l.Early
+		dups += l.Dups
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	fmt.Println()
 	fmt.Println("=== retrybench summary ===")
-	fmt.Printf("held retries            %d (%d-byte bodies) across %d tiers\n", held, o.body, len(ts.Stats()))
+	fmt.Printf("held retries            %d (%d-byte bodies) across %d tiers\n", r.held, o.body, r.tiers)
 	fmt.Printf("look-ahead per tier     %d records / %s\n", o.lookRecs, mib(int64(o.lookBytes)))
-	fmt.Printf("RSS before the tiers    %s\n", mib(before.rss))
-	fmt.Printf("RSS holding the backlog %s (settled), %s (peak during runs)\n", mib(settled.rss), mib(peak.Load()))
-	fmt.Printf("VmHWM of this process   %s   (target: under 256 MiB)\n", mib(end.hwm))
+	fmt.Printf("RSS before the tiers    %s\n", mib(r.before.rss))
+	fmt.Printf("RSS holding the backlog %s (settled), %s (peak during runs)\n", mib(r.settled.rss), mib(r.peak))
+	fmt.Printf("VmHWM of this process   %s   (target: under 256 MiB)\n", mib(r.end.hwm))
 	fmt.Printf("Go heap in use          %s\n", mib(int64(ms.HeapInuse)))
 	fmt.Printf("release lateness        p50 %s, p99 %s (medians of %d runs of %d retries due %s after scheduling)\n",
-		median(func(l lateness) time.Duration { return l.P50 }).Round(time.Microsecond),
-		median(func(l lateness) time.Duration { return l.P99 }).Round(time.Microsecond), len(runs), o.near, o.nearWait)
+		r.median(func(l lateness) time.Duration { return l.P50 }).Round(time.Microsecond),
+		r.median(func(l lateness) time.Duration { return l.P99 }).Round(time.Microsecond), len(r.runs), o.near, o.nearWait)
 	fmt.Printf("early releases          %d, duplicates %d\n", early, dups)
-	fmt.Printf("fill                    %s; total %s\n", fillTime.Round(time.Second), time.Since(began).Round(time.Second))
-	if end.hwm >= 256<<20 {
+	fmt.Printf("fill                    %s; total %s\n", r.fill.Round(time.Second), r.total.Round(time.Second))
+	if r.end.hwm >= 256<<20 {
 		fmt.Println("RESULT: over the 256 MiB target")
 	}
 	if early > 0 || dups > 0 {

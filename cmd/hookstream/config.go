@@ -19,10 +19,10 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/hookstream/hookstream/admin"
 	"github.com/hookstream/hookstream/cdc"
 	"github.com/hookstream/hookstream/internal/commalist"
 	"github.com/hookstream/hookstream/internal/component"
+	"github.com/hookstream/hookstream/internal/quotas"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/internal/tracing"
@@ -67,7 +67,7 @@ type settings struct {
 	RetryClientErrors bool
 	FailingWarnAfter  time.Duration
 	FailingDisable    time.Duration
-	Limits            admin.Limits
+	Limits            quotas.Limits
 
 	// egressProxyErr and egressProxiesErr are why those could not be read (see proxyValue).
 	egressProxyErr, egressProxiesErr error
@@ -166,13 +166,13 @@ var variables = []variable{
 		}},
 	{"HOOKSTREAM_METRICS_ADDR", "metrics-addr", "127.0.0.1:9464", "probe and metrics address of a component command (empty disables), and of admin (empty, its default: /metrics on the admin address)",
 		func(s *settings) flag.Value { return (*stringValue)(&s.MetricsAddr) }},
-	{"HOOKSTREAM_LIMIT_ENDPOINTS", "limit-endpoints", strconv.Itoa(admin.DefaultLimits().Endpoints), "most endpoints one partner may have",
+	{"HOOKSTREAM_LIMIT_ENDPOINTS", "limit-endpoints", strconv.Itoa(quotas.Defaults().Endpoints), "most endpoints one partner may have",
 		func(s *settings) flag.Value { return (*intValue)(&s.Limits.Endpoints) }},
-	{"HOOKSTREAM_LIMIT_REPLAY_JOBS", "limit-replay-jobs", strconv.Itoa(admin.DefaultLimits().ReplayJobs), "most replay jobs of one partner queued or running at once",
+	{"HOOKSTREAM_LIMIT_REPLAY_JOBS", "limit-replay-jobs", strconv.Itoa(quotas.Defaults().ReplayJobs), "most replay jobs of one partner queued or running at once",
 		func(s *settings) flag.Value { return (*intValue)(&s.Limits.ReplayJobs) }},
-	{"HOOKSTREAM_LIMIT_TEST_EVENTS_PER_MINUTE", "limit-test-events-per-minute", strconv.Itoa(admin.DefaultLimits().TestEventsPerMinute), "most test events one partner may send in any minute, per admin process",
+	{"HOOKSTREAM_LIMIT_TEST_EVENTS_PER_MINUTE", "limit-test-events-per-minute", strconv.Itoa(quotas.Defaults().TestEventsPerMinute), "most test events one partner may send in any minute, per admin process",
 		func(s *settings) flag.Value { return (*intValue)(&s.Limits.TestEventsPerMinute) }},
-	{"HOOKSTREAM_LIMIT_REPLAY_DELIVERIES", "limit-replay-deliveries", strconv.Itoa(admin.DefaultLimits().ReplayDeliveries), "most deliveries one replay job may replay",
+	{"HOOKSTREAM_LIMIT_REPLAY_DELIVERIES", "limit-replay-deliveries", strconv.Itoa(quotas.Defaults().ReplayDeliveries), "most deliveries one replay job may replay",
 		func(s *settings) flag.Value { return (*intValue)(&s.Limits.ReplayDeliveries) }},
 }
 

@@ -20,6 +20,7 @@ var floors = map[string]int{
 	"adminclient":   1,
 	"eventcatalog":  2,
 	"endpoints":     2,
+	"partnerkeys":   2,
 	"webhook/inbox": 2,
 	"console":       2,
 	"cdc":           3,

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookstream/hookstream/admin"
 	"github.com/hookstream/hookstream/internal/migrations"
+	"github.com/hookstream/hookstream/internal/quotas"
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
@@ -102,8 +102,8 @@ func TestLimitSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Limits != admin.DefaultLimits() {
-		t.Errorf("default limits %+v, want %+v", s.Limits, admin.DefaultLimits())
+	if s.Limits != quotas.Defaults() {
+		t.Errorf("default limits %+v, want %+v", s.Limits, quotas.Defaults())
 	}
 	t.Setenv("HOOKSTREAM_LIMIT_ENDPOINTS", "7")
 	t.Setenv("HOOKSTREAM_LIMIT_REPLAY_JOBS", "3")
@@ -113,7 +113,7 @@ func TestLimitSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := admin.Limits{Endpoints: 7, ReplayJobs: 4, TestEventsPerMinute: 5, ReplayDeliveries: 2000}
+	want := quotas.Limits{Endpoints: 7, ReplayJobs: 4, TestEventsPerMinute: 5, ReplayDeliveries: 2000}
 	if s.Limits != want {
 		t.Errorf("limits %+v, want %+v", s.Limits, want)
 	}

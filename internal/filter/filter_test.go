@@ -20,6 +20,7 @@ const (
 )
 
 func TestMatch(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		filter   string
 		envelope string
@@ -109,6 +110,7 @@ func TestMatch(t *testing.T) {
 
 // An invalid filter is refused with the position (in characters, from 1) of its fault.
 func TestInvalidFilters(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		filter string
 		pos    int

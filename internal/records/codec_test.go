@@ -107,6 +107,7 @@ func checkEncode[T interface{ AppendJSON([]byte) []byte }](t testing.TB, v T, de
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	d := sampleDelivery()
 	b := d.AppendJSON(nil)
 	if !bytes.Equal(b, mustMarshal(t, d)) {
@@ -187,6 +188,7 @@ func awkwardTimes(t testing.TB) []time.Time {
 }
 
 func TestEncodeVaried(t *testing.T) {
+	t.Parallel()
 	times := awkwardTimes(t)
 	ints := []int{0, 1, -1, 200, math.MaxInt, math.MinInt}
 	for i, s := range awkward {
@@ -243,6 +245,7 @@ func TestEncodeVaried(t *testing.T) {
 // TestEncodeUnmarshalableTime pins the one documented difference: json.Marshal refuses the
 // time, AppendJSON writes what time.AppendFormat gives.
 func TestEncodeUnmarshalableTime(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		t    time.Time
 		want string
@@ -264,6 +267,7 @@ func TestEncodeUnmarshalableTime(t *testing.T) {
 }
 
 func TestDecodeCases(t *testing.T) {
+	t.Parallel()
 	typicalD := string(sampleDelivery().AppendJSON(nil))
 	typicalA := string(sampleAttempt().AppendJSON(nil))
 	for _, tc := range []struct {
@@ -402,6 +406,7 @@ func TestDecodeCases(t *testing.T) {
 // TestDecodeErrorsAreStd spot-checks that the declined inputs above really do error, so the
 // error comparison in checkDecode is exercised (a table of only successes would not test it).
 func TestDecodeErrorsAreStd(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{`{"v":1} x`, `{"body":"!!!!"}`, `{"created_at":"yesterday"}`, `{"v":9223372036854775808}`, `{"event_lsn":""}`} {
 		_, err := UnmarshalDelivery([]byte(in))
 		var d Delivery

@@ -11,6 +11,7 @@ import (
 // The original is carried once: JSON as it is, anything else as one JSON string holding its
 // text, never a string of a quoted string.
 func TestNewDeadLetterCarriesTheOriginalOnce(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, original, want string
 	}{
@@ -43,6 +44,7 @@ func TestNewDeadLetterCarriesTheOriginalOnce(t *testing.T) {
 }
 
 func TestNewDeadLetterFields(t *testing.T) {
+	t.Parallel()
 	before := time.Now().UTC()
 	dl := NewDeadLetter("retry", "exhausted", nil)
 	if dl.V != DeadLetterVersion || dl.Source != "retry" || dl.Reason != "exhausted" || dl.Original != nil ||
@@ -52,6 +54,7 @@ func TestNewDeadLetterFields(t *testing.T) {
 }
 
 func TestClipOriginal(t *testing.T) {
+	t.Parallel()
 	small := []byte(`{"a":1}`)
 	if got := ClipOriginal(small); !bytes.Equal(got, small) {
 		t.Fatalf("small original changed: %s", got)

@@ -1,0 +1,51 @@
+// Package quotas is what a partner's quotas are (design.md section 10): the limits the admin API
+// holds every partner to, their defaults and their check. It lives apart from the admin server
+// so the configuration every command shares states the defaults without linking the server;
+// admin enforces the quotas.
+package quotas
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Limits are the quotas of one partner. They bind every request on the partner's routes, the
+// operator's included: they bound what one partner's work may take of the shared system,
+// whoever asks for it. The operator gives partners more by raising them.
+type Limits struct {
+	// Endpoints is the most endpoints a partner may have, enabled or disabled
+	// (HOOKSTREAM_LIMIT_ENDPOINTS).
+	Endpoints int
+	// ReplayJobs is the most bulk replay jobs of a partner that may be queued or running at
+	// once (HOOKSTREAM_LIMIT_REPLAY_JOBS).
+	ReplayJobs int
+	// TestEventsPerMinute is the most test events a partner may send in any 60 seconds,
+	// counted by each admin process on its own (HOOKSTREAM_LIMIT_TEST_EVENTS_PER_MINUTE).
+	TestEventsPerMinute int
+	// ReplayDeliveries is the most deliveries one replay job may replay
+	// (HOOKSTREAM_LIMIT_REPLAY_DELIVERIES).
+	ReplayDeliveries int
+}
+
+// Defaults are the quotas of a deployment that sets none.
+func Defaults() Limits {
+	return Limits{Endpoints: 100, ReplayJobs: 2, TestEventsPerMinute: 10, ReplayDeliveries: 100_000}
+}
+
+// Validate reports every limit no partner could work with, or that the job table cannot count.
+func (l Limits) Validate() error {
+	var errs []error
+	for _, q := range []struct {
+		name  string
+		value int
+	}{
+		{"endpoints", l.Endpoints}, {"replay jobs", l.ReplayJobs},
+		{"test events per minute", l.TestEventsPerMinute}, {"replay deliveries", l.ReplayDeliveries},
+	} {
+		if q.value < 1 || q.value > math.MaxInt32 {
+			errs = append(errs, fmt.Errorf("limit of %s %d must be between 1 and %d", q.name, q.value, math.MaxInt32))
+		}
+	}
+	return errors.Join(errs...)
+}
