@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -93,7 +94,7 @@ func New(cfg Config, pool *pgxpool.Pool) (*API, error) {
 		streamsEnd:   make(chan struct{}),
 	}
 	// The event log's readers send franz-go's warnings and errors to the API's log too.
-	readerOpts := append([]kgo.Opt{kgo.WithLogger(component.KafkaLogger(log))}, cfg.KafkaOptions...)
+	readerOpts := slices.Concat(cfg.Security, []kgo.Opt{kgo.WithLogger(component.KafkaLogger(log))}, cfg.KafkaOptions)
 	a.events = eventlog.New(eventlog.Config{
 		Topic: names.Events, Brokers: cfg.Brokers, KafkaOptions: readerOpts, Admin: a.adm,
 		MaxReaders: cfg.MaxLogReaders, LookupWindow: cfg.EventLookupWindow, Scanned: m.feedRecs,

@@ -76,14 +76,22 @@ func serveAdmin(ctx context.Context, s settings, log *slog.Logger, reg *promethe
 	mux.Handle("/v1/", api.Handler())
 	mux.Handle(console.Prefix, web.Handler())
 	mux.Handle("GET /{$}", http.RedirectHandler(console.Prefix, http.StatusFound))
+	checks := api.Checks()
+	var kafkaPing func(context.Context) error
+	for i, c := range checks {
+		if c.Name == "kafka" {
+			checks[i].Ping = explainedPing(s, c.Ping)
+			kafkaPing = checks[i].Ping
+		}
+	}
 	var metricsLn net.Listener
 	if metricsAddr != "" {
-		mux.Handle("/", probes.Health(api.Checks()...))
+		mux.Handle("/", probes.Health(checks...))
 		if metricsLn, err = net.Listen("tcp", metricsAddr); err != nil {
 			return fmt.Errorf("metrics listen %s: %w", metricsAddr, err)
 		}
 	} else {
-		mux.Handle("/", probes.Handler(reg, api.Checks()...))
+		mux.Handle("/", probes.Handler(reg, checks...))
 	}
 	ln, err := net.Listen("tcp", s.AdminAddr)
 	if err != nil {
@@ -99,11 +107,15 @@ func serveAdmin(ctx context.Context, s settings, log *slog.Logger, reg *promethe
 	g, gctx := errgroup.WithContext(ctx)
 	serveHTTP(gctx, g, srv, ln, 10*time.Second)
 	if metricsLn != nil {
-		msrv := &http.Server{Handler: probes.Handler(reg, api.Checks()...), ReadHeaderTimeout: 10 * time.Second}
+		msrv := &http.Server{Handler: probes.Handler(reg, checks...), ReadHeaderTimeout: 10 * time.Second}
 		log.Info("probes and metrics listening", "addr", "http://"+metricsLn.Addr().String())
 		serveHTTP(gctx, g, msrv, metricsLn, 5*time.Second)
 	}
 	g.Go(func() error { return api.Run(gctx) })
+	if kafkaPing != nil {
+		log.Info("kafka connection", "brokers", s.KafkaBrokers, "security", s.kafka.String())
+		g.Go(func() error { watchKafka(gctx, log, s, kafkaPing); return nil })
+	}
 	for name, run := range components {
 		g.Go(func() error {
 			if err := run(gctx); err != nil && gctx.Err() == nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/hookstream/hookstream/internal/periodic"
 	"github.com/hookstream/hookstream/internal/probes"
 )
 
@@ -46,19 +47,67 @@ func runComponent(ctx context.Context, name string, args []string, out io.Writer
 		defer pool.Close()
 		checks = append(checks, probes.Check{Name: "postgres", Ping: pool.Ping})
 	}
+	var watch func(context.Context) error
 	if len(s.KafkaBrokers) > 0 {
-		// /readyz says when the broker cannot be reached; the component itself waits for it
-		// (every loop retries), so a broker outage is a not-ready process, not an exit.
-		probe, err := kgo.NewClient(kgo.SeedBrokers(s.KafkaBrokers...))
+		// /readyz says when the broker cannot be reached or refuses the handshake; the component
+		// itself waits for it (every loop retries), so a broker outage or a refused credential
+		// is a not-ready process, not an exit.
+		probe, err := kgo.NewClient(s.base(nil, nil).ConnectionOptions()...)
 		if err != nil {
 			return fmt.Errorf("kafka probe client: %w", err)
 		}
 		defer probe.Close()
-		checks = append(checks, probes.Check{Name: "kafka", Ping: probe.Ping})
+		check := probes.Check{Name: "kafka", Ping: explainedPing(s, probe.Ping)}
+		checks = append(checks, check)
+		watch = func(ctx context.Context) error { watchKafka(ctx, log, s, check.Ping); return nil }
+		log.Info("kafka connection", "brokers", s.KafkaBrokers, "security", s.kafka.String())
 	}
 	return serveComponent(ctx, log, s.MetricsAddr, func(ctx context.Context, reg *prometheus.Registry) error {
-		return run(ctx, s, log, reg, pool)
+		if watch == nil {
+			return run(ctx, s, log, reg, pool)
+		}
+		g, gctx := errgroup.WithContext(ctx)
+		g.Go(func() error { return watch(gctx) })
+		g.Go(func() error { return run(gctx, s, log, reg, pool) })
+		return g.Wait()
 	}, checks...)
+}
+
+// explainedPing is ping with its handshake and authentication failures explained (kafkasec's
+// Explain): what /readyz and the log say.
+func explainedPing(s settings, ping func(context.Context) error) func(context.Context) error {
+	return func(ctx context.Context) error { return s.kafka.Explain(ping(ctx)) }
+}
+
+// kafkaWatchInterval is how often watchKafka checks the connection.
+const kafkaWatchInterval = 10 * time.Second
+
+// watchKafka logs when the Kafka connection of the process fails and why (a refused TLS
+// handshake or SASL authentication, the broker away), and when it works again: once per
+// change, not per check, until ctx ends.
+func watchKafka(ctx context.Context, log *slog.Logger, s settings, ping func(context.Context) error) {
+	last := "ok"
+	periodic.NowAndEvery(ctx, kafkaWatchInterval, func(ctx context.Context) {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := ping(cctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		now := "ok"
+		if err != nil {
+			now = err.Error()
+		}
+		if now == last {
+			return
+		}
+		if err != nil {
+			log.Error("kafka: cannot connect", "err", now, "security", s.kafka.String())
+		} else {
+			log.Info("kafka: connected", "security", s.kafka.String())
+		}
+		last = now
+	})
 }
 
 // serveComponent runs one component's loop and, unless addr is empty, its probe and metrics

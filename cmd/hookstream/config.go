@@ -16,12 +16,14 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hookstream/hookstream/cdc"
 	"github.com/hookstream/hookstream/internal/commalist"
 	"github.com/hookstream/hookstream/internal/component"
+	"github.com/hookstream/hookstream/internal/kafkasec"
 	"github.com/hookstream/hookstream/internal/quotas"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -74,6 +76,18 @@ type settings struct {
 
 	TracesExporter string
 
+	// Kafka connection security (package kafkasec): the HOOKSTREAM_KAFKA_TLS* and
+	// HOOKSTREAM_KAFKA_SASL_* settings, made into kafka and kafkaOpts by parse.
+	KafkaTLS                                                              bool
+	KafkaTLSCAFile, KafkaTLSServerName, KafkaTLSCertFile, KafkaTLSKeyFile string
+	KafkaSASLMechanism, KafkaSASLUsername, KafkaSASLPassword              string
+	KafkaSASLPasswordFile, KafkaSASLOAuthTokenFile                        string
+
+	// kafka is the security of every Kafka connection; kafkaOpts its franz-go options, built
+	// (files read) once by parse for the commands that read the settings.
+	kafka     kafkasec.Config
+	kafkaOpts []kgo.Opt
+
 	// tracer is the process's tracer provider, nil when tracing is off: made from
 	// TracesExporter by startTracing, not read from a variable.
 	tracer trace.TracerProvider
@@ -92,6 +106,26 @@ var variables = []variable{
 		func(s *settings) flag.Value { return (*stringValue)(&s.DatabaseURL) }},
 	{"HOOKSTREAM_KAFKA_BROKERS", "kafka-brokers", "127.0.0.1:19092", "comma-separated Kafka seed brokers",
 		func(s *settings) flag.Value { return (*listValue)(&s.KafkaBrokers) }},
+	{"HOOKSTREAM_KAFKA_TLS", "kafka-tls", "false", "encrypt every Kafka connection with TLS (the system's roots unless a CA file is given); any HOOKSTREAM_KAFKA_TLS_* file or server name implies it",
+		func(s *settings) flag.Value { return (*boolValue)(&s.KafkaTLS) }},
+	{"HOOKSTREAM_KAFKA_TLS_CA_FILE", "kafka-tls-ca-file", "", "PEM file of the CA certificates that sign the brokers' (empty: the system's roots)",
+		func(s *settings) flag.Value { return (*stringValue)(&s.KafkaTLSCAFile) }},
+	{"HOOKSTREAM_KAFKA_TLS_SERVER_NAME", "kafka-tls-server-name", "", "name the brokers' certificates must bear (empty: each broker's host name)",
+		func(s *settings) flag.Value { return (*stringValue)(&s.KafkaTLSServerName) }},
+	{"HOOKSTREAM_KAFKA_TLS_CERT_FILE", "kafka-tls-cert-file", "", "PEM client certificate for mutual TLS; needs HOOKSTREAM_KAFKA_TLS_KEY_FILE",
+		func(s *settings) flag.Value { return (*stringValue)(&s.KafkaTLSCertFile) }},
+	{"HOOKSTREAM_KAFKA_TLS_KEY_FILE", "kafka-tls-key-file", "", "PEM key of the client certificate",
+		func(s *settings) flag.Value { return (*stringValue)(&s.KafkaTLSKeyFile) }},
+	{"HOOKSTREAM_KAFKA_SASL_MECHANISM", "kafka-sasl-mechanism", "", "SASL mechanism of every Kafka connection: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or AWS_MSK_IAM (credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN); empty: none",
+		func(s *settings) flag.Value { return (*stringValue)(&s.KafkaSASLMechanism) }},
+	{"HOOKSTREAM_KAFKA_SASL_USERNAME", "kafka-sasl-username", "", "SASL user (PLAIN, SCRAM)",
+		func(s *settings) flag.Value { return (*stringValue)(&s.KafkaSASLUsername) }},
+	{"HOOKSTREAM_KAFKA_SASL_PASSWORD", "kafka-sasl-password", "", "SASL password (PLAIN, SCRAM); prefer the variable or the password file to the flag, which ps shows",
+		func(s *settings) flag.Value { return (*stringValue)(&s.KafkaSASLPassword) }},
+	{"HOOKSTREAM_KAFKA_SASL_PASSWORD_FILE", "kafka-sasl-password-file", "", "file holding the SASL password (a mounted secret; trailing newline trimmed), read at start and at each authentication",
+		func(s *settings) flag.Value { return (*stringValue)(&s.KafkaSASLPasswordFile) }},
+	{"HOOKSTREAM_KAFKA_SASL_OAUTH_TOKEN_FILE", "kafka-sasl-oauth-token-file", "", "file holding the OAUTHBEARER token, read at each authentication so a sidecar can refresh it",
+		func(s *settings) flag.Value { return (*stringValue)(&s.KafkaSASLOAuthTokenFile) }},
 	{"HOOKSTREAM_TOPIC_PREFIX", "topic-prefix", "hookstream", "prefix of every Kafka topic",
 		func(s *settings) flag.Value { return (*stringValue)(&s.TopicPrefix) }},
 	{"HOOKSTREAM_TOPIC_PARTITIONS", "topic-partitions", "12", "partitions of the partitioned topics (at creation)",
@@ -179,12 +213,16 @@ var variables = []variable{
 // The settings each command reads, by the code that reads them: a command's flag set has these
 // and no others, so its -h lists what it uses.
 var (
+	// kafkaSecuritySettings: settings.kafkaSecurity, for every command that connects to Kafka
+	// (dev's embedded Kafka is plain).
+	kafkaSecuritySettings = []string{"kafka-tls", "kafka-tls-ca-file", "kafka-tls-server-name", "kafka-tls-cert-file", "kafka-tls-key-file",
+		"kafka-sasl-mechanism", "kafka-sasl-username", "kafka-sasl-password", "kafka-sasl-password-file", "kafka-sasl-oauth-token-file"}
 	// logSettings: settings.logger.
 	logSettings = []string{"log-format", "log-level"}
 	// componentSettings: runComponent and serveComponent, for every component command.
-	componentSettings = []string{"kafka-brokers", "metrics-addr", "log-format", "log-level", "traces-exporter"}
+	componentSettings = slices.Concat([]string{"kafka-brokers", "metrics-addr", "log-format", "log-level", "traces-exporter"}, kafkaSecuritySettings)
 	// topicSettings: settings.topicConfig.
-	topicSettings = []string{"kafka-brokers", "topic-prefix", "topic-partitions", "replication-factor", "feed-retention"}
+	topicSettings = slices.Concat([]string{"kafka-brokers", "topic-prefix", "topic-partitions", "replication-factor", "feed-retention"}, kafkaSecuritySettings)
 	// cdcSettings: settings.cdcConfig.
 	cdcSettings = []string{"database-url", "kafka-brokers", "topic-prefix", "cdc-slot", "outbox-retention"}
 	// egressSettings: settings.egressConfig.
@@ -200,7 +238,8 @@ var (
 	adminSettings = slices.Concat([]string{"database-url", "admin-addr", "admin-token", "kafka-brokers", "topic-prefix",
 		"feed-retention", "outbox-retention", "history-retention", "retry-schedule",
 		"retry-client-errors", "retry-min-delay", "retry-max-delay", "retry-max-attempts",
-		"limit-endpoints", "limit-replay-jobs", "limit-test-events-per-minute", "limit-replay-deliveries", "metrics-addr"}, keyringSettings, egressSettings, logSettings)
+		"limit-endpoints", "limit-replay-jobs", "limit-test-events-per-minute", "limit-replay-deliveries", "metrics-addr"}, keyringSettings, egressSettings, logSettings,
+		kafkaSecuritySettings)
 	// adminDefaults: admin serves its metrics on the API's address unless given one of their own.
 	adminDefaults = map[string]string{"HOOKSTREAM_METRICS_ADDR": ""}
 )
@@ -312,6 +351,16 @@ func (c *commandFlags) parseWithArgs(args []string, out io.Writer, n int) (setti
 		return settings{}, nil, errors.Join(errs...)
 	}
 	s := c.s
+	if c.Lookup("kafka-sasl-mechanism") != nil {
+		// Refused at start, before anything is contacted: an unknown mechanism, a missing
+		// credential, a file that cannot be read (named, never its content).
+		s.kafka = s.kafkaSecurity(os.Getenv)
+		opts, err := s.kafka.Options()
+		if err != nil {
+			return settings{}, nil, err
+		}
+		s.kafkaOpts = opts
+	}
 	if s.InstanceID == "" {
 		s.InstanceID, _ = os.Hostname() // on failure: none, so random ids and dynamic membership
 	}
@@ -421,10 +470,27 @@ func (s settings) topicConfig() topics.Config {
 	return c
 }
 
-// base is what every component's configuration takes from these settings: the brokers and the
-// topic prefix, with the process's logger and registry.
+// base is what every component's configuration takes from these settings: the brokers, their
+// connection security and the topic prefix, with the process's logger and registry. Every
+// Kafka client of a command is made from it (Base.ClientOptions, Base.ConnectionOptions).
 func (s settings) base(log *slog.Logger, reg prometheus.Registerer) component.Base {
-	return component.Base{Brokers: s.KafkaBrokers, Prefix: s.TopicPrefix, Logger: log, Registerer: reg}
+	return component.Base{Brokers: s.KafkaBrokers, Security: s.kafkaOpts, Prefix: s.TopicPrefix, Logger: log, Registerer: reg}
+}
+
+// kafkaSecurity is the Kafka connection security of these settings; getenv reads the standard
+// AWS_* variables of AWS_MSK_IAM (the only variables besides HOOKSTREAM_* it reads).
+func (s settings) kafkaSecurity(getenv func(string) string) kafkasec.Config {
+	c := kafkasec.Config{
+		TLS: s.KafkaTLS, CAFile: s.KafkaTLSCAFile, ServerName: s.KafkaTLSServerName,
+		CertFile: s.KafkaTLSCertFile, KeyFile: s.KafkaTLSKeyFile,
+		Mechanism: strings.ToUpper(s.KafkaSASLMechanism), Username: s.KafkaSASLUsername,
+		Password: s.KafkaSASLPassword, PasswordFile: s.KafkaSASLPasswordFile, OAuthTokenFile: s.KafkaSASLOAuthTokenFile,
+	}
+	if c.Mechanism == kafkasec.AWSMSKIAM {
+		c.AWS = kafkasec.AWSCredentials{AccessKeyID: getenv("AWS_ACCESS_KEY_ID"),
+			SecretAccessKey: getenv("AWS_SECRET_ACCESS_KEY"), SessionToken: getenv("AWS_SESSION_TOKEN")}
+	}
+	return c
 }
 
 // cdcConfig is the cdc configuration of these settings.

@@ -119,8 +119,8 @@ func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 	if err != nil {
 		return err
 	}
-	view, err := endpoints.NewView(endpoints.ViewConfig{Brokers: s.KafkaBrokers, Topic: topics.For(s.TopicPrefix).Endpoints, Logger: log,
-		Registerer: reg, Name: "sender"})
+	view, err := endpoints.NewView(endpoints.ViewConfig{Brokers: s.KafkaBrokers, KafkaOptions: s.kafkaOpts,
+		Topic: topics.For(s.TopicPrefix).Endpoints, Logger: log, Registerer: reg, Name: "sender"})
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 func lagMonitor(s settings, log *slog.Logger, reg prometheus.Registerer, cs ...kafkalag.Consumption) (func(ctx context.Context) error, error) {
 	cfg := kafkalag.DefaultConfig()
 	cfg.Brokers, cfg.Consumptions, cfg.Logger, cfg.Registerer = s.KafkaBrokers, cs, log, reg
+	cfg.KafkaOptions = s.kafkaOpts
 	m, err := kafkalag.New(cfg)
 	if err != nil {
 		return nil, err

@@ -29,7 +29,7 @@ func commands() []command {
 		{"dev", "run everything in one process on embedded Kafka and the local PostgreSQL",
 			// every component, on its own embedded Kafka, with the metrics on the admin address; the
 			// API commands' admin URL and partner key are not dev's (it serves the API)
-			allSettingsBut("kafka-brokers", "metrics-addr", "admin-url", "api-key"), devDefaults, runDev},
+			allSettingsBut(slices.Concat([]string{"kafka-brokers", "metrics-addr", "admin-url", "api-key"}, kafkaSecuritySettings)...), devDefaults, runDev},
 		{"cdc", "tail the outbox by logical replication into Kafka (one active per slot, others stand by)",
 			slices.Concat(componentSettings, cdcSettings), nil, runCDC},
 		{"fanout", "fan each event out to its partner's subscribed endpoints (consumer group)",

@@ -14,7 +14,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hookstream/hookstream/endpoints"
-	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/kafkalag"
 	"github.com/hookstream/hookstream/internal/kafkatxn"
 	"github.com/hookstream/hookstream/internal/topics"
@@ -28,8 +27,8 @@ func runFanout(ctx context.Context, args []string, out io.Writer) error {
 
 // runFanoutWith runs an endpoint view and fanout over it until ctx ends; it takes no pool.
 func runFanoutWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, _ *pgxpool.Pool) error {
-	view, err := endpoints.NewView(endpoints.ViewConfig{Brokers: s.KafkaBrokers, Topic: topics.For(s.TopicPrefix).Endpoints, Logger: log,
-		Registerer: reg, Name: "fanout"})
+	view, err := endpoints.NewView(endpoints.ViewConfig{Brokers: s.KafkaBrokers, KafkaOptions: s.kafkaOpts,
+		Topic: topics.For(s.TopicPrefix).Endpoints, Logger: log, Registerer: reg, Name: "fanout"})
 	if err != nil {
 		return err
 	}
@@ -72,7 +71,7 @@ type txnRepairer struct {
 }
 
 func newTxnRepairer(s settings, log *slog.Logger, reg prometheus.Registerer) (*txnRepairer, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(s.KafkaBrokers...), kgo.WithLogger(component.KafkaLogger(log.With("component", "kafkatxn"))))
+	cl, err := kgo.NewClient(s.base(log, reg).ClientOptions(log.With("component", "kafkatxn"))...)
 	if err != nil {
 		return nil, fmt.Errorf("hanging transactions: kafka client: %w", err)
 	}

@@ -38,7 +38,7 @@ func runTopics(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(s.KafkaBrokers...))
+	cl, err := kgo.NewClient(s.base(nil, nil).ConnectionOptions()...)
 	if err != nil {
 		return fmt.Errorf("kafka client: %w", err)
 	}
@@ -50,7 +50,7 @@ func runTopics(ctx context.Context, args []string, out io.Writer) error {
 	if args[0] == "create" {
 		created, err := topics.Ensure(ctx, adm, s.topicConfig())
 		if err != nil {
-			return err
+			return s.kafka.Explain(err)
 		}
 		for _, spec := range s.topicConfig().Specs() {
 			state := "exists"
@@ -63,7 +63,7 @@ func runTopics(ctx context.Context, args []string, out io.Writer) error {
 	}
 	descs, err := topics.Describe(ctx, adm, s.topicConfig())
 	if err != nil {
-		return err
+		return s.kafka.Explain(err)
 	}
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "TOPIC\tPARTITIONS\tCLEANUP.POLICY\tRETENTION.MS")

@@ -25,6 +25,9 @@ type Base struct {
 	Logger *slog.Logger
 	// Registerer gets the component's metrics; nil: they are kept but not registered.
 	Registerer prometheus.Registerer
+	// Security are the TLS and SASL options of every Kafka connection (kafkasec.Config.Options,
+	// built once per process); none: plaintext, unauthenticated.
+	Security []kgo.Opt
 	// KafkaOptions are extra franz-go options for every client of the component (e.g. for
 	// tests); they come after the component's own, so they win.
 	KafkaOptions []kgo.Opt

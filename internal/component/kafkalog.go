@@ -47,7 +47,7 @@ func (l kafkaLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
 }
 
 // ClientOptions returns the options of one franz-go client of the component: its seed
-// brokers, franz-go's log passed to log (the component's logger, see KafkaLogger), a metadata
+// brokers and connection security (Security), franz-go's log passed to log (the component's logger, see KafkaLogger), a metadata
 // refresh at most every metadataMinAge, then opts, then KafkaOptions, which so win over the
 // component's own.
 //
@@ -59,11 +59,16 @@ func (l kafkaLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
 // a broker is down a failed refresh is retried after it too, so clients also find a restarted
 // broker sooner. Retry backoffs keep franz-go's defaults (250 ms, growing to 2.5 s).
 func (b Base) ClientOptions(log *slog.Logger, opts ...kgo.Opt) []kgo.Opt {
-	out := make([]kgo.Opt, 0, 3+len(opts)+len(b.KafkaOptions))
-	out = append(out, kgo.SeedBrokers(b.Brokers...), kgo.WithLogger(KafkaLogger(log)),
-		kgo.MetadataMinAge(metadataMinAge))
+	out := append(b.ConnectionOptions(), kgo.WithLogger(KafkaLogger(log)), kgo.MetadataMinAge(metadataMinAge))
 	out = append(out, opts...)
 	return append(out, b.KafkaOptions...)
+}
+
+// ConnectionOptions are the options every client of the process starts with: the seed brokers
+// and the connection security (Security). ClientOptions starts with them; a client that wants
+// nothing else (a readiness probe, `hookstream topics`) takes them alone.
+func (b Base) ConnectionOptions() []kgo.Opt {
+	return append([]kgo.Opt{kgo.SeedBrokers(b.Brokers...)}, b.Security...)
 }
 
 // metadataMinAge is the least time between two metadata refreshes of a client (see
