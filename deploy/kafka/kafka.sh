@@ -47,10 +47,11 @@ READY_TIMEOUT="${KAFKA_READY_TIMEOUT:-90}"
 SECURE=""
 SECURE_PORT="${KAFKA_SECURE_PORT:-19392}"
 SECURE_DIR="$DATA_ROOT/kafka-secure"
-# The super user that sets up ACLs (and that the broker talks to itself as), and one user per
-# component, each given only its own ACLs (docs/operations.md).
+# The super user that sets up ACLs (and that the broker talks to itself as), the user that
+# creates the topics, and one user per component, each given only its own ACLs
+# (docs/operations.md).
 SECURE_SUPER="admin"
-SECURE_USERS=(admin hookstream-cdc hookstream-fanout hookstream-sender hookstream-retry hookstream-recorder hookstream-admin)
+SECURE_USERS=(admin hookstream-setup hookstream-cdc hookstream-fanout hookstream-sender hookstream-retry hookstream-recorder hookstream-admin)
 
 JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
 
