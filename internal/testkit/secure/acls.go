@@ -36,10 +36,11 @@ type Grant struct {
 	Ops      []kadm.ACLOperation
 }
 
+// The operations granted; Kafka's Read and Write imply Describe.
 var (
-	read      = []kadm.ACLOperation{kadm.OpRead, kadm.OpDescribe}
-	write     = []kadm.ACLOperation{kadm.OpWrite, kadm.OpDescribe}
-	readWrite = []kadm.ACLOperation{kadm.OpRead, kadm.OpWrite, kadm.OpDescribe}
+	read      = []kadm.ACLOperation{kadm.OpRead}
+	write     = []kadm.ACLOperation{kadm.OpWrite}
+	readWrite = []kadm.ACLOperation{kadm.OpRead, kadm.OpWrite}
 )
 
 // ACLs are the grants every component needs under the topic prefix p, and no more: the table of
