@@ -47,7 +47,7 @@ func runComponent(ctx context.Context, name string, args []string, out io.Writer
 		defer pool.Close()
 		checks = append(checks, probes.Check{Name: "postgres", Ping: pool.Ping})
 	}
-	var watch func(context.Context) error
+	var watch func(context.Context)
 	if len(s.KafkaBrokers) > 0 {
 		// /readyz says when the broker cannot be reached or refuses the handshake; the component
 		// itself waits for it (every loop retries), so a broker outage or a refused credential
@@ -59,17 +59,18 @@ func runComponent(ctx context.Context, name string, args []string, out io.Writer
 		defer probe.Close()
 		check := probes.Check{Name: "kafka", Ping: explainedPing(s, probe.Ping)}
 		checks = append(checks, check)
-		watch = func(ctx context.Context) error { watchKafka(ctx, log, s, check.Ping); return nil }
+		watch = func(ctx context.Context) { watchKafka(ctx, log, s, check.Ping) }
 		log.Info("kafka connection", "brokers", s.KafkaBrokers, "security", s.kafka.String())
 	}
 	return serveComponent(ctx, log, s.MetricsAddr, func(ctx context.Context, reg *prometheus.Registry) error {
-		if watch == nil {
-			return run(ctx, s, log, reg, pool)
+		if watch != nil {
+			// The watch ends with the component, however it ends.
+			wctx, stop := context.WithCancel(ctx)
+			watched := make(chan struct{})
+			go func() { defer close(watched); watch(wctx) }()
+			defer func() { stop(); <-watched }()
 		}
-		g, gctx := errgroup.WithContext(ctx)
-		g.Go(func() error { return watch(gctx) })
-		g.Go(func() error { return run(gctx, s, log, reg, pool) })
-		return g.Wait()
+		return run(ctx, s, log, reg, pool)
 	}, checks...)
 }
 

@@ -62,8 +62,9 @@ func (c Config) Explain(err error) error {
 		kafkaErr == kerr.TransactionalIDAuthorizationFailed || kafkaErr == kerr.ClusterAuthorizationFailed):
 		return &Error{fmt.Sprintf("authorization failed%s: %s (the ACLs of docs/operations.md)", user, kafkaErr.Error()), err}
 	case errNotTLSed && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed)):
-		// A plaintext request to a TLS or SASL listener is answered by closing the connection.
-		return &Error{"connection closed by the broker during the first request (does the listener want TLS or SASL? HOOKSTREAM_KAFKA_TLS, HOOKSTREAM_KAFKA_SASL_MECHANISM)", err}
+		// A plaintext request to a TLS or SASL listener is answered by closing the connection
+		// (as is one in flight when a broker stops, hence the "if").
+		return &Error{fmt.Sprintf("connection closed by the broker (%v); if its listener wants TLS or SASL, set HOOKSTREAM_KAFKA_TLS or HOOKSTREAM_KAFKA_SASL_MECHANISM", err), err}
 	}
 	return err
 }
