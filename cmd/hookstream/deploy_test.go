@@ -456,7 +456,8 @@ type k8sObject struct {
 	APIVersion string `yaml:"apiVersion"`
 	Kind       string `yaml:"kind"`
 	Metadata   struct {
-		Name string `yaml:"name"`
+		Name   string            `yaml:"name"`
+		Labels map[string]string `yaml:"labels"`
 	} `yaml:"metadata"`
 	Data map[string]string `yaml:"data"` // ConfigMap
 	Spec struct {
@@ -498,8 +499,41 @@ type k8sPodTemplate struct {
 		Labels map[string]string `yaml:"labels"`
 	} `yaml:"metadata"`
 	Spec struct {
-		Containers []k8sContainer `yaml:"containers"`
+		SecurityContext *k8sSecurityContext `yaml:"securityContext"`
+		InitContainers  []k8sContainer      `yaml:"initContainers"`
+		Containers      []k8sContainer      `yaml:"containers"`
+		Volumes         []k8sVolume         `yaml:"volumes"`
 	} `yaml:"spec"`
+}
+
+// k8sSecurityContext is the part of a pod's or a container's securityContext the tests read.
+type k8sSecurityContext struct {
+	RunAsNonRoot *bool `yaml:"runAsNonRoot"`
+	RunAsUser    *int  `yaml:"runAsUser"`
+	RunAsGroup   *int  `yaml:"runAsGroup"`
+	FSGroup      *int  `yaml:"fsGroup"`
+}
+
+// k8sVolume is a pod's volume of Secrets: a secret volume or a projected one.
+type k8sVolume struct {
+	Name   string `yaml:"name"`
+	Secret *struct {
+		SecretName string         `yaml:"secretName"`
+		Items      []k8sKeyToPath `yaml:"items"`
+	} `yaml:"secret"`
+	Projected *struct {
+		Sources []struct {
+			Secret *struct {
+				Name  string         `yaml:"name"`
+				Items []k8sKeyToPath `yaml:"items"`
+			} `yaml:"secret"`
+		} `yaml:"sources"`
+	} `yaml:"projected"`
+}
+
+type k8sKeyToPath struct {
+	Key  string `yaml:"key"`
+	Path string `yaml:"path"`
 }
 
 type k8sProbe struct {
@@ -510,31 +544,40 @@ type k8sProbe struct {
 }
 
 type k8sContainer struct {
-	Name    string   `yaml:"name"`
-	Image   string   `yaml:"image"`
-	Command []string `yaml:"command"`
-	Args    []string `yaml:"args"`
-	EnvFrom []any    `yaml:"envFrom"`
-	Env     []struct {
-		Name      string `yaml:"name"`
-		Value     string `yaml:"value"`
-		ValueFrom *struct {
-			SecretKeyRef    *struct{ Name, Key string } `yaml:"secretKeyRef"`
-			ConfigMapKeyRef *struct{ Name, Key string } `yaml:"configMapKeyRef"`
-			FieldRef        *struct {
-				FieldPath string `yaml:"fieldPath"`
-			} `yaml:"fieldRef"`
-		} `yaml:"valueFrom"`
-	} `yaml:"env"`
-	Ports []struct {
+	Name    string      `yaml:"name"`
+	Image   string      `yaml:"image"`
+	Command []string    `yaml:"command"`
+	Args    []string    `yaml:"args"`
+	EnvFrom []any       `yaml:"envFrom"`
+	Env     []k8sEnvVar `yaml:"env"`
+	Ports   []struct {
 		Name          string `yaml:"name"`
 		ContainerPort int    `yaml:"containerPort"`
 	} `yaml:"ports"`
-	ReadinessProbe *k8sProbe `yaml:"readinessProbe"`
-	LivenessProbe  *k8sProbe `yaml:"livenessProbe"`
-	Resources      struct {
+	VolumeMounts    []k8sVolumeMount    `yaml:"volumeMounts"`
+	SecurityContext *k8sSecurityContext `yaml:"securityContext"`
+	ReadinessProbe  *k8sProbe           `yaml:"readinessProbe"`
+	LivenessProbe   *k8sProbe           `yaml:"livenessProbe"`
+	Resources       struct {
 		Requests map[string]string `yaml:"requests"`
 	} `yaml:"resources"`
+}
+
+type k8sEnvVar struct {
+	Name      string `yaml:"name"`
+	Value     string `yaml:"value"`
+	ValueFrom *struct {
+		SecretKeyRef    *struct{ Name, Key string } `yaml:"secretKeyRef"`
+		ConfigMapKeyRef *struct{ Name, Key string } `yaml:"configMapKeyRef"`
+		FieldRef        *struct {
+			FieldPath string `yaml:"fieldPath"`
+		} `yaml:"fieldRef"`
+	} `yaml:"valueFrom"`
+}
+
+type k8sVolumeMount struct {
+	Name      string `yaml:"name"`
+	MountPath string `yaml:"mountPath"`
 }
 
 // loadK8s reads every object of the files kustomization.yaml lists, and checks it lists every
@@ -601,7 +644,13 @@ func selects(sel k8sSelector, labels map[string]string) bool {
 // NetworkPolicy that lets the sender reach only DNS, Kafka and public addresses on the ports
 // its egress guard allows.
 func TestKubernetesManifests(t *testing.T) {
-	objs := loadK8s(t)
+	checkK8sObjects(t, loadK8s(t))
+}
+
+// checkK8sObjects holds a set of Kubernetes objects, the manifests of deploy/k8s or the Helm
+// chart as rendered, to what TestKubernetesManifests describes. The ConfigMap is hookstream.
+func checkK8sObjects(t *testing.T, objs []k8sObject) {
+	t.Helper()
 	config := map[string]string{}
 	for _, o := range objs {
 		if o.Kind == "ConfigMap" && o.Metadata.Name == "hookstream" {
@@ -688,6 +737,11 @@ func TestKubernetesManifests(t *testing.T) {
 				p.env[e.Name] = val
 			case e.ValueFrom.FieldRef != nil:
 				p.env[e.Name], p.refs[e.Name] = e.ValueFrom.FieldRef.FieldPath, "field"
+			}
+		}
+		for _, e := range c.Env {
+			if strings.HasSuffix(e.Name, "_FILE") && e.ValueFrom == nil {
+				checkFileMounted(t, where, o.Spec.Template, c, e.Name, e.Value)
 			}
 		}
 		s, ok := checkProcess(t, p)
