@@ -24,7 +24,7 @@ GOTEST     ?= $(GO) test -race -count=1 -timeout 30m
 # Packages whose tests use Kafka (they call testenv.NewKafka); they run on both lanes.
 KAFKA_PKGS = $(shell grep -rl --include='*_test.go' 'testenv.NewKafka' . | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build generate dev seed test test-real test-embedded test-fuzz test-rules test-cluster test-secure test-chaos chaos vet chromium bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down kafka-cluster-up kafka-cluster-down down clean
+.PHONY: all build generate dev seed test test-real test-embedded test-fuzz test-rules test-deploy test-cluster test-secure test-chaos chaos vet chromium bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down kafka-cluster-up kafka-cluster-down down clean
 
 all: build
 
@@ -49,7 +49,7 @@ seed:
 vet:
 	$(GO) vet ./...
 
-test: pg-up kafka-up chromium vet test-rules test-real test-embedded test-fuzz test-cluster test-secure test-chaos
+test: pg-up kafka-up chromium vet test-rules test-deploy test-real test-embedded test-fuzz test-cluster test-secure test-chaos
 
 test-real: pg-up kafka-up chromium
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA='$(KAFKA_REAL)' $(GOTEST) ./...
@@ -77,6 +77,15 @@ test-fuzz: pg-up
 # deploy/monitoring/tests (promtool is unpacked from Debian's prometheus package on first use).
 test-rules:
 	bash deploy/monitoring/promtool.sh check
+
+# The deployables, offline (deploy/helm/check.sh): helm lint and helm template of the chart
+# deploy/helm/hookstream, with its defaults and with values-secure-kafka.yaml; both renders and
+# deploy/k8s validated against Kubernetes' schemas (kubernetes-validate, strict); the Go tests
+# that hold them and deploy/Dockerfile to the binary and to a numeric non-root user. helm (built
+# from the Go module proxy) and kubernetes-validate (PyPI, in a venv) go into .data/tools on the
+# first run, a few minutes; then about a minute.
+test-deploy:
+	GO='$(GO)' bash deploy/helm/check.sh
 
 test-embedded: pg-up chromium
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA=embedded $(GOTEST) $(KAFKA_PKGS)

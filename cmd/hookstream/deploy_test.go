@@ -279,10 +279,11 @@ type composeService struct {
 	Ports       []string `yaml:"ports"`
 	Volumes     []string `yaml:"volumes"`
 	Healthcheck *struct {
-		Test     []string `yaml:"test"`
-		Interval string   `yaml:"interval"`
-		Timeout  string   `yaml:"timeout"`
-		Retries  int      `yaml:"retries"`
+		Test        []string `yaml:"test"`
+		Interval    string   `yaml:"interval"`
+		Timeout     string   `yaml:"timeout"`
+		Retries     int      `yaml:"retries"`
+		StartPeriod string   `yaml:"start_period"`
 	} `yaml:"healthcheck"`
 }
 
@@ -394,6 +395,18 @@ func TestComposeFile(t *testing.T) {
 		cmd := svc.Command[0]
 		byCommand[cmd] = append(byCommand[cmd], name)
 		if !p.oneShot {
+			// The image has no shell and no curl: the binary probes its own /readyz where it
+			// listens.
+			addr := s.MetricsAddr
+			if cmd == "admin" {
+				addr = s.AdminAddr
+			}
+			want := []string{"CMD", "/hookstream", "probe", fmt.Sprintf("http://127.0.0.1:%d/readyz", portOf(t, name, addr))}
+			if svc.Healthcheck == nil || !slices.Equal(svc.Healthcheck.Test, want) {
+				t.Errorf("service %s: healthcheck %+v, want the test %q", name, svc.Healthcheck, want)
+			}
+		}
+		if !p.oneShot {
 			for _, setup := range []string{"migrate", "topics"} {
 				if svc.DependsOn[setup].Condition != "service_completed_successfully" {
 					t.Errorf("service %s does not wait for %s to complete", name, setup)
@@ -463,7 +476,8 @@ type k8sObject struct {
 	APIVersion string `yaml:"apiVersion"`
 	Kind       string `yaml:"kind"`
 	Metadata   struct {
-		Name string `yaml:"name"`
+		Name   string            `yaml:"name"`
+		Labels map[string]string `yaml:"labels"`
 	} `yaml:"metadata"`
 	Data map[string]string `yaml:"data"` // ConfigMap
 	Spec struct {
@@ -505,8 +519,41 @@ type k8sPodTemplate struct {
 		Labels map[string]string `yaml:"labels"`
 	} `yaml:"metadata"`
 	Spec struct {
-		Containers []k8sContainer `yaml:"containers"`
+		SecurityContext *k8sSecurityContext `yaml:"securityContext"`
+		InitContainers  []k8sContainer      `yaml:"initContainers"`
+		Containers      []k8sContainer      `yaml:"containers"`
+		Volumes         []k8sVolume         `yaml:"volumes"`
 	} `yaml:"spec"`
+}
+
+// k8sSecurityContext is the part of a pod's or a container's securityContext the tests read.
+type k8sSecurityContext struct {
+	RunAsNonRoot *bool `yaml:"runAsNonRoot"`
+	RunAsUser    *int  `yaml:"runAsUser"`
+	RunAsGroup   *int  `yaml:"runAsGroup"`
+	FSGroup      *int  `yaml:"fsGroup"`
+}
+
+// k8sVolume is a pod's volume of Secrets: a secret volume or a projected one.
+type k8sVolume struct {
+	Name   string `yaml:"name"`
+	Secret *struct {
+		SecretName string         `yaml:"secretName"`
+		Items      []k8sKeyToPath `yaml:"items"`
+	} `yaml:"secret"`
+	Projected *struct {
+		Sources []struct {
+			Secret *struct {
+				Name  string         `yaml:"name"`
+				Items []k8sKeyToPath `yaml:"items"`
+			} `yaml:"secret"`
+		} `yaml:"sources"`
+	} `yaml:"projected"`
+}
+
+type k8sKeyToPath struct {
+	Key  string `yaml:"key"`
+	Path string `yaml:"path"`
 }
 
 type k8sProbe struct {
@@ -517,31 +564,40 @@ type k8sProbe struct {
 }
 
 type k8sContainer struct {
-	Name    string   `yaml:"name"`
-	Image   string   `yaml:"image"`
-	Command []string `yaml:"command"`
-	Args    []string `yaml:"args"`
-	EnvFrom []any    `yaml:"envFrom"`
-	Env     []struct {
-		Name      string `yaml:"name"`
-		Value     string `yaml:"value"`
-		ValueFrom *struct {
-			SecretKeyRef    *struct{ Name, Key string } `yaml:"secretKeyRef"`
-			ConfigMapKeyRef *struct{ Name, Key string } `yaml:"configMapKeyRef"`
-			FieldRef        *struct {
-				FieldPath string `yaml:"fieldPath"`
-			} `yaml:"fieldRef"`
-		} `yaml:"valueFrom"`
-	} `yaml:"env"`
-	Ports []struct {
+	Name    string      `yaml:"name"`
+	Image   string      `yaml:"image"`
+	Command []string    `yaml:"command"`
+	Args    []string    `yaml:"args"`
+	EnvFrom []any       `yaml:"envFrom"`
+	Env     []k8sEnvVar `yaml:"env"`
+	Ports   []struct {
 		Name          string `yaml:"name"`
 		ContainerPort int    `yaml:"containerPort"`
 	} `yaml:"ports"`
-	ReadinessProbe *k8sProbe `yaml:"readinessProbe"`
-	LivenessProbe  *k8sProbe `yaml:"livenessProbe"`
-	Resources      struct {
+	VolumeMounts    []k8sVolumeMount    `yaml:"volumeMounts"`
+	SecurityContext *k8sSecurityContext `yaml:"securityContext"`
+	ReadinessProbe  *k8sProbe           `yaml:"readinessProbe"`
+	LivenessProbe   *k8sProbe           `yaml:"livenessProbe"`
+	Resources       struct {
 		Requests map[string]string `yaml:"requests"`
 	} `yaml:"resources"`
+}
+
+type k8sEnvVar struct {
+	Name      string `yaml:"name"`
+	Value     string `yaml:"value"`
+	ValueFrom *struct {
+		SecretKeyRef    *struct{ Name, Key string } `yaml:"secretKeyRef"`
+		ConfigMapKeyRef *struct{ Name, Key string } `yaml:"configMapKeyRef"`
+		FieldRef        *struct {
+			FieldPath string `yaml:"fieldPath"`
+		} `yaml:"fieldRef"`
+	} `yaml:"valueFrom"`
+}
+
+type k8sVolumeMount struct {
+	Name      string `yaml:"name"`
+	MountPath string `yaml:"mountPath"`
 }
 
 // loadK8s reads every object of the files kustomization.yaml lists, and checks it lists every
@@ -608,7 +664,13 @@ func selects(sel k8sSelector, labels map[string]string) bool {
 // NetworkPolicy that lets the sender reach only DNS, Kafka and public addresses on the ports
 // its egress guard allows.
 func TestKubernetesManifests(t *testing.T) {
-	objs := loadK8s(t)
+	checkK8sObjects(t, loadK8s(t))
+}
+
+// checkK8sObjects holds a set of Kubernetes objects, the manifests of deploy/k8s or the Helm
+// chart as rendered, to what TestKubernetesManifests describes. The ConfigMap is hookstream.
+func checkK8sObjects(t *testing.T, objs []k8sObject) {
+	t.Helper()
 	config := map[string]string{}
 	for _, o := range objs {
 		if o.Kind == "ConfigMap" && o.Metadata.Name == "hookstream" {
@@ -695,6 +757,11 @@ func TestKubernetesManifests(t *testing.T) {
 				p.env[e.Name] = val
 			case e.ValueFrom.FieldRef != nil:
 				p.env[e.Name], p.refs[e.Name] = e.ValueFrom.FieldRef.FieldPath, "field"
+			}
+		}
+		for _, e := range c.Env {
+			if strings.HasSuffix(e.Name, "_FILE") && e.ValueFrom == nil {
+				checkFileMounted(t, where, o.Spec.Template, c, e.Name, e.Value)
 			}
 		}
 		s, ok := checkProcess(t, p)
@@ -898,5 +965,100 @@ func TestComposeFileLoads(t *testing.T) {
 	}
 	if _, err := load(); err == nil || !strings.Contains(err.Error(), "POSTGRES_PASSWORD") {
 		t.Errorf("compose.yaml loads without its secrets (err %v); it must refuse, naming them", err)
+	}
+}
+
+// compose.kafka-secure.yaml over compose.yaml, as `docker compose -f compose.yaml -f
+// compose.kafka-secure.yaml` loads them: no bundled broker, a way out to the brokers, and every
+// service that talks to Kafka does so over TLS with the CA and SASL as its component's own
+// principal, whose password is a secret file of its own; the rest of compose.yaml's rules hold.
+func TestComposeFileKafkaSecure(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join(deployDir, "compose"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := secretbox.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := func(env ...string) (*types.Project, error) {
+		opts, err := composecli.NewProjectOptions([]string{filepath.Join(dir, "compose.yaml"), filepath.Join(dir, "compose.kafka-secure.yaml")},
+			composecli.WithWorkingDirectory(dir), composecli.WithEnv(env), composecli.WithName("hookstream"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return opts.LoadProject(context.Background())
+	}
+	env := []string{"POSTGRES_PASSWORD=pw", "HOOKSTREAM_SECRET_KEY=" + key, "HOOKSTREAM_ADMIN_TOKEN=tok"}
+	if _, err := load(env...); err == nil || !strings.Contains(err.Error(), "HOOKSTREAM_KAFKA_BROKERS") {
+		t.Errorf("the secured overlay loads without HOOKSTREAM_KAFKA_BROKERS (err %v); it must refuse, naming it", err)
+	}
+	const brokers = "b-1.kafka.example.com:9096,b-2.kafka.example.com:9096"
+	p, err := load(append(env, "HOOKSTREAM_KAFKA_BROKERS="+brokers)...)
+	if err != nil {
+		t.Fatalf("compose.yaml with compose.kafka-secure.yaml does not load: %v", err)
+	}
+	if _, ok := p.Services["kafka"]; ok {
+		t.Error("the bundled broker still starts beside the secured Kafka")
+	}
+	if n, ok := p.Networks["kafka"]; !ok || bool(n.Internal) {
+		t.Errorf("network kafka %+v: the brokers outside the host are unreachable from an internal network", n)
+	}
+	principals := map[string]string{} // command → the source of its password secret
+	for name, svc := range p.Services {
+		if svc.Environment["HOOKSTREAM_KAFKA_BROKERS"] == nil {
+			continue
+		}
+		val := func(k string) string {
+			if v := svc.Environment[k]; v != nil {
+				return *v
+			}
+			return ""
+		}
+		cmd := svc.Command[0]
+		if val("HOOKSTREAM_KAFKA_BROKERS") != brokers || val("HOOKSTREAM_KAFKA_TLS") != "true" || val("HOOKSTREAM_KAFKA_SASL_MECHANISM") == "" {
+			t.Errorf("service %s: brokers %q, TLS %q, SASL %q; want the secured brokers over TLS with SASL", name,
+				val("HOOKSTREAM_KAFKA_BROKERS"), val("HOOKSTREAM_KAFKA_TLS"), val("HOOKSTREAM_KAFKA_SASL_MECHANISM"))
+		}
+		if u := val("HOOKSTREAM_KAFKA_SASL_USERNAME"); u != "hookstream-"+cmd {
+			t.Errorf("service %s: SASL user %q, want hookstream-%s (each component its own principal)", name, u, cmd)
+		}
+		files := map[string]string{} // file in the container → the project's secret
+		for _, sec := range svc.Secrets {
+			files["/run/secrets/"+sec.Target] = sec.Source
+		}
+		ca, pw := files[val("HOOKSTREAM_KAFKA_TLS_CA_FILE")], files[val("HOOKSTREAM_KAFKA_SASL_PASSWORD_FILE")]
+		if ca == "" || pw == "" {
+			t.Errorf("service %s: the CA file %q and the password file %q are not both secrets of the service (%v)", name,
+				val("HOOKSTREAM_KAFKA_TLS_CA_FILE"), val("HOOKSTREAM_KAFKA_SASL_PASSWORD_FILE"), files)
+			continue
+		}
+		if other, ok := principals[cmd]; ok && other != pw {
+			t.Errorf("service %s: two replicas of %s read different passwords (%s, %s)", name, cmd, other, pw)
+		}
+		principals[cmd] = pw
+		if file := p.Secrets[pw].File; filepath.Base(file) != "hookstream-"+cmd+".password" {
+			t.Errorf("service %s: its password comes from %q, want the file of hookstream-%s", name, file, cmd)
+		}
+		if cmd == "sender" && (svc.Environment["HOOKSTREAM_DATABASE_URL"] != nil || svc.Networks["data"] != nil) {
+			t.Errorf("service %s: the sender reaches the database (R28)", name)
+		}
+		pr := process{where: "secured compose service " + name, args: svc.Command, env: map[string]string{}, refs: map[string]string{},
+			oneShot: svc.Restart == "no"}
+		for k := range svc.Environment {
+			pr.env[k] = val(k)
+			pr.refs[k] = "interpolated"
+		}
+		checkProcess(t, pr)
+	}
+	seen := map[string]string{}
+	for cmd, src := range principals {
+		if other, dup := seen[src]; dup {
+			t.Errorf("%s and %s read the same password secret %s", other, cmd, src)
+		}
+		seen[src] = cmd
+	}
+	if want := len(componentCommands()) + 1; len(principals) != want {
+		t.Errorf("%d commands talk to Kafka as their own principal (%v), want %d: every component and topics", len(principals), principals, want)
 	}
 }

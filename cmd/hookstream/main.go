@@ -64,6 +64,8 @@ func commands() []command {
 			[]string{"admin-url", "admin-token", "data-dir", "reseller-addr", "database-url"}, nil, runSeed},
 		{"verify-ledger", "check that every committed event reached the endpoints it had to, signed, and that the history agrees",
 			[]string{"database-url", "request-timeout"}, nil, runVerifyLedger},
+		{"probe", "GET a probe route such as http://127.0.0.1:9464/readyz: exit 0 on 2xx, 1 otherwise (a health check for the shell-less image)",
+			nil, nil, runProbe},
 		{"version", "print the version, commit and Go version of this build (also --version)",
 			nil, nil, runVersion},
 	}
@@ -102,8 +104,8 @@ func (e *usageError) Error() string {
 func (e *usageError) Unwrap() error { return e.err }
 
 // exitStatus prints what the user needs of err to stderr and returns the exit status of the
-// process: 0 without one; 1 when the ledger does not hold (its report says why) or a replay job
-// failed (its counts are printed); 2 for a command
+// process: 0 without one; 1 when the ledger does not hold (its report says why), a replay job
+// failed (its counts are printed) or a probe found its route not answering 2xx; 2 for a command
 // line that cannot run, and for every other failure.
 func exitStatus(err error, stderr io.Writer) int {
 	var usage *usageError
@@ -112,7 +114,7 @@ func exitStatus(err error, stderr io.Writer) int {
 		return 0
 	case errors.Is(err, errLedgerFailed):
 		return 1
-	case errors.Is(err, errReplayJobFailed):
+	case errors.Is(err, errReplayJobFailed), errors.Is(err, errProbeFailed):
 		fmt.Fprintln(stderr, "hookstream:", printableText(err.Error()))
 		return 1
 	case errors.As(err, &usage):
