@@ -3,9 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/netip"
 	"os"
@@ -15,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	composecli "github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
@@ -77,6 +85,46 @@ func standIn(t *testing.T, flagName string) string {
 	}
 }
 
+// standInFile is a file of this machine holding what the file named by the variable holds in a
+// pod (a CA or client certificate, its key, a password, a token), for the settings' own checks
+// of it: the manifests name files mounted from Secrets, which are not here.
+func standInFile(t *testing.T, variable string) string {
+	t.Helper()
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "stand-in"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := []byte("stand-in\n")
+	switch {
+	case strings.HasSuffix(variable, "_CA_FILE"), strings.HasSuffix(variable, "_CERT_FILE"):
+		content = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	case strings.HasSuffix(variable, "_KEY_FILE"):
+		content = pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+	case variable == "HOOKSTREAM_SECRET_KEYS_FILE":
+		k, err := secretbox.GenerateKey()
+		if err != nil {
+			t.Fatal(err)
+		}
+		content = []byte("standin:" + k + "\n")
+	}
+	path := filepath.Join(dir, strings.ToLower(variable))
+	if err := os.WriteFile(path, content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // settingsOf parses p's environment as the binary does, with only p's variables set, and fails
 // the test where the binary would refuse them.
 func settingsOf(t *testing.T, p process) (settings, bool) {
@@ -86,6 +134,9 @@ func settingsOf(t *testing.T, p process) (settings, bool) {
 		os.Unsetenv(v.env) // t.Setenv restores the variable afterwards
 	}
 	for name, val := range p.env {
+		if strings.HasSuffix(name, "_FILE") && val != "" {
+			val = standInFile(t, name) // the file is mounted in the pod, not here
+		}
 		t.Setenv(name, val)
 	}
 	cmd := p.args[0]
