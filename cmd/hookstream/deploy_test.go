@@ -3,16 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/netip"
 	"os"
@@ -22,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	composecli "github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
@@ -31,6 +23,7 @@ import (
 	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/commalist"
 	"github.com/hookstream/hookstream/internal/secretbox"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
 // The deployment files (deploy/compose, deploy/k8s, deploy/Dockerfile) are held here to the
@@ -91,26 +84,13 @@ func standIn(t *testing.T, flagName string) string {
 func standInFile(t *testing.T, variable string) string {
 	t.Helper()
 	dir := t.TempDir()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "stand-in"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	issued := testenv.NewCA(t, "stand-in").Client(t, "stand-in")
 	content := []byte("stand-in\n")
 	switch {
 	case strings.HasSuffix(variable, "_CA_FILE"), strings.HasSuffix(variable, "_CERT_FILE"):
-		content = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+		content = issued.CertPEM
 	case strings.HasSuffix(variable, "_KEY_FILE"):
-		content = pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+		content = issued.KeyPEM
 	case variable == "HOOKSTREAM_SECRET_KEYS_FILE":
 		k, err := secretbox.GenerateKey()
 		if err != nil {
