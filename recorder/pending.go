@@ -1,4 +1,4 @@
-package streams
+package recorder
 
 import (
 	"context"
@@ -172,7 +172,7 @@ func insertPending(ctx context.Context, pool *pgxpool.Pool, rows []pendingRow) (
 		ORDER BY u.n
 		ON CONFLICT DO NOTHING`, c.id, c.event, c.endpoint, c.partner, c.eventType, c.created)
 	if err != nil {
-		return 0, fmt.Errorf("streams: pending rows: %w", err)
+		return 0, fmt.Errorf("recorder: pending rows: %w", err)
 	}
 	return int(tag.RowsAffected()), nil
 }

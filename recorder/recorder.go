@@ -1,4 +1,4 @@
-package streams
+package recorder
 
 import (
 	"cmp"
@@ -30,8 +30,8 @@ import (
 	"github.com/hookstream/hookstream/internal/tracing"
 )
 
-// RecorderConfig configures the Recorder.
-type RecorderConfig struct {
+// Config configures the Recorder.
+type Config struct {
 	// Base holds the brokers, the topic prefix, the logger, the registerer (nil: metrics are
 	// kept but not registered) and extra franz-go options (e.g. for tests).
 	component.Base
@@ -62,14 +62,14 @@ type RecorderConfig struct {
 	TracerProvider trace.TracerProvider
 }
 
-// DefaultRecorderConfig returns the defaults.
-func DefaultRecorderConfig() RecorderConfig {
-	return RecorderConfig{Base: component.DefaultBase(), MaxBatch: 2000, WriteShards: 2,
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{Base: component.DefaultBase(), MaxBatch: 2000, WriteShards: 2,
 		HistoryRetention: 30 * 24 * time.Hour, HistorySweepInterval: time.Hour, WriteRetryMax: 5 * time.Second, PendingDelay: 2 * time.Second}
 }
 
 // Validate reports settings the recorder cannot run with.
-func (c RecorderConfig) Validate() error {
+func (c Config) Validate() error {
 	var errs []error
 	if err := c.Base.Validate(); err != nil {
 		errs = append(errs, err)
@@ -93,7 +93,7 @@ func (c RecorderConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("write retry max must be at least %s", firstWriteRetry))
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("streams: recorder: %w", err)
+		return fmt.Errorf("recorder: %w", err)
 	}
 	return nil
 }
@@ -110,7 +110,7 @@ func (c RecorderConfig) Validate() error {
 // reason and the partition goes on; an outage of PostgreSQL or Kafka is waited out, the batch
 // tried again until it is stored.
 type Recorder struct {
-	cfg     RecorderConfig
+	cfg     Config
 	pool    *pgxpool.Pool
 	names   topics.Names
 	log     *slog.Logger
@@ -118,8 +118,8 @@ type Recorder struct {
 	tracer  *tracing.Tracer // nil: tracing off
 }
 
-// NewRecorder returns a Recorder writing to pool.
-func NewRecorder(cfg RecorderConfig, pool *pgxpool.Pool) (*Recorder, error) {
+// New returns a Recorder writing to pool.
+func New(cfg Config, pool *pgxpool.Pool) (*Recorder, error) {
 	cfg.Group = cmp.Or(cfg.Group, cfg.Base.DefaultGroup("recorder"))
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -188,7 +188,7 @@ func (r *Recorder) consume(ctx context.Context, group, topic string, store func(
 	}
 	cl, err := kgo.NewClient(r.cfg.ClientOptions(r.log, opts...)...)
 	if err != nil {
-		return fmt.Errorf("streams: recorder client for %s: %w", group, err)
+		return fmt.Errorf("recorder: client for %s: %w", group, err)
 	}
 	defer cl.Close()
 	for {
@@ -341,7 +341,7 @@ func (r *Recorder) write(ctx context.Context, cl *kgo.Client, polled int, valid 
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return fmt.Errorf("streams: record attempts: %w", err)
+		return fmt.Errorf("recorder: record attempts: %w", err)
 	}
 	refused = append(refused, unstorable...)
 	if len(refused) > 0 {
@@ -350,7 +350,7 @@ func (r *Recorder) write(ctx context.Context, cl *kgo.Client, polled int, valid 
 			dls[i] = r.deadLetter(f)
 		}
 		if err := cl.ProduceSync(ctx, dls...).FirstErr(); err != nil {
-			return fmt.Errorf("streams: recorder dead letters: %w", err)
+			return fmt.Errorf("recorder: dead letters: %w", err)
 		}
 	}
 	for _, f := range refused {
@@ -430,7 +430,7 @@ func (r *Recorder) deadLetter(f refusal) *kgo.Record {
 	if f.attempt != nil {
 		dl.EventID, dl.Partner = f.attempt.EventID, f.attempt.PartnerID
 	}
-	return dlqRecord(r.names.DLQ, string(f.rec.Key), dl)
+	return records.DeadLetterRecord(r.names.DLQ, string(f.rec.Key), dl)
 }
 
 // endpointOwners reads the partner of every endpoint the attempts name: the recorder checks
@@ -442,13 +442,13 @@ func (r *Recorder) endpointOwners(ctx context.Context, attempts []decoded) (map[
 	}
 	rows, err := r.pool.Query(ctx, `SELECT id, partner_id FROM endpoint WHERE id = ANY($1)`, ids)
 	if err != nil {
-		return nil, fmt.Errorf("streams: endpoint owners: %w", err)
+		return nil, fmt.Errorf("recorder: endpoint owners: %w", err)
 	}
 	owners := map[string]string{}
 	var id, partner string
 	_, err = pgx.ForEachRow(rows, []any{&id, &partner}, func() error { owners[id] = partner; return nil })
 	if err != nil {
-		return nil, fmt.Errorf("streams: endpoint owners: %w", err)
+		return nil, fmt.Errorf("recorder: endpoint owners: %w", err)
 	}
 	return owners, nil
 }
