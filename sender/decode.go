@@ -195,10 +195,10 @@ func validTrigger(t string) bool {
 	return false
 }
 
-// deadLetterValue builds the dlq value for a record that cannot be delivered, with at most
-// 64 KiB of it (records.ClipOriginal).
-func deadLetterValue(value []byte, d records.Delivery, reason string, at time.Time) ([]byte, error) {
+// deadLetterOf is the dead letter of a record that cannot be delivered, with at most 64 KiB of
+// it (records.ClipOriginal).
+func deadLetterOf(value []byte, d records.Delivery, reason string, at time.Time) records.DeadLetter {
 	dl := records.NewDeadLetter("sender", reason, records.ClipOriginal(value))
 	dl.EventID, dl.Partner, dl.LSN, dl.At = d.EventID, d.PartnerID, d.EventLSN, at.UTC()
-	return json.Marshal(dl)
+	return dl
 }
