@@ -15,6 +15,7 @@ import (
 
 	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/component"
+	"github.com/hookstream/hookstream/internal/filter"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/internal/tracing"
@@ -66,20 +67,33 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// EndpointView is what fanout needs of a view of the endpoints topic; *endpoints.View is one,
+// run by the caller.
+type EndpointView interface {
+	// CatchUp waits until the view holds every endpoint record committed before the call.
+	CatchUp(ctx context.Context) error
+	// ForPartner returns the partner's endpoints (shared values: fanout never modifies them).
+	ForPartner(partnerID string) []*records.Endpoint
+	// Filter returns the parsed payload filter of endpoint id, nil when it has none.
+	Filter(id string) *filter.Filter
+	// Len is the number of endpoints in the view.
+	Len() int
+}
+
 // Fanout turns each event into one delivery record per endpoint that receives it: the event's own
 // partner's active endpoints subscribed to its type, created before it committed (R11, R13). It
 // consumes and produces in Kafka transactions, so a restart never creates a second delivery.
 type Fanout struct {
 	cfg     Config
 	names   topics.Names
-	view    *endpoints.View
+	view    EndpointView
 	log     *slog.Logger
 	metrics *fanoutMetrics
 	tracer  *tracing.Tracer // nil: tracing off
 }
 
 // New returns a Fanout reading endpoints from view (which the caller runs).
-func New(cfg Config, view *endpoints.View) (*Fanout, error) {
+func New(cfg Config, view EndpointView) (*Fanout, error) {
 	cfg.Group = cmp.Or(cfg.Group, cfg.Base.DefaultGroup("fanout"))
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -5,7 +5,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/metrics"
 )
 
@@ -22,7 +21,7 @@ type fanoutMetrics struct {
 }
 
 // newFanoutMetrics makes fanout's metrics; view is the endpoint view whose size it exports.
-func newFanoutMetrics(reg prometheus.Registerer, view *endpoints.View) (*fanoutMetrics, error) {
+func newFanoutMetrics(reg prometheus.Registerer, view EndpointView) (*fanoutMetrics, error) {
 	set := &metrics.Set{Registerer: reg, Subsystem: "fanout"}
 	m := &fanoutMetrics{
 		events:     set.Counter("events_consumed_total", "Events consumed from the events topic."),
