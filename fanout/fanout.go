@@ -274,12 +274,8 @@ func (f *Fanout) deliveries(r *kgo.Record) []*kgo.Record {
 			f.metrics.filtered.Inc()
 			continue
 		}
-		d := records.Delivery{
-			V: records.DeliveryVersion, DeliveryID: records.DeliveryID(ev.eventID, e.ID),
-			EventID: ev.eventID, EndpointID: e.ID, PartnerID: ev.partnerID, EventType: ev.eventType,
-			AttemptNo: 1, Trigger: records.TriggerInitial, Body: body, EventLSN: ev.lsn, CreatedAt: now,
-			CommitTime: ev.commitTime,
-		}
+		d := records.NewDelivery(ev.eventID, e.ID, ev.partnerID, ev.eventType, records.TriggerInitial, body, now)
+		d.EventLSN, d.CommitTime = ev.lsn, ev.commitTime
 		rec := &kgo.Record{Topic: f.names.Deliveries, Key: []byte(e.ID), Value: d.AppendJSON(nil)}
 		if f.tracer != nil {
 			span := f.tracer.Start(parent, tracing.SpanFanoutDelivery, trace.SpanKindProducer, tracing.DeliveryHop(d))

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
-	"math"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -453,17 +451,7 @@ func (r *Recorder) endpointOwners(ctx context.Context, attempts []decoded) (map[
 	return owners, nil
 }
 
-var validTriggers = map[string]bool{records.TriggerInitial: true, records.TriggerRetry: true, records.TriggerReplay: true, records.TriggerTest: true}
-
-var validCategories = map[string]bool{"": true,
-	records.CategoryDNS: true, records.CategoryConnectionRefused: true, records.CategoryTLS: true, records.CategoryTimeout: true,
-	records.CategoryHTTPStatus: true, records.CategoryRedirect: true, records.CategoryBlockedDestination: true,
-	records.CategoryTenantMismatch: true, records.CategoryInternal: true}
-
-// maxIDBytes bounds the ids an attempt names; hookstream's own are far shorter.
-const maxIDBytes = 256
-
-// decodeAttempt reads an attempts record and checks what the recorder relies on. Values that
+// decodeAttempt reads an attempts record and checks it (records.Attempt.Validate). Values that
 // only PostgreSQL can judge (text it cannot hold, such as a NUL byte in the excerpt) are left to
 // it: writeShard dead-letters what it refuses.
 func decodeAttempt(value []byte) (records.Attempt, error) {
@@ -476,32 +464,8 @@ func decodeAttempt(value []byte) (records.Attempt, error) {
 	if err != nil {
 		return a, fmt.Errorf("not an attempt record: %w", err)
 	}
-	for _, id := range []struct{ name, value string }{{"event", a.EventID}, {"endpoint", a.EndpointID}, {"partner", a.PartnerID}} {
-		// The ids are looked up before anything is stored: a NUL byte would fail the lookup
-		// of the whole batch.
-		if strings.IndexByte(id.value, 0) >= 0 || len(id.value) > maxIDBytes {
-			return a, fmt.Errorf("%s id %q is not an id", id.name, id.value)
-		}
-	}
-	switch {
-	case a.V != records.AttemptVersion:
-		return a, fmt.Errorf("attempt record version %d, this recorder reads %d", a.V, records.AttemptVersion)
-	case a.EventID == "" || a.EndpointID == "" || a.PartnerID == "":
-		return a, errors.New("event, endpoint and partner ids are required")
-	case a.DeliveryID != records.DeliveryID(a.EventID, a.EndpointID):
-		return a, fmt.Errorf("delivery id %q is not derived from event %s and endpoint %s", a.DeliveryID, a.EventID, a.EndpointID)
-	case a.AttemptNo < 1 || a.AttemptNo > math.MaxInt32:
-		return a, fmt.Errorf("attempt number %d", a.AttemptNo)
-	case a.Status != 0 && (a.Status < 100 || a.Status > 999):
-		return a, fmt.Errorf("HTTP status %d", a.Status)
-	case !validTriggers[a.Trigger]:
-		return a, fmt.Errorf("unknown trigger %q", a.Trigger)
-	case !validCategories[a.ErrorCategory]:
-		return a, fmt.Errorf("unknown error category %q", a.ErrorCategory)
-	case a.Outcome != records.OutcomeDelivered && a.Outcome != records.OutcomeRetrying && a.Outcome != records.OutcomeFailed:
-		return a, fmt.Errorf("unknown outcome %q", a.Outcome)
-	case a.StartedAt.IsZero():
-		return a, errors.New("started_at is required")
+	if err := a.Validate(); err != nil {
+		return a, err
 	}
 	a.ResponseExcerpt = clip.Bytes(a.ResponseExcerpt, 1024)
 	return a, nil
