@@ -66,7 +66,7 @@ func TestEmittersFitCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// streams: the recorder disables an endpoint that answered 410 Gone.
+	// recorder: the recorder disables an endpoint that answered 410 Gone.
 	e.startRecorder()
 	e.produceGone(gone.ID, now)
 

@@ -4,13 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hookstream/hookstream/internal/filter"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 	"github.com/hookstream/hookstream/internal/topics"
-	"github.com/hookstream/hookstream/outbox"
 )
 
 // An endpoint's payload filter and retry policy (design.md sections 7 and 8): checked here at
@@ -134,11 +132,7 @@ func (p *problems) retryPolicy(pol *retrypolicy.Policy, b retrypolicy.Bounds) *r
 	if pol == nil {
 		return nil
 	}
-	validKey := func(k string) bool {
-		prefix, wildcard := strings.CutSuffix(k, ".*")
-		return k == "*" || outbox.ValidType(k) || (wildcard && len(prefix) <= 120 && eventTypePrefix.MatchString(prefix))
-	}
-	for _, e := range pol.Check(b, validKey) {
+	for _, e := range pol.Check(b) {
 		p.add("retry_policy."+e.Field, "%s", e.Msg)
 	}
 	return pol

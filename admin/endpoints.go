@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"regexp"
-	"strings"
 	"time"
 	"unicode"
 
@@ -15,9 +13,9 @@ import (
 
 	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/internal/eventtype"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
-	"github.com/hookstream/hookstream/outbox"
 )
 
 // Limits of endpoint fields; the integer bounds are the endpoint table's CHECK constraints.
@@ -264,11 +262,8 @@ func isBidiControl(r rune) bool {
 	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
 }
 
-// eventTypePrefix is a wildcard subscription's prefix: dotted lowercase words.
-var eventTypePrefix = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$`)
-
-// eventTypes checks a subscription list: exact types, "prefix.*" wildcards or "*" (the forms
-// endpoints.Subscribed matches), and returns it without duplicates.
+// eventTypes checks a subscription list: event-type patterns (eventtype.ValidPattern: exact
+// types, "prefix.*" wildcards or "*"), and returns it without duplicates.
 func (p *problems) eventTypes(types []string, required bool) []string {
 	if len(types) == 0 {
 		if required {
@@ -283,9 +278,7 @@ func (p *problems) eventTypes(types []string, required bool) []string {
 	seen := map[string]bool{}
 	out := make([]string, 0, len(types))
 	for i, t := range types {
-		prefix, wildcard := strings.CutSuffix(t, ".*")
-		ok := t == "*" || outbox.ValidType(t) || (wildcard && len(prefix) <= 120 && eventTypePrefix.MatchString(prefix))
-		if !ok {
+		if !eventtype.ValidPattern(t) {
 			p.add(fmt.Sprintf("event_types[%d]", i), `must be an event type like "api_key.created", a wildcard like "api_key.*", or "*"`)
 			continue
 		}

@@ -25,8 +25,8 @@ import (
 	"github.com/hookstream/hookstream/internal/secretbox"
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
 	"github.com/hookstream/hookstream/outbox"
+	"github.com/hookstream/hookstream/recorder"
 	"github.com/hookstream/hookstream/replay"
-	"github.com/hookstream/hookstream/streams"
 )
 
 const (
@@ -318,14 +318,14 @@ func (e *env) deliveries(want int, timeout time.Duration) []records.Delivery {
 // metrics in a registry of its own and no logs.
 func (e *env) startRecorder() {
 	e.t.Helper()
-	cfg := streams.DefaultRecorderConfig()
+	cfg := recorder.DefaultConfig()
 	cfg.Brokers, cfg.Prefix, cfg.Registerer = e.Kafka.Brokers, e.Kafka.Prefix, prometheus.NewRegistry()
 	cfg.Logger = slog.New(slog.DiscardHandler)
-	recorder, err := streams.NewRecorder(cfg, e.DB.Pool)
+	r, err := recorder.New(cfg, e.DB.Pool)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	testenv.Go(e.t, "recorder", recorder.Run)
+	testenv.Go(e.t, "recorder", r.Run)
 }
 
 // produceGone writes the attempts record of a first attempt, started at startedAt, of a new

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/hookstream/hookstream/internal/eventtype"
 )
 
 // deliveryStates are the states of the delivery table.
@@ -98,10 +100,10 @@ func parseTypeFilter(raw string) (typeFilter, *apiError) {
 		return f, invalidField("type", "type: a comma-separated list of event types like \"api_key.created\" or wildcards like \"api_key.*\"")
 	}
 	for _, t := range types {
-		if t == "*" {
+		if t == eventtype.All {
 			return typeFilter{}, nil
 		}
-		if prefix, ok := strings.CutSuffix(t, ".*"); ok {
+		if prefix, ok := eventtype.Wildcard(t); ok {
 			f.like = append(f.like, strings.ReplaceAll(prefix, "_", `\_`)+".%")
 			continue
 		}

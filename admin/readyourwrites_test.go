@@ -20,9 +20,9 @@ import (
 	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
+	"github.com/hookstream/hookstream/recorder"
 	"github.com/hookstream/hookstream/retrytopics"
 	"github.com/hookstream/hookstream/sender"
-	"github.com/hookstream/hookstream/streams"
 	"github.com/hookstream/hookstream/webhook"
 )
 
@@ -216,9 +216,9 @@ func TestEndpointHealthFromTheSender(t *testing.T) {
 	e.partner("acme")
 	e.startCDC()
 	e.startSender(t, port)
-	rcfg := streams.DefaultRecorderConfig()
+	rcfg := recorder.DefaultConfig()
 	rcfg.Brokers, rcfg.Prefix, rcfg.Logger, rcfg.Registerer = e.Kafka.Brokers, e.Kafka.Prefix, e.cfg.Logger, prometheus.NewRegistry()
-	rec, err := streams.NewRecorder(rcfg, e.DB.Pool)
+	rec, err := recorder.New(rcfg, e.DB.Pool)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,13 +52,9 @@ func (a *API) sendTestEvent(w http.ResponseWriter, r *http.Request, _ caller) er
 	if err != nil {
 		return err
 	}
-	d := records.Delivery{
-		V: records.DeliveryVersion, DeliveryID: records.DeliveryID(env.EventID, ep.ID),
-		EventID: env.EventID, EndpointID: ep.ID, PartnerID: pid, EventType: testEventType,
-		AttemptNo: 1, Trigger: records.TriggerTest, Body: body, CreatedAt: now,
-		// Read-your-writes: the sender sends it with this configuration or a later one.
-		EndpointVersion: ep.Version,
-	}
+	d := records.NewDelivery(env.EventID, ep.ID, pid, testEventType, records.TriggerTest, body, now)
+	// Read-your-writes: the sender sends it with this configuration or a later one.
+	d.EndpointVersion = ep.Version
 	taken, used, wait := a.testEvents.take(pid)
 	if wait > 0 {
 		return a.quotaExceeded(quotaTestEvents, a.cfg.Limits.TestEventsPerMinute, used, wait,

@@ -2,12 +2,9 @@ package cdc
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/internal/clip"
 	"github.com/hookstream/hookstream/internal/records"
@@ -67,16 +64,13 @@ func (s *session) deadLetter(ctx context.Context, env outbox.Envelope, rw row, r
 	}
 	dl := records.NewDeadLetter("cdc", reason+": "+cause.Error(), rowForDeadLetter(rw, 64<<10))
 	dl.EventID, dl.Partner, dl.LSN = env.EventID, env.PartnerID, s.commitLSN
-	b, err := json.Marshal(dl)
-	if err != nil {
-		return fmt.Errorf("cdc: dead letter: %w", err)
-	}
-	dlq := s.c.names.DLQ
 	key := env.EventID
 	if key == "" {
 		key = s.commitLSN.String()
 	}
-	s.produce(&kgo.Record{Topic: dlq, Partition: records.EventPartition(key, s.parts[dlq]), Key: []byte(key), Value: b}, nil)
+	rec := records.DeadLetterRecord(s.c.names.DLQ, key, dl)
+	rec.Partition = records.EventPartition(key, s.parts[rec.Topic])
+	s.produce(rec, nil)
 	s.deadLetters[reason]++
 	s.c.log.Warn("outbox row dead-lettered", "event_id", env.EventID, "partner_id", env.PartnerID, "type", env.Type,
 		"reason", reason, "detail", cause.Error())

@@ -1,23 +1,15 @@
 package endpoints
 
 import (
-	"strings"
-
+	"github.com/hookstream/hookstream/internal/eventtype"
 	"github.com/hookstream/hookstream/internal/records"
 )
 
 // Subscribed reports whether a subscription list covers eventType: an exact type, a "prefix.*"
-// wildcard covering every type under prefix, or "*" for all. An empty list covers nothing.
+// wildcard covering every type under prefix, or "*" for all (the patterns of eventtype). An
+// empty list covers nothing.
 func Subscribed(eventTypes []string, eventType string) bool {
-	for _, s := range eventTypes {
-		switch {
-		case s == "*", s == eventType:
-			return true
-		case strings.HasSuffix(s, ".*") && strings.HasPrefix(eventType, s[:len(s)-1]):
-			return true
-		}
-	}
-	return false
+	return eventtype.MatchesAny(eventTypes, eventType)
 }
 
 // Receives is the tenancy and subscription rule, checked again at every asynchronous boundary

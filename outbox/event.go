@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/oklog/ulid/v2"
+
+	"github.com/hookstream/hookstream/internal/eventtype"
 )
 
 // MaxDataBytes is the largest data payload Append accepts (256 KiB). Webhooks are notifications
@@ -89,12 +90,10 @@ func invalid(sentinel error, field, format string, args ...any) *ValidationError
 	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...), Err: sentinel}
 }
 
-// typePattern is lowercase dotted words: at least two words, each starting with a letter.
-var typePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$`)
-
-// ValidType reports whether name is a well-formed event type.
+// ValidType reports whether name is a well-formed event type: lowercase dotted words, at least
+// two, each starting with a letter, at most 128 bytes.
 func ValidType(name string) bool {
-	return len(name) <= 128 && typePattern.MatchString(name)
+	return eventtype.Valid(name)
 }
 
 // NewEventID returns a fresh event id: "evt_" and a ULID, so ids sort by creation time.

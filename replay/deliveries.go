@@ -47,9 +47,9 @@ func refusal(reason string) error {
 	return &RefusedError{Reason: reason}
 }
 
-// prepareReplay builds the delivery record of one replay, without its attempt number, or says
-// why the event cannot be replayed at ep. The body is the event's exact envelope, in the schema
-// version the endpoint is pinned to (R14), as fanout would have sent it.
+// prepareReplay builds the delivery record of one replay, whose attempt number replay sets once
+// it is reserved, or says why the event cannot be replayed at ep. The body is the event's exact
+// envelope, in the schema version the endpoint is pinned to (R14), as fanout would have sent it.
 func prepareReplay(ep Endpoint, t Target, ev eventlog.Event, now time.Time) (records.Delivery, string) {
 	switch {
 	case ev.PartnerID != ep.PartnerID:
@@ -65,13 +65,11 @@ func prepareReplay(ep Endpoint, t Target, ev eventlog.Event, now time.Time) (rec
 	if created.IsZero() {
 		created = now
 	}
-	return records.Delivery{
-		V: records.DeliveryVersion, DeliveryID: records.DeliveryID(ev.EventID, ep.ID),
-		EventID: ev.EventID, EndpointID: ep.ID, PartnerID: ep.PartnerID, EventType: ev.Type,
-		Trigger: records.TriggerReplay, Body: body, EventLSN: ev.LSN, CreatedAt: created.UTC(),
-		CommitTime:      ev.CommitTime.UTC(), // zero (omitted) when the event was read from the outbox
-		EndpointVersion: ep.Version,          // read-your-writes: never sent with an older configuration
-	}, ""
+	d := records.NewDelivery(ev.EventID, ep.ID, ep.PartnerID, ev.Type, records.TriggerReplay, body, created.UTC())
+	d.EventLSN = ev.LSN
+	d.CommitTime = ev.CommitTime.UTC() // zero (omitted) when the event was read from the outbox
+	d.EndpointVersion = ep.Version     // read-your-writes: never sent with an older configuration
+	return d, ""
 }
 
 // One replays one event at ep (R24): a new attempt of its delivery, with the next attempt

@@ -174,11 +174,7 @@ func (s *Scheduler) deadLetter(ctx context.Context, d records.Delivery, a record
 	}
 	dl := records.NewDeadLetter("retry", reason, original)
 	dl.EventID, dl.Partner, dl.At = d.EventID, d.PartnerID, now.UTC()
-	value, err := json.Marshal(dl)
-	if err != nil {
-		return fmt.Errorf("retrytopics: dead letter %s: %w", d.DeliveryID, err)
-	}
-	r := &kgo.Record{Topic: s.names.DLQ, Key: []byte(d.EndpointID), Value: value}
+	r := records.DeadLetterRecord(s.names.DLQ, d.EndpointID, dl)
 	if err := s.cl.ProduceSync(ctx, r).FirstErr(); err != nil {
 		return fmt.Errorf("retrytopics: dead letter %s: produce to %s: %w", d.DeliveryID, s.names.DLQ, err)
 	}

@@ -604,8 +604,7 @@ func (t *Tier) deadLetter(r *heldRecord, now time.Time) *kgo.Record {
 	}
 	dl := records.NewDeadLetter("retry", reason, original)
 	dl.EventID, dl.Partner, dl.At = ids.EventID, ids.PartnerID, now.UTC()
-	value, _ := json.Marshal(dl) // marshalling plain fields and valid JSON cannot fail
-	return &kgo.Record{Topic: t.names.DLQ, Key: r.key, Value: value}
+	return records.DeadLetterRecord(t.names.DLQ, string(r.key), dl)
 }
 
 // observe records the metrics of a committed release.

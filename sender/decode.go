@@ -17,39 +17,19 @@ type envelopeHead struct {
 	Type      string `json:"type"`
 }
 
-// decodeDelivery reads a deliveries record. A non-empty reason says why the record cannot be
+// decodeDelivery reads a deliveries record and checks it (records.Delivery.Validate), then
+// what is the sender's own: the request size limit and the envelope the body must be. A
+// non-empty reason says why the record cannot be
 // delivered at all; it then goes to the dlq topic.
 func decodeDelivery(value []byte, maxBody int) (d records.Delivery, head envelopeHead, reason string) {
 	d, err := records.UnmarshalDelivery(value)
 	if err != nil {
 		return d, head, fmt.Sprintf("not a delivery record: %v", err)
 	}
-	if d.V != records.DeliveryVersion {
-		return d, head, fmt.Sprintf("delivery record version %d; this sender reads version %d", d.V, records.DeliveryVersion)
+	if err := d.Validate(); err != nil {
+		return d, head, err.Error()
 	}
-	var missing []string
-	for _, f := range []struct{ name, value string }{
-		{"delivery_id", d.DeliveryID}, {"event_id", d.EventID}, {"endpoint_id", d.EndpointID},
-		{"partner_id", d.PartnerID}, {"event_type", d.EventType},
-	} {
-		if f.value == "" {
-			missing = append(missing, f.name)
-		}
-	}
-	if len(d.Body) == 0 {
-		missing = append(missing, "body")
-	}
-	if len(missing) > 0 {
-		return d, head, "delivery record lacks " + strings.Join(missing, ", ")
-	}
-	switch {
-	case d.AttemptNo < 1:
-		return d, head, fmt.Sprintf("attempt_no %d is below 1", d.AttemptNo)
-	case !validTrigger(d.Trigger):
-		return d, head, fmt.Sprintf("unknown trigger %q", d.Trigger)
-	case d.DeliveryID != records.DeliveryID(d.EventID, d.EndpointID):
-		return d, head, "delivery_id is not the id of (event_id, endpoint_id)"
-	case len(d.Body) > maxBody:
+	if len(d.Body) > maxBody {
 		return d, head, fmt.Sprintf("body of %d bytes exceeds the %d-byte request limit", len(d.Body), maxBody)
 	}
 	if head, err = readHead(d.Body); err != nil {
@@ -187,18 +167,10 @@ func skipValue(b []byte, i int) int {
 	return i
 }
 
-func validTrigger(t string) bool {
-	switch t {
-	case records.TriggerInitial, records.TriggerRetry, records.TriggerReplay, records.TriggerTest:
-		return true
-	}
-	return false
-}
-
-// deadLetterValue builds the dlq value for a record that cannot be delivered, with at most
-// 64 KiB of it (records.ClipOriginal).
-func deadLetterValue(value []byte, d records.Delivery, reason string, at time.Time) ([]byte, error) {
+// deadLetterOf is the dead letter of a record that cannot be delivered, with at most 64 KiB of
+// it (records.ClipOriginal).
+func deadLetterOf(value []byte, d records.Delivery, reason string, at time.Time) records.DeadLetter {
 	dl := records.NewDeadLetter("sender", reason, records.ClipOriginal(value))
 	dl.EventID, dl.Partner, dl.LSN, dl.At = d.EventID, d.PartnerID, d.EventLSN, at.UTC()
-	return json.Marshal(dl)
+	return dl
 }

@@ -346,12 +346,7 @@ func (s *Sender) deferWork(w *work, reason string, after time.Duration) bool {
 
 // deadLetter writes an undeliverable record to the dlq topic with the reason.
 func (s *Sender) deadLetter(w *work, key, value []byte, reason string) bool {
-	v, err := deadLetterValue(value, w.d, reason, s.now())
-	if err != nil {
-		s.log.Error("dead letter", "err", err)
-		return false
-	}
-	r := &kgo.Record{Topic: s.names.DLQ, Key: key, Value: v}
+	r := records.DeadLetterRecord(s.names.DLQ, string(key), deadLetterOf(value, w.d, reason, s.now()))
 	return s.persist(w.part.ctx, "produce a dead letter", func(ctx context.Context) error {
 		return s.producer.ProduceSync(ctx, r).FirstErr()
 	})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hookstream/hookstream/eventcatalog"
+	"github.com/hookstream/hookstream/internal/eventtype"
 	"github.com/hookstream/hookstream/internal/ledger"
 )
 
@@ -59,7 +60,7 @@ func TestLoadAndTopology(t *testing.T) {
 			}
 		}
 		for _, ep := range topology {
-			if ep.partner == ev.PartnerID && ledger.Subscribed(ep.types, ev.Type) {
+			if ep.partner == ev.PartnerID && eventtype.MatchesAny(ep.types, ev.Type) {
 				reached++
 			}
 		}

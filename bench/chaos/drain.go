@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/hookstream/hookstream/internal/ledger"
+	"github.com/hookstream/hookstream/internal/eventtype"
 	"github.com/hookstream/hookstream/internal/testkit/harness"
 )
 
@@ -26,7 +26,7 @@ func expected(ctx context.Context, pool *pgxpool.Pool, eps []*endpoint) (map[*en
 	var id, partner, typ string
 	_, err = pgx.ForEachRow(rows, []any{&id, &partner, &typ}, func() error {
 		for _, ep := range eps {
-			if ep.partner == partner && ep.behave != behaveGone && ledger.Subscribed(ep.types, typ) {
+			if ep.partner == partner && ep.behave != behaveGone && eventtype.MatchesAny(ep.types, typ) {
 				out[ep] = append(out[ep], id)
 				total++
 			}

@@ -1,6 +1,6 @@
 package main
 
-// Metrics the benchmark reads from the components (sender/metrics.go, streams/fanout.go).
+// Metrics the benchmark reads from the components (sender/metrics.go, fanout/fanout.go).
 const (
 	metricPrefix     = "hookstream_"
 	metricDeferrals  = "hookstream_sender_deferrals_total"

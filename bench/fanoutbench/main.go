@@ -1,6 +1,6 @@
-// Command fanoutbench measures the streams room on real Kafka and PostgreSQL (make bench-fanout):
-// delivery records produced per second by fanout at fanout 1 and fanout 10 (endpoints per
-// event), and attempts recorded per second by the recorder. Inputs are written to Kafka up front,
+// Command fanoutbench measures the fanout and recorder rooms on real Kafka and PostgreSQL (make
+// bench-fanout): delivery records produced per second by fanout at fanout 1 and fanout 10
+// (endpoints per event), and attempts recorded per second by the recorder. Inputs are written to Kafka up front,
 // so each figure is the rate of draining a backlog; medians over the runs.
 package main
 
@@ -22,13 +22,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/fanout"
 	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/testkit/benchenv"
 	"github.com/hookstream/hookstream/internal/testkit/scratch"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/outbox"
-	"github.com/hookstream/hookstream/streams"
+	"github.com/hookstream/hookstream/recorder"
 )
 
 func main() {
@@ -84,9 +85,9 @@ func setup(ctx context.Context, brokers []string) (topics.Names, func(), error) 
 	return topics.For(prefix), func() { _, _ = adm.DeleteTopics(context.Background(), names...); cl.Close() }, nil
 }
 
-// fanoutRate writes `fanout` endpoints for each of 50 partners and `events` events, then times
-// fanout draining them.
-func fanoutRate(brokers []string, events, fanout int) (float64, error) {
+// fanoutRate writes `perPartner` endpoints for each of 50 partners and `events` events, then
+// times fanout draining them.
+func fanoutRate(brokers []string, events, perPartner int) (float64, error) {
 	ctx := context.Background()
 	names, cleanup, err := setup(ctx, brokers)
 	if err != nil {
@@ -96,7 +97,7 @@ func fanoutRate(brokers []string, events, fanout int) (float64, error) {
 	const partners = 50
 	var recs []*kgo.Record
 	for p := 0; p < partners; p++ {
-		for i := 0; i < fanout; i++ {
+		for i := 0; i < perPartner; i++ {
 			e := records.Endpoint{V: records.EndpointVersion, ID: fmt.Sprintf("ep_%d_%d", p, i), PartnerID: fmt.Sprintf("p%d", p),
 				URL: "https://x.example", Status: "active", EventTypes: []string{"*"}, SchemaVersion: 1, MaxInFlight: 8, CreatedLSN: 1, LSN: 1}
 			b, _ := json.Marshal(e)
@@ -122,10 +123,10 @@ func fanoutRate(brokers []string, events, fanout int) (float64, error) {
 		return 0, err
 	}
 	reg := prometheus.NewRegistry()
-	cfg := streams.DefaultFanoutConfig()
+	cfg := fanout.DefaultConfig()
 	cfg.Base = component.Base{Brokers: brokers, Prefix: names.Prefix, Logger: quiet, Registerer: reg}
 	cfg.InstanceID = "bench"
-	f, err := streams.NewFanout(cfg, view)
+	f, err := fanout.New(cfg, view)
 	if err != nil {
 		return 0, err
 	}
@@ -137,10 +138,10 @@ func fanoutRate(brokers []string, events, fanout int) (float64, error) {
 	}
 	began := time.Now()
 	go f.Run(rctx) //nolint:errcheck
-	want := float64(events * fanout)
+	want := float64(events * perPartner)
 	for counter(reg, "hookstream_fanout_deliveries_produced_total") < want {
 		if time.Since(began) > 5*time.Minute {
-			return 0, fmt.Errorf("fanout %d: not done after 5 minutes", fanout)
+			return 0, fmt.Errorf("fanout %d: not done after 5 minutes", perPartner)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -212,9 +213,9 @@ func recorderRate(server string, brokers []string, attempts int) (float64, error
 		return 0, err
 	}
 	reg := prometheus.NewRegistry()
-	cfg := streams.DefaultRecorderConfig()
+	cfg := recorder.DefaultConfig()
 	cfg.Base = component.Base{Brokers: brokers, Prefix: names.Prefix, Logger: quiet, Registerer: reg}
-	r, err := streams.NewRecorder(cfg, pool)
+	r, err := recorder.New(cfg, pool)
 	if err != nil {
 		return 0, err
 	}

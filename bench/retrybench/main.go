@@ -507,11 +507,7 @@ func benchDelivery(run, i, body int) records.Delivery {
 		raw[j] = byte(rand.IntN(256))
 	}
 	b := []byte(fmt.Sprintf(`{"usage":%q}`, hex.EncodeToString(raw)))
-	return records.Delivery{
-		V: records.DeliveryVersion, DeliveryID: records.DeliveryID(ev, ep), EventID: ev, EndpointID: ep,
-		PartnerID: "partner_bench", EventType: "usage.reported", AttemptNo: 1, Trigger: records.TriggerInitial,
-		Body: b, CreatedAt: time.Now().UTC(),
-	}
+	return records.NewDelivery(ev, ep, "partner_bench", "usage.reported", records.TriggerInitial, b, time.Now().UTC())
 }
 
 // fill writes the backlog through the Scheduler: retries due 1 to 30 hours away, spread over

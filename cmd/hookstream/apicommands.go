@@ -269,7 +269,7 @@ var endpointSubcommands = []apiSubcommand{
 		description := fs.String("description", "", "what it is for")
 		maxInFlight := fs.Int("max-in-flight", 0, "most requests to it at once; 0: the API's default")
 		ordered := fs.Bool("ordered", false, "one request at a time, in order")
-		filter := fs.String("filter", "", `a payload filter, e.g. 'data.amount.value >= 100' (docs/streams.md: Payload filters)`)
+		filter := fs.String("filter", "", `a payload filter, e.g. 'data.amount.value >= 100' (docs/fanout-and-recorder.md: Payload filters)`)
 		policy := fs.String("retry-policy", "", `a retry policy as JSON, e.g. '{"event_types":{"balance.*":{"attempts":15}}}'`)
 		return func(ctx context.Context, a *apiSession, _ []string) error {
 			if *url == "" || len(events) == 0 {

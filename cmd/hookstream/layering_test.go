@@ -24,7 +24,8 @@ var floors = map[string]int{
 	"webhook/inbox": 2,
 	"console":       2,
 	"cdc":           3,
-	"streams":       3,
+	"fanout":        3,
+	"recorder":      3,
 	"sender":        3,
 	"retrytopics":   3,
 	"replay":        3,
@@ -37,7 +38,7 @@ var floors = map[string]int{
 
 // components are the rooms that run as components or serve the API: none imports another, but
 // admin runs the replay engine in its process.
-var components = []string{"cdc", "streams", "sender", "retrytopics", "replay", "admin"}
+var components = []string{"cdc", "fanout", "sender", "retrytopics", "recorder", "replay", "admin"}
 
 var allowedCrossings = map[string]bool{"admin→replay": true}
 

@@ -1,8 +1,9 @@
 package ledger
 
 import (
-	"strings"
 	"time"
+
+	"github.com/hookstream/hookstream/internal/eventtype"
 )
 
 // class is what the expected set says of one (event, endpoint) pair of one partner.
@@ -19,7 +20,7 @@ const (
 
 // classify places the pair of ev and ep (of one partner) in the expected set (see doc.go).
 func classify(ev event, ep *endpoint, margin time.Duration) class {
-	if !Subscribed(ep.types, ev.typ) {
+	if !eventtype.MatchesAny(ep.types, ev.typ) {
 		return unsubscribed
 	}
 	switch created := ep.createdAt; {
@@ -41,18 +42,4 @@ func classify(ev event, ep *endpoint, margin time.Duration) class {
 		return excused
 	}
 	return afterDisable
-}
-
-// Subscribed says whether an endpoint with the subscription patterns types receives events of
-// typ: an exact type, `prefix.*` (every type under `prefix.`) or `*`; no patterns, nothing.
-func Subscribed(types []string, typ string) bool {
-	for _, p := range types {
-		switch {
-		case p == "*", p == typ:
-			return true
-		case strings.HasSuffix(p, ".*") && strings.HasPrefix(typ, strings.TrimSuffix(p, "*")):
-			return true
-		}
-	}
-	return false
 }

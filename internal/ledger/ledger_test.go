@@ -293,26 +293,6 @@ func TestHistoryOnly(t *testing.T) {
 	}
 }
 
-func TestSubscribed(t *testing.T) {
-	for _, tc := range []struct {
-		types []string
-		typ   string
-		want  bool
-	}{
-		{[]string{"*"}, "customer.created", true},
-		{[]string{"customer.*"}, "customer.created", true},
-		{[]string{"customer.*"}, "customers.created", false},
-		{[]string{"customer.created"}, "customer.created", true},
-		{[]string{"customer.created"}, "customer.updated", false},
-		{nil, "customer.created", false},
-		{[]string{"api_key.*", "balance.credited"}, "balance.credited", true},
-	} {
-		if got := Subscribed(tc.types, tc.typ); got != tc.want {
-			t.Errorf("Subscribed(%q, %q) = %v, want %v", tc.types, tc.typ, got, tc.want)
-		}
-	}
-}
-
 func TestReadReceipts(t *testing.T) {
 	in := `{"event_id":"evt_00000000000000000000000001","endpoint_id":"ep_1","partner_id":"pa","webhook_id":"evt_00000000000000000000000001","received_at":"2026-01-01T00:00:00Z","verified":true,"status":200}
 

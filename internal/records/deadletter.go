@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // NewDeadLetter returns the dead letter of original, which source ("cdc", "fanout",
@@ -16,6 +18,16 @@ import (
 // U+FFFD. An empty original is left out.
 func NewDeadLetter(source, reason string, original []byte) DeadLetter {
 	return DeadLetter{V: DeadLetterVersion, Source: source, Reason: reason, At: time.Now().UTC(), Original: originalJSON(original)}
+}
+
+// DeadLetterRecord is the dlq record of dl, keyed by key: the one way every component that
+// gives up on something writes it to topic (the dlq topic of its prefix). An original that is
+// not valid JSON (one not set by NewDeadLetter) is carried as a JSON string, so the value is
+// always valid JSON.
+func DeadLetterRecord(topic, key string, dl DeadLetter) *kgo.Record {
+	dl.Original = originalJSON(dl.Original)
+	b, _ := json.Marshal(dl) // plain fields and a valid JSON original cannot fail
+	return &kgo.Record{Topic: topic, Key: []byte(key), Value: b}
 }
 
 // originalJSON is original as a dead letter carries it (NewDeadLetter).

@@ -69,3 +69,23 @@ func TestClipOriginal(t *testing.T) {
 		t.Fatalf("clipped to %d bytes, want the first %d as a string", len(s), MaxClippedOriginal)
 	}
 }
+
+// The dlq record carries the dead letter as valid JSON under the key given, even when a caller
+// set an original that is not JSON.
+func TestDeadLetterRecord(t *testing.T) {
+	dl := NewDeadLetter("fanout", "why", []byte(`{"a": 1}`))
+	dl.EventID, dl.Partner = "evt_1", "p_1"
+	r := DeadLetterRecord("x.dlq", "ep_1", dl)
+	var back DeadLetter
+	if err := json.Unmarshal(r.Value, &back); err != nil {
+		t.Fatalf("%s: %v", r.Value, err)
+	}
+	if r.Topic != "x.dlq" || string(r.Key) != "ep_1" || back.Source != "fanout" || back.EventID != "evt_1" ||
+		back.Partner != "p_1" || string(back.Original) != `{"a":1}` {
+		t.Fatalf("record %s/%s: %s", r.Topic, r.Key, r.Value)
+	}
+	dl.Original = []byte("not json")
+	if err := json.Unmarshal(DeadLetterRecord("x.dlq", "k", dl).Value, &back); err != nil || string(back.Original) != `"not json"` {
+		t.Fatalf("an original that is not JSON: %s (%v)", back.Original, err)
+	}
+}

@@ -18,8 +18,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
+
+	"github.com/hookstream/hookstream/internal/eventtype"
 )
 
 // Client-error policies: what a 4xx other than 408, 410, 425 and 429 does (R20).
@@ -88,9 +89,9 @@ type FieldError struct {
 
 func (e FieldError) Error() string { return e.Field + ": " + e.Msg }
 
-// Check reports every fault of p under b; validKey says whether an event_types key is an event
-// type, a wildcard or "*".
-func (p *Policy) Check(b Bounds, validKey func(string) bool) []FieldError {
+// Check reports every fault of p under b; an event_types key must be an event-type pattern
+// (eventtype.ValidPattern).
+func (p *Policy) Check(b Bounds) []FieldError {
 	if p == nil {
 		return nil
 	}
@@ -105,7 +106,7 @@ func (p *Policy) Check(b Bounds, validKey func(string) bool) []FieldError {
 	slices.Sort(keys)
 	for _, k := range keys {
 		prefix := fmt.Sprintf("event_types[%q].", k)
-		if !validKey(k) {
+		if !eventtype.ValidPattern(k) {
 			errs = append(errs, FieldError{fmt.Sprintf("event_types[%q]", k), `the key must be an event type like "balance.credited", a wildcard like "balance.*", or "*"`})
 			continue
 		}
@@ -152,7 +153,7 @@ func (p *Policy) For(eventType string) Rule {
 	r := p.Rule
 	best, rank := "", -1
 	for k := range p.EventTypes {
-		if s := specificity(k, eventType); s > rank || (s == rank && k < best) {
+		if s := eventtype.Specificity(k, eventType); s > rank || (s == rank && k < best) {
 			best, rank = k, s
 		}
 	}
@@ -171,20 +172,6 @@ func (p *Policy) For(eventType string) Rule {
 		r.ClientErrors = t.ClientErrors
 	}
 	return r
-}
-
-// specificity ranks how closely key covers eventType: -1 not at all, 0 for "*", the prefix's
-// length + 1 for a "prefix.*" wildcard, and above every wildcard for the exact type.
-func specificity(key, eventType string) int {
-	switch {
-	case key == eventType:
-		return math.MaxInt
-	case key == "*":
-		return 0
-	case strings.HasSuffix(key, ".*") && strings.HasPrefix(eventType, key[:len(key)-1]):
-		return len(key)
-	}
-	return -1
 }
 
 // Delays is the schedule in force for eventType at an endpoint with policy p: the wait after

@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/hookstream/hookstream/internal/eventtype"
 	"github.com/hookstream/hookstream/internal/ledger"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/testkit/cluster"
@@ -524,7 +525,7 @@ func (in *installation) waitDelivered(eps []*endpoint, timeout time.Duration) in
 	var id, partner, typ string
 	if _, err := pgx.ForEachRow(rows, []any{&id, &partner, &typ}, func() error {
 		for _, ep := range eps {
-			if ep.partner == partner && ledger.Subscribed(ep.types, typ) {
+			if ep.partner == partner && eventtype.MatchesAny(ep.types, typ) {
 				owed[ep] = append(owed[ep], id)
 				total++
 			}

@@ -1,4 +1,4 @@
-package streams_test
+package fanout_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/hookstream/hookstream/outbox"
 )
 
-// Issue 14, part 2: payload filters. A mixed load of events with varying data goes to four
+// R13: payload filters. A mixed load of events with varying data goes to four
 // endpoints of one partner, three of them with filters; the deliveries fanout produces are
 // exactly the (event, endpoint) pairs whose filter holds for the event's data, each once, and
 // every pair a filter refused is counted in hookstream_fanout_filtered_deliveries_total. The

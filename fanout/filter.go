@@ -1,4 +1,4 @@
-package streams
+package fanout
 
 import "github.com/hookstream/hookstream/internal/filter"
 

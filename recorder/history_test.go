@@ -1,4 +1,4 @@
-package streams_test
+package recorder_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
-	"github.com/hookstream/hookstream/streams"
+	"github.com/hookstream/hookstream/recorder"
 )
 
 // insertHistory adds n deliveries of endpoint ep1 in state, last changed at updated, each with
@@ -53,7 +53,7 @@ func TestExpireHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	n, err := streams.ExpireHistory(context.Background(), db.Pool, now.Add(-30*24*time.Hour))
+	n, err := recorder.ExpireHistory(context.Background(), db.Pool, now.Add(-30*24*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestExpireHistory(t *testing.T) {
 			t.Errorf("%s: %d attempts left, want %d", prefix, got, 2*want)
 		}
 	}
-	if n, err := streams.ExpireHistory(context.Background(), db.Pool, now.Add(-30*24*time.Hour)); err != nil || n != 0 {
+	if n, err := recorder.ExpireHistory(context.Background(), db.Pool, now.Add(-30*24*time.Hour)); err != nil || n != 0 {
 		t.Fatalf("a second sweep expired %d (%v), want 0", n, err)
 	}
 }
@@ -81,10 +81,10 @@ func TestRecorderExpiresHistory(t *testing.T) {
 	insertHistory(t, e.DB, "old", "succeeded", time.Now().Add(-2*time.Hour), 10)
 	insertHistory(t, e.DB, "new", "succeeded", time.Now(), 10)
 	reg := prometheus.NewRegistry()
-	cfg := streams.DefaultRecorderConfig()
+	cfg := recorder.DefaultConfig()
 	cfg.Base = e.Kafka.Base(t, reg)
 	cfg.HistoryRetention, cfg.HistorySweepInterval = time.Hour, 50*time.Millisecond
-	r, err := streams.NewRecorder(cfg, e.DB.Pool)
+	r, err := recorder.New(cfg, e.DB.Pool)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package streams
+package recorder
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -37,7 +36,8 @@ type pendingRow struct {
 // none. Only first requests get one (attempt 1, not back from a retry tier): a retry's or a
 // deferral's record comes back after the delivery's first record, whose row is already there. A record
 // older than stale (zero: none is) is skipped, since its delivery's history may have expired
-// meanwhile and must not come back as pending.
+// meanwhile and must not come back as pending. A record that is no valid delivery
+// (records.Delivery.Validate) gets none: the sender dead-letters it.
 func pendingOf(rec *kgo.Record, stale time.Time) (row pendingRow, skip string) {
 	d, err := records.UnmarshalDelivery(rec.Value)
 	switch {
@@ -48,12 +48,7 @@ func pendingOf(rec *kgo.Record, stale time.Time) (row pendingRow, skip string) {
 	case !rec.Timestamp.After(stale):
 		return row, "stale"
 	}
-	for _, s := range []string{d.DeliveryID, d.EventID, d.EndpointID, d.PartnerID, d.EventType} {
-		if s == "" || len(s) > maxIDBytes || !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
-			return row, "invalid"
-		}
-	}
-	if d.DeliveryID != records.DeliveryID(d.EventID, d.EndpointID) {
+	if d.Validate() != nil {
 		return row, "invalid"
 	}
 	created := d.CreatedAt
@@ -172,7 +167,7 @@ func insertPending(ctx context.Context, pool *pgxpool.Pool, rows []pendingRow) (
 		ORDER BY u.n
 		ON CONFLICT DO NOTHING`, c.id, c.event, c.endpoint, c.partner, c.eventType, c.created)
 	if err != nil {
-		return 0, fmt.Errorf("streams: pending rows: %w", err)
+		return 0, fmt.Errorf("recorder: pending rows: %w", err)
 	}
 	return int(tag.RowsAffected()), nil
 }

@@ -14,10 +14,10 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/fanout"
 	"github.com/hookstream/hookstream/internal/kafkalag"
 	"github.com/hookstream/hookstream/internal/kafkatxn"
 	"github.com/hookstream/hookstream/internal/topics"
-	"github.com/hookstream/hookstream/streams"
 )
 
 // runFanout is `hookstream fanout`: events → deliveries, in a consumer group.
@@ -32,13 +32,13 @@ func runFanoutWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 	if err != nil {
 		return err
 	}
-	cfg := streams.DefaultFanoutConfig()
+	cfg := fanout.DefaultConfig()
 	cfg.Base = s.base(log, reg)
 	cfg.TracerProvider = s.tracer
 	if s.InstanceID != "" {
 		cfg.InstanceID = s.InstanceID
 	}
-	f, err := streams.NewFanout(cfg, view)
+	f, err := fanout.New(cfg, view)
 	if err != nil {
 		return err
 	}
@@ -81,33 +81,4 @@ func newTxnRepairer(s settings, log *slog.Logger, reg prometheus.Registerer) (*t
 		return nil, err
 	}
 	return &txnRepairer{Repairer: r, close: cl.Close}, nil
-}
-
-// runRecorder is `hookstream recorder`: attempts → PostgreSQL history.
-func runRecorder(ctx context.Context, args []string, out io.Writer) error {
-	return runComponent(ctx, "recorder", args, out, true, runRecorderWith)
-}
-
-func runRecorderWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, pool *pgxpool.Pool) error {
-	cfg := streams.DefaultRecorderConfig()
-	cfg.Base = s.base(log, reg)
-	cfg.HistoryRetention = s.HistoryRetention
-	cfg.InstanceID = s.InstanceID
-	cfg.TracerProvider = s.tracer
-	r, err := streams.NewRecorder(cfg, pool)
-	if err != nil {
-		return err
-	}
-	names := topics.For(s.TopicPrefix)
-	attempts, pending := r.Groups()
-	lag, err := lagMonitor(s, log, reg,
-		kafkalag.Consumption{Group: attempts, Topic: names.Attempts},
-		kafkalag.Consumption{Group: pending, Topic: names.Deliveries})
-	if err != nil {
-		return err
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return r.Run(gctx) })
-	g.Go(func() error { return lag(gctx) })
-	return g.Wait()
 }

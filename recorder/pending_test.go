@@ -1,4 +1,4 @@
-package streams_test
+package recorder_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
 	"github.com/hookstream/hookstream/outbox"
-	"github.com/hookstream/hookstream/streams"
+	"github.com/hookstream/hookstream/recorder"
 )
 
 // delivery is a first deliveries record of (event, endpoint) as fanout emits it.
@@ -34,7 +34,7 @@ func produceDeliveries(t *testing.T, e *env, values ...[]byte) {
 	}
 }
 
-// A delivery is in the history from the moment fanout emits it (issue 19): one that is not
+// A delivery is in the history from the moment fanout emits it (design.md section 4): one that is not
 // attempted within the pending delay is listed as pending, with fanout's time; one attempted
 // already keeps its state; a delivery naming another partner's endpoint, a retry's record and
 // unreadable, forged or oversized records get no row, and the partition goes on. The first attempt then takes the
@@ -45,10 +45,10 @@ func TestRecorderWritesPendingRows(t *testing.T) {
 		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example'), ('ep2', 'p1', 'https://y.example'),
 			('ep3', 'p2', 'https://z.example')`)
 	reg := prometheus.NewRegistry()
-	cfg := streams.DefaultRecorderConfig()
+	cfg := recorder.DefaultConfig()
 	cfg.Base = e.Kafka.Base(t, reg)
 	cfg.PendingDelay = 300 * time.Millisecond
-	r, err := streams.NewRecorder(cfg, e.DB.Pool)
+	r, err := recorder.New(cfg, e.DB.Pool)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package streams
+package fanout
 
 import (
 	"cmp"
@@ -15,14 +15,15 @@ import (
 
 	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/component"
+	"github.com/hookstream/hookstream/internal/filter"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/internal/tracing"
 	"github.com/hookstream/hookstream/outbox"
 )
 
-// FanoutConfig configures Fanout.
-type FanoutConfig struct {
+// Config configures Fanout.
+type Config struct {
 	// Base holds the brokers, the topic prefix, the logger, the registerer (nil: metrics are
 	// kept but not registered) and extra franz-go options (e.g. for tests).
 	component.Base
@@ -38,10 +39,10 @@ type FanoutConfig struct {
 	TracerProvider trace.TracerProvider
 }
 
-// DefaultFanoutConfig returns the defaults; the instance id is the host name.
-func DefaultFanoutConfig() FanoutConfig {
+// DefaultConfig returns the defaults; the instance id is the host name.
+func DefaultConfig() Config {
 	host, _ := os.Hostname()
-	return FanoutConfig{
+	return Config{
 		Base:               component.DefaultBase(),
 		InstanceID:         host,
 		TransactionTimeout: 30 * time.Second,
@@ -49,7 +50,7 @@ func DefaultFanoutConfig() FanoutConfig {
 }
 
 // Validate reports settings fanout cannot run with.
-func (c FanoutConfig) Validate() error {
+func (c Config) Validate() error {
 	var errs []error
 	if err := c.Base.Validate(); err != nil {
 		errs = append(errs, err)
@@ -61,25 +62,38 @@ func (c FanoutConfig) Validate() error {
 		errs = append(errs, errors.New("transaction timeout must be at least a second"))
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("streams: fanout: %w", err)
+		return fmt.Errorf("fanout: %w", err)
 	}
 	return nil
+}
+
+// EndpointView is what fanout needs of a view of the endpoints topic; *endpoints.View is one,
+// run by the caller.
+type EndpointView interface {
+	// CatchUp waits until the view holds every endpoint record committed before the call.
+	CatchUp(ctx context.Context) error
+	// ForPartner returns the partner's endpoints (shared values: fanout never modifies them).
+	ForPartner(partnerID string) []*records.Endpoint
+	// Filter returns the parsed payload filter of endpoint id, nil when it has none.
+	Filter(id string) *filter.Filter
+	// Len is the number of endpoints in the view.
+	Len() int
 }
 
 // Fanout turns each event into one delivery record per endpoint that receives it: the event's own
 // partner's active endpoints subscribed to its type, created before it committed (R11, R13). It
 // consumes and produces in Kafka transactions, so a restart never creates a second delivery.
 type Fanout struct {
-	cfg     FanoutConfig
+	cfg     Config
 	names   topics.Names
-	view    *endpoints.View
+	view    EndpointView
 	log     *slog.Logger
 	metrics *fanoutMetrics
 	tracer  *tracing.Tracer // nil: tracing off
 }
 
-// NewFanout returns a Fanout reading endpoints from view (which the caller runs).
-func NewFanout(cfg FanoutConfig, view *endpoints.View) (*Fanout, error) {
+// New returns a Fanout reading endpoints from view (which the caller runs).
+func New(cfg Config, view EndpointView) (*Fanout, error) {
 	cfg.Group = cmp.Or(cfg.Group, cfg.Base.DefaultGroup("fanout"))
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -155,7 +169,7 @@ func (f *Fanout) session(ctx context.Context) error {
 		kgo.DefaultProduceTopic(f.names.Deliveries),
 	)...)
 	if err != nil {
-		return &configError{fmt.Errorf("streams: fanout client: %w", err)}
+		return &configError{fmt.Errorf("fanout: client: %w", err)}
 	}
 	defer sess.Close()
 	limit := txnDeliveries / 10 // until a batch has shown the fan-out
@@ -182,7 +196,7 @@ func (f *Fanout) session(ctx context.Context) error {
 		}
 		f.metrics.catchUp.Observe(time.Since(began).Seconds())
 		if err := sess.Begin(); err != nil {
-			return fmt.Errorf("streams: fanout begin: %w", err)
+			return fmt.Errorf("fanout: begin: %w", err)
 		}
 		produced := map[string]int{}
 		fs.EachRecord(func(r *kgo.Record) {
@@ -198,7 +212,7 @@ func (f *Fanout) session(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("streams: fanout commit: %w", err)
+			return fmt.Errorf("fanout: commit: %w", err)
 		}
 		if !committed {
 			f.log.Info("batch aborted (rebalance or produce failure); it is polled again")
@@ -237,7 +251,7 @@ func (f *Fanout) deliveries(r *kgo.Record) []*kgo.Record {
 	if err != nil {
 		f.metrics.invalid.Inc()
 		f.log.Error("event record dead-lettered", "offset", r.Offset, "partition", r.Partition, "err", err)
-		return []*kgo.Record{dlqRecord(f.names.DLQ, string(r.Key), records.NewDeadLetter("fanout", err.Error(), records.ClipOriginal(r.Value)))}
+		return []*kgo.Record{records.DeadLetterRecord(f.names.DLQ, string(r.Key), records.NewDeadLetter("fanout", err.Error(), records.ClipOriginal(r.Value)))}
 	}
 	var (
 		out  []*kgo.Record
@@ -253,19 +267,15 @@ func (f *Fanout) deliveries(r *kgo.Record) []*kgo.Record {
 		if err != nil {
 			dl := records.NewDeadLetter("fanout", fmt.Sprintf("endpoint %s: %v", e.ID, err), records.ClipOriginal(r.Value))
 			dl.EventID, dl.Partner = ev.eventID, ev.partnerID
-			out = append(out, dlqRecord(f.names.DLQ, e.ID, dl))
+			out = append(out, records.DeadLetterRecord(f.names.DLQ, e.ID, dl))
 			continue
 		}
 		if flt := f.view.Filter(e.ID); flt != nil && !docs.match(flt, e.SchemaVersion, body) {
 			f.metrics.filtered.Inc()
 			continue
 		}
-		d := records.Delivery{
-			V: records.DeliveryVersion, DeliveryID: records.DeliveryID(ev.eventID, e.ID),
-			EventID: ev.eventID, EndpointID: e.ID, PartnerID: ev.partnerID, EventType: ev.eventType,
-			AttemptNo: 1, Trigger: records.TriggerInitial, Body: body, EventLSN: ev.lsn, CreatedAt: now,
-			CommitTime: ev.commitTime,
-		}
+		d := records.NewDelivery(ev.eventID, e.ID, ev.partnerID, ev.eventType, records.TriggerInitial, body, now)
+		d.EventLSN, d.CommitTime = ev.lsn, ev.commitTime
 		rec := &kgo.Record{Topic: f.names.Deliveries, Key: []byte(e.ID), Value: d.AppendJSON(nil)}
 		if f.tracer != nil {
 			span := f.tracer.Start(parent, tracing.SpanFanoutDelivery, trace.SpanKindProducer, tracing.DeliveryHop(d))
@@ -321,10 +331,4 @@ func readEvent(r *kgo.Record) (eventMeta, error) {
 		return m, errors.New("commit_lsn header missing")
 	}
 	return m, nil
-}
-
-// dlqRecord is the dlq record of dl, keyed by key.
-func dlqRecord(topic, key string, dl records.DeadLetter) *kgo.Record {
-	b, _ := json.Marshal(dl) // plain fields and an original NewDeadLetter made valid JSON cannot fail
-	return &kgo.Record{Topic: topic, Key: []byte(key), Value: b}
 }

@@ -1,4 +1,4 @@
-package streams
+package recorder
 
 import (
 	"context"
@@ -29,7 +29,7 @@ func ExpireHistory(ctx context.Context, pool *pgxpool.Pool, before time.Time) (i
 					OR NOT EXISTS (SELECT 1 FROM endpoint e WHERE e.id = delivery.endpoint_id))
 				LIMIT $2 FOR UPDATE SKIP LOCKED)`, before, historyBatch)
 		if err != nil {
-			return total, fmt.Errorf("streams: expire history before %s: %w", before.Format(time.RFC3339), err)
+			return total, fmt.Errorf("recorder: expire history before %s: %w", before.Format(time.RFC3339), err)
 		}
 		total += tag.RowsAffected()
 		if tag.RowsAffected() < historyBatch {

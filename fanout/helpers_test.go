@@ -1,4 +1,4 @@
-package streams_test
+package fanout_test
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 
 	"github.com/hookstream/hookstream/cdc"
 	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/fanout"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
-	"github.com/hookstream/hookstream/streams"
 )
 
 // env is one test's PostgreSQL database, Kafka and topics.
@@ -39,13 +39,13 @@ func startCDC(t *testing.T, e *env) {
 	testenv.WaitSlotStreaming(t, e.DB.Pool, e.DB.Name, time.Minute)
 }
 
-// fanout is a running fanout with its metrics.
-type fanout struct {
+// runningFanout is a running fanout with its metrics.
+type runningFanout struct {
 	reg  *prometheus.Registry
 	stop func()
 }
 
-func startFanout(t *testing.T, e *env) *fanout {
+func startFanout(t *testing.T, e *env) *runningFanout {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	view, err := endpoints.NewView(endpoints.ViewConfig{Brokers: e.Kafka.Brokers, Topic: e.Names.Endpoints, Logger: testenv.Logger(t),
@@ -53,16 +53,16 @@ func startFanout(t *testing.T, e *env) *fanout {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := streams.DefaultFanoutConfig()
+	cfg := fanout.DefaultConfig()
 	cfg.Base = e.Kafka.Base(t, reg)
 	cfg.InstanceID = "test-" + e.DB.Name
-	f, err := streams.NewFanout(cfg, view)
+	f, err := fanout.New(cfg, view)
 	if err != nil {
 		t.Fatal(err)
 	}
 	stopView := background(t, "endpoint view", view.Run)
 	stopFanout := background(t, "fanout", f.Run)
-	return &fanout{reg: reg, stop: func() { stopFanout(); stopView() }}
+	return &runningFanout{reg: reg, stop: func() { stopFanout(); stopView() }}
 }
 
 func sqlExec(t *testing.T, e *env, sql string, args ...any) {
@@ -79,32 +79,10 @@ func appendEvent(t *testing.T, e *env, partner, typ string) string {
 	return appendEventWith(t, e, partner, typ, nil)
 }
 
-// consume reads topic from the start (committed records only) until want records arrived, then
-// keeps reading for `quiet` to catch extra ones.
+// consume reads topic's committed records (testenv.Kafka.ReadCommitted).
 func consume(t *testing.T, e *env, topic string, want int, quiet time.Duration) []*kgo.Record {
 	t.Helper()
-	cl := e.Kafka.Client(t, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	defer cl.Close()
-	var out []*kgo.Record
-	deadline := time.Now().Add(2 * time.Minute)
-	var quietUntil time.Time
-	for {
-		now := time.Now()
-		if len(out) >= want && quietUntil.IsZero() {
-			quietUntil = now.Add(quiet)
-		}
-		if !quietUntil.IsZero() && now.After(quietUntil) {
-			return out
-		}
-		if now.After(deadline) {
-			t.Fatalf("%s: %d records after 2 minutes, want %d", topic, len(out), want)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-		fs := cl.PollFetches(ctx)
-		cancel()
-		fs.EachRecord(func(r *kgo.Record) { out = append(out, r) })
-	}
+	return e.Kafka.ReadCommitted(t, topic, want, quiet)
 }
 
 func decodeDeliveries(t *testing.T, recs []*kgo.Record) []records.Delivery {

@@ -1,4 +1,4 @@
-package streams_test
+package recorder_test
 
 import (
 	"bytes"
@@ -16,15 +16,15 @@ import (
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
 	"github.com/hookstream/hookstream/outbox"
-	"github.com/hookstream/hookstream/streams"
+	"github.com/hookstream/hookstream/recorder"
 )
 
 func startRecorder(t *testing.T, e *env) *prometheus.Registry {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	cfg := streams.DefaultRecorderConfig()
+	cfg := recorder.DefaultConfig()
 	cfg.Base = e.Kafka.Base(t, reg)
-	r, err := streams.NewRecorder(cfg, e.DB.Pool)
+	r, err := recorder.New(cfg, e.DB.Pool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,9 +383,10 @@ func TestRecorderDeadLettersPoisonAndGoesOn(t *testing.T) {
 	}
 }
 
-// Issue 14: the recorder keeps each endpoint's health from the attempts: the circuit the newest
-// attempt stating one left (an older statement recorded later does not undo it), the last
-// success, the last attempt sent; refusals (category internal) say nothing of the receiver.
+// The recorder keeps each endpoint's health from the attempts (endpoint_health, design.md
+// section 4): the circuit the newest attempt stating one left (an older statement recorded later
+// does not undo it), the last success, the last attempt sent; refusals (category internal) say
+// nothing of the receiver.
 func TestRecorderKeepsEndpointHealth(t *testing.T) {
 	const ep = "ep_01JHEALTHHEALTHHEALTH00000"
 	e := testenv.NewEnv(t)

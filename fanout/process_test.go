@@ -1,4 +1,4 @@
-package streams_test
+package fanout_test
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package streams
+package recorder
 
 import (
 	"cmp"
@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
-	"math"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,8 +28,8 @@ import (
 	"github.com/hookstream/hookstream/internal/tracing"
 )
 
-// RecorderConfig configures the Recorder.
-type RecorderConfig struct {
+// Config configures the Recorder.
+type Config struct {
 	// Base holds the brokers, the topic prefix, the logger, the registerer (nil: metrics are
 	// kept but not registered) and extra franz-go options (e.g. for tests).
 	component.Base
@@ -62,14 +60,14 @@ type RecorderConfig struct {
 	TracerProvider trace.TracerProvider
 }
 
-// DefaultRecorderConfig returns the defaults.
-func DefaultRecorderConfig() RecorderConfig {
-	return RecorderConfig{Base: component.DefaultBase(), MaxBatch: 2000, WriteShards: 2,
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{Base: component.DefaultBase(), MaxBatch: 2000, WriteShards: 2,
 		HistoryRetention: 30 * 24 * time.Hour, HistorySweepInterval: time.Hour, WriteRetryMax: 5 * time.Second, PendingDelay: 2 * time.Second}
 }
 
 // Validate reports settings the recorder cannot run with.
-func (c RecorderConfig) Validate() error {
+func (c Config) Validate() error {
 	var errs []error
 	if err := c.Base.Validate(); err != nil {
 		errs = append(errs, err)
@@ -93,7 +91,7 @@ func (c RecorderConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("write retry max must be at least %s", firstWriteRetry))
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("streams: recorder: %w", err)
+		return fmt.Errorf("recorder: %w", err)
 	}
 	return nil
 }
@@ -110,7 +108,7 @@ func (c RecorderConfig) Validate() error {
 // reason and the partition goes on; an outage of PostgreSQL or Kafka is waited out, the batch
 // tried again until it is stored.
 type Recorder struct {
-	cfg     RecorderConfig
+	cfg     Config
 	pool    *pgxpool.Pool
 	names   topics.Names
 	log     *slog.Logger
@@ -118,8 +116,8 @@ type Recorder struct {
 	tracer  *tracing.Tracer // nil: tracing off
 }
 
-// NewRecorder returns a Recorder writing to pool.
-func NewRecorder(cfg RecorderConfig, pool *pgxpool.Pool) (*Recorder, error) {
+// New returns a Recorder writing to pool.
+func New(cfg Config, pool *pgxpool.Pool) (*Recorder, error) {
 	cfg.Group = cmp.Or(cfg.Group, cfg.Base.DefaultGroup("recorder"))
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -188,7 +186,7 @@ func (r *Recorder) consume(ctx context.Context, group, topic string, store func(
 	}
 	cl, err := kgo.NewClient(r.cfg.ClientOptions(r.log, opts...)...)
 	if err != nil {
-		return fmt.Errorf("streams: recorder client for %s: %w", group, err)
+		return fmt.Errorf("recorder: client for %s: %w", group, err)
 	}
 	defer cl.Close()
 	for {
@@ -341,7 +339,7 @@ func (r *Recorder) write(ctx context.Context, cl *kgo.Client, polled int, valid 
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return fmt.Errorf("streams: record attempts: %w", err)
+		return fmt.Errorf("recorder: record attempts: %w", err)
 	}
 	refused = append(refused, unstorable...)
 	if len(refused) > 0 {
@@ -350,7 +348,7 @@ func (r *Recorder) write(ctx context.Context, cl *kgo.Client, polled int, valid 
 			dls[i] = r.deadLetter(f)
 		}
 		if err := cl.ProduceSync(ctx, dls...).FirstErr(); err != nil {
-			return fmt.Errorf("streams: recorder dead letters: %w", err)
+			return fmt.Errorf("recorder: dead letters: %w", err)
 		}
 	}
 	for _, f := range refused {
@@ -430,7 +428,7 @@ func (r *Recorder) deadLetter(f refusal) *kgo.Record {
 	if f.attempt != nil {
 		dl.EventID, dl.Partner = f.attempt.EventID, f.attempt.PartnerID
 	}
-	return dlqRecord(r.names.DLQ, string(f.rec.Key), dl)
+	return records.DeadLetterRecord(r.names.DLQ, string(f.rec.Key), dl)
 }
 
 // endpointOwners reads the partner of every endpoint the attempts name: the recorder checks
@@ -442,28 +440,18 @@ func (r *Recorder) endpointOwners(ctx context.Context, attempts []decoded) (map[
 	}
 	rows, err := r.pool.Query(ctx, `SELECT id, partner_id FROM endpoint WHERE id = ANY($1)`, ids)
 	if err != nil {
-		return nil, fmt.Errorf("streams: endpoint owners: %w", err)
+		return nil, fmt.Errorf("recorder: endpoint owners: %w", err)
 	}
 	owners := map[string]string{}
 	var id, partner string
 	_, err = pgx.ForEachRow(rows, []any{&id, &partner}, func() error { owners[id] = partner; return nil })
 	if err != nil {
-		return nil, fmt.Errorf("streams: endpoint owners: %w", err)
+		return nil, fmt.Errorf("recorder: endpoint owners: %w", err)
 	}
 	return owners, nil
 }
 
-var validTriggers = map[string]bool{records.TriggerInitial: true, records.TriggerRetry: true, records.TriggerReplay: true, records.TriggerTest: true}
-
-var validCategories = map[string]bool{"": true,
-	records.CategoryDNS: true, records.CategoryConnectionRefused: true, records.CategoryTLS: true, records.CategoryTimeout: true,
-	records.CategoryHTTPStatus: true, records.CategoryRedirect: true, records.CategoryBlockedDestination: true,
-	records.CategoryTenantMismatch: true, records.CategoryInternal: true}
-
-// maxIDBytes bounds the ids an attempt names; hookstream's own are far shorter.
-const maxIDBytes = 256
-
-// decodeAttempt reads an attempts record and checks what the recorder relies on. Values that
+// decodeAttempt reads an attempts record and checks it (records.Attempt.Validate). Values that
 // only PostgreSQL can judge (text it cannot hold, such as a NUL byte in the excerpt) are left to
 // it: writeShard dead-letters what it refuses.
 func decodeAttempt(value []byte) (records.Attempt, error) {
@@ -476,32 +464,8 @@ func decodeAttempt(value []byte) (records.Attempt, error) {
 	if err != nil {
 		return a, fmt.Errorf("not an attempt record: %w", err)
 	}
-	for _, id := range []struct{ name, value string }{{"event", a.EventID}, {"endpoint", a.EndpointID}, {"partner", a.PartnerID}} {
-		// The ids are looked up before anything is stored: a NUL byte would fail the lookup
-		// of the whole batch.
-		if strings.IndexByte(id.value, 0) >= 0 || len(id.value) > maxIDBytes {
-			return a, fmt.Errorf("%s id %q is not an id", id.name, id.value)
-		}
-	}
-	switch {
-	case a.V != records.AttemptVersion:
-		return a, fmt.Errorf("attempt record version %d, this recorder reads %d", a.V, records.AttemptVersion)
-	case a.EventID == "" || a.EndpointID == "" || a.PartnerID == "":
-		return a, errors.New("event, endpoint and partner ids are required")
-	case a.DeliveryID != records.DeliveryID(a.EventID, a.EndpointID):
-		return a, fmt.Errorf("delivery id %q is not derived from event %s and endpoint %s", a.DeliveryID, a.EventID, a.EndpointID)
-	case a.AttemptNo < 1 || a.AttemptNo > math.MaxInt32:
-		return a, fmt.Errorf("attempt number %d", a.AttemptNo)
-	case a.Status != 0 && (a.Status < 100 || a.Status > 999):
-		return a, fmt.Errorf("HTTP status %d", a.Status)
-	case !validTriggers[a.Trigger]:
-		return a, fmt.Errorf("unknown trigger %q", a.Trigger)
-	case !validCategories[a.ErrorCategory]:
-		return a, fmt.Errorf("unknown error category %q", a.ErrorCategory)
-	case a.Outcome != records.OutcomeDelivered && a.Outcome != records.OutcomeRetrying && a.Outcome != records.OutcomeFailed:
-		return a, fmt.Errorf("unknown outcome %q", a.Outcome)
-	case a.StartedAt.IsZero():
-		return a, errors.New("started_at is required")
+	if err := a.Validate(); err != nil {
+		return a, err
 	}
 	a.ResponseExcerpt = clip.Bytes(a.ResponseExcerpt, 1024)
 	return a, nil
