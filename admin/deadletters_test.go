@@ -14,7 +14,7 @@ import (
 	"github.com/hookstream/hookstream/outbox"
 )
 
-// Issue 19: raw-SQL outbox rows of a type the catalog does not know or with data their type's
+// R4: raw-SQL outbox rows of a type the catalog does not know or with data their type's
 // schema refuses never reach the events topic; the operator lists them with their reasons,
 // newest first, page by page, by partner or reason. Partner keys get 403, their own rows
 // included.

@@ -15,7 +15,7 @@ import (
 	"github.com/hookstream/hookstream/replay"
 )
 
-// Issue 14, part 2: a filter is checked at registration. A valid one is stored and shown as
+// R13: a filter is checked at registration. A valid one is stored and shown as
 // written; one that does not parse is refused with 422 naming the field and the position of the
 // fault, and nothing is created or changed; null removes it.
 func TestEndpointFilterIsValidatedAtRegistration(t *testing.T) {
@@ -74,7 +74,7 @@ func TestEndpointFilterIsValidatedAtRegistration(t *testing.T) {
 	}
 }
 
-// Issue 14, part 3: a retry policy is checked against the operator's bounds, stored and shown as
+// R22: a retry policy is checked against the operator's bounds, stored and shown as
 // given, replaced by PATCH and removed by null; GET /v1/limits states the deployment's policy
 // and the bounds.
 func TestEndpointRetryPolicyWithinBounds(t *testing.T) {

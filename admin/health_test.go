@@ -11,7 +11,7 @@ import (
 	"github.com/hookstream/hookstream/replay"
 )
 
-// Issue 14: the endpoint resource shows its health (circuit, next probe, last success, failing
+// design.md section 10: the endpoint resource shows its health (circuit, next probe, last success, failing
 // since), and a delivery's next_attempt_at is right in every state: none once finished or while
 // the endpoint is disabled, the next probe while the circuit is open, its creation for a pending
 // delivery the sender has not reached.
@@ -99,7 +99,7 @@ func TestEndpointHealthAndNextAttempt(t *testing.T) {
 	}
 }
 
-// Issue 14: "did partner X get event Y?" — the partner-wide search by event id, endpoint,
+// R18: "did partner X get event Y?" — the partner-wide search by event id, endpoint,
 // state, error category, HTTP status and time range, cursor-paged, the partner's own only.
 func TestSearchDeliveries(t *testing.T) {
 	e := newEnv(t)
@@ -202,7 +202,7 @@ func TestSearchDeliveries(t *testing.T) {
 	}
 }
 
-// Issue 14: replay jobs are listed (newest first, by endpoint and state) and cancelled; a
+// R24: replay jobs are listed (newest first, by endpoint and state) and cancelled; a
 // running job's runner stops at its next step.
 func TestReplayJobsListAndCancel(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.Limits.ReplayJobs = 10 })

@@ -124,7 +124,7 @@ func loopbackEgress(t *testing.T, port int) func(*Config) {
 	}
 }
 
-// TestReadYourWrites (issue 14): a change to an endpoint is in effect for every test event sent
+// TestReadYourWrites (design.md section 7): a change to an endpoint is in effect for every test event sent
 // after the API answered it, however soon, though the change reaches the sender through cdc and
 // the endpoints topic: rotate then test arrives signed with both secrets; PATCH url then test
 // arrives at the new URL; disable then test is refused with 409. A hundred rounds, none stale.
@@ -202,7 +202,7 @@ func TestReadYourWrites(t *testing.T) {
 	}
 }
 
-// TestEndpointHealthFromTheSender (issue 14): the circuit that opens in the sender reaches the
+// TestEndpointHealthFromTheSender (design.md section 10): the circuit that opens in the sender reaches the
 // endpoint resource through the attempt records and the recorder, with its next probe, and a
 // delivery waiting on it shows next_attempt_at no earlier than the probe.
 func TestEndpointHealthFromTheSender(t *testing.T) {

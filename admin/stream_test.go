@@ -74,7 +74,7 @@ func nextEvent(t *testing.T, r *adminclient.StreamReader, timeout time.Duration)
 	panic("unreachable")
 }
 
-// Issue 15: the event stream sends a partner its own events of the types asked for, as they are
+// R32, design.md section 10: the event stream sends a partner its own events of the types asked for, as they are
 // committed, never another partner's of the same partition; its ids resume it with no gap and
 // no duplicate; a bad cursor, another partner's cursor or route is refused before it starts.
 func TestEventStream(t *testing.T) {

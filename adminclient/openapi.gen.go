@@ -1071,7 +1071,7 @@ type Endpoint struct {
 	EventTypes   []string   `json:"event_types"`
 	FailingSince *time.Time `json:"failing_since"`
 
-	// Filter A payload filter over the event envelope: the endpoint receives only the events of its types for which it holds (issue 14). Grammar: or-separated and-terms of comparisons, `not` and parentheses; a comparison is `path == value`, `!=`, `<`, `<=`, `>`, `>=` (numbers only), `path in [v1, v2]`, `path not in [...]` or `exists(path)`. A path starts at an envelope field (event_id, type, occurred_at, partner_id, subject, schema_version, correlation_id, data) and goes on with `.name`, `[index]` or `["key"]`; values are JSON strings, numbers, true, false or null. A number compares exactly with numbers and decimal strings ("12.50"); a missing path makes every comparison false but != and not in. Example: `data.amount.value >= 100 and data.source in ["purchase", "refund"]`. At most 2048 bytes, 16 levels of nesting, 64 values per list. An invalid filter is refused with 422, the message naming the position (in characters, from 1) of the fault. null: every event of the subscribed types.
+	// Filter A payload filter over the event envelope: the endpoint receives only the events of its types for which it holds. Grammar: or-separated and-terms of comparisons, `not` and parentheses; a comparison is `path == value`, `!=`, `<`, `<=`, `>`, `>=` (numbers only), `path in [v1, v2]`, `path not in [...]` or `exists(path)`. A path starts at an envelope field (event_id, type, occurred_at, partner_id, subject, schema_version, correlation_id, data) and goes on with `.name`, `[index]` or `["key"]`; values are JSON strings, numbers, true, false or null. A number compares exactly with numbers and decimal strings ("12.50"); a missing path makes every comparison false but != and not in. Example: `data.amount.value >= 100 and data.source in ["purchase", "refund"]`. At most 2048 bytes, 16 levels of nesting, 64 values per list. An invalid filter is refused with 422, the message naming the position (in characters, from 1) of the fault. null: every event of the subscribed types.
 	Filter *string `json:"filter"`
 
 	// Headers extra request headers ({} for none)
@@ -1111,7 +1111,7 @@ type EndpointCreate struct {
 	EgressProxy *string  `json:"egress_proxy,omitempty"`
 	EventTypes  []string `json:"event_types"`
 
-	// Filter A payload filter over the event envelope: the endpoint receives only the events of its types for which it holds (issue 14). Grammar: or-separated and-terms of comparisons, `not` and parentheses; a comparison is `path == value`, `!=`, `<`, `<=`, `>`, `>=` (numbers only), `path in [v1, v2]`, `path not in [...]` or `exists(path)`. A path starts at an envelope field (event_id, type, occurred_at, partner_id, subject, schema_version, correlation_id, data) and goes on with `.name`, `[index]` or `["key"]`; values are JSON strings, numbers, true, false or null. A number compares exactly with numbers and decimal strings ("12.50"); a missing path makes every comparison false but != and not in. Example: `data.amount.value >= 100 and data.source in ["purchase", "refund"]`. At most 2048 bytes, 16 levels of nesting, 64 values per list. An invalid filter is refused with 422, the message naming the position (in characters, from 1) of the fault.
+	// Filter A payload filter over the event envelope: the endpoint receives only the events of its types for which it holds. Grammar: or-separated and-terms of comparisons, `not` and parentheses; a comparison is `path == value`, `!=`, `<`, `<=`, `>`, `>=` (numbers only), `path in [v1, v2]`, `path not in [...]` or `exists(path)`. A path starts at an envelope field (event_id, type, occurred_at, partner_id, subject, schema_version, correlation_id, data) and goes on with `.name`, `[index]` or `["key"]`; values are JSON strings, numbers, true, false or null. A number compares exactly with numbers and decimal strings ("12.50"); a missing path makes every comparison false but != and not in. Example: `data.amount.value >= 100 and data.source in ["purchase", "refund"]`. At most 2048 bytes, 16 levels of nesting, 64 values per list. An invalid filter is refused with 422, the message naming the position (in characters, from 1) of the fault.
 	Filter *string `json:"filter,omitempty"`
 
 	// Headers Extra request headers, sent with every request. Names are RFC 9110 tokens of at most 64 bytes (case-insensitive, each at most once); values printable ASCII, at most 1024 bytes. Reserved, refused: the signature headers (webhook-id, webhook-timestamp, webhook-signature and any webhook-*), Content-Type, Content-Length, Content-Encoding, Host, User-Agent, Expect, the hop-by-hop headers (Connection, Keep-Alive, Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade, Proxy-Authenticate) and the credential headers Authorization and Proxy-Authorization (credentials go in auth, where they are sealed and never shown). At most 20. Values are shown by GET: put no secret here.
@@ -1124,7 +1124,7 @@ type EndpointCreate struct {
 	RetryPolicy     *RetryPolicy                 `json:"retry_policy,omitempty"`
 	SchemaVersion   *EndpointCreateSchemaVersion `json:"schema_version,omitempty"`
 
-	// URL HTTPS URL accepted by the egress policy (R26), without control or bidi-control characters (percent-encode them)
+	// URL HTTPS URL accepted by the egress policy: an allowed port, no embedded credentials, and a host that resolves to public addresses only (no loopback, private, link-local or cloud-metadata addresses), without control or bidi-control characters (percent-encode them)
 	URL string `json:"url"`
 }
 
@@ -1147,7 +1147,7 @@ type EndpointCreated struct {
 	EventTypes   []string   `json:"event_types"`
 	FailingSince *time.Time `json:"failing_since"`
 
-	// Filter A payload filter over the event envelope: the endpoint receives only the events of its types for which it holds (issue 14). Grammar: or-separated and-terms of comparisons, `not` and parentheses; a comparison is `path == value`, `!=`, `<`, `<=`, `>`, `>=` (numbers only), `path in [v1, v2]`, `path not in [...]` or `exists(path)`. A path starts at an envelope field (event_id, type, occurred_at, partner_id, subject, schema_version, correlation_id, data) and goes on with `.name`, `[index]` or `["key"]`; values are JSON strings, numbers, true, false or null. A number compares exactly with numbers and decimal strings ("12.50"); a missing path makes every comparison false but != and not in. Example: `data.amount.value >= 100 and data.source in ["purchase", "refund"]`. At most 2048 bytes, 16 levels of nesting, 64 values per list. An invalid filter is refused with 422, the message naming the position (in characters, from 1) of the fault. null: every event of the subscribed types.
+	// Filter A payload filter over the event envelope: the endpoint receives only the events of its types for which it holds. Grammar: or-separated and-terms of comparisons, `not` and parentheses; a comparison is `path == value`, `!=`, `<`, `<=`, `>`, `>=` (numbers only), `path in [v1, v2]`, `path not in [...]` or `exists(path)`. A path starts at an envelope field (event_id, type, occurred_at, partner_id, subject, schema_version, correlation_id, data) and goes on with `.name`, `[index]` or `["key"]`; values are JSON strings, numbers, true, false or null. A number compares exactly with numbers and decimal strings ("12.50"); a missing path makes every comparison false but != and not in. Example: `data.amount.value >= 100 and data.source in ["purchase", "refund"]`. At most 2048 bytes, 16 levels of nesting, 64 values per list. An invalid filter is refused with 422, the message naming the position (in characters, from 1) of the fault. null: every event of the subscribed types.
 	Filter *string `json:"filter"`
 
 	// Headers extra request headers ({} for none)
@@ -1165,7 +1165,7 @@ type EndpointCreated struct {
 	RetryPolicy   *RetryPolicy `json:"retry_policy"`
 	SchemaVersion int          `json:"schema_version"`
 
-	// Secret whsec_…; shown only in this response (R16)
+	// Secret whsec_…; shown only in this response
 	Secret    string                `json:"secret"`
 	Secrets   []Secret              `json:"secrets"`
 	Status    EndpointCreatedStatus `json:"status"`
@@ -1224,7 +1224,7 @@ type EndpointPatch struct {
 	// EventTypes cannot be null
 	EventTypes *[]string `json:"event_types,omitempty"`
 
-	// Filter replaces the filter; null removes it. A payload filter over the event envelope: the endpoint receives only the events of its types for which it holds (issue 14). Grammar: or-separated and-terms of comparisons, `not` and parentheses; a comparison is `path == value`, `!=`, `<`, `<=`, `>`, `>=` (numbers only), `path in [v1, v2]`, `path not in [...]` or `exists(path)`. A path starts at an envelope field (event_id, type, occurred_at, partner_id, subject, schema_version, correlation_id, data) and goes on with `.name`, `[index]` or `["key"]`; values are JSON strings, numbers, true, false or null. A number compares exactly with numbers and decimal strings ("12.50"); a missing path makes every comparison false but != and not in. Example: `data.amount.value >= 100 and data.source in ["purchase", "refund"]`. At most 2048 bytes, 16 levels of nesting, 64 values per list. An invalid filter is refused with 422, the message naming the position (in characters, from 1) of the fault.
+	// Filter replaces the filter; null removes it. A payload filter over the event envelope: the endpoint receives only the events of its types for which it holds. Grammar: or-separated and-terms of comparisons, `not` and parentheses; a comparison is `path == value`, `!=`, `<`, `<=`, `>`, `>=` (numbers only), `path in [v1, v2]`, `path not in [...]` or `exists(path)`. A path starts at an envelope field (event_id, type, occurred_at, partner_id, subject, schema_version, correlation_id, data) and goes on with `.name`, `[index]` or `["key"]`; values are JSON strings, numbers, true, false or null. A number compares exactly with numbers and decimal strings ("12.50"); a missing path makes every comparison false but != and not in. Example: `data.amount.value >= 100 and data.source in ["purchase", "refund"]`. At most 2048 bytes, 16 levels of nesting, 64 values per list. An invalid filter is refused with 422, the message naming the position (in characters, from 1) of the fault.
 	Filter *string `json:"filter,omitempty"`
 
 	// Headers replaces all extra headers; null or {} removes them
@@ -1462,7 +1462,7 @@ type ReplayAccepted struct {
 	DeliveryID string `json:"delivery_id"`
 	EndpointID string `json:"endpoint_id"`
 
-	// EventID unchanged (R1)
+	// EventID unchanged: the original event's id
 	EventID string                `json:"event_id"`
 	Trigger ReplayAcceptedTrigger `json:"trigger"`
 }
@@ -1574,7 +1574,7 @@ type RetryLimits struct {
 // RetryLimitsClientErrors HOOKSTREAM_RETRY_CLIENT_ERRORS: what a 4xx other than 408, 410, 425 and 429 does
 type RetryLimitsClientErrors string
 
-// RetryPolicy the endpoint's retry policy (issue 14): its schedule, attempt count and policy for other 4xx, for all its events and per event type, within the operator's bounds (GET /v1/limits retry.bounds; a policy outside them is refused with 422 naming the field). Retries of every policy wait in the shared retry tiers.
+// RetryPolicy the endpoint's retry policy: its schedule, attempt count and policy for other 4xx, for all its events and per event type, within the operator's bounds (GET /v1/limits retry.bounds; a policy outside them is refused with 422 naming the field). Retries of every policy wait in the shared retry tiers.
 type RetryPolicy struct {
 	// Attempts attempts in all, the first included: the delays are cut to attempts-1, or extended by their last one; at most retry.bounds.max_attempts
 	Attempts *int `json:"attempts,omitempty"`
@@ -1620,7 +1620,7 @@ type Rotation struct {
 	ID                      string     `json:"id"`
 	PreviousSecretsExpireAt *time.Time `json:"previous_secrets_expire_at"`
 
-	// Secret whsec_…; shown only in this response (R16, R17)
+	// Secret whsec_…; shown only in this response; the previous secret stays active until the rotation ends
 	Secret string `json:"secret"`
 }
 
@@ -1872,13 +1872,13 @@ type WebhookAPIKeyCreatedJSONBody struct {
 
 // WebhookAPIKeyCreatedParams defines parameters for WebhookAPIKeyCreated.
 type WebhookAPIKeyCreatedParams struct {
-	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it
 	WebhookID string `json:"webhook-id"`
 
 	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated; during a secret rotation both secrets sign
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -1914,13 +1914,13 @@ type WebhookAPIKeyStatusChangedJSONBody struct {
 
 // WebhookAPIKeyStatusChangedParams defines parameters for WebhookAPIKeyStatusChanged.
 type WebhookAPIKeyStatusChangedParams struct {
-	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it
 	WebhookID string `json:"webhook-id"`
 
 	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated; during a secret rotation both secrets sign
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -1973,13 +1973,13 @@ type WebhookBalanceAdjustedJSONBody struct {
 
 // WebhookBalanceAdjustedParams defines parameters for WebhookBalanceAdjusted.
 type WebhookBalanceAdjustedParams struct {
-	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it
 	WebhookID string `json:"webhook-id"`
 
 	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated; during a secret rotation both secrets sign
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -2027,13 +2027,13 @@ type WebhookBalanceCreditedJSONBody struct {
 
 // WebhookBalanceCreditedParams defines parameters for WebhookBalanceCredited.
 type WebhookBalanceCreditedParams struct {
-	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it
 	WebhookID string `json:"webhook-id"`
 
 	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated; during a secret rotation both secrets sign
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -2077,13 +2077,13 @@ type WebhookBalanceLowJSONBody struct {
 
 // WebhookBalanceLowParams defines parameters for WebhookBalanceLow.
 type WebhookBalanceLowParams struct {
-	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it
 	WebhookID string `json:"webhook-id"`
 
 	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated; during a secret rotation both secrets sign
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -2138,13 +2138,13 @@ type WebhookBudgetThresholdCrossedJSONBody struct {
 
 // WebhookBudgetThresholdCrossedParams defines parameters for WebhookBudgetThresholdCrossed.
 type WebhookBudgetThresholdCrossedParams struct {
-	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it
 	WebhookID string `json:"webhook-id"`
 
 	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated; during a secret rotation both secrets sign
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -2176,13 +2176,13 @@ type WebhookCustomerCreatedJSONBody struct {
 
 // WebhookCustomerCreatedParams defines parameters for WebhookCustomerCreated.
 type WebhookCustomerCreatedParams struct {
-	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it
 	WebhookID string `json:"webhook-id"`
 
 	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated; during a secret rotation both secrets sign
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -2211,13 +2211,13 @@ type WebhookCustomerDeletedJSONBody struct {
 
 // WebhookCustomerDeletedParams defines parameters for WebhookCustomerDeleted.
 type WebhookCustomerDeletedParams struct {
-	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it
 	WebhookID string `json:"webhook-id"`
 
 	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated; during a secret rotation both secrets sign
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -2230,7 +2230,7 @@ type WebhookCustomerUpdatedJSONBody struct {
 		// CustomerID the customer
 		CustomerID string `json:"customer_id"`
 
-		// Version the customer's resource version; compare before applying (R30)
+		// Version the customer's resource version; compare before applying
 		Version int `json:"version"`
 	} `json:"data"`
 
@@ -2248,13 +2248,13 @@ type WebhookCustomerUpdatedJSONBody struct {
 
 // WebhookCustomerUpdatedParams defines parameters for WebhookCustomerUpdated.
 type WebhookCustomerUpdatedParams struct {
-	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it
 	WebhookID string `json:"webhook-id"`
 
 	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated; during a secret rotation both secrets sign
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -2282,13 +2282,13 @@ type WebhookEndpointDisabledJSONBody struct {
 
 // WebhookEndpointDisabledParams defines parameters for WebhookEndpointDisabled.
 type WebhookEndpointDisabledParams struct {
-	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it
 	WebhookID string `json:"webhook-id"`
 
 	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated; during a secret rotation both secrets sign
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -2317,13 +2317,13 @@ type WebhookEndpointFailingJSONBody struct {
 
 // WebhookEndpointFailingParams defines parameters for WebhookEndpointFailing.
 type WebhookEndpointFailingParams struct {
-	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it
 	WebhookID string `json:"webhook-id"`
 
 	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated; during a secret rotation both secrets sign
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -2367,13 +2367,13 @@ type WebhookUsageFinalizedJSONBody struct {
 
 // WebhookUsageFinalizedParams defines parameters for WebhookUsageFinalized.
 type WebhookUsageFinalizedParams struct {
-	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it
 	WebhookID string `json:"webhook-id"`
 
 	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated; during a secret rotation both secrets sign
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -2399,13 +2399,13 @@ type WebhookWebhookTestJSONBody struct {
 
 // WebhookWebhookTestParams defines parameters for WebhookWebhookTest.
 type WebhookWebhookTestParams struct {
-	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it
 	WebhookID string `json:"webhook-id"`
 
 	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated; during a secret rotation both secrets sign
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -2646,12 +2646,12 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// ListEventTypes The event catalog with JSON Schemas (R4, R31)
+	// ListEventTypes The event catalog with JSON Schemas
 	//
 	// Corresponds with GET /v1/event-types (the `ListEventTypes` operationId).
 	ListEventTypes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetLimits Retention and replay windows (R33), request limits and partner quotas with their usage
+	// GetLimits Retention and replay windows, request limits and partner quotas with their usage
 	//
 	// Corresponds with GET /v1/limits (the `GetLimits` operationId).
 	GetLimits(ctx context.Context, params *GetLimitsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2914,7 +2914,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/test (the `SendTestEvent` operationId).
 	SendTestEvent(ctx context.Context, pid Pid, eid Eid, body SendTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListEvents The cursor feed: the partner's events after a cursor, from the compacted event log (R32)
+	// ListEvents The cursor feed: the partner's events after a cursor, from the compacted event log
 	//
 	// Corresponds with GET /v1/partners/{pid}/events (the `ListEvents` operationId).
 	ListEvents(ctx context.Context, pid Pid, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2964,7 +2964,7 @@ type ClientInterface interface {
 	CancelReplayJob(ctx context.Context, pid Pid, jid Jid, body CancelReplayJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// ListEventTypes The event catalog with JSON Schemas (R4, R31)
+// ListEventTypes The event catalog with JSON Schemas
 //
 // Corresponds with GET /v1/event-types (the `ListEventTypes` operationId).
 func (c *Client) ListEventTypes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2979,7 +2979,7 @@ func (c *Client) ListEventTypes(ctx context.Context, reqEditors ...RequestEditor
 	return c.Client.Do(req)
 }
 
-// GetLimits Retention and replay windows (R33), request limits and partner quotas with their usage
+// GetLimits Retention and replay windows, request limits and partner quotas with their usage
 //
 // Corresponds with GET /v1/limits (the `GetLimits` operationId).
 func (c *Client) GetLimits(ctx context.Context, params *GetLimitsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3592,7 +3592,7 @@ func (c *Client) SendTestEvent(ctx context.Context, pid Pid, eid Eid, body SendT
 	return c.Client.Do(req)
 }
 
-// ListEvents The cursor feed: the partner's events after a cursor, from the compacted event log (R32)
+// ListEvents The cursor feed: the partner's events after a cursor, from the compacted event log
 //
 // Corresponds with GET /v1/partners/{pid}/events (the `ListEvents` operationId).
 func (c *Client) ListEvents(ctx context.Context, pid Pid, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5632,14 +5632,14 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// ListEventTypesWithResponse The event catalog with JSON Schemas (R4, R31)
+	// ListEventTypesWithResponse The event catalog with JSON Schemas
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/event-types (the `ListEventTypes` operationId).
 	ListEventTypesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListEventTypesResponse, error)
 
-	// GetLimitsWithResponse Retention and replay windows (R33), request limits and partner quotas with their usage
+	// GetLimitsWithResponse Retention and replay windows, request limits and partner quotas with their usage
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5928,7 +5928,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/test (the `SendTestEvent` operationId).
 	SendTestEventWithResponse(ctx context.Context, pid Pid, eid Eid, body SendTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*SendTestEventResponse, error)
 
-	// ListEventsWithResponse The cursor feed: the partner's events after a cursor, from the compacted event log (R32)
+	// ListEventsWithResponse The cursor feed: the partner's events after a cursor, from the compacted event log
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8421,7 +8421,7 @@ func (r CancelReplayJobResponse) ContentType() string {
 	return ""
 }
 
-// ListEventTypesWithResponse The event catalog with JSON Schemas (R4, R31)
+// ListEventTypesWithResponse The event catalog with JSON Schemas
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8434,7 +8434,7 @@ func (c *ClientWithResponses) ListEventTypesWithResponse(ctx context.Context, re
 	return ParseListEventTypesResponse(rsp)
 }
 
-// GetLimitsWithResponse Retention and replay windows (R33), request limits and partner quotas with their usage
+// GetLimitsWithResponse Retention and replay windows, request limits and partner quotas with their usage
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8933,7 +8933,7 @@ func (c *ClientWithResponses) SendTestEventWithResponse(ctx context.Context, pid
 	return ParseSendTestEventResponse(rsp)
 }
 
-// ListEventsWithResponse The cursor feed: the partner's events after a cursor, from the compacted event log (R32)
+// ListEventsWithResponse The cursor feed: the partner's events after a cursor, from the compacted event log
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -248,7 +248,7 @@ func TestMalformedRowIsDeadLettered(t *testing.T) {
 	}
 }
 
-// Issue 19: rows a platform commits outside the checking writer (raw SQL) whose type the catalog
+// R4: rows a platform commits outside the checking writer (raw SQL) whose type the catalog
 // does not know, whose data breaks their type's schema or whose schema version is not their
 // type's never reach the events topic; each is in the dlq topic and outbox_dead_letter once with
 // its reason, the valid rows around them flow in commit order, and a restart lists nothing twice.

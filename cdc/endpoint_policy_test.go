@@ -11,7 +11,7 @@ import (
 	"github.com/hookstream/hookstream/internal/records"
 )
 
-// Issue 14: an endpoint's payload filter and retry policy reach the endpoints topic with its
+// R13, R22: an endpoint's payload filter and retry policy reach the endpoints topic with its
 // record; an update of other columns keeps them, even a policy large enough to be stored out of
 // line (an unchanged TOAST value carries no data in the WAL); NULL removes them.
 func TestEndpointFilterAndRetryPolicyArePublished(t *testing.T) {

@@ -112,7 +112,7 @@ var catalog = []EventType{
 		object([]string{"customer_id", "changed", "version"}, schema{
 			"customer_id": customerID,
 			"changed":     schema{"type": "array", "items": schema{"type": "string"}, "minItems": 1},
-			"version":     schema{"type": "integer", "minimum": 1, "description": "the customer's resource version; compare before applying (R30)"},
+			"version":     schema{"type": "integer", "minimum": 1, "description": "the customer's resource version; compare before applying"},
 		}),
 		`{"customer_id":"cus_8f2k1","changed":["status"],"version":7}`),
 	eventType("customer.deleted", "business", "A customer account was deleted.",
@@ -162,7 +162,7 @@ var catalog = []EventType{
 			"threshold":   money,
 		}),
 		`{"customer_id":"cus_8f2k1","balance":{"value":"4.90","currency":"USD"},"threshold":{"value":"5.00","currency":"USD"}}`),
-	eventType("budget.threshold_crossed", "business", "Spending crossed a budget threshold (R5): emitted when the prior share of the limit was below the threshold and the new one is at or above it; a reversal or credit that brings the share back below re-arms it, and a later change may cross it anew. One change that crosses several thresholds emits one event per threshold, lowest first. A budget's thresholds are 80 and 100 by default, any of 50, 80, 90 and 100.",
+	eventType("budget.threshold_crossed", "business", "Spending crossed a budget threshold: emitted when the prior share of the limit was below the threshold and the new one is at or above it; a reversal or credit that brings the share back below re-arms it, and a later change may cross it anew. One change that crosses several thresholds emits one event per threshold, lowest first. A budget's thresholds are 80 and 100 by default, any of 50, 80, 90 and 100.",
 		object([]string{"budget_id", "customer_id", "threshold_percent", "previous_percent", "current_percent", "spent", "limit", "period_start", "period_end"}, schema{
 			"budget_id":         idOf("bud", "the budget"),
 			"customer_id":       customerID,
@@ -189,7 +189,7 @@ var catalog = []EventType{
 			"cost":          money,
 		}),
 		`{"usage_id":"use_9a","customer_id":"cus_8f2k1","api_key_id":"key_3n9q","period_start":"2026-03-01T00:00:00Z","period_end":"2026-03-02T00:00:00Z","requests":1204,"input_tokens":880231,"output_tokens":120977,"cost":{"value":"3.418200","currency":"USD"}}`),
-	eventType("endpoint.failing", "operational", "One of the partner's endpoints has failed with no success since failing_since; it will be disabled if it keeps failing (R23).",
+	eventType("endpoint.failing", "operational", "One of the partner's endpoints has failed with no success since failing_since; it will be disabled if it keeps failing.",
 		object([]string{"endpoint_id", "failing_since"}, schema{
 			"endpoint_id":   endpointID,
 			"failing_since": timestamp,

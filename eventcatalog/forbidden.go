@@ -154,12 +154,12 @@ func checkForbidden(doc any) *outbox.ValidationError {
 					s, isString := v[n].(string)
 					if !allowed {
 						found = &outbox.ValidationError{Field: "data" + cut(here, maxReason), Err: outbox.ErrInvalidData,
-							Reason: "the catalog forbids this field anywhere in data: events carry identifiers, never keys, credentials, prompts or evidence (R6)"}
+							Reason: "the catalog forbids this field anywhere in data: events carry identifiers, never keys, credentials, prompts or evidence"}
 						return
 					}
 					if !isString || !re.MatchString(s) {
 						found = &outbox.ValidationError{Field: "data" + cut(here, maxReason), Err: outbox.ErrInvalidData,
-							Reason: fmt.Sprintf("must be a string matching %s: anything else may be key material (R6)", re)}
+							Reason: fmt.Sprintf("must be a string matching %s: anything else may be key material", re)}
 						return
 					}
 				}

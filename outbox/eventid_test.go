@@ -55,7 +55,7 @@ func wantDuplicate(t *testing.T, err error) {
 	}
 }
 
-// One event_id is one event (issue 19): a second Append with an id the outbox holds fails with
+// One event_id is one event (R1): a second Append with an id the outbox holds fails with
 // ErrDuplicateEventID, at another instant or the same one, for another partner or the same, and
 // the caller's transaction, state change included, does not commit.
 func TestAppendDuplicateIDIsRefused(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 )
 
-// Issue 14, part 3: one endpoint's policy gives two event types their own schedules. Each
+// R22: one endpoint's policy gives two event types their own schedules. Each
 // delivery, failing every attempt, is scheduled by its type's delays (within the jitter, from
 // the attempt's start), released by the shared tiers no earlier than due, and dead-lettered
 // after its type's attempt count; a type the policy does not name follows the endpoint's own

@@ -133,7 +133,7 @@ func benchIsolation(b *testing.B, dead bool) {
 
 // BenchmarkThroughput compares the sender's delivery rate with a bare net/http loop making the
 // same signed POSTs with the same concurrency, to a local HTTP and a local HTTPS receiver
-// (issue 5's bench-sender; the aim is at least 80 % of the bare rate). Rates run from the
+// (`make bench-sender`; the aim is at least 80 % of the bare rate). Rates run from the
 // first request to the last, as the receivers see them, with b.N records produced before the
 // sender starts; every attempt record is then checked to be there. Eight endpoints, each
 // its own receiver, with max_in_flight 8; the bare loop runs 8 workers for each of them.

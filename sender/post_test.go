@@ -53,7 +53,7 @@ func port(t *testing.T, rawURL string) int {
 	return p
 }
 
-// The classification against real local servers (issue 5, "Done when"): every kind of answer
+// The classification against real local servers (R19, R20): every kind of answer
 // and failure yields its category, retry decision and evidence.
 func TestPostClassifiesRealOutcomes(t *testing.T) {
 	var followed atomic.Int32

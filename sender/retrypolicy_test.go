@@ -9,7 +9,7 @@ import (
 	"github.com/hookstream/hookstream/internal/retrypolicy"
 )
 
-// Issue 14, part 3: the policy for 4xx answers other than 408, 410, 425 and 429 is the
+// R20, R22: the policy for 4xx answers other than 408, 410, 425 and 429 is the
 // endpoint's, per event type, over the deployment's (here: stop). A 400 is retried where the
 // endpoint's policy says retry and final elsewhere, and the endpoint's retry policy is what the
 // retrier is handed, so its schedule applies.

@@ -409,7 +409,7 @@ func TestCircuitBreaker(t *testing.T) {
 	if v := testenv.Value(t, reg, "hookstream_sender_circuits_open"); v != 1 {
 		t.Fatalf("circuits_open = %v", v)
 	}
-	// The attempt records state the circuit (issue 14: the admin API shows it): closed after
+	// The attempt records state the circuit (the admin API shows it, design.md section 10): closed after
 	// the first two failures, open after the third, with the end of its cooldown.
 	closed := e.attempts.count(func(a records.Attempt) bool {
 		return a.EndpointID == "ep_cb" && a.Circuit == records.CircuitClosed && a.CircuitProbeAt == nil

@@ -13,7 +13,7 @@ import (
 )
 
 // RequestVerifier authenticates one received webhook request from one provider and says which
-// event it carries. Every provider signs differently (seed 004: the header, the signed content
+// event it carries. Every provider signs differently (the header, the signed content
 // and the handling of several signatures all differ), so there is one implementation per
 // provider rather than one normalised "signature string": [Verifier] (Standard Webhooks, as
 // hookstream sends), [GitHubVerifier], [StripeVerifier], [SlackVerifier] and [ShopifyVerifier].

@@ -14,7 +14,7 @@ import (
 )
 
 // Stripe publishes an official Go library; StripeVerifier must agree with its webhook package
-// on what is authentic (seed 004: prefer the provider's library where there is one, so the
+// on what is authentic (prefer the provider's library where there is one, so the
 // hand-written verifier is held to it). The library is a test dependency only.
 func TestStripeVerifierAgreesWithStripeGo(t *testing.T) {
 	t.Parallel()
@@ -58,7 +58,7 @@ func TestStripeVerifierAgreesWithStripeGo(t *testing.T) {
 		t.Errorf("DefaultTolerance %s, stripe-go's %s", webhook.DefaultTolerance, stripewebhook.DefaultTolerance)
 	}
 	// stripe-go accepts any timestamp in the future; StripeVerifier refuses one beyond the
-	// tolerance, as for every scheme that signs a time (seed 004: a clock far ahead is
+	// tolerance, as for every scheme that signs a time (a clock far ahead is
 	// watched, not trusted).
 	future := stripeHeader(now.Add(stripewebhook.DefaultTolerance+time.Minute), secret)
 	if err := stripewebhook.ValidatePayload([]byte(body), future, secret); err != nil {

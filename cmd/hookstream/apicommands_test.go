@@ -14,7 +14,7 @@ import (
 	"github.com/hookstream/hookstream/webhook"
 )
 
-// Issue 15: the daily work from a terminal against `hookstream dev`: create an endpoint, see it,
+// design.md section 12: the daily work from a terminal against `hookstream dev`: create an endpoint, see it,
 // watch its deliveries, replay one, send a test event, rotate its secret, disable and enable it,
 // in tables and in JSON; a partner API key sees its own partner only. Every step is checked by
 // what the receiver got or the API answers.

@@ -9,7 +9,7 @@ import (
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
-// Issue 15: the API commands take the admin URL, the token and the partner from the config file
+// design.md section 12: the API commands take the admin URL, the token and the partner from the config file
 // when no flag or variable gives them; a variable wins over the file, a flag over both; a file
 // that others may read is refused, naming it, before anything is sent.
 func TestConfigFile(t *testing.T) {

@@ -141,7 +141,7 @@ func verifies(m receivedMsg, secret string) bool {
 	return err == nil && v.VerifyHeader(m.header, m.body) == nil
 }
 
-// Issue 18, end to end in a real browser: headless Chromium on the console of `hookstream dev`
+// R39, end to end in a real browser: headless Chromium on the console of `hookstream dev`
 // (real PostgreSQL, its embedded Kafka, every component) and a local receiver. A partner signs
 // in with its API key, creates an endpoint for the receiver (its secret shown once), sends a test
 // event and sees the attempt appear; an event the platform commits arrives too, and the partner

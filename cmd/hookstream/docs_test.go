@@ -210,13 +210,18 @@ func TestREADMEEntryPoint(t *testing.T) {
 	}
 }
 
-// TestDocsLinks: every relative link of README.md, docs/*.md and deploy/README.md leads to a
-// file of the repository, and an anchor to a heading of that file.
+// TestDocsLinks: every relative link of README.md, docs/*.md, docs/history/*.md and
+// deploy/README.md leads to a file of the repository, and an anchor to a heading of that file.
 func TestDocsLinks(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	history, err := filepath.Glob(filepath.Join(repoRoot, "docs", "history", "*.md"))
+	if err != nil || len(history) == 0 {
+		t.Fatalf("docs/history holds no page (%v): the dated runs live there", err)
+	}
+	files = append(files, history...)
 	files = append(files, filepath.Join(repoRoot, "README.md"), filepath.Join(repoRoot, "deploy", "README.md"))
 	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	for _, file := range files {

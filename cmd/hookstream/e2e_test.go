@@ -289,7 +289,7 @@ func TestDevFailureWindow(t *testing.T) {
 	}
 }
 
-// Issue 19: rows a platform commits beside the checking writer, of a type the catalog does not
+// R4: rows a platform commits beside the checking writer, of a type the catalog does not
 // know or with data their type's schema refuses, reach no receiver, neither one subscribed to
 // every type nor one subscribed to exactly theirs; the operator lists them with the reasons, and
 // the valid events around them are delivered.

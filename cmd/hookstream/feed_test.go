@@ -10,7 +10,7 @@ import (
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
-// Issue 15: `hookstream feed` against `hookstream dev` reads the partner's cursor feed in log
+// R32: `hookstream feed` against `hookstream dev` reads the partner's cursor feed in log
 // order, filtered by type, a page at a time with the cursor to go on from; --output json prints
 // the events as delivered, one a line; --follow keeps paging and shows an event committed after
 // it started, and prints where to resume when interrupted. Another partner's events never show.

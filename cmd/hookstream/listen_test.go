@@ -91,7 +91,7 @@ func verifiedIDs(t *testing.T, msgs []receivedMsg, secret string) []string {
 	return ids
 }
 
-// Issue 15: `hookstream listen` against `hookstream dev` with a partner key forwards the
+// R32, design.md section 12: `hookstream listen` against `hookstream dev` with a partner key forwards the
 // partner's events as they are committed, signed with the secret it printed, to a local receiver,
 // with one line per event; another partner's events never reach it. Restarted with the same data
 // directory it resumes at its cursor: the events committed while it was down come, each once,

@@ -15,7 +15,7 @@ import (
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
-// Issue 15: `hookstream replay` over the range of deliveries that failed (a receiver answering
+// R24, design.md section 12: `hookstream replay` over the range of deliveries that failed (a receiver answering
 // 500) creates a replay job and follows it: with output not a terminal, plain progress lines end
 // at 100 %, the final counts are the ones GET of the job reports, the receiver gets each failed
 // event again, and the succeeded delivery is not replayed. A job that fails exits 1; a command

@@ -16,7 +16,7 @@ import (
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
-// Issue 14, part 3, as a partner sees it: one endpoint whose retry policy gives its event types
+// R22, as a partner sees it: one endpoint whose retry policy gives its event types
 // their own schedules, against a receiver that fails every request. customer.created is tried
 // 3 times a second apart, customer.updated twice 2.5 s apart, and customer.deleted, answered
 // 400 under a policy that stops on client errors, once, although the deployment's schedule

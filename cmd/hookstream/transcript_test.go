@@ -32,7 +32,7 @@ const transcriptHead = "# A terminal session with hookstream\n\n" +
 	"HOOKSTREAM_UPDATE_TRANSCRIPT=1 go test ./cmd/hookstream -run TestTranscript\n" +
 	"```\n\n"
 
-// Issue 15's Done-when: a terminal session shows the output a user sees. The session runs
+// A terminal session shows the output a user sees. The session runs
 // against `hookstream dev` and its masked output must be the committed docs/cli-transcript.md.
 func TestTranscript(t *testing.T) {
 	db := testenv.NewEmptyDatabase(t)

@@ -16,7 +16,7 @@ import (
 	"github.com/hookstream/hookstream/webhook"
 )
 
-// Issue 15: `hookstream trigger` of every catalog type, against a running `hookstream dev`,
+// design.md section 12: `hookstream trigger` of every catalog type, against a running `hookstream dev`,
 // reaches the partner's receiver as a signed request that verifies with the endpoint's secret,
 // carrying the printed event id and data its type's schema accepts; another partner's receiver
 // gets none of them.

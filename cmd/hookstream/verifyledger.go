@@ -28,7 +28,7 @@ compares them with the delivery history and, with -receipts, with what the
 receivers recorded of every request. It prints the counts and exits 1 when any must-be-zero count
 is not zero: missing, foreign partner, bad signatures, webhook-id not the event id, unknown
 events, delivered without a subscription, received but absent from the history, contradicting
-final states. The rules are in docs/reliability.md and ` + "`go doc ./internal/ledger`" + `.
+final states. The rules are in docs/ledger.md and ` + "`go doc ./internal/ledger`" + `.
 
 A receipts file has one JSON object per request and line:
   {"event_id","endpoint_id","partner_id" (of the endpoint the path belongs to),"webhook_id",

@@ -10,3 +10,6 @@ import (
 func ApplyThrough(ctx context.Context, conn *pgx.Conn, version int) ([]int, error) {
 	return apply(ctx, conn, version)
 }
+
+// Checksum is the checksum Apply records for a migration file's text.
+func Checksum(sql string) string { return checksum(sql) }

@@ -2,6 +2,8 @@ package migrations_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"slices"
 	"strings"
@@ -65,7 +67,7 @@ func TestApplyIsIdempotent(t *testing.T) {
 		"column outbox_event.payload jsonb NO",
 		"column endpoint.event_types ARRAY NO",
 		"constraint delivery delivery_event_id_endpoint_id_key UNIQUE (event_id, endpoint_id)",
-		// one row per refused outbox row, however often cdc streams it (issue 19)
+		// one row per refused outbox row, however often cdc streams it (R6, design.md section 4)
 		"constraint outbox_dead_letter outbox_dead_letter_event_id_occurred_at_key UNIQUE (event_id, occurred_at)",
 		"publication hookstream_outbox truefalsefalsetrue", // inserts only, via the partition root
 		"published hookstream_outbox outbox_event",
@@ -135,6 +137,110 @@ func TestChangedMigrationIsRefused(t *testing.T) {
 	_, err := migrations.Apply(ctx, conn)
 	if err == nil || !strings.Contains(err.Error(), "changed after it was applied") {
 		t.Fatalf("err = %v, want a changed-migration error", err)
+	}
+}
+
+// The checksum covers the statements: a comment or blank line more or less leaves it as it is,
+// any change to a line PostgreSQL runs (a trailing comment included) does not.
+func TestChecksumCoversStatementsOnly(t *testing.T) {
+	base := "-- the table\nCREATE TABLE t (\n    a int  -- the key\n);\n"
+	same := []string{
+		"-- the table, reworded\nCREATE TABLE t (\n    a int  -- the key\n);\n",
+		"CREATE TABLE t (\n\n    a int  -- the key\n   -- an indented comment\n);\n",
+		"-- the table\r\nCREATE TABLE t (\r\n    a int  -- the key\r\n);\r\n",
+	}
+	different := []string{
+		"-- the table\nCREATE TABLE t (\n    a bigint  -- the key\n);\n",
+		"-- the table\nCREATE TABLE t (\n    a int  -- the id\n);\n",
+		"-- the table\nCREATE TABLE t (\n  a int  -- the key\n);\n",
+		"-- the table\nCREATE TABLE t (\n    a int  -- the key\n);\nDROP TABLE t;\n",
+	}
+	for _, sql := range same {
+		if migrations.Checksum(sql) != migrations.Checksum(base) {
+			t.Errorf("checksum of %q differs from %q's: only comments or blank lines changed", sql, base)
+		}
+	}
+	for _, sql := range different {
+		if migrations.Checksum(sql) == migrations.Checksum(base) {
+			t.Errorf("checksum of %q equals %q's: a statement changed", sql, base)
+		}
+	}
+}
+
+// legacyChecksums are the whole-file SHA-256 sums that binaries before statement checksums
+// recorded in schema_migration, as the files stood when those binaries were built.
+var legacyChecksums = map[int]string{
+	1:  "b12c867c65e0832637ae1f4fe07bc3bb00655a5e4a72620511cc21491759a449",
+	2:  "d6b332eb1255a3872bfc7c937c940d0a6b8cfb0986002ecead8111813ff2086c",
+	3:  "c67df265ab53f8770a265135f66a0b3d3994306f0470015dc7981b1624912253",
+	4:  "5b3b821fe3ef52119829563eeb7ac921dc09fabfec93d0c710b26869fdc76d69",
+	5:  "2a9c46115fa8de675a37603dd825b112b250c6e067fce82330fba487dfea7d0c",
+	6:  "b511e6fe50af0ee971a997eb73d09c564789eaa40ea7feab0a0aff5a4bbf503a",
+	7:  "35e643140a81ec3dfcf2ac1f345ea38875e448505fda0da54fad1fed1e67babf",
+	8:  "d063c2c6e3f2e89c774ec7d9141ddc8c775977e3580233068cc880579a52826d",
+	9:  "ebfc87afd8bd30e82f0479539c16c1958de89471cb6f86c9be55cbee0c4482f4",
+	10: "d4a5628094a7b1f6f80121eb5fad21ffb7187f143b2a6d9e064a378f5868c6ac",
+	11: "b5a5ca995719c08ad330917c0848dbffc1b153f864fc6524c5f87547b16f3e31",
+	12: "89e33b32f6b602edf248a8025dd66e3be28b339e06621706ab53551a08fd4dce",
+	13: "597dbfc2f8d4b4c763a81f8dad79d5cea07fc636978164ebc79fb1f19db73b19",
+	14: "b07cb47472bc154196e37a63f00df11dd5c4a09f1e584392b7e66ff38600fd02",
+}
+
+// A database an older binary migrated holds whole-file checksums; the current binary starts on
+// it, applies nothing and leaves the recorded sums as they are (so that older binary still
+// starts too).
+func TestLegacyChecksumsAreAccepted(t *testing.T) {
+	db := testenv.NewDatabase(t)
+	ctx := context.Background()
+	for version, sum := range legacyChecksums {
+		tag, err := db.Pool.Exec(ctx, `UPDATE schema_migration SET checksum = $2 WHERE version = $1`, version, sum)
+		if err != nil || tag.RowsAffected() != 1 {
+			t.Fatalf("record the legacy checksum of version %d: %v (%d rows)", version, err, tag.RowsAffected())
+		}
+	}
+	conn := connect(t, db)
+	applied, err := migrations.Apply(ctx, conn)
+	if err != nil {
+		t.Fatalf("a database migrated by an older binary: %v", err)
+	}
+	if len(applied) != 0 {
+		t.Fatalf("applied %v on a current schema, want nothing", applied)
+	}
+	for version, sum := range legacyChecksums {
+		if got := testenv.QueryStrings(t, conn, `SELECT checksum FROM schema_migration WHERE version = $1`, version); len(got) != 1 || got[0] != sum {
+			t.Errorf("version %d's recorded checksum became %s, want the legacy %s kept", version, got, sum)
+		}
+	}
+}
+
+// A database that applied other statements under a migration's version is refused, whether it
+// recorded the statement checksum or the whole-file sum of its file.
+func TestChangedStatementsAreRefused(t *testing.T) {
+	all, err := migrations.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := all[0]
+	other := strings.Replace(first.SQL, "CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1)
+	if other == first.SQL {
+		t.Fatalf("%s has no CREATE TABLE to change", first.Name)
+	}
+	whole := sha256.Sum256([]byte(other))
+	for name, recorded := range map[string]string{
+		"statement checksum": migrations.Checksum(other),
+		"whole-file sum":     hex.EncodeToString(whole[:]),
+	} {
+		t.Run(name, func(t *testing.T) {
+			db := testenv.NewDatabase(t)
+			ctx := context.Background()
+			if _, err := db.Pool.Exec(ctx, `UPDATE schema_migration SET checksum = $1 WHERE version = $2`, recorded, first.Version); err != nil {
+				t.Fatal(err)
+			}
+			_, err := migrations.Apply(ctx, connect(t, db))
+			if err == nil || !strings.Contains(err.Error(), "changed after it was applied") {
+				t.Fatalf("err = %v, want a changed-migration error", err)
+			}
+		})
 	}
 }
 

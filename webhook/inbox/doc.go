@@ -42,14 +42,14 @@
 // A row is in one of five states, kept explicit by CHECK constraints:
 //
 //   - received: stored after its signature verified, and due. The ledger row is the queue
-//     entry, written in one statement (seed 004's proposal of one commit for both), so no row
-//     waits between "stored" and "queued": seed 004's received, verified and queued are this
+//     entry, written in one statement (one commit for both), so no row waits between "stored"
+//     and "queued": the received, verified and queued steps of a receiving pipeline are this
 //     one state. While a Run loop processes it the row stays received under the loop's row
-//     lock (seed 004's running): a crash rolls the attempt back and frees the row for another
-//     instance, uncounted, rather than leaving a "running" row to be found and reset.
+//     lock (the pipeline's running step): a crash rolls the attempt back and frees the row for
+//     another instance, uncounted, rather than leaving a "running" row to be found and reset.
 //   - retrying: an attempt failed (a panic included); the next is due after exponential
 //     backoff from Config.FirstRetryDelay up to Config.MaxRetryDelay, and last_error says why.
-//   - processed: done (seed 004's 完了), with processed_at and the result, if any.
+//   - processed: done, with processed_at and the result, if any.
 //   - dead: Config.MaxAttempts attempts failed; it waits for an operator.
 //   - refused: the application refused it (ErrRefused): final, never retried.
 //
@@ -63,8 +63,8 @@
 // A valid signature proves that the provider sent these bytes; it does not prove that the
 // organisation, customer, repository or channel the event names may still do what it asks.
 // Config.Authorize is the place to check that against current permissions, just before the
-// effect and in its transaction (seed 004: check the permission at the time of acting, not
-// the one at reception):
+// effect and in its transaction (R30: check the permission at the time of acting, not the one
+// at reception):
 //
 //   - Read the permission through tx, with FOR SHARE on its row, so it cannot be revoked
 //     between the check and the commit of the effect.

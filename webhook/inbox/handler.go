@@ -131,7 +131,7 @@ func (i *Inbox) receive(w http.ResponseWriter, r *http.Request, source string, a
 			w.WriteHeader(http.StatusOK)
 			_, _ = w.Write(got.result)
 		case got.state == stateReceived || got.state == stateRetrying:
-			i.signal() // seed 004: a copy of an unfinished event hurries it along
+			i.signal() // a copy of an unfinished event hurries it along
 			w.WriteHeader(http.StatusNoContent)
 		default:
 			w.WriteHeader(http.StatusNoContent)

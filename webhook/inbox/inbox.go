@@ -74,7 +74,7 @@ type ProcessFunc func(ctx context.Context, tx pgx.Tx, ev Event) error
 
 // AuthorizeFunc decides, after the signature was verified and just before the ProcessFunc
 // runs, whether the organisation, customer or account the event names may do what it asks now
-// (seed 004: a valid signature proves who sent the bytes, not that the action is still
+// (R30: a valid signature proves who sent the bytes, not that the action is still
 // allowed). It runs in the ProcessFunc's transaction, so what it reads (and locks, with FOR
 // SHARE) holds until the effect commits. Return an error matching ErrRefused to refuse the
 // event: it is recorded as refused with the reason and never retried. Any other error means
@@ -84,7 +84,7 @@ type AuthorizeFunc func(ctx context.Context, tx pgx.Tx, ev Event) error
 
 // ErrRefused, wrapped by an AuthorizeFunc's or a ProcessFunc's error, refuses the event: its
 // writes are rolled back, the row becomes refused with the error as last_error, and it is not
-// retried (seed 004: a missing permission or invalid input is not retried for ever). A copy
+// retried (a missing permission or invalid input is not retried for ever). A copy
 // of a refused event is acknowledged and not processed.
 var ErrRefused = errors.New("inbox: refused")
 

@@ -15,7 +15,7 @@ import (
 )
 
 // metrics are the inbox's Prometheus metrics, registered on Config.Registerer when it is set
-// (seed 004: watch verification failures, timestamps outside the window, duplicates and rows
+// (watch verification failures, timestamps outside the window, duplicates and rows
 // stuck in received apart). They exist either way, so the code never asks.
 type metrics struct {
 	verificationFailures *prometheus.CounterVec   // source, reason

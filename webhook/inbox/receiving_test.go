@@ -17,7 +17,7 @@ import (
 	"github.com/hookstream/hookstream/webhook/inbox"
 )
 
-// The failure cases seed 004 names for the receiving boundary, each against real PostgreSQL.
+// The failure cases of the receiving boundary (R29, R37), each against real PostgreSQL.
 
 // The same event posted 50 times at once, spread over 3 instances (each its own pool, handler,
 // registry and Run loop on one database), is stored once, processed once, and every copy is

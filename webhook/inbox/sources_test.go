@@ -136,7 +136,7 @@ func TestHandlerForOtherSources(t *testing.T) {
 }
 
 // A verified request carrying a stored event's id with another body is refused (409), never
-// processed, and leaves the stored event as it was (seed 004).
+// processed, and leaves the stored event as it was (R29).
 func TestHandlerRefusesBodyConflict(t *testing.T) {
 	db := newDatabase(t)
 	hookstream := newPartner(t)

@@ -89,12 +89,12 @@ func Section() ([]byte, error) {
 		return nil, err
 	}
 	headers := []parameter{
-		{"webhook-id", "header", true, "the event id (evt_…): the same on every retry and replay; deduplicate on it (R1)", map[string]any{"type": "string"}},
+		{"webhook-id", "header", true, "the event id (evt_…): the same on every retry and replay; deduplicate on it", map[string]any{"type": "string"}},
 		{"webhook-timestamp", "header", true, "the attempt's time in Unix seconds; refuse it when far from now (5 minutes)", map[string]any{"type": "string", "pattern": "^[0-9]+$"}},
-		{"webhook-signature", "header", true, "v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated (R15, R17)", map[string]any{"type": "string"}},
+		{"webhook-signature", "header", true, "v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated; during a secret rotation both secrets sign", map[string]any{"type": "string"}},
 	}
 	responses := map[string]response{
-		"2XX":     {"delivered: the receiver has durably accepted the event (R3)"},
+		"2XX":     {"delivered: the receiver has durably accepted the event"},
 		"410":     {"the endpoint is disabled at once; no further deliveries"},
 		"default": {"retried on the endpoint's schedule: 408, 425, 429 and 5xx honouring Retry-After, other 4xx as a persistent receiver error; 3xx is never followed"},
 	}

@@ -52,7 +52,7 @@ END $$;
 
 -- outbox_drop_partitions drops every day partition that ends at or before `before`, and deletes
 -- default-partition rows older than it. The caller (cdc) passes a bound it has already published
--- past, so nothing unpublished is ever dropped (issue 3). Returns the partitions it dropped.
+-- past, so nothing unpublished is ever dropped (R10). Returns the partitions it dropped.
 CREATE FUNCTION outbox_drop_partitions(before timestamptz)
 RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
@@ -77,7 +77,7 @@ END $$;
 
 SELECT outbox_create_partitions((now() AT TIME ZONE 'UTC')::date - 1, 9);
 
--- Publications for cdc (issue 3). The outbox publishes inserts only, through the partition root,
+-- Publications for cdc (R10, design.md section 4). The outbox publishes inserts only, through the partition root,
 -- so partition maintenance (moves, drops) never reaches Kafka. Endpoint configuration publishes
 -- every change, so the endpoints topic can follow creates, updates and deletes.
 CREATE PUBLICATION hookstream_outbox FOR TABLE outbox_event

@@ -1,4 +1,4 @@
--- The admin API (issue 7, design.md section 10).
+-- The admin API (R36, design.md section 10).
 
 -- Replay jobs are leased by the admin process running them, so several admin processes can share
 -- the queue and a job whose process died is resumed by another once its lease runs out (R24).

@@ -1,4 +1,4 @@
--- One event_id is one event (issue 19), design.md sections 1 and 4.
+-- One event_id is one event (R1), design.md sections 1 and 4.
 --
 -- outbox_event is partitioned by day on occurred_at, and PostgreSQL enforces uniqueness on a
 -- partitioned table only for keys that include the partition key: its primary key

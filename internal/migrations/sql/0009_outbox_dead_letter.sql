@@ -1,4 +1,4 @@
--- Outbox rows cdc refused to publish (issue 19): a type the event catalog does not know, a schema
+-- Outbox rows cdc refused to publish (R4, R6): a type the event catalog does not know, a schema
 -- version or data the type's schema refuses, a row that is no valid envelope, an envelope over the
 -- size limit. Each one also goes to the <prefix>.dlq topic; this table is where the operator lists
 -- them (GET /v1/outbox/dead-letters), since the writer saw its commit succeed.

@@ -1,4 +1,4 @@
--- Per-endpoint request options (issue 14): custom request headers, authentication to the
+-- Per-endpoint request options (design.md section 7): custom request headers, authentication to the
 -- receiver (a static header secret, HTTP basic, OAuth 2.0 client credentials), a client
 -- certificate for mTLS, and the named egress proxy. One jsonb document in the shape of
 -- records.RequestOptions, so cdc carries it to the endpoints topic as it is. Its secrets (the

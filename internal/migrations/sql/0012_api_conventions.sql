@@ -1,4 +1,4 @@
--- API conventions, endpoint health and replay-job cancellation (issue 14, parts 6 and 7).
+-- API conventions, endpoint health and replay-job cancellation (design.md section 10).
 
 -- A partner API key carries a name its operator gives it (last_used_at exists since 0001).
 ALTER TABLE partner_api_key ADD COLUMN name text NOT NULL DEFAULT '';
@@ -19,7 +19,7 @@ CREATE TABLE idempotency_key (
 );
 CREATE INDEX idempotency_key_created_idx ON idempotency_key (created_at);
 
--- Endpoint health (issue 14): the circuit breaker lives in the sender, which has no route to
+-- Endpoint health: the circuit breaker lives in the sender, which has no route to
 -- PostgreSQL; each attempt record states the circuit after it, and the recorder keeps the
 -- newest here with the last success and the last attempt. Not part of the endpoint row: that
 -- row's every change is published to the endpoints topic, and these change with each attempt.
@@ -35,7 +35,7 @@ CREATE TABLE endpoint_health (
     updated_at        timestamptz NOT NULL DEFAULT now()
 );
 
--- Replay jobs can be canceled (issue 14): the runner stops at its next step.
+-- Replay jobs can be canceled (R24): the runner stops at its next step.
 ALTER TABLE replay_job DROP CONSTRAINT replay_job_state_check;
 ALTER TABLE replay_job ADD CONSTRAINT replay_job_state_check
     CHECK (state IN ('queued', 'running', 'succeeded', 'failed', 'canceled'));

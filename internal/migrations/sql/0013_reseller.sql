@@ -1,5 +1,5 @@
--- Issue 13, in two parts: the SQL contract of outbox_event for writers outside Go, and the tables
--- of the reseller reference platform (package reseller).
+-- In two parts: the SQL contract of outbox_event for writers outside Go, and the tables
+-- of the reseller reference platform (package reseller, R34).
 
 -- Part 1. The SQL contract (design.md section 4). A platform that inserts into outbox_event with
 -- SQL gets the same refusals outbox.Append gives for the envelope's shape, at the INSERT, with a

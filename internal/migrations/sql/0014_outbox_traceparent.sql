@@ -1,4 +1,4 @@
--- The W3C trace context of the platform's transaction (issue 16): an optional traceparent the
+-- The W3C trace context of the platform's transaction (design.md section 14): an optional traceparent the
 -- writer stores with the event (outbox.WithTraceparent, outbox.WithSpanContext), which cdc, when
 -- tracing is on, makes the parent of the event's trace, carried in the records' traceparent
 -- header through every hop to the partner's request. NULL: no trace context; cdc starts a new
