@@ -582,9 +582,12 @@ func (e SearchDeliveriesParamsState) Valid() bool {
 const (
 	SearchDeliveriesParamsErrorCategoryBlockedDestination SearchDeliveriesParamsErrorCategory = "blocked_destination"
 	SearchDeliveriesParamsErrorCategoryConnectionRefused  SearchDeliveriesParamsErrorCategory = "connection_refused"
+	SearchDeliveriesParamsErrorCategoryConnectionReset    SearchDeliveriesParamsErrorCategory = "connection_reset"
 	SearchDeliveriesParamsErrorCategoryDNS                SearchDeliveriesParamsErrorCategory = "dns"
+	SearchDeliveriesParamsErrorCategoryEndpointDisabled   SearchDeliveriesParamsErrorCategory = "endpoint_disabled"
 	SearchDeliveriesParamsErrorCategoryHTTPStatus         SearchDeliveriesParamsErrorCategory = "http_status"
 	SearchDeliveriesParamsErrorCategoryInternal           SearchDeliveriesParamsErrorCategory = "internal"
+	SearchDeliveriesParamsErrorCategoryInvalidResponse    SearchDeliveriesParamsErrorCategory = "invalid_response"
 	SearchDeliveriesParamsErrorCategoryRedirect           SearchDeliveriesParamsErrorCategory = "redirect"
 	SearchDeliveriesParamsErrorCategoryTLS                SearchDeliveriesParamsErrorCategory = "tls"
 	SearchDeliveriesParamsErrorCategoryTenantMismatch     SearchDeliveriesParamsErrorCategory = "tenant_mismatch"
@@ -598,11 +601,17 @@ func (e SearchDeliveriesParamsErrorCategory) Valid() bool {
 		return true
 	case SearchDeliveriesParamsErrorCategoryConnectionRefused:
 		return true
+	case SearchDeliveriesParamsErrorCategoryConnectionReset:
+		return true
 	case SearchDeliveriesParamsErrorCategoryDNS:
+		return true
+	case SearchDeliveriesParamsErrorCategoryEndpointDisabled:
 		return true
 	case SearchDeliveriesParamsErrorCategoryHTTPStatus:
 		return true
 	case SearchDeliveriesParamsErrorCategoryInternal:
+		return true
+	case SearchDeliveriesParamsErrorCategoryInvalidResponse:
 		return true
 	case SearchDeliveriesParamsErrorCategoryRedirect:
 		return true

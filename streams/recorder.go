@@ -458,7 +458,8 @@ var validTriggers = map[string]bool{records.TriggerInitial: true, records.Trigge
 var validCategories = map[string]bool{"": true,
 	records.CategoryDNS: true, records.CategoryConnectionRefused: true, records.CategoryTLS: true, records.CategoryTimeout: true,
 	records.CategoryHTTPStatus: true, records.CategoryRedirect: true, records.CategoryBlockedDestination: true,
-	records.CategoryTenantMismatch: true, records.CategoryInternal: true}
+	records.CategoryTenantMismatch: true, records.CategoryInternal: true,
+	records.CategoryConnectionReset: true, records.CategoryInvalidResponse: true, records.CategoryEndpointDisabled: true}
 
 // maxIDBytes bounds the ids an attempt names; hookstream's own are far shorter.
 const maxIDBytes = 256
@@ -609,8 +610,8 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 }
 
 // updateFailingSince keeps endpoint.failing_since: set at the first failure after a success,
-// cleared by a success (R23). Per endpoint the batch's latest attempt decides. Failures the
-// receiver did not cause (hookstream's own, category internal) do not count.
+// cleared by a success (R23). Per endpoint the batch's latest attempt decides. Attempts never
+// sent (categories internal and endpoint_disabled) do not count.
 func updateFailingSince(ctx context.Context, tx pgx.Tx, newest []records.Attempt) error {
 	type decision struct {
 		latest time.Time
@@ -620,7 +621,7 @@ func updateFailingSince(ctx context.Context, tx pgx.Tx, newest []records.Attempt
 	byEndpoint := map[string]*decision{}
 	slices.SortFunc(newest, func(a, b records.Attempt) int { return a.StartedAt.Compare(b.StartedAt) })
 	for _, a := range newest {
-		if a.Outcome != records.OutcomeDelivered && a.ErrorCategory == records.CategoryInternal {
+		if a.Outcome != records.OutcomeDelivered && records.SaysNothingOfReceiver(a.ErrorCategory) {
 			continue
 		}
 		d := byEndpoint[a.EndpointID]
@@ -681,7 +682,7 @@ func updateHealth(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) er
 			h = &health{partner: a.PartnerID}
 			byEndpoint[a.EndpointID] = h
 		}
-		if a.Outcome != records.OutcomeDelivered && a.ErrorCategory == records.CategoryInternal {
+		if a.Outcome != records.OutcomeDelivered && records.SaysNothingOfReceiver(a.ErrorCategory) {
 			continue // not sent (a refusal): says nothing of the receiver
 		}
 		h.lastAttempt = later(h.lastAttempt, a.StartedAt)
