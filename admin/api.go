@@ -36,7 +36,8 @@ type API struct {
 	adm          *kadm.Client
 	events       *eventlog.Log
 	replays      *replay.Engine
-	testEvents   *testEventLog // the test-event quota of this process
+	testEvents   *rateLog // the test-event quota of this process
+	replaysRate  *rateLog // the single-replay quota of this process
 	metrics      *apiMetrics
 	operatorHash [sha256.Size]byte
 	stop         chan struct{} // closed by Close: ends the reader janitor
@@ -88,7 +89,8 @@ func New(cfg Config, pool *pgxpool.Pool) (*API, error) {
 		kafka:        cl,
 		adm:          kadm.NewClient(cl),
 		metrics:      m,
-		testEvents:   newTestEventLog(cfg.Limits.TestEventsPerMinute),
+		testEvents:   newRateLog(cfg.Limits.TestEventsPerMinute),
+		replaysRate:  newRateLog(cfg.Limits.ReplaysPerMinute),
 		operatorHash: sha256.Sum256([]byte(cfg.OperatorToken)),
 		stop:         make(chan struct{}),
 		streamsEnd:   make(chan struct{}),
@@ -166,6 +168,7 @@ func (a *API) janitor() {
 		case <-t.C:
 			a.events.Sweep()
 			a.testEvents.sweep()
+			a.replaysRate.sweep()
 		case <-keys.C:
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			a.sweepIdempotencyKeys(ctx)

@@ -55,6 +55,7 @@ type quotasView struct {
 	Endpoints           quotaView `json:"endpoints"`
 	ReplayJobs          quotaView `json:"replay_jobs"`
 	TestEventsPerMinute quotaView `json:"test_events_per_minute"`
+	ReplaysPerMinute    quotaView `json:"replays_per_minute"`
 	ReplayDeliveries    quotaView `json:"replay_deliveries"`
 }
 
@@ -81,6 +82,7 @@ func (a *API) getLimits(w http.ResponseWriter, r *http.Request, c caller) error 
 			Endpoints:           quotaView{Limit: cfg.Limits.Endpoints},
 			ReplayJobs:          quotaView{Limit: cfg.Limits.ReplayJobs},
 			TestEventsPerMinute: quotaView{Limit: cfg.Limits.TestEventsPerMinute},
+			ReplaysPerMinute:    quotaView{Limit: cfg.Limits.ReplaysPerMinute},
 			ReplayDeliveries:    quotaView{Limit: cfg.Limits.ReplayDeliveries},
 		},
 	}
@@ -88,7 +90,7 @@ func (a *API) getLimits(w http.ResponseWriter, r *http.Request, c caller) error 
 	v.Notes.History = "Delivery history and attempts are kept for history_retention; the feed stays available after delivery records expire."
 	v.Notes.Replay = "Replays read the event from the outbox (outbox_retention; 0: rows are never dropped) or the events topic (feed_retention); events older than replay_window cannot be replayed (410)."
 	v.Notes.Retry = "After a failed attempt a delivery waits schedule_seconds[i] (±jitter) before attempt i+2, attempts in all; an endpoint's retry_policy replaces the schedule, the attempt count and client_errors (what a 4xx other than 408, 410, 425 and 429 does: retry by the schedule, or stop at once) for all its events or per event type, within bounds. Retries wait in the shared tiers whatever the policy. automatic_attempts is the highest number an automatic attempt can have; replays made while one may still come are numbered above it."
-	v.Notes.Quotas = "Per partner, whoever calls: over endpoints, replay_jobs or test_events_per_minute a request answers 429 quota_exceeded (Retry-After for test events); a replay selecting more than replay_deliveries answers 422 replay_too_large (a log replay stops at it instead). test_events_per_minute is counted over the last 60 s by each admin process."
+	v.Notes.Quotas = "Per partner, whoever calls: over endpoints, replay_jobs, test_events_per_minute or replays_per_minute (single-delivery replays) a request answers 429 quota_exceeded (Retry-After for the per-minute ones); a replay selecting more than replay_deliveries answers 422 replay_too_large (a log replay stops at it instead). test_events_per_minute and replays_per_minute are counted over the last 60 s by each admin process."
 
 	pid := r.URL.Query().Get("partner_id")
 	switch {
@@ -110,9 +112,10 @@ func (a *API) getLimits(w http.ResponseWriter, r *http.Request, c caller) error 
 		if err != nil {
 			return err
 		}
-		tests := a.testEvents.usage(pid)
+		tests, replays := a.testEvents.usage(pid), a.replaysRate.usage(pid)
 		v.PartnerID = pid
 		v.Quotas.Endpoints.Usage, v.Quotas.ReplayJobs.Usage, v.Quotas.TestEventsPerMinute.Usage = &endpoints, &jobs, &tests
+		v.Quotas.ReplaysPerMinute.Usage = &replays
 	}
 	respond(w, http.StatusOK, v)
 	return nil

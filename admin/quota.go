@@ -12,7 +12,7 @@ import (
 )
 
 // Per-partner quotas (Config.Limits). Without them one partner key could create endpoints,
-// test events and full-window replays without end, and take the fanout, the sender and the
+// test events, single replays and full-window replays without end, and take the fanout, the sender and the
 // deliveries topic from every other partner. A request over a quota is refused before it
 // changes anything: 429 quota_exceeded with error.quota naming the quota, its limit and the
 // partner's usage, and Retry-After where waiting is enough. A replay larger than one job may
@@ -28,11 +28,12 @@ const (
 	quotaEndpoints        = "endpoints"
 	quotaReplayJobs       = "replay_jobs"
 	quotaTestEvents       = "test_events_per_minute"
+	quotaReplays          = "replays_per_minute"
 	quotaReplayDeliveries = "replay_deliveries"
 )
 
-// testEventWindow is the window of the test-event quota.
-const testEventWindow = time.Minute
+// rateWindow is the window of the per-minute quotas (test events, single replays).
+const rateWindow = time.Minute
 
 func (a *API) quotaExceeded(name string, limit, usage int, retryAfter time.Duration, format string, args ...any) *apiError {
 	a.metrics.quotaRefusals.WithLabelValues(name).Inc()
@@ -111,37 +112,37 @@ func countOpenJobs(ctx context.Context, q querier, pid string) (int, error) {
 	return n, err
 }
 
-// testEventLog is the test-event quota: per partner, the times of its test events within the
-// last testEventWindow (a sliding window), kept by this process only. Several admin processes
-// behind one address each allow the limit; it bounds a flood, not an exact count. Memory is at
-// most the limit's worth of times per partner that sent test events in the last minute.
-type testEventLog struct {
+// rateLog is a per-minute quota (test events, single replays): per partner, the times of what
+// it took within the last rateWindow (a sliding window), kept by this process only. Several
+// admin processes behind one address each allow the limit; it bounds a flood, not an exact
+// count. Memory is at most the limit's worth of times per partner active in the last minute.
+type rateLog struct {
 	mu    sync.Mutex
 	limit int
 	sent  map[string][]time.Time // oldest first, never more than limit
 	now   func() time.Time       // time.Now; tests move it
 }
 
-func newTestEventLog(limit int) *testEventLog {
-	return &testEventLog{limit: limit, sent: map[string][]time.Time{}, now: time.Now}
+func newRateLog(limit int) *rateLog {
+	return &rateLog{limit: limit, sent: map[string][]time.Time{}, now: time.Now}
 }
 
-// take records a test event of pid, or refuses it with the wait until the oldest event in the
-// window leaves it. used is pid's count within the window, this one included when taken.
-func (l *testEventLog) take(pid string) (at time.Time, used int, wait time.Duration) {
+// take records one use by pid, or refuses it with the wait until the oldest use in the window
+// leaves it. used is pid's count within the window, this one included when taken.
+func (l *rateLog) take(pid string) (at time.Time, used int, wait time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
 	ts := l.recent(pid, now)
 	if len(ts) >= l.limit {
-		return time.Time{}, len(ts), ts[0].Add(testEventWindow).Sub(now)
+		return time.Time{}, len(ts), ts[0].Add(rateWindow).Sub(now)
 	}
 	l.sent[pid] = append(ts, now)
 	return now, len(ts) + 1, 0
 }
 
-// refund takes back the event taken at `at`, whose delivery record was never produced.
-func (l *testEventLog) refund(pid string, at time.Time) {
+// refund takes back the use taken at `at`, whose delivery record was never produced.
+func (l *rateLog) refund(pid string, at time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ts := l.sent[pid]
@@ -156,15 +157,15 @@ func (l *testEventLog) refund(pid string, at time.Time) {
 	}
 }
 
-// usage is pid's count of test events within the window.
-func (l *testEventLog) usage(pid string) int {
+// usage is pid's count of uses within the window.
+func (l *rateLog) usage(pid string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.recent(pid, l.now()))
 }
 
-// sweep forgets the partners with no test event in the window.
-func (l *testEventLog) sweep() {
+// sweep forgets the partners with no use in the window.
+func (l *rateLog) sweep() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
@@ -173,10 +174,10 @@ func (l *testEventLog) sweep() {
 	}
 }
 
-// recent drops pid's events that left the window and returns the others; l.mu is held.
-func (l *testEventLog) recent(pid string, now time.Time) []time.Time {
+// recent drops pid's uses that left the window and returns the others; l.mu is held.
+func (l *rateLog) recent(pid string, now time.Time) []time.Time {
 	ts := l.sent[pid]
-	cut := now.Add(-testEventWindow)
+	cut := now.Add(-rateWindow)
 	i := 0
 	for i < len(ts) && !ts[i].After(cut) {
 		i++

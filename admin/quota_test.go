@@ -288,7 +288,7 @@ func TestTestEventRate(t *testing.T) {
 // partner's; the operator sees the limits, or a partner's usage on request.
 func TestLimitsRouteShowsUsage(t *testing.T) {
 	e := newEnv(t, func(c *Config) {
-		c.Limits = Limits{Endpoints: 5, ReplayJobs: 3, TestEventsPerMinute: 7, ReplayDeliveries: 1000}
+		c.Limits = Limits{Endpoints: 5, ReplayJobs: 3, TestEventsPerMinute: 7, ReplaysPerMinute: 9, ReplayDeliveries: 1000}
 	})
 	key := e.partner("acme")
 	otherKey := e.partner("globex")
@@ -344,4 +344,47 @@ func TestLimitsRouteShowsUsage(t *testing.T) {
 			t.Fatalf("usage of another or no partner: %s", r)
 		}
 	}
+}
+
+// TestSingleReplayRate: single-delivery replays are rated per partner like test events, whoever
+// asks (its key or the operator): past the limit 429 quota_exceeded with Retry-After and nothing
+// produced; another partner has its own count; GET /v1/limits shows the usage.
+func TestSingleReplayRate(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Limits.ReplaysPerMinute = 3 })
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var clock sync.Mutex
+	e.api.replaysRate.now = func() time.Time { clock.Lock(); defer clock.Unlock(); return now }
+	advance := func(d time.Duration) { clock.Lock(); now = now.Add(d); clock.Unlock() }
+
+	key := e.partner("acme")
+	otherKey := e.partner("globex")
+	ep, other := e.endpoint("acme"), e.endpoint("globex")
+	ev := e.appendEvent("acme", "customer.created", `{"customer_id":"cus_1"}`)
+	otherEv := e.appendEvent("globex", "customer.created", `{"customer_id":"cus_2"}`)
+	did := e.seedDeliveries("acme", ep.ID, "customer.created", "failed", 1, []string{ev}, []time.Time{time.Now()})[0]
+	otherDid := e.seedDeliveries("globex", other.ID, "customer.created", "failed", 1, []string{otherEv}, []time.Time{time.Now()})[0]
+	replay := func(token, pid, did string) response {
+		return e.do(token, "POST", "/v1/partners/"+pid+"/deliveries/"+did+"/replay", nil)
+	}
+	e.must(202, key, "POST", "/v1/partners/acme/deliveries/"+did+"/replay", nil)
+	advance(20 * time.Second)
+	e.must(202, operatorToken, "POST", "/v1/partners/acme/deliveries/"+did+"/replay", nil)
+	e.must(202, key, "POST", "/v1/partners/acme/deliveries/"+did+"/replay", nil)
+	produced := e.endOffsets(e.Names.Deliveries)
+
+	// The oldest of the three leaves the window 40 s from now.
+	wantQuota(t, replay(key, "acme", did), 429, CodeQuotaExceeded, quotaReplays, 3, 3, "40")
+	wantQuota(t, replay(operatorToken, "acme", did), 429, CodeQuotaExceeded, quotaReplays, 3, 3, "40")
+	if n := e.endOffsets(e.Names.Deliveries); n != produced {
+		t.Fatalf("refused replays produced %d records", n-produced)
+	}
+	e.must(202, otherKey, "POST", "/v1/partners/globex/deliveries/"+otherDid+"/replay", nil)
+
+	var l limitsView
+	e.must(200, key, "GET", "/v1/limits", nil).json(t, &l)
+	if q := l.Quotas.ReplaysPerMinute; q.Limit != 3 || q.Usage == nil || *q.Usage != 3 {
+		t.Fatalf("acme's replay quota: %+v", q)
+	}
+	advance(40 * time.Second)
+	e.must(202, key, "POST", "/v1/partners/acme/deliveries/"+did+"/replay", nil)
 }

@@ -18,7 +18,9 @@ type replayAccepted struct {
 }
 
 // replayDelivery makes one new attempt of a delivery (R24): 202 with its attempt number. The
-// attempt itself happens asynchronously and shows up in the delivery's attempts.
+// attempt itself happens asynchronously and shows up in the delivery's attempts. A disabled
+// endpoint's delivery is refused here (409); one disabled after this answer is not sent and is
+// recorded as category endpoint_disabled. Past Limits.ReplaysPerMinute the answer is 429.
 func (a *API) replayDelivery(w http.ResponseWriter, r *http.Request, _ caller) error {
 	pid, did := r.PathValue("pid"), r.PathValue("did")
 	if e := noBody(r); e != nil {
@@ -44,7 +46,18 @@ func (a *API) replayDelivery(w http.ResponseWriter, r *http.Request, _ caller) e
 	if !endpoints.Subscribed(ep.EventTypes, d.EventType) {
 		return conflict("endpoint is no longer subscribed to %s", d.EventType)
 	}
+	// Single replays are rated like test events: each is a request to the partner's receiver
+	// that no schedule bounds (R24).
+	taken, used, wait := a.replaysRate.take(pid)
+	if wait > 0 {
+		return a.quotaExceeded(quotaReplays, a.cfg.Limits.ReplaysPerMinute, used, wait,
+			"partner %s asked for %d single replays in the last minute, the most it may (%s): retry in %d s, or replay many deliveries at once with a replay job (POST /v1/partners/%s/endpoints/{eid}/replay)",
+			pid, used, quotaReplays, retrySeconds(wait), pid)
+	}
 	p, err := a.replays.One(r.Context(), ep, replay.Target{EventID: d.EventID, EventType: d.EventType, CreatedAt: d.CreatedAt})
+	if err != nil {
+		a.replaysRate.refund(pid, taken) // nothing was sent
+	}
 	var refused *replay.RefusedError
 	switch {
 	case errors.Is(err, replay.ErrNotRetained):

@@ -343,6 +343,7 @@ const (
 	QuotaReachedNameEndpoints           QuotaReachedName = "endpoints"
 	QuotaReachedNameReplayDeliveries    QuotaReachedName = "replay_deliveries"
 	QuotaReachedNameReplayJobs          QuotaReachedName = "replay_jobs"
+	QuotaReachedNameReplaysPerMinute    QuotaReachedName = "replays_per_minute"
 	QuotaReachedNameTestEventsPerMinute QuotaReachedName = "test_events_per_minute"
 )
 
@@ -354,6 +355,8 @@ func (e QuotaReachedName) Valid() bool {
 	case QuotaReachedNameReplayDeliveries:
 		return true
 	case QuotaReachedNameReplayJobs:
+		return true
+	case QuotaReachedNameReplaysPerMinute:
 		return true
 	case QuotaReachedNameTestEventsPerMinute:
 		return true
@@ -582,9 +585,12 @@ func (e SearchDeliveriesParamsState) Valid() bool {
 const (
 	SearchDeliveriesParamsErrorCategoryBlockedDestination SearchDeliveriesParamsErrorCategory = "blocked_destination"
 	SearchDeliveriesParamsErrorCategoryConnectionRefused  SearchDeliveriesParamsErrorCategory = "connection_refused"
+	SearchDeliveriesParamsErrorCategoryConnectionReset    SearchDeliveriesParamsErrorCategory = "connection_reset"
 	SearchDeliveriesParamsErrorCategoryDNS                SearchDeliveriesParamsErrorCategory = "dns"
+	SearchDeliveriesParamsErrorCategoryEndpointDisabled   SearchDeliveriesParamsErrorCategory = "endpoint_disabled"
 	SearchDeliveriesParamsErrorCategoryHTTPStatus         SearchDeliveriesParamsErrorCategory = "http_status"
 	SearchDeliveriesParamsErrorCategoryInternal           SearchDeliveriesParamsErrorCategory = "internal"
+	SearchDeliveriesParamsErrorCategoryInvalidResponse    SearchDeliveriesParamsErrorCategory = "invalid_response"
 	SearchDeliveriesParamsErrorCategoryRedirect           SearchDeliveriesParamsErrorCategory = "redirect"
 	SearchDeliveriesParamsErrorCategoryTLS                SearchDeliveriesParamsErrorCategory = "tls"
 	SearchDeliveriesParamsErrorCategoryTenantMismatch     SearchDeliveriesParamsErrorCategory = "tenant_mismatch"
@@ -598,11 +604,17 @@ func (e SearchDeliveriesParamsErrorCategory) Valid() bool {
 		return true
 	case SearchDeliveriesParamsErrorCategoryConnectionRefused:
 		return true
+	case SearchDeliveriesParamsErrorCategoryConnectionReset:
+		return true
 	case SearchDeliveriesParamsErrorCategoryDNS:
+		return true
+	case SearchDeliveriesParamsErrorCategoryEndpointDisabled:
 		return true
 	case SearchDeliveriesParamsErrorCategoryHTTPStatus:
 		return true
 	case SearchDeliveriesParamsErrorCategoryInternal:
+		return true
+	case SearchDeliveriesParamsErrorCategoryInvalidResponse:
 		return true
 	case SearchDeliveriesParamsErrorCategoryRedirect:
 		return true
@@ -1450,6 +1462,9 @@ type Quotas struct {
 
 	// ReplayJobs replay jobs of a partner queued or running at once
 	ReplayJobs QuotaLimit `json:"replay_jobs"`
+
+	// ReplaysPerMinute single-delivery replays a partner may ask for in any 60 s, counted by each admin process; usage: those asked for in the last 60 s
+	ReplaysPerMinute QuotaLimit `json:"replays_per_minute"`
 
 	// TestEventsPerMinute test events a partner may send in any 60 s, counted by each admin process; usage: those sent in the last 60 s
 	TestEventsPerMinute QuotaLimit `json:"test_events_per_minute"`
@@ -6816,6 +6831,11 @@ func (r GetDeliveryResponse) ContentType() string {
 	return ""
 }
 
+// ReplayDeliveryResponse429Headers the declared response headers of an HTTP 429 response for ReplayDelivery
+type ReplayDeliveryResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ReplayDeliveryResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6837,8 +6857,12 @@ type ReplayDeliveryResponse struct {
 	ApplicationProblemJSON415 *UnsupportedMedia
 	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationProblemJSON429 *QuotaExceeded
 	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationProblemJSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReplayDeliveryResponse429Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -6884,6 +6908,11 @@ func (r ReplayDeliveryResponse) GetApplicationProblemJSON415() *UnsupportedMedia
 // GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r ReplayDeliveryResponse) GetApplicationProblemJSON422() *Validation {
 	return r.ApplicationProblemJSON422
+}
+
+// GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ReplayDeliveryResponse) GetApplicationProblemJSON429() *QuotaExceeded {
+	return r.ApplicationProblemJSON429
 }
 
 // GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -9762,6 +9791,13 @@ func ParseReplayDeliveryResponse(rsp *http.Response) (*ReplayDeliveryResponse, e
 		}
 		response.ApplicationProblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest QuotaExceeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9769,6 +9805,19 @@ func ParseReplayDeliveryResponse(rsp *http.Response) (*ReplayDeliveryResponse, e
 		}
 		response.ApplicationProblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ReplayDeliveryResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

@@ -37,15 +37,20 @@ type Config struct {
 	API http.Handler
 	// SessionTTL is how long a sign-in lasts (absolute, not extended by use).
 	SessionTTL time.Duration
-	// MaxSessions bounds the session store; the session closest to its end makes room.
+	// MaxSessions bounds the session store; when it is full, the credential holding the most
+	// sessions gives up its oldest.
 	MaxSessions int
-	Logger      *slog.Logger
-	Registerer  prometheus.Registerer // nil: metrics are not registered
+	// MaxSessionsPerCredential bounds the sessions of one credential (a partner key, the operator
+	// token): its next sign-in ends its own oldest session, never another credential's.
+	MaxSessionsPerCredential int
+	Logger                   *slog.Logger
+	Registerer               prometheus.Registerer // nil: metrics are not registered
 }
 
-// DefaultConfig returns the defaults: 12-hour sessions, at most 10,000 at once.
+// DefaultConfig returns the defaults: 12-hour sessions, at most 10,000 at once and 20 per
+// credential.
 func DefaultConfig() Config {
-	return Config{SessionTTL: 12 * time.Hour, MaxSessions: 10000, Logger: slog.Default()}
+	return Config{SessionTTL: 12 * time.Hour, MaxSessions: 10000, MaxSessionsPerCredential: 20, Logger: slog.Default()}
 }
 
 // Validate reports what is wrong with c.
@@ -59,6 +64,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxSessions < 1 {
 		errs = append(errs, fmt.Errorf("console: max sessions %d must be at least 1", c.MaxSessions))
+	}
+	if c.MaxSessionsPerCredential < 1 {
+		errs = append(errs, fmt.Errorf("console: max sessions per credential %d must be at least 1", c.MaxSessionsPerCredential))
 	}
 	if c.Logger == nil {
 		errs = append(errs, errors.New("console: no logger"))
@@ -86,7 +94,7 @@ func New(cfg Config) (*Console, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	sessions := newSessions(cfg.MaxSessions, cfg.SessionTTL)
+	sessions := newSessions(cfg.MaxSessions, cfg.MaxSessionsPerCredential, cfg.SessionTTL)
 	m, err := newMetrics(cfg.Registerer, sessions.len)
 	if err != nil {
 		return nil, err

@@ -30,6 +30,12 @@ type site struct {
 
 func newSite(t *testing.T) *site {
 	t.Helper()
+	return newSiteWith(t, func(*console.Config) {})
+}
+
+// newSiteWith is newSite with the console's configuration adjusted by adjust.
+func newSiteWith(t *testing.T, adjust func(*console.Config)) *site {
+	t.Helper()
 	db := testenv.NewDatabase(t)
 	k := testenv.NewKafka(t)
 	k.CreateTopics(t)
@@ -45,6 +51,7 @@ func newSite(t *testing.T) *site {
 	t.Cleanup(api.Close)
 	ccfg := console.DefaultConfig()
 	ccfg.API, ccfg.Logger, ccfg.Registerer = api.Handler(), cfg.Logger, reg
+	adjust(&ccfg)
 	c, err := console.New(ccfg)
 	if err != nil {
 		t.Fatal(err)
@@ -375,5 +382,28 @@ func TestBadInputIsAClearAnswer(t *testing.T) {
 	res = b.do("POST", "/console/partners/acme/endpoints", url.Values{"csrf": {csrf}, "url": {"https://93.184.216.34/x"}, "max_in_flight": {"many"}})
 	if res.status != http.StatusUnprocessableEntity || !strings.Contains(res.body, "whole number") {
 		t.Fatalf("a bad number: %d\n%s", res.status, res.body)
+	}
+}
+
+// Signing in again and again with one partner key churns that key's own sessions only: the
+// operator and other partners stay signed in, however small the store.
+func TestManySignInsWithOneKeyKeepOthersSignedIn(t *testing.T) {
+	s := newSiteWith(t, func(c *console.Config) { c.MaxSessions, c.MaxSessionsPerCredential = 8, 2 })
+	op := s.browser(t)
+	if res := op.signIn(operatorToken); res.status != http.StatusSeeOther {
+		t.Fatalf("operator sign-in: %d", res.status)
+	}
+	globex, _ := s.signedIn(t, "globex")
+	key, _ := s.partner(t, "acme")
+	for i := 0; i < 30; i++ {
+		if res := s.browser(t).signIn(key); res.status != http.StatusSeeOther {
+			t.Fatalf("acme sign-in %d: %d", i, res.status)
+		}
+	}
+	if res := op.do("GET", "/console/operator/partners", nil); res.status != http.StatusOK {
+		t.Fatalf("the operator was signed out by acme's sign-ins: %d", res.status)
+	}
+	if res := globex.do("GET", "/console/partners/globex/endpoints", nil); res.status != http.StatusOK {
+		t.Fatalf("globex was signed out by acme's sign-ins: %d", res.status)
 	}
 }

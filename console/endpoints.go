@@ -102,8 +102,8 @@ const (
 	maxScan  = 1000
 )
 
-var errorCategories = []string{"dns", "connection_refused", "tls", "timeout", "http_status", "redirect",
-	"blocked_destination", "tenant_mismatch", "internal"}
+var errorCategories = []string{"dns", "connection_refused", "connection_reset", "tls", "timeout", "http_status",
+	"invalid_response", "redirect", "blocked_destination", "endpoint_disabled", "tenant_mismatch", "internal"}
 
 var deliveryStates = []string{"pending", "retrying", "succeeded", "failed", "skipped"}
 

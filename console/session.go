@@ -39,17 +39,19 @@ type flash struct {
 	LinkText string
 }
 
-// sessions is the in-memory session store: at most max sessions, each living ttl from sign-in.
+// sessions is the in-memory session store: at most max sessions, at most perCredential of them
+// for one credential, each living ttl from sign-in.
 type sessions struct {
-	mu  sync.Mutex
-	m   map[string]*session
-	max int
-	ttl time.Duration
-	now func() time.Time
+	mu            sync.Mutex
+	m             map[string]*session
+	max           int
+	perCredential int
+	ttl           time.Duration
+	now           func() time.Time
 }
 
-func newSessions(max int, ttl time.Duration) *sessions {
-	return &sessions{m: make(map[string]*session), max: max, ttl: ttl, now: time.Now}
+func newSessions(max, perCredential int, ttl time.Duration) *sessions {
+	return &sessions{m: make(map[string]*session), max: max, perCredential: perCredential, ttl: ttl, now: time.Now}
 }
 
 func randomToken() string {
@@ -60,21 +62,33 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// create stores a new session for a verified credential. When the store is full, the session
-// closest to its end makes room: memory stays bounded whatever signs in.
+// create stores a new session for a verified credential. A credential at its cap of sessions
+// makes room by ending its own oldest one, so signing in again and again with one key never signs
+// anyone else out. When the whole store is full, the credential holding the most sessions gives up
+// its oldest: memory stays bounded whatever signs in, and the cost falls on the busiest credential.
 func (s *sessions) create(token string, operator bool, partnerID string) *session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	s.sweepLocked(now)
-	if len(s.m) >= s.max {
-		var oldest *session
-		for _, v := range s.m {
-			if oldest == nil || v.expires.Before(oldest.expires) {
-				oldest = v
+	held := make(map[string]int)
+	oldest := make(map[string]*session) // per credential
+	for _, v := range s.m {
+		held[v.token]++
+		if o := oldest[v.token]; o == nil || v.expires.Before(o.expires) {
+			oldest[v.token] = v
+		}
+	}
+	if held[token] >= s.perCredential {
+		delete(s.m, oldest[token].id)
+	} else if len(s.m) >= s.max {
+		var busiest string
+		for cred, n := range held {
+			if n > held[busiest] || (n == held[busiest] && oldest[cred].expires.Before(oldest[busiest].expires)) {
+				busiest = cred
 			}
 		}
-		delete(s.m, oldest.id)
+		delete(s.m, oldest[busiest].id)
 	}
 	ss := &session{id: randomToken(), csrf: randomToken(), token: token, operator: operator,
 		partnerID: partnerID, expires: now.Add(s.ttl)}

@@ -29,7 +29,8 @@ type Subject struct {
 
 // Event is what a platform hands to Append.
 type Event struct {
-	// ID is the event's id (R1), "evt_" and a ULID; empty means Append makes a new one. Set it,
+	// ID is the event's id (R1), "evt_" and a ULID in upper case (a lower-case one is refused,
+	// not rewritten); empty means Append makes a new one. Set it,
 	// from NewEventID at the time of the state change, when the platform needs the id before
 	// Append, e.g. to store it beside the state change; the admin API looks old events up by
 	// their id's time. An id the outbox already holds is refused with ErrDuplicateEventID.
@@ -104,7 +105,7 @@ func NewEventID() string {
 // validate checks ev and returns it with defaults filled and Data compacted.
 func (ev Event) validate() (Event, error) {
 	if ev.ID != "" && !ValidEventID(ev.ID) {
-		return ev, invalid(ErrInvalidField, "id", "%q is not evt_ followed by a ULID", ev.ID)
+		return ev, invalid(ErrInvalidField, "id", "%q is not evt_ followed by a ULID in upper case", ev.ID)
 	}
 	if ev.PartnerID == "" {
 		return ev, invalid(ErrMissingPartner, "partner_id", "required")
@@ -198,7 +199,7 @@ func firstByte(b []byte) byte {
 // section 6).
 func (e Envelope) Validate() error {
 	if !ValidEventID(e.EventID) {
-		return invalid(ErrInvalidField, "event_id", "%q is not evt_ followed by a ULID", e.EventID)
+		return invalid(ErrInvalidField, "event_id", "%q is not evt_ followed by a ULID in upper case", e.EventID)
 	}
 	if e.SchemaVersion < 1 {
 		return invalid(ErrInvalidField, "schema_version", "must be positive, got %d", e.SchemaVersion)
@@ -224,10 +225,12 @@ func (e Envelope) Event() Event {
 	}
 }
 
-// ValidEventID reports whether id is "evt_" followed by a ULID.
+// ValidEventID reports whether id is "evt_" followed by a ULID in upper case, as NewEventID
+// makes it. An id has one spelling: its lower case, which a ULID parser would read as the same
+// ULID, is not an event id (design.md section 1), and the outbox refuses it (migration 0016).
 func ValidEventID(id string) bool {
 	rest, ok := strings.CutPrefix(id, "evt_")
-	if !ok {
+	if !ok || strings.ToUpper(rest) != rest {
 		return false
 	}
 	_, err := ulid.ParseStrict(rest)

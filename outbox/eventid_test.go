@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,11 +129,13 @@ func TestAppendDuplicateIDIsRefused(t *testing.T) {
 	}
 }
 
-// An id that is not evt_ + ULID is refused before anything is written, as every bad field is.
+// An id that is not evt_ + an upper-case ULID is refused before anything is written, as every
+// bad field is: a lower-case id would be a second spelling of one event.
 func TestAppendRefusesMalformedID(t *testing.T) {
 	db := testenv.NewDatabase(t)
 	ctx := context.Background()
-	for _, id := range []string{"evt_nope", "01J0000000000000000000000A", "evt_01J0000000000000000000000A0"} {
+	for _, id := range []string{"evt_nope", "01J0000000000000000000000A", "evt_01J0000000000000000000000A0",
+		strings.ToLower(outbox.NewEventID()), "evt_01J0000000000000000000000a"} {
 		ev := validEvent()
 		ev.ID = id
 		err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {

@@ -37,6 +37,8 @@ func TestSQLContractRefusesBadRows(t *testing.T) {
 		{"id without prefix", func(r *row) { r.id = strings.TrimPrefix(r.id, "evt_") }, "outbox_event_event_id_format", "is not evt_ followed by a ULID"},
 		{"id not a ULID", func(r *row) { r.id = "evt_42" }, "outbox_event_event_id_format", "'evt_42' is not evt_ followed by a ULID"},
 		{"id with a letter outside Crockford", func(r *row) { r.id = "evt_01JBADBADBADBADBADBADBADU" }, "outbox_event_event_id_format", "is not evt_"},
+		{"id in lower case", func(r *row) { r.id = strings.ToLower(r.id) }, "outbox_event_event_id_format", "is not evt_ followed by a ULID in upper case"},
+		{"id with one lower-case letter", func(r *row) { r.id = r.id[:len(r.id)-1] + "z" }, "outbox_event_event_id_format", "in upper case"},
 		{"empty partner", func(r *row) { r.partner = "" }, "outbox_event_partner_id_required", "partner_id must be 1 to 255 characters"},
 		{"malformed type", func(r *row) { r.typ = "Customer Created" }, "outbox_event_type_format", "type 'Customer Created' is not lowercase dotted words"},
 		{"one-word type", func(r *row) { r.typ = "customer" }, "outbox_event_type_format", "is not lowercase dotted words"},

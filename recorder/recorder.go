@@ -573,8 +573,8 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 }
 
 // updateFailingSince keeps endpoint.failing_since: set at the first failure after a success,
-// cleared by a success (R23). Per endpoint the batch's latest attempt decides. Failures the
-// receiver did not cause (hookstream's own, category internal) do not count.
+// cleared by a success (R23). Per endpoint the batch's latest attempt decides. Attempts never
+// sent (categories internal and endpoint_disabled) do not count.
 func updateFailingSince(ctx context.Context, tx pgx.Tx, newest []records.Attempt) error {
 	type decision struct {
 		latest time.Time
@@ -584,7 +584,7 @@ func updateFailingSince(ctx context.Context, tx pgx.Tx, newest []records.Attempt
 	byEndpoint := map[string]*decision{}
 	slices.SortFunc(newest, func(a, b records.Attempt) int { return a.StartedAt.Compare(b.StartedAt) })
 	for _, a := range newest {
-		if a.Outcome != records.OutcomeDelivered && a.ErrorCategory == records.CategoryInternal {
+		if a.Outcome != records.OutcomeDelivered && records.SaysNothingOfReceiver(a.ErrorCategory) {
 			continue
 		}
 		d := byEndpoint[a.EndpointID]
@@ -645,7 +645,7 @@ func updateHealth(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) er
 			h = &health{partner: a.PartnerID}
 			byEndpoint[a.EndpointID] = h
 		}
-		if a.Outcome != records.OutcomeDelivered && a.ErrorCategory == records.CategoryInternal {
+		if a.Outcome != records.OutcomeDelivered && records.SaysNothingOfReceiver(a.ErrorCategory) {
 			continue // not sent (a refusal): says nothing of the receiver
 		}
 		h.lastAttempt = later(h.lastAttempt, a.StartedAt)

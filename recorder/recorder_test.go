@@ -413,12 +413,13 @@ func TestRecorderKeepsEndpointHealth(t *testing.T) {
 		t.Fatalf("health after a success and a failure that opened the circuit: %v %v %v %v", c, p, s, l)
 	}
 
-	// An older attempt recorded late and a refusal change neither the circuit nor the times.
+	// An older attempt recorded late and refusals (internal, endpoint_disabled) change neither the circuit nor the times.
 	late := attempt(outbox.NewEventID(), ep, "p1", 1, records.OutcomeDelivered, 200, "")
 	late.StartedAt, late.Circuit = ok.StartedAt.Add(-time.Minute), records.CircuitClosed
 	refused := attempt(outbox.NewEventID(), ep, "p1", 5, records.OutcomeFailed, 0, records.CategoryInternal)
-	produceAttempts(t, e, late, refused)
-	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 4, time.Minute)
+	disabled := attempt(outbox.NewEventID(), ep, "p1", 6, records.OutcomeFailed, 0, records.CategoryEndpointDisabled)
+	produceAttempts(t, e, late, refused, disabled)
+	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 5, time.Minute)
 	c, p, s, l = health()
 	if *c != records.CircuitOpen || !p.Equal(probeAt) || !s.Equal(ok.StartedAt) || !l.Equal(failed.StartedAt) {
 		t.Fatalf("health after a late attempt and a refusal: %v %v %v %v", *c, p, s, l)
@@ -428,7 +429,7 @@ func TestRecorderKeepsEndpointHealth(t *testing.T) {
 	probe := attempt(outbox.NewEventID(), ep, "p1", 3, records.OutcomeDelivered, 200, "")
 	probe.Circuit = records.CircuitClosed
 	produceAttempts(t, e, probe)
-	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 5, time.Minute)
+	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 6, time.Minute)
 	c, p, s, _ = health()
 	if *c != records.CircuitClosed || p != nil || !s.Equal(probe.StartedAt) {
 		t.Fatalf("health after the probe succeeded: %v %v %v", *c, p, s)

@@ -98,9 +98,9 @@ var staleView = &refusal{category: records.CategoryInternal, reason: "the endpoi
 // the current endpoint record. ok is false when the work was abandoned meanwhile.
 //
 // A delivery for another partner's endpoint (or an unknown one), or whose body is another
-// partner's event, is refused with category tenant_mismatch and never sent. A disabled or
-// paused endpoint, or one no longer subscribed to the type, is refused with category internal
-// and the reason in the excerpt: the history shows why nothing was sent, and it is not
+// partner's event, is refused with category tenant_mismatch and never sent. A disabled endpoint
+// is refused with category endpoint_disabled (the receiver's side, never hookstream's fault), one
+// no longer subscribed to the type with category internal, each with the reason in the excerpt: the history shows why nothing was sent, and it is not
 // retried (re-enabling an endpoint does not resurrect deliveries refused meanwhile; replay
 // does). Test deliveries skip only the subscription check (R25).
 func (s *Sender) admit(w *work) (ep *records.Endpoint, ref *refusal, ok bool) {
@@ -120,7 +120,7 @@ func (s *Sender) admit(w *work) (ep *records.Endpoint, ref *refusal, ok bool) {
 			if ep.DisabledReason != "" {
 				reason += " (" + ep.DisabledReason + ")"
 			}
-			return &refusal{records.CategoryInternal, reason, true}
+			return &refusal{records.CategoryEndpointDisabled, reason, true}
 		case !endpoints.Subscribed(ep.EventTypes, d.EventType):
 			if d.Trigger == records.TriggerTest {
 				return nil // a test event goes to the endpoint it is for (R25)

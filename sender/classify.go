@@ -6,8 +6,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/textproto"
 	"os"
 	"strconv"
 	"strings"
@@ -68,8 +70,10 @@ func (f *Failure) Unwrap() error { return f.Err }
 //     read at now; an invalid one is ignored).
 //   - other 4xx: a persistent receiver error, retryable unless p.RetryClientErrors is off.
 //   - 3xx: never followed (R27), category redirect, retryable.
-//   - transport errors: dns, connection_refused, timeout, tls, blocked_destination, or
-//     internal for anything else; all retryable.
+//   - transport errors: dns, connection_refused, connection_reset (the receiver reset or closed
+//     the connection before answering), timeout, tls, invalid_response (an answer that is not
+//     HTTP, or headers past the limit), blocked_destination, or internal for anything else; all
+//     retryable.
 //
 // A response that is not 2xx has category http_status unless said otherwise.
 func Classify(resp *http.Response, err error, now time.Time, p Policy) *Failure {
@@ -128,6 +132,10 @@ func classifyError(err error) string {
 		return records.CategoryTimeout
 	case isTLS(err):
 		return records.CategoryTLS
+	case isReset(err):
+		return records.CategoryConnectionReset
+	case isInvalidResponse(err):
+		return records.CategoryInvalidResponse
 	default:
 		return records.CategoryInternal
 	}
@@ -139,6 +147,40 @@ func isTimeout(err error) bool {
 	}
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// isReset reports a connection the receiver reset or closed before its answer was complete.
+func isReset(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// invalidResponseMessages are net/http's own words for an answer it refused to read, which it
+// returns as untyped errors: response headers past Transport.MaxResponseHeaderBytes (HTTP/1 and
+// HTTP/2) and a status line or header that is not HTTP.
+var invalidResponseMessages = []string{
+	"server response headers exceeded",
+	"response header list larger than advertised limit",
+	"malformed HTTP",
+	"invalid header field",
+	"invalid Trailer",
+	"bogus greeting",
+}
+
+// isInvalidResponse reports an answer that arrived but is not HTTP that can be read: the
+// receiver's fault, not the network's nor hookstream's.
+func isInvalidResponse(err error) bool {
+	var proto textproto.ProtocolError
+	if errors.As(err, &proto) {
+		return true
+	}
+	msg := err.Error()
+	for _, m := range invalidResponseMessages {
+		if strings.Contains(msg, m) {
+			return true
+		}
+	}
+	return false
 }
 
 func isTLS(err error) bool {

@@ -6,8 +6,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/textproto"
 	"net/url"
 	"os"
 	"syscall"
@@ -116,7 +118,10 @@ func TestClassifyTransportErrors(t *testing.T) {
 		{"not tls", wrap(tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}), records.CategoryTLS},
 		{"blocked", wrap(fmt.Errorf("egress: dial: %w", &egress.PolicyError{Rule: egress.RuleBlockedAddress, Detail: "10.0.0.1 is private"})), records.CategoryBlockedDestination},
 		{"blocked port", wrap(&egress.PolicyError{Rule: egress.RulePort}), records.CategoryBlockedDestination},
-		{"reset", wrap(&net.OpError{Op: "read", Err: syscall.ECONNRESET}), records.CategoryInternal},
+		{"reset", wrap(&net.OpError{Op: "read", Err: os.NewSyscallError("read", syscall.ECONNRESET)}), records.CategoryConnectionReset},
+		{"broken pipe", wrap(&net.OpError{Op: "write", Err: os.NewSyscallError("write", syscall.EPIPE)}), records.CategoryConnectionReset},
+		{"closed without an answer", wrap(io.EOF), records.CategoryConnectionReset},
+		{"malformed header", wrap(textproto.ProtocolError("malformed MIME header line: x")), records.CategoryInvalidResponse},
 		{"other", errors.New("something else"), records.CategoryInternal},
 		{"nil everything", nil, records.CategoryInternal},
 	}

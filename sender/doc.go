@@ -12,9 +12,9 @@
 // lane of their endpoint. Before each request the endpoint is checked again against the
 // endpoint view (R13): a record naming another partner's endpoint or carrying another
 // partner's event is never sent and is recorded as category tenant_mismatch; a disabled
-// endpoint, or one no longer subscribed to the type, is not sent and is recorded as a failed
-// attempt of category internal with the reason in the excerpt, and is not retried (the schema
-// allows no other category; re-enabling does not resurrect refused deliveries, a replay does).
+// endpoint is not sent and is recorded as a failed attempt of category endpoint_disabled, one no
+// longer subscribed to the type as category internal, each with the reason in the excerpt, and
+// neither is retried (re-enabling does not resurrect refused deliveries, a replay does).
 // Test deliveries skip only the subscription check. A test or replay record carries the
 // endpoint version the admin API answered with (records.Delivery.EndpointVersion): it is sent
 // only once the view holds that version or a later one, waited for up to 10 s, else deferred

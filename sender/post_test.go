@@ -53,6 +53,40 @@ func port(t *testing.T, rawURL string) int {
 	return p
 }
 
+// rawReceiver serves every connection below HTTP: it reads the request's head and hands the
+// connection to answer, then closes it.
+func rawReceiver(t *testing.T, answer func(*net.TCPConn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+				buf := make([]byte, 0, 4096)
+				chunk := make([]byte, 4096)
+				for !strings.Contains(string(buf), "\r\n\r\n") {
+					n, err := c.Read(chunk)
+					if err != nil {
+						return
+					}
+					buf = append(buf, chunk[:n]...)
+				}
+				answer(c.(*net.TCPConn))
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/hook"
+}
+
 // The classification against real local servers (R19, R20): every kind of answer
 // and failure yields its category, retry decision and evidence.
 func TestPostClassifiesRealOutcomes(t *testing.T) {
@@ -113,11 +147,26 @@ func TestPostClassifiesRealOutcomes(t *testing.T) {
 	}
 	closedURL := "http://" + closed.Addr().String() + "/hook"
 	closed.Close()
+	// Receivers that misbehave below HTTP: each reads the request's head, then answers badly.
+	resetURL := rawReceiver(t, func(c *net.TCPConn) { _ = c.SetLinger(0) }) // close with RST
+	hangUpURL := rawReceiver(t, func(*net.TCPConn) {})                      // close with FIN, no answer
+	hugeHeadersURL := rawReceiver(t, func(c *net.TCPConn) {
+		_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\n")
+		line := "X-Filler: " + strings.Repeat("h", 1000) + "\r\n"
+		for i := 0; i < 2<<10; i++ { // 2 MB of headers
+			if _, err := io.WriteString(c, line); err != nil {
+				return
+			}
+		}
+		_, _ = io.WriteString(c, "Content-Length: 0\r\n\r\n")
+	})
+	garbageURL := rawReceiver(t, func(c *net.TCPConn) { _, _ = io.WriteString(c, "SSH-2.0-OpenSSH_9.6\r\n\r\n") })
 
 	cfg := egress.DefaultConfig()
 	cfg.AllowHTTP = true
 	cfg.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-	cfg.AllowedPorts = []int{port(t, srv.URL), port(t, target.URL), port(t, tlsSrv.URL), port(t, closedURL), 80}
+	cfg.AllowedPorts = []int{port(t, srv.URL), port(t, target.URL), port(t, tlsSrv.URL), port(t, closedURL), 80,
+		port(t, resetURL), port(t, hangUpURL), port(t, hugeHeadersURL), port(t, garbageURL)}
 	cfg.RequestTimeout = 500 * time.Millisecond
 	cfg.Resolver = tableResolver{
 		"receiver.test": {netip.MustParseAddr("127.0.0.1")},
@@ -163,6 +212,10 @@ func TestPostClassifiesRealOutcomes(t *testing.T) {
 		{"oversized 500", srv.URL + "/big500", 500, records.CategoryHTTPStatus, true, nil, "boom"},
 		{"hanging", srv.URL + "/hang", 0, records.CategoryTimeout, true, nil, ""},
 		{"closed port", closedURL, 0, records.CategoryConnectionRefused, true, nil, "refused"},
+		{"connection reset by the receiver", resetURL, 0, records.CategoryConnectionReset, true, nil, "reset"},
+		{"connection closed without an answer", hangUpURL, 0, records.CategoryConnectionReset, true, nil, "EOF"},
+		{"2 MB of response headers", hugeHeadersURL, 0, records.CategoryInvalidResponse, true, nil, "headers exceeded"},
+		{"an answer that is not HTTP", garbageURL, 0, records.CategoryInvalidResponse, true, nil, "malformed"},
 		{"unknown host", "http://nowhere.test:" + srvPort + "/", 0, records.CategoryDNS, true, nil, "no such host"},
 		{"untrusted certificate", tlsSrv.URL + "/", 0, records.CategoryTLS, true, nil, "certificate"},
 		{"private address", "http://10.0.0.1:" + srvPort + "/", 0, records.CategoryBlockedDestination, true, nil, "10.0.0.1"},

@@ -150,7 +150,8 @@ func TestForgedDeliveryIsNeverSent(t *testing.T) {
 }
 
 // A disabled endpoint and one no longer subscribed get nothing; each refusal is visible in
-// the history as a failed attempt with the reason, and is not retried. A test delivery skips
+// the history as a failed attempt with the reason (a disabled endpoint's as endpoint_disabled,
+// never internal, which means hookstream's own fault), and is not retried. A test delivery skips
 // only the subscription check (R25).
 func TestRefusedDeliveriesAreRecorded(t *testing.T) {
 	e := newEnv(t)
@@ -169,13 +170,14 @@ func TestRefusedDeliveriesAreRecorded(t *testing.T) {
 	disabledTest.Trigger = records.TriggerTest
 	e.deliver(0, disabled, unsubscribed, test, disabledTest)
 
-	for d, reason := range map[*records.Delivery]string{
-		&disabled: "endpoint is disabled (receiver answered 410)", &unsubscribed: "not subscribed to customer.created",
-		&disabledTest: "endpoint is disabled",
+	for d, want := range map[*records.Delivery]struct{ category, reason string }{
+		&disabled:     {records.CategoryEndpointDisabled, "endpoint is disabled (receiver answered 410)"},
+		&unsubscribed: {records.CategoryInternal, "not subscribed to customer.created"},
+		&disabledTest: {records.CategoryEndpointDisabled, "endpoint is disabled"},
 	} {
 		a := e.waitAttempt(*d)
-		if a.Outcome != records.OutcomeFailed || a.ErrorCategory != records.CategoryInternal || !strings.Contains(a.ResponseExcerpt, reason) {
-			t.Fatalf("attempt %+v, want failed internal with %q", a, reason)
+		if a.Outcome != records.OutcomeFailed || a.ErrorCategory != want.category || !strings.Contains(a.ResponseExcerpt, want.reason) {
+			t.Fatalf("attempt %+v, want failed %s with %q", a, want.category, want.reason)
 		}
 	}
 	if a := e.waitAttempt(test); a.Outcome != records.OutcomeDelivered {
@@ -188,8 +190,9 @@ func TestRefusedDeliveriesAreRecorded(t *testing.T) {
 		t.Fatal("a refusal was handed to the retrier")
 	}
 	// The counter moves once the record is acknowledged, which may be just after it is read.
-	waitFor(t, 10*time.Second, "attempts_total{failed,internal} = 3", func() bool {
-		return testenv.Value(t, reg, "hookstream_sender_attempts_total", "outcome", "failed", "category", "internal") == 3
+	waitFor(t, 10*time.Second, "attempts_total{failed,endpoint_disabled} = 2, {failed,internal} = 1", func() bool {
+		return testenv.Value(t, reg, "hookstream_sender_attempts_total", "outcome", "failed", "category", "endpoint_disabled") == 2 &&
+			testenv.Value(t, reg, "hookstream_sender_attempts_total", "outcome", "failed", "category", "internal") == 1
 	})
 }
 

@@ -206,6 +206,8 @@ var variables = []variable{
 		func(s *settings) flag.Value { return (*intValue)(&s.Limits.ReplayJobs) }},
 	{"HOOKSTREAM_LIMIT_TEST_EVENTS_PER_MINUTE", "limit-test-events-per-minute", strconv.Itoa(quotas.Defaults().TestEventsPerMinute), "most test events one partner may send in any minute, per admin process",
 		func(s *settings) flag.Value { return (*intValue)(&s.Limits.TestEventsPerMinute) }},
+	{"HOOKSTREAM_LIMIT_REPLAYS_PER_MINUTE", "limit-replays-per-minute", strconv.Itoa(quotas.Defaults().ReplaysPerMinute), "most single-delivery replays one partner may ask for in any minute, per admin process",
+		func(s *settings) flag.Value { return (*intValue)(&s.Limits.ReplaysPerMinute) }},
 	{"HOOKSTREAM_LIMIT_REPLAY_DELIVERIES", "limit-replay-deliveries", strconv.Itoa(quotas.Defaults().ReplayDeliveries), "most deliveries one replay job may replay",
 		func(s *settings) flag.Value { return (*intValue)(&s.Limits.ReplayDeliveries) }},
 }
@@ -238,8 +240,7 @@ var (
 	adminSettings = slices.Concat([]string{"database-url", "admin-addr", "admin-token", "kafka-brokers", "topic-prefix",
 		"feed-retention", "outbox-retention", "history-retention", "retry-schedule",
 		"retry-client-errors", "retry-min-delay", "retry-max-delay", "retry-max-attempts",
-		"limit-endpoints", "limit-replay-jobs", "limit-test-events-per-minute", "limit-replay-deliveries", "metrics-addr"}, keyringSettings, egressSettings, logSettings,
-		kafkaSecuritySettings)
+		"limit-endpoints", "limit-replay-jobs", "limit-test-events-per-minute", "limit-replays-per-minute", "limit-replay-deliveries", "metrics-addr"}, keyringSettings, egressSettings, logSettings)
 	// adminDefaults: admin serves its metrics on the API's address unless given one of their own.
 	adminDefaults = map[string]string{"HOOKSTREAM_METRICS_ADDR": ""}
 )

@@ -108,12 +108,13 @@ func TestLimitSettings(t *testing.T) {
 	t.Setenv("HOOKSTREAM_LIMIT_ENDPOINTS", "7")
 	t.Setenv("HOOKSTREAM_LIMIT_REPLAY_JOBS", "3")
 	t.Setenv("HOOKSTREAM_LIMIT_TEST_EVENTS_PER_MINUTE", "5")
+	t.Setenv("HOOKSTREAM_LIMIT_REPLAYS_PER_MINUTE", "6")
 	t.Setenv("HOOKSTREAM_LIMIT_REPLAY_DELIVERIES", "2000")
 	s, err = parseSettings("admin", []string{"--limit-replay-jobs", "4"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := quotas.Limits{Endpoints: 7, ReplayJobs: 4, TestEventsPerMinute: 5, ReplayDeliveries: 2000}
+	want := quotas.Limits{Endpoints: 7, ReplayJobs: 4, TestEventsPerMinute: 5, ReplaysPerMinute: 6, ReplayDeliveries: 2000}
 	if s.Limits != want {
 		t.Errorf("limits %+v, want %+v", s.Limits, want)
 	}

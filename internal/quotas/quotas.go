@@ -23,6 +23,9 @@ type Limits struct {
 	// TestEventsPerMinute is the most test events a partner may send in any 60 seconds,
 	// counted by each admin process on its own (HOOKSTREAM_LIMIT_TEST_EVENTS_PER_MINUTE).
 	TestEventsPerMinute int
+	// ReplaysPerMinute is the most single-delivery replays a partner may ask for in any 60
+	// seconds, counted by each admin process on its own (HOOKSTREAM_LIMIT_REPLAYS_PER_MINUTE).
+	ReplaysPerMinute int
 	// ReplayDeliveries is the most deliveries one replay job may replay
 	// (HOOKSTREAM_LIMIT_REPLAY_DELIVERIES).
 	ReplayDeliveries int
@@ -30,7 +33,7 @@ type Limits struct {
 
 // Defaults are the quotas of a deployment that sets none.
 func Defaults() Limits {
-	return Limits{Endpoints: 100, ReplayJobs: 2, TestEventsPerMinute: 10, ReplayDeliveries: 100_000}
+	return Limits{Endpoints: 100, ReplayJobs: 2, TestEventsPerMinute: 10, ReplaysPerMinute: 60, ReplayDeliveries: 100_000}
 }
 
 // Validate reports every limit no partner could work with, or that the job table cannot count.
@@ -41,7 +44,8 @@ func (l Limits) Validate() error {
 		value int
 	}{
 		{"endpoints", l.Endpoints}, {"replay jobs", l.ReplayJobs},
-		{"test events per minute", l.TestEventsPerMinute}, {"replay deliveries", l.ReplayDeliveries},
+		{"test events per minute", l.TestEventsPerMinute}, {"replays per minute", l.ReplaysPerMinute},
+		{"replay deliveries", l.ReplayDeliveries},
 	} {
 		if q.value < 1 || q.value > math.MaxInt32 {
 			errs = append(errs, fmt.Errorf("limit of %s %d must be between 1 and %d", q.name, q.value, math.MaxInt32))

@@ -210,22 +210,36 @@ func DeliveryID(eventID, endpointID string) string {
 	return "dlv_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:16]))
 }
 
-// Error categories of attempts (design.md section 7, R19).
+// Error categories of attempts (design.md section 7, R19). Every category but internal names a
+// cause outside the sender: the network, the receiver, the endpoint's configuration or the
+// records. internal is hookstream's own fault (a wrong secret key, a bug) and is never a
+// receiver's.
 const (
 	CategoryDNS                = "dns"
 	CategoryConnectionRefused  = "connection_refused"
+	CategoryConnectionReset    = "connection_reset" // the receiver reset or closed the connection before answering
 	CategoryTLS                = "tls"
 	CategoryTimeout            = "timeout"
 	CategoryHTTPStatus         = "http_status"
+	CategoryInvalidResponse    = "invalid_response" // an answer that is not HTTP, or headers past the limit
 	CategoryRedirect           = "redirect"
 	CategoryBlockedDestination = "blocked_destination"
+	CategoryEndpointDisabled   = "endpoint_disabled" // not sent: the endpoint was disabled by then
 	CategoryTenantMismatch     = "tenant_mismatch"
 	CategoryInternal           = "internal"
 )
 
 // ErrorCategories lists every error category above.
-var ErrorCategories = []string{CategoryDNS, CategoryConnectionRefused, CategoryTLS, CategoryTimeout, CategoryHTTPStatus,
-	CategoryRedirect, CategoryBlockedDestination, CategoryTenantMismatch, CategoryInternal}
+var ErrorCategories = []string{CategoryDNS, CategoryConnectionRefused, CategoryConnectionReset, CategoryTLS, CategoryTimeout,
+	CategoryHTTPStatus, CategoryInvalidResponse, CategoryRedirect, CategoryBlockedDestination, CategoryEndpointDisabled,
+	CategoryTenantMismatch, CategoryInternal}
+
+// SaysNothingOfReceiver reports whether a failed attempt of category c was never sent, for a
+// reason of hookstream's or of the endpoint's state (internal, endpoint_disabled): such an attempt
+// neither starts an endpoint's failure window nor counts in its health (R23).
+func SaysNothingOfReceiver(c string) bool {
+	return c == CategoryInternal || c == CategoryEndpointDisabled
+}
 
 // Attempt outcomes.
 const (

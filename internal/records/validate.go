@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -113,12 +114,7 @@ func ValidTrigger(t string) bool {
 
 // validCategory reports whether c is an attempt's error category or none.
 func validCategory(c string) bool {
-	switch c {
-	case "", CategoryDNS, CategoryConnectionRefused, CategoryTLS, CategoryTimeout, CategoryHTTPStatus, CategoryRedirect,
-		CategoryBlockedDestination, CategoryTenantMismatch, CategoryInternal:
-		return true
-	}
-	return false
+	return c == "" || slices.Contains(ErrorCategories, c)
 }
 
 type idField struct{ name, value string }
