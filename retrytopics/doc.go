@@ -24,6 +24,10 @@
 //     the commit's metadata says which records above the committed offset were already
 //     released (holding.go). If that description outgrows Kafka's metadata limit it is cut
 //     conservatively: a restart may then release a record twice, never lose one.
+//   - Once per retry: records of one retry (delivery id, attempt number, trigger, deferrals)
+//     that a repeated Schedule or Defer left in a tier are released once; a copy read before
+//     the release, or due at exactly the released due time, is committed as released without
+//     being written (holding.go says when a copy can still get through: at least once).
 //   - Bounded memory: at most LookAheadRecords / LookAheadBytes per tier wait in memory, sorted by
 //     due time; partitions whose share is full are paused, and the rest of the backlog stays in
 //     Kafka. The poll loop never sleeps; its poll deadline is the next due time.

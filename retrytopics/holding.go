@@ -26,6 +26,23 @@ import (
 // it and does not lower its threshold. A staircase longer than maxRuleSteps is cut short by
 // merging its tail into its lowest step: still safe, at worst a few records are released twice
 // after a restart.
+//
+// Copies. A sender that repeats a Schedule or Defer whose first write landed unseen (a broker
+// interruption) leaves two records of one scheduled retry in a tier, byte for byte the same or
+// with due times a jitter apart. A retry is one (delivery id, attempt number, trigger,
+// deferrals): its retryID. The first record of a retry to fall due is released; a later record
+// of it is a copy when it was read before that release, or has exactly the released record's
+// due time. A copy is popped in its turn like any record (so the rules above are untouched) but
+// released to nowhere. Reading order is safe: a record read before the release was written
+// before it, so it cannot be the sender's next hand-off of the retry (a deferral that met an
+// open circuit keeps the retry's id), since the sender sees a release only once its
+// transaction committed; that hand-off is due after the release, never at the released due
+// time to the nanosecond. A copy is dropped only by a committed release, with its original or
+// after it: an abort reads both again. The tier remembers the last maxRemembered released
+// retries, per partition, with their due time and the read position at the release (the mark);
+// a new session learns a released retry from a record the committed rule says was released. A
+// copy whose original was forgotten, or was released by an earlier session below the committed
+// offset, is released again: at least once, never lost.
 
 // position orders the records of one partition: by due time, then by offset.
 type position struct {
@@ -180,6 +197,13 @@ type heldRecord struct {
 	// alone: the record was in a refused release of several; it is released in a transaction
 	// of its own, to learn whether it is the one refused.
 	alone bool
+	// id is the record's retry (retryID); empty for a record that is not a readable delivery.
+	id string
+	// copy, set when popped: another record of the same retry was released first, so this one
+	// is committed as released without being written anywhere.
+	copy bool
+	// mark, set when popped and not a copy: the partition's next read offset at the release.
+	mark int64
 
 	released bool // popped; still listed in byOffset until compacted away
 }
@@ -204,6 +228,23 @@ type partitionHolding struct {
 	byOffset []*heldRecord
 	dead     int
 	bytes    int
+	// released remembers the retries released (committed) in this session: a record of one
+	// of them below its mark or at its due time is a copy. order lists them in release order,
+	// for forgetting.
+	released map[string]releasedRetry
+	order    []string
+}
+
+// releasedRetry is what a partition remembers of a released retry.
+type releasedRetry struct {
+	mark int64 // records below it were read before the release
+	due  int64
+}
+
+// copyOf reports whether r is a copy of a retry ph released.
+func (ph *partitionHolding) copyOf(r *heldRecord) bool {
+	rr, ok := ph.released[r.id]
+	return ok && (r.pos.offset < rr.mark || r.pos.due == rr.due)
 }
 
 func (ph *partitionHolding) held() int { return len(ph.byDue) }
@@ -213,9 +254,21 @@ type holding struct {
 	parts map[int32]*partitionHolding
 	count int
 	bytes int
+	// maxRemembered bounds the released retries remembered over all partitions (each partition
+	// keeps its share).
+	maxRemembered int
 }
 
-func newHolding() *holding { return &holding{parts: map[int32]*partitionHolding{}} }
+// defaultMaxRemembered bounds the released retries a holding remembers (about 100 bytes each).
+const defaultMaxRemembered = 20000
+
+func newHolding() *holding { return newHoldingOf(defaultMaxRemembered) }
+
+// newHoldingOf returns a holding remembering at most maxRemembered released retries (at least
+// one).
+func newHoldingOf(maxRemembered int) *holding {
+	return &holding{parts: map[int32]*partitionHolding{}, maxRemembered: max(maxRemembered, 1)}
+}
 
 // assign starts holding partition p from its committed point (replacing any state of p).
 func (h *holding) assign(p int32, cp commitPoint) {
@@ -275,6 +328,11 @@ func (h *holding) add(r *heldRecord) addResult {
 		ph.skip = releasedRule{} // every record the rule speaks of has been read
 	}
 	if covered {
+		if r.id != "" {
+			// Released by an earlier session: a record of the same retry read before it
+			// (below it) is a copy.
+			h.remember(ph, r.id, releasedRetry{mark: off + 1, due: r.pos.due})
+		}
 		return releasedAlready
 	}
 	heap.Push(&ph.byDue, r)
@@ -298,9 +356,12 @@ func (h *holding) nextDue() (int64, bool) {
 }
 
 // popDue removes and returns up to maxN records due at or before now (and about maxBytes), in
-// due order across partitions. A record marked alone comes in a batch of its own.
+// due order across partitions. A record marked alone comes in a batch of its own. A record of a
+// retry released before it, in an earlier committed release or earlier in this batch, comes
+// marked copy.
 func (h *holding) popDue(now int64, maxN, maxBytes int) []*heldRecord {
 	var out []*heldRecord
+	var inBatch map[string]bool // retries released by this batch (a retry lives in one partition)
 	size := 0
 	for len(out) < maxN && (size < maxBytes || len(out) == 0) {
 		var best *partitionHolding
@@ -314,6 +375,16 @@ func (h *holding) popDue(now int64, maxN, maxBytes int) []*heldRecord {
 		}
 		r := heap.Pop(&best.byDue).(*heldRecord)
 		best.release(r)
+		if r.id != "" {
+			if inBatch[r.id] || best.copyOf(r) {
+				r.copy = true
+			} else {
+				if inBatch == nil {
+					inBatch = map[string]bool{}
+				}
+				inBatch[r.id], r.mark = true, best.next
+			}
+		}
 		h.count--
 		h.bytes -= r.size
 		size += r.size
@@ -423,8 +494,39 @@ func (h *holding) committedAt(points map[int32]commitPoint) {
 	}
 }
 
+// rememberReleased notes the retries a committed release released.
+func (h *holding) rememberReleased(batch []*heldRecord) {
+	for _, r := range batch {
+		if ph := h.parts[r.partition]; ph != nil && r.id != "" && !r.copy {
+			h.remember(ph, r.id, releasedRetry{mark: r.mark, due: r.pos.due})
+		}
+	}
+}
+
+// remember notes that retry id of ph was released; beyond its share of maxRemembered, ph
+// forgets its oldest.
+func (h *holding) remember(ph *partitionHolding, id string, rr releasedRetry) {
+	if ph.released == nil {
+		ph.released = map[string]releasedRetry{}
+	}
+	if _, ok := ph.released[id]; !ok {
+		ph.order = append(ph.order, id)
+	}
+	ph.released[id] = rr
+	limit := max(h.maxRemembered/max(len(h.parts), 1), 1)
+	i := 0
+	for ; len(ph.order)-i > limit; i++ {
+		delete(ph.released, ph.order[i])
+	}
+	if i > 0 {
+		clear(ph.order[:i])
+		ph.order = ph.order[i:]
+	}
+}
+
 // rewind returns every partition to its committed point after an aborted transaction: the
-// consumer reads again from there, and nothing held survives.
+// consumer reads again from there, and nothing held survives. The released retries it
+// remembers stay: those releases committed.
 func (h *holding) rewind() {
 	for _, ph := range h.parts {
 		ph.byDue, ph.byOffset, ph.dead, ph.bytes = nil, nil, 0, 0

@@ -433,3 +433,97 @@ func (ph *partitionHolding) staircaseLen() int {
 	}
 	return n
 }
+
+// recOf is rec with a retry id.
+func recOf(off, due int64, id string) *heldRecord {
+	r := rec(0, off, due)
+	r.id = id
+	return r
+}
+
+// popAll pops every record due by now and says, per offset, whether it was released ("R") or
+// dropped as a copy ("C"); a committed release remembers what it released.
+func popAll(h *holding, now int64, commit bool) string {
+	got := h.popDue(now, 100, 1<<20)
+	out := ""
+	for _, r := range got {
+		kind := "R"
+		if r.copy {
+			kind = "C"
+		}
+		out += fmt.Sprintf("%d%s ", r.pos.offset, kind)
+	}
+	if commit {
+		h.committedAt(h.commitPoints(map[int32]bool{0: true}))
+		h.rememberReleased(got)
+	}
+	return out
+}
+
+// Two records of one retry (a repeated Schedule: due times a jitter apart) are released once;
+// a copy written after the release at the released due time is dropped too; the sender's next
+// hand-off of the same retry after the release (a deferral, due later) is released.
+func TestHoldingReleasesARetryOnce(t *testing.T) {
+	h := newHolding()
+	h.assign(0, commitPoint{offset: 0})
+	h.add(recOf(0, 12, "a")) // the first write, due later
+	h.add(recOf(1, 10, "a")) // its copy, due earlier: released first
+	h.add(recOf(2, 11, "b"))
+	if got := popAll(h, 20, true); got != "1R 2R 0C " {
+		t.Fatalf("released %q, want 1R 2R 0C", got)
+	}
+	h.add(recOf(3, 10, "a")) // a copy read after the release, at the released due time
+	h.add(recOf(4, 30, "a")) // the sender's next hand-off, read after the release
+	h.add(recOf(5, 31, "c"))
+	if got := popAll(h, 40, true); got != "3C 4R 5R " {
+		t.Fatalf("released %q, want 3C 4R 5R", got)
+	}
+
+	// An aborted release forgets nothing it did not commit: both records are read again and
+	// one of them is released.
+	h = newHolding()
+	h.assign(0, commitPoint{offset: 0})
+	h.add(recOf(0, 10, "a"))
+	h.add(recOf(1, 11, "a"))
+	if got := popAll(h, 20, false); got != "0R 1C " {
+		t.Fatalf("released %q, want 0R 1C", got)
+	}
+	h.rewind()
+	h.add(recOf(0, 10, "a"))
+	h.add(recOf(1, 11, "a"))
+	if got := popAll(h, 10, true); got != "0R " {
+		t.Fatalf("after the rewind released %q, want 0R", got)
+	}
+	if got := popAll(h, 20, true); got != "1C " {
+		t.Fatalf("after the rewind released %q, want 1C", got)
+	}
+
+	// A new session learns a released retry from the committed rule.
+	h = newHolding()
+	h.assign(0, commitPoint{offset: 0, rule: releasedRule{end: 3, steps: []ruleStep{step(0, 50, 0)}}})
+	h.add(recOf(0, 50, "b"))
+	h.add(recOf(1, 10, "a")) // released by the previous session
+	h.add(recOf(3, 10, "a")) // its copy
+	if got := popAll(h, 60, true); got != "3C 0R " {
+		t.Fatalf("released %q, want 3C 0R", got)
+	}
+}
+
+// What a tier remembers of released retries is bounded; a forgotten retry's late copy is
+// released (at least once, never lost).
+func TestHoldingRemembersABoundedNumber(t *testing.T) {
+	h := newHoldingOf(3)
+	h.assign(0, commitPoint{offset: 0})
+	for i := range int64(5) {
+		h.add(recOf(i, i, fmt.Sprint("r", i)))
+	}
+	popAll(h, 10, true)
+	if n := len(h.parts[0].released); n != 3 {
+		t.Fatalf("remembers %d released retries, want 3", n)
+	}
+	h.add(recOf(5, 0, "r0")) // r0 was forgotten
+	h.add(recOf(6, 4, "r4"))
+	if got := popAll(h, 10, true); got != "5R 6C " {
+		t.Fatalf("released %q, want 5R 6C", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -100,7 +101,7 @@ func newTier(cfg Config, r tierRoute, m *retryMetrics, instance string) *Tier {
 		log:      cfg.Logger.With("component", "retry-tier", "tier", r.name),
 		m:        m,
 		tracer:   tracing.New(cfg.TracerProvider),
-		hold:     newHolding(),
+		hold:     newHoldingOf(cfg.LookAheadRecords),
 		assigned: map[int32]bool{},
 		paused:   map[int32]bool{},
 		refused:  map[recordRef]int{},
@@ -346,6 +347,8 @@ func (t *Tier) intake(fs kgo.Fetches) {
 		h.alone = t.suspect[recordRef{r.Partition, r.Offset}]
 		if problem != "" {
 			h.deadReason, due = problem, 0
+		} else {
+			h.id = retryID(r.Value)
 		}
 		h.pos = position{due: due, offset: r.Offset}
 		h.size = recordOverhead + len(r.Key) + len(r.Value)
@@ -363,6 +366,19 @@ func (t *Tier) intake(fs kgo.Fetches) {
 		}
 	})
 	t.publishLocked()
+}
+
+// retryID identifies the scheduled retry a tier record asks for: (delivery id, attempt number,
+// trigger, deferrals). Every record the sender writes for one retry, including a repeated
+// write after an unseen acknowledgement, has the same; the sender's next hand-off of a retry
+// after its release has the same too, which is why only records read before a release count as
+// its copies (holding.go). Empty when the value is not a delivery.
+func retryID(value []byte) string {
+	d, err := records.UnmarshalDelivery(value)
+	if err != nil || d.DeliveryID == "" {
+		return ""
+	}
+	return d.DeliveryID + "/" + strconv.Itoa(d.AttemptNo) + "/" + d.Trigger + "/" + strconv.Itoa(d.Deferrals)
 }
 
 // dueOf reads a tier record's due time (unix ns; 0 for "now"), from its header or else from its
@@ -424,6 +440,7 @@ func (t *Tier) releaseDue(ctx context.Context, s *kgo.GroupTransactSession) erro
 	t.mu.Lock()
 	if committed {
 		t.hold.committedAt(points)
+		t.hold.rememberReleased(batch)
 		for _, r := range batch {
 			delete(t.refused, recordRef{r.partition, r.pos.offset})
 			delete(t.suspect, recordRef{r.partition, r.pos.offset})
@@ -469,6 +486,9 @@ func (t *Tier) release(ctx context.Context, s *kgo.GroupTransactSession, batch [
 	var failed []error
 	stamp := []byte(now.UTC().Format(time.RFC3339Nano))
 	for _, r := range batch {
+		if r.copy {
+			continue // committed as released with the others, written nowhere
+		}
 		s.Produce(tctx, t.outgoing(r, now, stamp), func(_ *kgo.Record, err error) {
 			if err != nil {
 				mu.Lock()
@@ -613,6 +633,8 @@ func (t *Tier) observe(batch []*heldRecord, now time.Time) {
 	released := 0
 	for _, r := range batch {
 		switch {
+		case r.copy:
+			t.log.Info("copy of a released retry dropped", "retry", r.id, "partition", r.partition, "offset", r.pos.offset)
 		case r.deadReason != "":
 			reason := reasonUnreadable
 			if t.refusedReason(r) {

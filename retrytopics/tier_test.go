@@ -485,3 +485,53 @@ func TestRefusedReleaseIsDeadLettered(t *testing.T) {
 		t.Errorf("hookstream_retry_dead_letters_total = %v", got)
 	}
 }
+
+// A sender or broker interruption can leave several records of one scheduled retry in a tier: a
+// repeated write of the same record, or a repeated Schedule due a jitter later. The retry is
+// released once, however many copies the tier holds, including a copy written after the
+// release; the sender's next hand-off of the same retry (a deferral after the release) is
+// released again (design.md section 8).
+func TestCopiesOfARetryAreReleasedOnce(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.config(t)
+	run := runTiers(t, cfg)
+	run.waitAssigned(t, 3)
+	out := e.read(t, e.names.Deliveries)
+	cl := e.kafka.Client(t)
+	ctx := context.Background()
+	produce := func(d records.Delivery) {
+		t.Helper()
+		r := &kgo.Record{Topic: e.names.Retry["1m"], Key: []byte(d.EndpointID), Value: d.AppendJSON(nil),
+			Headers: []kgo.RecordHeader{{Key: retrytopics.HeaderDueAt, Value: []byte(d.DueAt.Format(time.RFC3339Nano))}}}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	d := delivery(3)
+	d.AttemptNo, d.Trigger, d.DueAt = 2, records.TriggerRetry, time.Now().Add(time.Second).UTC()
+	other := delivery(40) // the same endpoint, another delivery
+	other.AttemptNo, other.Trigger, other.DueAt = 2, records.TriggerRetry, d.DueAt.Add(3*time.Millisecond)
+	later := d
+	later.DueAt = d.DueAt.Add(7 * time.Millisecond)
+	produce(d)
+	produce(later) // a repeated Schedule of the same failed attempt
+	produce(d)     // a repeated write of the same record
+	produce(other)
+	rs := decodeReleases(t, out.settle(t, 2, 30*time.Second))
+	checkOnceNeverEarly(t, rs, map[string]records.Delivery{d.DeliveryID: d, other.DeliveryID: other})
+
+	produce(d) // a copy written after the release
+	time.Sleep(2 * time.Second)
+	if n := out.count(); n != 2 {
+		t.Fatalf("%d records on the deliveries topic after a copy came after the release, want 2", n)
+	}
+
+	next := d // the sender defers the released retry (its endpoint's circuit is open): same retry, due later
+	next.DueAt = time.Now().Add(300 * time.Millisecond).UTC()
+	produce(next)
+	rs = decodeReleases(t, out.settle(t, 3, 30*time.Second))
+	if len(rs) != 3 || rs[2].d.DeliveryID != d.DeliveryID || !rs[2].d.DueAt.Equal(next.DueAt) {
+		t.Fatalf("after the deferral the deliveries topic holds %d records; want the deferral third", len(rs))
+	}
+}
