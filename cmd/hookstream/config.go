@@ -240,7 +240,8 @@ var (
 	adminSettings = slices.Concat([]string{"database-url", "admin-addr", "admin-token", "kafka-brokers", "topic-prefix",
 		"feed-retention", "outbox-retention", "history-retention", "retry-schedule",
 		"retry-client-errors", "retry-min-delay", "retry-max-delay", "retry-max-attempts",
-		"limit-endpoints", "limit-replay-jobs", "limit-test-events-per-minute", "limit-replays-per-minute", "limit-replay-deliveries", "metrics-addr"}, keyringSettings, egressSettings, logSettings)
+		"limit-endpoints", "limit-replay-jobs", "limit-test-events-per-minute", "limit-replays-per-minute", "limit-replay-deliveries", "metrics-addr"}, keyringSettings, egressSettings, logSettings,
+		kafkaSecuritySettings)
 	// adminDefaults: admin serves its metrics on the API's address unless given one of their own.
 	adminDefaults = map[string]string{"HOOKSTREAM_METRICS_ADDR": ""}
 )
