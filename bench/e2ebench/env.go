@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -175,10 +176,10 @@ func (e *env) startSeparate(ctx context.Context, vars map[string]string) error {
 		e.procs = append(e.procs, p)
 		probe := "http://" + metricsAddr
 		if c == "admin" {
-			probe = e.admin.Base // the admin command serves its probes beside the API
-		} else {
-			e.metricsURLs = append(e.metricsURLs, probe+"/metrics")
+			// Given a metrics address, admin serves /metrics there and no longer on the API's.
+			e.metricsURLs = slices.DeleteFunc(e.metricsURLs, func(u string) bool { return u == e.admin.Base+"/metrics" })
 		}
+		e.metricsURLs = append(e.metricsURLs, probe+"/metrics")
 		if err := harness.WaitReady(ctx, p, probe+"/readyz", e.o.startTimeout); err != nil {
 			return err
 		}
