@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -160,7 +161,41 @@ func Ensure(ctx context.Context, adm *kadm.Client, c Config) (Created, error) {
 			return out, fmt.Errorf("topics: create %s: %w", s.Name, err)
 		}
 	}
-	return out, nil
+	return out, waitServed(ctx, adm, c)
+}
+
+// waitServed waits until every topic of c has a leader for each of its partitions: a topic is
+// created before its partitions are served, and a produce in between is refused with
+// UNKNOWN_TOPIC_OR_PARTITION, which a client retries only a few times. Ensure returns once the
+// topics can be used. Bounded by ctx and by about 30 s, after which it says what is not served.
+func waitServed(ctx context.Context, adm *kadm.Client, c Config) error {
+	var names []string
+	for _, s := range c.Specs() {
+		names = append(names, s.Name)
+	}
+	var unserved []string
+	for attempt := 0; attempt < 150; attempt++ {
+		details, err := adm.ListTopics(ctx, names...)
+		if err == nil {
+			unserved = unserved[:0]
+			for _, n := range names {
+				d, ok := details[n]
+				if !ok || d.Err != nil || len(d.Partitions) == 0 ||
+					slices.ContainsFunc(d.Partitions.Sorted(), func(p kadm.PartitionDetail) bool { return p.Err != nil || p.Leader < 0 }) {
+					unserved = append(unserved, n)
+				}
+			}
+			if len(unserved) == 0 {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("topics: waiting for the partitions to be served: %w", ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("topics: created, but partitions of %s have no leader after 30 s", strings.Join(unserved, ", "))
 }
 
 // Description is what the cluster says of one topic.
