@@ -126,8 +126,8 @@ func maxTime(a, b time.Time) time.Time {
 // holds, the rows are written one by one and those it refuses are counted in bad: one row never
 // holds back the others.
 func (r *Recorder) writePending(ctx context.Context, rows []pendingRow) (written int, bad int, err error) {
-	// One order for every batch, so that two writers inserting the same rows take their locks
-	// in the same order.
+	// The lock order (recorder.go): rows by delivery_id, strings by their bytes, as the
+	// attempts' writer takes them, so that no two writers inserting the same rows deadlock.
 	slices.SortFunc(rows, func(a, b pendingRow) int { return strings.Compare(a.id, b.id) })
 	n, err := insertPending(ctx, r.pool, rows)
 	if err == nil || !refusedForData(err) {

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -477,6 +479,31 @@ var deliveryStates = map[string]string{
 	records.OutcomeFailed:    "failed",
 }
 
+// The lock order. Several transactions write history rows at once: the write shards of a batch,
+// other recorder instances (a delivery's partition moves in a rebalance, and every instance
+// writes the rows of the endpoints its deliveries name) and the pending writer (pending.go).
+// Two transactions that lock the same rows in different orders can each wait on the other, and
+// PostgreSQL then aborts one (SQLSTATE 40P01, deadlock detected): a batch done twice. So every
+// transaction takes its row locks in one global order:
+//
+//  1. delivery rows, by delivery_id;
+//  2. delivery_attempt rows, by (delivery_id, attempt_no, started_at);
+//  3. endpoint_health rows, by endpoint_id;
+//  4. endpoint rows, by id (failing_since, then the disables).
+//
+// The statements run in that order in every transaction (the pending writer takes only the
+// first), and each writes its rows in key order: the arrays are sorted in Go (strings by their
+// bytes) and unnest WITH ORDINALITY … ORDER BY the ordinal feeds the rows in that order, so an
+// INSERT … SELECT locks (or waits on) each row in turn in it. The order is the same in every
+// statement because it is Go's, never a collation's. Two transactions then wait on each other
+// only in one direction, and never deadlock.
+
+// compareAttemptKeys orders attempts by delivery_attempt's key, the lock order of its rows.
+func compareAttemptKeys(a, b records.Attempt) int {
+	return cmp.Or(strings.Compare(a.DeliveryID, b.DeliveryID), cmp.Compare(a.AttemptNo, b.AttemptNo),
+		a.StartedAt.Compare(b.StartedAt))
+}
+
 // recordAttempts writes a batch of attempts inside tx, set-wise, and returns how many endpoints
 // it disabled. Every statement is idempotent: the same attempts recorded twice leave the same
 // rows, and an attempt older than the delivery's newest changes only its own attempt row.
@@ -500,9 +527,11 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 			newestOf[a.DeliveryID] = a
 		}
 	}
+	// Every statement writes its rows in the lock order (see above).
 	var d deliveryColumns
 	var redone []string // automatic requests that did not succeed: they never undo a success
-	for _, a := range newestOf {
+	for _, id := range slices.Sorted(maps.Keys(newestOf)) {
+		a := newestOf[id]
 		d.add(a)
 		if a.Outcome != records.OutcomeDelivered && (a.Trigger == records.TriggerInitial || a.Trigger == records.TriggerRetry) {
 			redone = append(redone, a.DeliveryID)
@@ -511,9 +540,12 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 	rows, err := tx.Query(ctx, `INSERT INTO delivery AS d
 		(delivery_id, event_id, endpoint_id, partner_id, event_type, state, attempt_count, next_attempt_at,
 		 last_status, last_latency_ms, last_error_category, created_at, last_attempt_at, updated_at)
-		SELECT u.*, u.started, now() FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[],
+		SELECT u.id, u.event, u.endpoint, u.partner, u.event_type, u.state, u.attempt_no, u.next, u.status, u.latency,
+			u.category, u.started, u.started, now()
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[],
 			$8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::timestamptz[])
-			AS u(id, event, endpoint, partner, event_type, state, attempt_no, next, status, latency, category, started)
+			WITH ORDINALITY AS u(id, event, endpoint, partner, event_type, state, attempt_no, next, status, latency, category, started, n)
+		ORDER BY u.n
 		ON CONFLICT (delivery_id) DO UPDATE SET
 			state = CASE WHEN d.state = 'succeeded' AND d.delivery_id = ANY($13::text[]) THEN 'succeeded' ELSE EXCLUDED.state END,
 			attempt_count = EXCLUDED.attempt_count,
@@ -532,13 +564,16 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 	}
 
 	var at attemptColumns
-	for _, a := range attempts {
+	for _, a := range slices.SortedFunc(slices.Values(attempts), compareAttemptKeys) {
 		at.add(a)
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO delivery_attempt
 		(delivery_id, attempt_no, trigger, started_at, status, latency_ms, error_category, response_excerpt, next_attempt_at)
-		SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::text[],
+		SELECT u.id, u.attempt_no, u.trigger, u.started, u.status, u.latency, u.category, u.excerpt, u.next
+		FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::text[],
 			$8::text[], $9::timestamptz[])
+			WITH ORDINALITY AS u(id, attempt_no, trigger, started, status, latency, category, excerpt, next, n)
+		ORDER BY u.n
 		ON CONFLICT (delivery_id, attempt_no, started_at) DO NOTHING`,
 		at.id, at.attemptNo, at.trigger, at.started, at.status, at.latency, at.category, at.excerpt, at.next); err != nil {
 		return 0, fmt.Errorf("attempts: %w", err)
@@ -553,46 +588,41 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 	for _, id := range changed {
 		newest = append(newest, newestOf[id])
 	}
-	if err := updateFailingSince(ctx, tx, newest); err != nil {
-		return 0, err
-	}
-	disabled := 0
-	for _, a := range newest {
-		if a.Outcome == records.OutcomeFailed && a.Status == 410 {
-			changed, err := endpoints.Disable(ctx, tx, endpoints.Disabling{PartnerID: a.PartnerID, EndpointID: a.EndpointID,
-				Reason: "the receiver answered 410 Gone"})
-			if err != nil {
-				return 0, err
-			}
-			if changed {
-				disabled++
-			}
-		}
-	}
-	return disabled, nil
+	return updateEndpoints(ctx, tx, newest)
 }
 
-// updateFailingSince keeps endpoint.failing_since: set at the first failure after a success,
-// cleared by a success (R23). Per endpoint the batch's latest attempt decides. Attempts never
-// sent (categories internal and endpoint_disabled) do not count.
-func updateFailingSince(ctx context.Context, tx pgx.Tx, newest []records.Attempt) error {
+// updateEndpoints keeps endpoint.failing_since (set at the first failure after a success,
+// cleared by a success, R23; per endpoint the batch's latest attempt decides; attempts never
+// sent, categories internal and endpoint_disabled, do not count) and disables the endpoints
+// whose newest attempt failed with 410 Gone (R20). It returns how many it disabled.
+//
+// One statement first locks, in the lock order, every endpoint row either change will write,
+// and changes failing_since; the disables come after, endpoint by endpoint in the same order,
+// on rows the transaction already holds.
+func updateEndpoints(ctx context.Context, tx pgx.Tx, newest []records.Attempt) (int, error) {
 	type decision struct {
-		latest time.Time
-		clear  bool
-		since  time.Time // the first failure after the batch's last success
+		decided bool // an attempt that says something of the receiver
+		clear   bool
+		since   time.Time // the first failure after the batch's last success
+		gone    bool      // a 410 Gone: the endpoint is disabled
+		partner string
 	}
 	byEndpoint := map[string]*decision{}
+	newest = slices.Clone(newest)
 	slices.SortFunc(newest, func(a, b records.Attempt) int { return a.StartedAt.Compare(b.StartedAt) })
 	for _, a := range newest {
+		d := byEndpoint[a.EndpointID]
+		if d == nil {
+			d = &decision{partner: a.PartnerID}
+			byEndpoint[a.EndpointID] = d
+		}
+		if a.Outcome == records.OutcomeFailed && a.Status == 410 {
+			d.gone = true
+		}
 		if a.Outcome != records.OutcomeDelivered && records.SaysNothingOfReceiver(a.ErrorCategory) {
 			continue
 		}
-		d := byEndpoint[a.EndpointID]
-		if d == nil {
-			d = &decision{}
-			byEndpoint[a.EndpointID] = d
-		}
-		d.latest = a.StartedAt
+		d.decided = true
 		switch {
 		case a.Outcome == records.OutcomeDelivered:
 			d.clear, d.since = true, time.Time{}
@@ -601,25 +631,54 @@ func updateFailingSince(ctx context.Context, tx pgx.Tx, newest []records.Attempt
 		}
 	}
 	if len(byEndpoint) == 0 {
-		return nil
+		return 0, nil
 	}
 	var (
-		ids   []string
-		clear []bool
-		since []time.Time
+		ids                  []string
+		decided, clear, gone []bool
+		since                []time.Time
 	)
-	for id, d := range byEndpoint {
-		ids, clear, since = append(ids, id), append(clear, d.clear), append(since, d.since)
+	for _, id := range slices.Sorted(maps.Keys(byEndpoint)) {
+		d := byEndpoint[id]
+		ids, decided, clear = append(ids, id), append(decided, d.decided), append(clear, d.clear)
+		since, gone = append(since, d.since), append(gone, d.gone)
 	}
 	// Only rows that change are written: each write is an endpoint change that cdc publishes.
-	_, err := tx.Exec(ctx, `UPDATE endpoint e SET failing_since = CASE WHEN u.clear THEN NULL ELSE u.since END
-		FROM unnest($1::text[], $2::bool[], $3::timestamptz[]) AS u(id, clear, since)
-		WHERE e.id = u.id AND CASE WHEN u.clear THEN e.failing_since IS NOT NULL ELSE e.failing_since IS NULL END`,
-		ids, clear, since)
+	// An UPDATE takes its row locks in the order of its join, which it cannot be told; the
+	// locking SELECT can: ORDER BY is applied before FOR NO KEY UPDATE, so it locks the rows
+	// in the arrays' order (after a concurrent change, the WHERE is checked again on the row's
+	// newest version).
+	_, err := tx.Exec(ctx, `WITH locked AS MATERIALIZED (
+			SELECT e.id, u.clear, u.since,
+				u.decided AND CASE WHEN u.clear THEN e.failing_since IS NOT NULL ELSE e.failing_since IS NULL END AS moves
+			FROM unnest($1::text[], $2::bool[], $3::bool[], $4::timestamptz[], $5::bool[])
+				WITH ORDINALITY AS u(id, decided, clear, since, gone, n)
+			JOIN endpoint e ON e.id = u.id
+			WHERE u.decided AND CASE WHEN u.clear THEN e.failing_since IS NOT NULL ELSE e.failing_since IS NULL END
+				OR u.gone AND e.status = 'active'
+			ORDER BY u.n
+			FOR NO KEY UPDATE OF e)
+		UPDATE endpoint e SET failing_since = CASE WHEN l.clear THEN NULL ELSE l.since END
+		FROM locked l WHERE e.id = l.id AND l.moves`,
+		ids, decided, clear, since, gone)
 	if err != nil {
-		return fmt.Errorf("failing_since: %w", err)
+		return 0, fmt.Errorf("failing_since: %w", err)
 	}
-	return nil
+	disabled := 0
+	for i, id := range ids {
+		if !gone[i] {
+			continue
+		}
+		changed, err := endpoints.Disable(ctx, tx, endpoints.Disabling{PartnerID: byEndpoint[id].partner, EndpointID: id,
+			Reason: "the receiver answered 410 Gone"})
+		if err != nil {
+			return 0, err
+		}
+		if changed {
+			disabled++
+		}
+	}
+	return disabled, nil
 }
 
 // updateHealth keeps endpoint_health: per endpoint, the circuit the newest attempt stating one
@@ -668,7 +727,8 @@ func updateHealth(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) er
 		circuits                []*string
 		probes, ats, succ, last []*time.Time
 	)
-	for id, h := range byEndpoint {
+	for _, id := range slices.Sorted(maps.Keys(byEndpoint)) {
+		h := byEndpoint[id]
 		if h.lastAttempt == nil && h.circuit == nil {
 			continue
 		}
@@ -682,9 +742,9 @@ func updateHealth(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) er
 			(endpoint_id, circuit_state, circuit_probe_at, circuit_at, last_success_at, last_attempt_at)
 		SELECT u.id, u.circuit, u.probe, u.at, u.success, u.last
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[], $7::timestamptz[])
-			AS u(id, partner, circuit, probe, at, success, last)
+			WITH ORDINALITY AS u(id, partner, circuit, probe, at, success, last, n)
 		JOIN endpoint e ON e.id = u.id AND e.partner_id = u.partner
-		ORDER BY u.id
+		ORDER BY u.n
 		ON CONFLICT (endpoint_id) DO UPDATE SET
 			circuit_state = CASE WHEN EXCLUDED.circuit_at >= coalesce(h.circuit_at, '-infinity') THEN EXCLUDED.circuit_state ELSE h.circuit_state END,
 			circuit_probe_at = CASE WHEN EXCLUDED.circuit_at >= coalesce(h.circuit_at, '-infinity') THEN EXCLUDED.circuit_probe_at ELSE h.circuit_probe_at END,

@@ -10,6 +10,7 @@ import (
 	"github.com/hookstream/hookstream/eventcatalog"
 	"github.com/hookstream/hookstream/internal/eventtype"
 	"github.com/hookstream/hookstream/internal/ledger"
+	"github.com/hookstream/hookstream/internal/testkit/harness"
 )
 
 // The plan kills every kind at least twice, the broker and PostgreSQL once each, all inside
@@ -131,6 +132,9 @@ func TestJudge(t *testing.T) {
 		"unrecorded, no kill":  func(r *report) { r.ledger.Unrecorded = 1 },
 		"unrecorded past cap":  func(r *report) { r.ledger.Unrecorded, r.ledger.UnrecordedAtKill = 11, 11 },
 		"contradicting states": func(r *report) { r.ledger.Contradictions = 1 },
+		"deadlock logged": func(r *report) {
+			r.deadlocks = []harness.LogMatch{{Path: "recorder-1.log", Lines: 2, First: "deadlock detected (SQLSTATE 40P01)"}}
+		},
 	} {
 		r := clean()
 		spoil(r)

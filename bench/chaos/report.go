@@ -37,6 +37,7 @@ type report struct {
 	settle    string              // why the history did not settle, if it did not
 	lags      map[string][]string // consumer groups still behind when the drain gave up
 	dumps     []string            // logs holding goroutine dumps taken then
+	deadlocks []harness.LogMatch  // logs saying PostgreSQL detected a deadlock
 	endpoints []endpointRow       // the drain by endpoint
 	// latency of healthy endpoints (commit → first acceptance, ms) by phase: before, during and
 	// after the faults.
@@ -187,6 +188,14 @@ func (r *report) judge() {
 	if r.settle != "" {
 		r.failures = append(r.failures, r.settle)
 	}
+	if len(r.deadlocks) > 0 {
+		lines := 0
+		for _, m := range r.deadlocks {
+			lines += m.Lines
+		}
+		r.failures = append(r.failures, fmt.Sprintf("%d log lines say PostgreSQL detected a deadlock (SQLSTATE 40P01), in %d logs: %s",
+			lines, len(r.deadlocks), r.deadlocks[0]))
+	}
 	if !r.o.faults {
 		return
 	}
@@ -257,6 +266,9 @@ func (r *report) print(w io.Writer) {
 	}
 	if len(r.dumps) > 0 {
 		fmt.Fprintf(w, "  goroutine dumps (SIGQUIT) taken then, in: %s\n", strings.Join(r.dumps, ", "))
+	}
+	for _, m := range r.deadlocks {
+		fmt.Fprintf(w, "deadlock detected: %s\n", m)
 	}
 	r.printLatency(w)
 	if r.goneStatus != "" {

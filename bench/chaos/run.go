@@ -327,6 +327,11 @@ func (s *session) finish(ctx context.Context) error {
 		return err
 	}
 	s.rep.ledger = lr
+	// Every writer takes its row locks in one order (design.md section 4): a deadlock any
+	// process or PostgreSQL logged is a broken promise, though the work was tried again.
+	if s.rep.deadlocks, err = harness.FindInLogs(filepath.Join(s.inf.dir, "logs"), harness.DeadlockDetected); err != nil {
+		return fmt.Errorf("log scan: %w", err)
+	}
 	s.rep.judge()
 	s.rep.receiptsFile, s.rep.databaseURL, s.rep.dir = s.rec.path, s.inf.databaseURL(), s.inf.dir
 	return nil

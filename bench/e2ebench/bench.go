@@ -34,7 +34,7 @@ func benchmark(ctx context.Context, o options, w io.Writer) (*report, error) {
 	}
 	defer rx.Close()
 	rep := &report{o: o, started: time.Now()}
-	if err := warmUp(ctx, o, rx, w); err != nil {
+	if err := warmUp(ctx, o, rx, rep, w); err != nil {
 		return rep, err
 	}
 	for run := 1; run <= o.runs; run++ {
@@ -69,7 +69,7 @@ func benchmark(ctx context.Context, o options, w io.Writer) (*report, error) {
 // and the first workload after it starts would otherwise pay for its JIT compiler (a tenth of
 // the machine during a1 of run 1, in a profile) and for its first topic and group metadata.
 // A deployed broker is long warm; so is every workload after the first.
-func warmUp(ctx context.Context, o options, rx *harness.Receiver, w io.Writer) error {
+func warmUp(ctx context.Context, o options, rx *harness.Receiver, rep *report, w io.Writer) error {
 	if o.warmupEvents == 0 || !slices.Contains(o.modes, modeSeparate) {
 		return nil
 	}
@@ -77,13 +77,35 @@ func warmUp(ctx context.Context, o options, rx *harness.Receiver, w io.Writer) e
 	wo.aEvents = o.warmupEvents
 	wl, _ := lookupWorkload("a1")
 	fmt.Fprintf(w, "warm-up (not measured), mode separate, workload a1 with %d events\n", wo.aEvents)
-	if _, err := measure(ctx, wo, rx, limits{pgRate: map[int]float64{1: 1, 100: 1}, bareRPS: 1}, 0, modeSeparate, wl, w); err != nil {
+	res, err := measure(ctx, wo, rx, limits{pgRate: map[int]float64{1: 1, 100: 1}, bareRPS: 1}, 0, modeSeparate, wl, w)
+	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		fmt.Fprintf(w, "  warm-up failed (the runs go on): %v\n", err)
+		return nil
+	}
+	if res.deadlocks != "" { // its figures do not count, but a deadlock is a bug all the same
+		rep.problems = append(rep.problems, "warm-up: "+res.deadlocks)
+		fmt.Fprintf(w, "  FAIL: %s\n", res.deadlocks)
 	}
 	return nil
+}
+
+// logDeadlocks reads the process logs in dir and says which hold PostgreSQL's "deadlock
+// detected" (SQLSTATE 40P01): every writer takes its row locks in one order (design.md section
+// 4), so one is a bug even though the work was tried again and stored. Empty: none.
+func logDeadlocks(dir string) (string, error) {
+	found, err := harness.FindInLogs(dir, harness.DeadlockDetected)
+	if err != nil || len(found) == 0 {
+		return "", err
+	}
+	lines, files := 0, make([]string, len(found))
+	for i, m := range found {
+		lines += m.Lines
+		files[i] = filepath.Base(m.Path)
+	}
+	return fmt.Sprintf("PostgreSQL detected deadlocks (SQLSTATE 40P01): %d log lines in %s; %s", lines, strings.Join(files, ", "), found[0]), nil
 }
 
 // runOne runs one workload in a fresh environment and adds its result, or the reason it could
@@ -102,13 +124,17 @@ func runOne(ctx context.Context, o options, rx *harness.Receiver, lim limits, ru
 		return nil
 	}
 	rep.results = append(rep.results, res)
+	if res.deadlocks != "" {
+		fmt.Fprintf(w, "  FAIL: %s\n", res.deadlocks)
+	}
 	fmt.Fprintf(w, "  done in %s: %.0f deliveries/s, %.0f missing, p50 %.1f ms, p99 %.1f ms\n",
 		time.Since(began).Round(time.Second), res.fig[figRate], res.fig[figMissing], res.fig[figP50], res.fig[figP99])
 	return nil
 }
 
-// measure starts the workload's environment, runs the workload in it and stops it again.
-func measure(ctx context.Context, o options, rx *harness.Receiver, lim limits, run int, mode string, wl workload, w io.Writer) (_ *result, err error) {
+// measure starts the workload's environment, runs the workload in it and stops it again. Once
+// the processes are stopped, it reads their logs for deadlocks (logDeadlocks).
+func measure(ctx context.Context, o options, rx *harness.Receiver, lim limits, run int, mode string, wl workload, w io.Writer) (res *result, err error) {
 	e, err := startEnv(ctx, o, envSpec{run: run, mode: mode, workload: wl.name, retrySchedule: wl.retrySchedule})
 	if err != nil {
 		return nil, err
@@ -117,6 +143,14 @@ func measure(ctx context.Context, o options, rx *harness.Receiver, lim limits, r
 		if serr := e.stop(); serr != nil {
 			fmt.Fprintf(w, "  warning: stopping %s: %v\n", e.name, serr)
 		}
+		if res == nil {
+			return
+		}
+		deadlocks, serr := logDeadlocks(e.logDir())
+		if serr != nil {
+			deadlocks = "reading the logs for deadlocks: " + serr.Error()
+		}
+		res.deadlocks = deadlocks
 	}()
 	rx.Reset()
 	gen, err := newGenerator(e.pool, partner, o.clients)

@@ -84,3 +84,32 @@ func buildHookstream(t *testing.T) string {
 	}
 	return bin
 }
+
+// A process log saying PostgreSQL detected a deadlock fails the workload, naming the logs; logs
+// without one do not.
+func TestLogDeadlocksFailTheWorkload(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("sender.log", `{"msg":"started"}`+"\n")
+	write("timeline.csv", "deadlock detected\n")
+	if got, err := logDeadlocks(dir); err != nil || got != "" {
+		t.Fatalf("clean logs: %q, %v; want none", got, err)
+	}
+	write("recorder.log", `{"msg":"batch not stored; trying it again","err":"deadlocks: ERROR: deadlock detected (SQLSTATE 40P01)"}`+"\n"+
+		`{"msg":"pending rows not stored; trying it again","err":"ERROR: deadlock detected (SQLSTATE 40P01)"}`+"\n")
+	got, err := logDeadlocks(dir)
+	if err != nil || !strings.Contains(got, "2 log lines in recorder.log") || !strings.Contains(got, "batch not stored") {
+		t.Fatalf("deadlocks: %q, %v; want recorder.log's 2 lines named", got, err)
+	}
+	res := newResult(1, modeSeparate, "a1")
+	res.deadlocks = got
+	rep := &report{results: []*result{res}}
+	if f := rep.failures(); len(f) != 1 || !strings.HasPrefix(f[0], "run 1 separate a1: PostgreSQL detected deadlocks") {
+		t.Fatalf("failures %q, want the deadlock", f)
+	}
+}

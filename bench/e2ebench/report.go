@@ -64,6 +64,7 @@ type result struct {
 	fig            map[string]float64
 	points         map[string][]point // latency plot series
 	failures       []string           // missing deliveries, bad signatures, dead processes
+	deadlocks      string             // the logs that say PostgreSQL detected a deadlock; empty: none
 	notes          []string
 }
 
@@ -96,15 +97,23 @@ func (r *report) relate() {
 }
 
 // failures lists why the benchmark fails: missing deliveries, bad signatures, workloads that
-// could not run.
+// could not run, deadlocks in the logs.
 func (r *report) failures() []string {
 	out := slices.Clone(r.problems)
 	for _, res := range r.results {
-		for _, f := range res.failures {
+		for _, f := range res.allFailures() {
 			out = append(out, fmt.Sprintf("run %d %s %s: %s", res.run, res.mode, res.workload, f))
 		}
 	}
 	return out
+}
+
+// allFailures are the result's failures and its deadlocks.
+func (r *result) allFailures() []string {
+	if r.deadlocks == "" {
+		return r.failures
+	}
+	return append(slices.Clone(r.failures), r.deadlocks)
 }
 
 // warnings are figures outside what the design promises that do not fail the benchmark.

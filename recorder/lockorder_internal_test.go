@@ -1,0 +1,133 @@
+package recorder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
+	"github.com/hookstream/hookstream/outbox"
+)
+
+// Writers of the history take their row locks in one order (the lock order, recorder.go), so
+// they never deadlock: two recorder instances storing overlapping batches, each listing its
+// attempts in the opposite order of the other and moving the same endpoints' failing_since
+// the other way, a third storing other deliveries of the same endpoints, and the pending writer
+// inserting the first ones, all at once and many times over. PostgreSQL would abort one of two
+// transactions waiting on each other with SQLSTATE 40P01; none may be.
+//
+// The instances store their batches as the recorder does, through writeShard: two first inserts
+// of one delivery that meet can be refused for the second unique key, (event_id, endpoint_id),
+// which ON CONFLICT (delivery_id) does not arbitrate; writeShard then stores the attempts one per
+// transaction, and none may be left unstored.
+func TestHistoryWritersNeverDeadlock(t *testing.T) {
+	db := testenv.NewDatabase(t)
+	ctx := context.Background()
+	const endpointsN, eventsN = 12, 12
+	db.Exec(t, `INSERT INTO partner (id) VALUES ('p1')`)
+	var eps []string
+	for i := range endpointsN {
+		ep := fmt.Sprintf("ep%02d", i)
+		eps = append(eps, ep)
+		db.Exec(t, `INSERT INTO endpoint (id, partner_id, url) VALUES ($1, 'p1', 'https://x.example')`, ep)
+	}
+	r := &Recorder{pool: db.Pool, log: slog.New(slog.DiscardHandler)}
+
+	deadline := time.Now().Add(15 * time.Second)
+	rounds, deadlocks := 0, 0
+	for ; rounds < 40 && time.Now().Before(deadline) && deadlocks == 0; rounds++ {
+		// Every round writes new deliveries: two instances each hold all of them, one reporting
+		// failures (failing_since set) and the other successes (cleared), in opposite orders.
+		var failing, succeeding, others []records.Attempt
+		var pending []pendingRow
+		started := time.Now().UTC()
+		for range eventsN {
+			evt := outbox.NewEventID()
+			for _, ep := range eps {
+				a := records.Attempt{V: records.AttemptVersion, DeliveryID: records.DeliveryID(evt, ep), EventID: evt,
+					EndpointID: ep, PartnerID: "p1", EventType: "customer.created", AttemptNo: 1,
+					Trigger: records.TriggerInitial, StartedAt: started, Outcome: records.OutcomeRetrying,
+					Status: 503, ErrorCategory: records.CategoryHTTPStatus}
+				next := started.Add(time.Minute)
+				a.NextAttemptAt = &next
+				failing = append(failing, a)
+				b := a
+				b.AttemptNo, b.Trigger, b.StartedAt = 2, records.TriggerRetry, started.Add(time.Second)
+				b.Outcome, b.Status, b.ErrorCategory, b.NextAttemptAt = records.OutcomeDelivered, 200, "", nil
+				succeeding = append(succeeding, b)
+				pending = append(pending, pendingRow{a.DeliveryID, evt, ep, "p1", a.EventType, started})
+				o := a
+				o.EventID = evt + "-other"
+				o.DeliveryID = records.DeliveryID(o.EventID, ep)
+				others = append(others, o)
+			}
+		}
+		slices.Reverse(others)
+		slices.Reverse(succeeding)
+		slices.Reverse(pending)
+
+		var (
+			wg    sync.WaitGroup
+			mu    sync.Mutex
+			errs  []error
+			start = make(chan struct{})
+		)
+		run := func(write func() error) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				if err := write(); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}()
+		}
+		for _, batch := range [][]records.Attempt{failing, succeeding, others} {
+			run(func() error { return writeBatch(ctx, r, batch) })
+		}
+		run(func() error { _, _, err := r.writePending(ctx, pending); return err })
+		close(start)
+		wg.Wait()
+		for _, err := range errs {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.Code == "40P01" {
+				deadlocks++
+				t.Logf("round %d: %v", rounds, err)
+				continue
+			}
+			t.Fatalf("round %d: %v", rounds, err)
+		}
+	}
+	if deadlocks > 0 {
+		t.Fatalf("%d deadlocks (SQLSTATE 40P01) in %d rounds of concurrent history writers", deadlocks, rounds)
+	}
+	// Every round stored all its rows.
+	if n, want := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM delivery`), 2*rounds*endpointsN*eventsN; n != want {
+		t.Fatalf("%d deliveries after %d rounds, want %d", n, rounds, want)
+	}
+	t.Logf("%d rounds, no deadlock", rounds)
+}
+
+// writeBatch stores attempts as one shard of a recorder's batch.
+func writeBatch(ctx context.Context, r *Recorder, attempts []records.Attempt) error {
+	shard := make([]decoded, len(attempts))
+	for i, a := range attempts {
+		shard[i] = decoded{&kgo.Record{Key: []byte(a.DeliveryID)}, a}
+	}
+	_, unstorable, err := r.writeShard(ctx, shard)
+	if err == nil && len(unstorable) > 0 {
+		err = fmt.Errorf("%d attempts not stored: %s", len(unstorable), unstorable[0].detail)
+	}
+	return err
+}
