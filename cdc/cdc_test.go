@@ -64,7 +64,7 @@ func TestCommittedEventsArePublishedOnce(t *testing.T) {
 			t.Fatalf("partner %s in partitions %d and %d", env.PartnerID, p, r.Partition)
 		}
 		partitionOf[env.PartnerID] = r.Partition
-		if want := records.EventPartition(env.PartnerID, 3); r.Partition != want {
+		if want, _ := outbox.PartitionFor(env.PartnerID, 3); r.Partition != want {
 			t.Fatalf("partner %s in partition %d, want %d", env.PartnerID, r.Partition, want)
 		}
 	}
