@@ -1,11 +1,13 @@
 package admin
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"time"
 
 	"github.com/hookstream/hookstream/eventcatalog"
+	"github.com/hookstream/hookstream/internal/topics"
 )
 
 type catalogPage struct {
@@ -25,15 +27,17 @@ func (a *API) listEventTypes(w http.ResponseWriter, _ *http.Request, _ caller) e
 // limitsView states the retention and replay windows (R33), the API's request limits and the
 // partner quotas.
 type limitsView struct {
-	FeedRetentionSeconds    int64 `json:"feed_retention_seconds"`
-	OutboxRetentionSeconds  int64 `json:"outbox_retention_seconds"`
-	HistoryRetentionSeconds int64 `json:"history_retention_seconds"`
-	ReplayWindowSeconds     int64 `json:"replay_window_seconds"`
-	RotationOverlapSeconds  int64 `json:"rotation_overlap_seconds"`
-	AutomaticAttempts       int   `json:"automatic_attempts"`
-	MaxPageLimit            int   `json:"max_page_limit"`
-	DefaultPageLimit        int   `json:"default_page_limit"`
-	MaxRequestBytes         int   `json:"max_request_bytes"`
+	FeedRetentionSeconds int64 `json:"feed_retention_seconds"`
+	// EventLogRetentionSeconds is the events topic's retention; -1: unlimited.
+	EventLogRetentionSeconds int64 `json:"event_log_retention_seconds"`
+	OutboxRetentionSeconds   int64 `json:"outbox_retention_seconds"`
+	HistoryRetentionSeconds  int64 `json:"history_retention_seconds"`
+	ReplayWindowSeconds      int64 `json:"replay_window_seconds"`
+	RotationOverlapSeconds   int64 `json:"rotation_overlap_seconds"`
+	AutomaticAttempts        int   `json:"automatic_attempts"`
+	MaxPageLimit             int   `json:"max_page_limit"`
+	DefaultPageLimit         int   `json:"default_page_limit"`
+	MaxRequestBytes          int   `json:"max_request_bytes"`
 	// PartnerID is the partner whose usage Quotas show: the key's partner, or the operator's
 	// ?partner_id=; empty (the operator without it): the limits alone.
 	PartnerID string      `json:"partner_id,omitempty"`
@@ -72,8 +76,13 @@ func seconds(d time.Duration) int64 { return int64(d / time.Second) }
 // sees the limits alone, or a partner's usage with ?partner_id=.
 func (a *API) getLimits(w http.ResponseWriter, r *http.Request, c caller) error {
 	cfg := a.cfg
+	logRetention := seconds(cmp.Or(cfg.EventLogRetention, cfg.FeedRetention))
+	if cfg.EventLogRetention == topics.RetainForever {
+		logRetention = -1
+	}
 	v := limitsView{
-		FeedRetentionSeconds: seconds(cfg.FeedRetention), OutboxRetentionSeconds: seconds(cfg.OutboxRetention),
+		EventLogRetentionSeconds: logRetention,
+		FeedRetentionSeconds:     seconds(cfg.FeedRetention), OutboxRetentionSeconds: seconds(cfg.OutboxRetention),
 		HistoryRetentionSeconds: seconds(cfg.HistoryRetention), ReplayWindowSeconds: seconds(cfg.ReplayWindow),
 		RotationOverlapSeconds: seconds(cfg.RotationOverlap), AutomaticAttempts: cfg.AutomaticAttempts,
 		MaxPageLimit: MaxPageLimit, DefaultPageLimit: DefaultPageLimit, MaxRequestBytes: MaxBodyBytes,
@@ -86,9 +95,9 @@ func (a *API) getLimits(w http.ResponseWriter, r *http.Request, c caller) error 
 			ReplayDeliveries:    quotaView{Limit: cfg.Limits.ReplayDeliveries},
 		},
 	}
-	v.Notes.Feed = "GET /v1/partners/{pid}/events reaches back feed_retention; a cursor older than that answers 410 and the partner reconciles from the platform's state APIs."
+	v.Notes.Feed = "GET /v1/partners/{pid}/events reaches back at least feed_retention, and as far as the event log keeps events (event_log_retention_seconds; -1: no time limit), since it reads the log; a cursor before the oldest retained event answers 410 and the partner reconciles from the platform's state APIs."
 	v.Notes.History = "Delivery history and attempts are kept for history_retention; the feed stays available after delivery records expire."
-	v.Notes.Replay = "Replays read the event from the outbox (outbox_retention; 0: rows are never dropped) or the events topic (feed_retention); events older than replay_window cannot be replayed (410)."
+	v.Notes.Replay = "Replays read the event from the outbox (outbox_retention; 0: rows are never dropped) or the events topic (at least feed_retention; event_log_retention_seconds); events older than replay_window cannot be replayed (410)."
 	v.Notes.Retry = "After a failed attempt a delivery waits schedule_seconds[i] (±jitter) before attempt i+2, attempts in all; an endpoint's retry_policy replaces the schedule, the attempt count and client_errors (what a 4xx other than 408, 410, 425 and 429 does: retry by the schedule, or stop at once) for all its events or per event type, within bounds. Retries wait in the shared tiers whatever the policy. automatic_attempts is the highest number an automatic attempt can have; replays made while one may still come are numbered above it."
 	v.Notes.Quotas = "Per partner, whoever calls: over endpoints, replay_jobs, test_events_per_minute or replays_per_minute (single-delivery replays) a request answers 429 quota_exceeded (Retry-After for the per-minute ones); a replay selecting more than replay_deliveries answers 422 replay_too_large (a log replay stops at it instead). test_events_per_minute and replays_per_minute are counted over the last 60 s by each admin process."
 

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookstream/hookstream/eventcatalog"
+	"github.com/hookstream/hookstream/internal/topics"
 )
 
 var updateEventTypes = flag.Bool("update-event-types", false, "rewrite testdata/event-types.golden.json from GET /v1/event-types")
@@ -84,7 +87,7 @@ func TestEventTypesAndLimitsRoutes(t *testing.T) {
 	}
 	r = call(a, operatorToken, "GET", "/v1/limits", nil)
 	var l limitsView
-	if err := json.Unmarshal(r.Body, &l); err != nil || l.FeedRetentionSeconds != 30*86400 || l.ReplayWindowSeconds == 0 ||
+	if err := json.Unmarshal(r.Body, &l); err != nil || l.FeedRetentionSeconds != 30*86400 || l.EventLogRetentionSeconds != 30*86400 || l.ReplayWindowSeconds == 0 ||
 		l.HistoryRetentionSeconds == 0 || l.OutboxRetentionSeconds != 7*86400 || !strings.Contains(string(r.Body), "notes") {
 		t.Fatalf("limits: %s", r.Body)
 	}
@@ -94,5 +97,30 @@ func TestEventTypesAndLimitsRoutes(t *testing.T) {
 		q.ReplayDeliveries.Limit != 100000 || q.Endpoints.Usage != nil || q.ReplayJobs.Usage != nil ||
 		q.TestEventsPerMinute.Usage != nil || q.ReplayDeliveries.Usage != nil {
 		t.Fatalf("operator limits: %s", r.Body)
+	}
+}
+
+// The event log's retention is stated apart from the feed's and the history's; forever is -1.
+func TestLimitsStateTheEventLogRetention(t *testing.T) {
+	for _, tc := range []struct {
+		retention time.Duration
+		want      int64
+	}{{topics.RetainForever, -1}, {90 * 24 * time.Hour, 90 * 86400}} {
+		cfg := DefaultConfig()
+		cfg.EventLogRetention, cfg.HistoryRetention = tc.retention, 48*time.Hour
+		var l limitsView
+		rec := httptest.NewRecorder()
+		if err := (&API{cfg: cfg}).getLimits(rec, httptest.NewRequest("GET", "/v1/limits", nil), caller{operator: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &l); err != nil || l.EventLogRetentionSeconds != tc.want ||
+			l.FeedRetentionSeconds != 30*86400 || l.HistoryRetentionSeconds != 48*3600 {
+			t.Errorf("event log retention %s: %s", tc.retention, rec.Body)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.EventLogRetention = cfg.FeedRetention - time.Hour
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "event log retention") {
+		t.Errorf("a log shorter than the feed: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/hookstream/hookstream/internal/durations"
 	"github.com/hookstream/hookstream/internal/quotas"
 	"github.com/hookstream/hookstream/internal/secretbox"
+	"github.com/hookstream/hookstream/internal/topics"
 )
 
 // MaxBodyBytes is the largest request body the API reads (1 MiB); larger bodies get 413.
@@ -45,9 +46,13 @@ type Config struct {
 
 	// RotationOverlap is how long a rotated-out secret keeps signing (R17).
 	RotationOverlap time.Duration
-	// FeedRetention is the events topic's retention: how far back the cursor feed and log
-	// replays reach (R33). Keep it equal to the topics' FeedRetention.
+	// FeedRetention is how far back the cursor feed and log replays are promised to reach
+	// (R33). Keep it equal to the topics' FeedRetention.
 	FeedRetention time.Duration
+	// EventLogRetention is the events topic's retention (the topics' EventLogRetention): at
+	// least FeedRetention, or topics.RetainForever (-1); 0 states FeedRetention. The feed reads
+	// the same topic, so it reaches back as far as the log keeps.
+	EventLogRetention time.Duration
 	// OutboxRetention is how long outbox rows are kept (cdc's OutboxRetention; 0: never
 	// dropped); replays read envelopes from the outbox within it, from the events topic after it.
 	OutboxRetention time.Duration
@@ -149,6 +154,9 @@ func (c Config) Validate() error {
 	})...)
 	if c.OutboxRetention < 0 {
 		errs = append(errs, fmt.Errorf("outbox retention %s is negative", c.OutboxRetention))
+	}
+	if c.EventLogRetention != 0 && c.EventLogRetention != topics.RetainForever && c.EventLogRetention < c.FeedRetention {
+		errs = append(errs, fmt.Errorf("event log retention %s is shorter than the feed retention %s", c.EventLogRetention, c.FeedRetention))
 	}
 	if c.OutboxRetention > 0 && c.ReplayWindow > max(c.FeedRetention, c.OutboxRetention) {
 		errs = append(errs, fmt.Errorf("replay window %s is longer than both the feed retention %s and the outbox retention %s: older envelopes cannot be found",

@@ -1319,8 +1319,13 @@ type FieldError struct {
 // Limits defines model for Limits.
 type Limits struct {
 	// AutomaticAttempts the highest number an automatic attempt can have: the most attempts the deployment's schedule or any endpoint policy gives; a replay made while one may still come is numbered above it
-	AutomaticAttempts       *int                    `json:"automatic_attempts,omitempty"`
-	DefaultPageLimit        *int                    `json:"default_page_limit,omitempty"`
+	AutomaticAttempts *int `json:"automatic_attempts,omitempty"`
+	DefaultPageLimit  *int `json:"default_page_limit,omitempty"`
+
+	// EventLogRetentionSeconds the events topic's retention (the event log data teams read); -1: no time limit. At least feed_retention_seconds: the feed reads the same topic
+	EventLogRetentionSeconds int `json:"event_log_retention_seconds"`
+
+	// FeedRetentionSeconds how far back the cursor feed is promised to reach
 	FeedRetentionSeconds    int                     `json:"feed_retention_seconds"`
 	HistoryRetentionSeconds int                     `json:"history_retention_seconds"`
 	MaxPageLimit            *int                    `json:"max_page_limit,omitempty"`

@@ -45,6 +45,7 @@ func TestCommittedEventsArePublishedOnce(t *testing.T) {
 		t.Fatalf("events topic holds %v, want %v then %v", got.keys(), a, b)
 	}
 	partitionOf := map[string]int32{}
+	snappy := false
 	for _, r := range got.records {
 		var env outbox.Envelope
 		if err := json.Unmarshal(r.Value, &env); err != nil {
@@ -64,9 +65,18 @@ func TestCommittedEventsArePublishedOnce(t *testing.T) {
 			t.Fatalf("partner %s in partitions %d and %d", env.PartnerID, p, r.Partition)
 		}
 		partitionOf[env.PartnerID] = r.Partition
-		if want := records.EventPartition(env.PartnerID, 3); r.Partition != want {
+		// docs/consuming-the-log.md: batches are snappy, or uncompressed when snappy would not
+		// make them smaller; readers need nothing else to decode them.
+		if c := r.Attrs.CompressionType(); c != 0 && c != 2 {
+			t.Fatalf("events record compressed with codec %d, want snappy (2) or none", c)
+		}
+		snappy = snappy || r.Attrs.CompressionType() == 2
+		if want, _ := outbox.PartitionFor(env.PartnerID, 3); r.Partition != want {
 			t.Fatalf("partner %s in partition %d, want %d", env.PartnerID, r.Partition, want)
 		}
+	}
+	if !snappy {
+		t.Error("no events batch was snappy-compressed")
 	}
 	// Within a partner, commit order.
 	var gotA []string

@@ -672,9 +672,13 @@ func (s *session) publishEvent(ctx context.Context, rw row) error {
 		}
 	}
 	events := s.c.names.Events
+	partition, err := outbox.PartitionFor(env.PartnerID, s.parts[events])
+	if err != nil {
+		return fmt.Errorf("cdc: %w", err)
+	}
 	r := &kgo.Record{
 		Topic:     events,
-		Partition: records.EventPartition(env.PartnerID, s.parts[events]),
+		Partition: partition,
 		Key:       []byte(env.EventID),
 		Value:     body,
 		Headers: []kgo.RecordHeader{

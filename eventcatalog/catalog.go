@@ -1,6 +1,8 @@
 package eventcatalog
 
 import (
+	"bytes"
+	_ "embed"
 	"encoding/json"
 	"slices"
 )
@@ -211,15 +213,19 @@ var catalog = []EventType{
 		`{"endpoint_id":"ep_01J9Z8Q4W6T1V2X3Y4Z5A6B7C8","message":"This is a test event from hookstream. It needs no action."}`),
 }
 
-// envelopeSchema is the schema of the envelope every event arrives in (R8).
-var envelopeSchema = mustJSON(object(
-	[]string{"event_id", "type", "occurred_at", "partner_id", "subject", "schema_version", "data"}, schema{
-		"event_id":       schema{"type": "string", "pattern": "^evt_[0-9A-HJKMNP-TV-Z]{26}$", "description": "stable across retries and replays; the webhook-id header"},
-		"type":           schema{"type": "string"},
-		"occurred_at":    timestamp,
-		"partner_id":     schema{"type": "string"},
-		"subject":        object([]string{"type", "id"}, schema{"type": schema{"type": "string"}, "id": schema{"type": "string"}}),
-		"schema_version": schema{"type": "integer", "minimum": 1},
-		"correlation_id": schema{"type": "string"},
-		"data":           schema{"type": "object", "description": "the schema of the event's type"},
-	}))
+// envelopeSource is the schema of the envelope every event arrives in (R8), the file readers of
+// the event log can take as it is (docs/consuming-the-log.md).
+//
+//go:embed envelope.schema.json
+var envelopeSource []byte
+
+// envelopeSchema is envelopeSource, compacted.
+var envelopeSchema = mustCompact(envelopeSource)
+
+func mustCompact(b []byte) json.RawMessage {
+	var out bytes.Buffer
+	if err := json.Compact(&out, b); err != nil {
+		panic(err) // an embedded file of the package; a failure here is a programming error
+	}
+	return out.Bytes()
+}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -442,5 +444,32 @@ func TestCatalogCarriesNoSecretsAndNoFloats(t *testing.T) {
 	}
 	if got := catalogProblems(bad); !slices.Equal(got, want) {
 		t.Errorf("planted breaches:\n got %q\nwant %q", got, want)
+	}
+}
+
+// The envelope schema file readers of the event log take (envelope.schema.json) is the one the
+// API publishes, and it refuses an envelope without an event id or with a malformed one.
+func TestEnvelopeSchemaFile(t *testing.T) {
+	t.Parallel()
+	file, err := os.ReadFile("envelope.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	if json.Unmarshal(file, &a) != nil || json.Unmarshal(eventcatalog.EnvelopeSchema(), &b) != nil || !reflect.DeepEqual(a, b) {
+		t.Fatal("envelope.schema.json differs from EnvelopeSchema")
+	}
+	envelope := compile(t, file)
+	for _, bad := range []string{
+		`{"type":"customer.deleted","occurred_at":"2026-03-01T09:30:00Z","partner_id":"p","subject":{"type":"customer","id":"cus_1"},"schema_version":1,"data":{}}`,
+		`{"event_id":"evt_1","type":"customer.deleted","occurred_at":"2026-03-01T09:30:00Z","partner_id":"p","subject":{"type":"customer","id":"cus_1"},"schema_version":1,"data":{}}`,
+	} {
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(bad))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if envelope.Validate(doc) == nil {
+			t.Errorf("envelope accepted: %s", bad)
+		}
 	}
 }

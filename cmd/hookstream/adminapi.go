@@ -55,6 +55,7 @@ func serveAdmin(ctx context.Context, s settings, log *slog.Logger, reg *promethe
 	cfg.Base = s.base(log, reg)
 	cfg.OperatorToken, cfg.SecretKeys, cfg.Egress = s.AdminToken, key, guard
 	cfg.FeedRetention, cfg.OutboxRetention, cfg.HistoryRetention = s.FeedRetention, s.OutboxRetention, s.HistoryRetention
+	cfg.EventLogRetention = s.eventLogRetention()
 	// Replays are numbered above the most attempts any policy may give (replay/attempts.go).
 	cfg.AutomaticAttempts = max(len(s.RetrySchedule)+1, s.RetryBounds.MaxAttempts)
 	cfg.Retry.Schedule, cfg.Retry.RetryClientErrors, cfg.Retry.Bounds = s.RetrySchedule, s.RetryClientErrors, s.RetryBounds

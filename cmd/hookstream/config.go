@@ -40,6 +40,7 @@ type settings struct {
 	TopicPartitions   int
 	ReplicationFactor int
 	FeedRetention     time.Duration
+	EventLogRetention time.Duration // 0: the feed retention; topics.RetainForever: unlimited
 	SecretKey         string
 	SecretKeys        string
 	SecretKeysFile    string
@@ -134,6 +135,8 @@ var variables = []variable{
 		func(s *settings) flag.Value { return (*intValue)(&s.ReplicationFactor) }},
 	{"HOOKSTREAM_FEED_RETENTION", "feed-retention", "720h", "how long the events topic (the cursor feed) keeps events",
 		func(s *settings) flag.Value { return (*durationValue)(&s.FeedRetention) }},
+	{"HOOKSTREAM_EVENT_LOG_RETENTION", "event-log-retention", "", "retention of the events topic (the event log) at creation: a duration at least the feed retention, or forever (-1); empty: the feed retention",
+		func(s *settings) flag.Value { return (*logRetentionValue)(&s.EventLogRetention) }},
 	{"HOOKSTREAM_SECRET_KEY", "secret-key", "", "base64 of 32 bytes: the AES-256-GCM key for endpoint secrets, key id \"default\" of the keyring",
 		func(s *settings) flag.Value { return (*stringValue)(&s.SecretKey) }},
 	{"HOOKSTREAM_SECRET_KEYS", "secret-keys", "", "more keys of the keyring for endpoint secrets: id:base64key entries, comma-separated",
@@ -224,7 +227,7 @@ var (
 	// componentSettings: runComponent and serveComponent, for every component command.
 	componentSettings = slices.Concat([]string{"kafka-brokers", "metrics-addr", "log-format", "log-level", "traces-exporter"}, kafkaSecuritySettings)
 	// topicSettings: settings.topicConfig.
-	topicSettings = slices.Concat([]string{"kafka-brokers", "topic-prefix", "topic-partitions", "replication-factor", "feed-retention"}, kafkaSecuritySettings)
+	topicSettings = slices.Concat([]string{"kafka-brokers", "topic-prefix", "topic-partitions", "replication-factor", "feed-retention", "event-log-retention"}, kafkaSecuritySettings)
 	// cdcSettings: settings.cdcConfig.
 	cdcSettings = []string{"database-url", "kafka-brokers", "topic-prefix", "cdc-slot", "outbox-retention"}
 	// egressSettings: settings.egressConfig.
@@ -238,7 +241,7 @@ var (
 	keyringSettings = []string{"secret-key", "secret-keys", "secret-keys-file", "secret-key-active"}
 	// adminSettings: runAdmin and serveAdmin.
 	adminSettings = slices.Concat([]string{"database-url", "admin-addr", "admin-token", "kafka-brokers", "topic-prefix",
-		"feed-retention", "outbox-retention", "history-retention", "retry-schedule",
+		"feed-retention", "event-log-retention", "outbox-retention", "history-retention", "retry-schedule",
 		"retry-client-errors", "retry-min-delay", "retry-max-delay", "retry-max-attempts",
 		"limit-endpoints", "limit-replay-jobs", "limit-test-events-per-minute", "limit-replays-per-minute", "limit-replay-deliveries", "metrics-addr"}, keyringSettings, egressSettings, logSettings,
 		kafkaSecuritySettings)
@@ -469,7 +472,17 @@ func (s settings) topicConfig() topics.Config {
 	c.Partitions = int32(s.TopicPartitions)
 	c.ReplicationFactor = int16(s.ReplicationFactor)
 	c.FeedRetention = s.FeedRetention
+	c.EventLogRetention = s.eventLogRetention()
 	return c
+}
+
+// eventLogRetention is the events topic's retention: HOOKSTREAM_EVENT_LOG_RETENTION, or the feed
+// retention when it is not set.
+func (s settings) eventLogRetention() time.Duration {
+	if s.EventLogRetention == 0 {
+		return s.FeedRetention
+	}
+	return s.EventLogRetention
 }
 
 // base is what every component's configuration takes from these settings: the brokers, their

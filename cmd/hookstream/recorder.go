@@ -19,13 +19,19 @@ func runRecorder(ctx context.Context, args []string, out io.Writer) error {
 	return runComponent(ctx, "recorder", args, out, true, runRecorderWith)
 }
 
-func runRecorderWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, pool *pgxpool.Pool) error {
+// recorderConfig is the recorder configuration of these settings: its history sweep keeps
+// HOOKSTREAM_HISTORY_RETENTION, whatever the event log keeps.
+func (s settings) recorderConfig(log *slog.Logger, reg prometheus.Registerer) recorder.Config {
 	cfg := recorder.DefaultConfig()
 	cfg.Base = s.base(log, reg)
 	cfg.HistoryRetention = s.HistoryRetention
 	cfg.InstanceID = s.InstanceID
 	cfg.TracerProvider = s.tracer
-	r, err := recorder.New(cfg, pool)
+	return cfg
+}
+
+func runRecorderWith(ctx context.Context, s settings, log *slog.Logger, reg prometheus.Registerer, pool *pgxpool.Pool) error {
+	r, err := recorder.New(s.recorderConfig(log, reg), pool)
 	if err != nil {
 		return err
 	}

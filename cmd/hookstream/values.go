@@ -14,6 +14,7 @@ import (
 	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/commalist"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
+	"github.com/hookstream/hookstream/internal/topics"
 )
 
 // The typed flag values of the settings. Each Set says what it expected; the flag package puts
@@ -94,6 +95,37 @@ func (v *positiveDurationValue) Set(s string) error {
 }
 func (v *positiveDurationValue) String() string { return (*durationValue)(v).String() }
 func (*positiveDurationValue) typeName() string { return "duration" }
+
+// logRetentionValue is a retention that may be unlimited: a positive duration, forever or -1
+// (topics.RetainForever), or empty (0: the command's fallback).
+type logRetentionValue time.Duration
+
+func (v *logRetentionValue) Set(s string) error {
+	switch s {
+	case "":
+		*v = 0
+		return nil
+	case "forever", "-1":
+		*v = logRetentionValue(topics.RetainForever)
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return errors.New("want a positive duration such as 720h, or forever (-1)")
+	}
+	*v = logRetentionValue(d)
+	return nil
+}
+func (v *logRetentionValue) String() string {
+	switch {
+	case v == nil || *v == 0:
+		return ""
+	case time.Duration(*v) == topics.RetainForever:
+		return "forever"
+	}
+	return time.Duration(*v).String()
+}
+func (*logRetentionValue) typeName() string { return "duration" }
 
 // listValue is a comma-separated list; blanks around items and empty items are dropped.
 type listValue []string

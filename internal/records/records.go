@@ -66,6 +66,7 @@ const HeaderTraceparent = "traceparent"
 
 // EventPartition is the events-topic partition of a partner: every event of one partner lands in
 // the same partition, in commit order (R32). FNV-1a keeps it simple to compute in any language.
+// Readers outside hookstream get it as outbox.PartitionFor, a contract that never changes.
 func EventPartition(partnerID string, partitions int32) int32 {
 	h := fnv.New32a()
 	h.Write([]byte(partnerID))

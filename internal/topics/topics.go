@@ -56,19 +56,27 @@ type Config struct {
 	Prefix            string
 	Partitions        int32         // for the partitioned work topics
 	ReplicationFactor int16         // -1: the broker's default
-	FeedRetention     time.Duration // events: how far back the cursor feed reaches (R33)
+	FeedRetention     time.Duration // how far back the cursor feed promises to reach (R33)
+	// EventLogRetention is the events topic's retention.ms: how long the event log keeps
+	// events, at least FeedRetention, or RetainForever. It is not the delivery history's
+	// retention, which the recorder sweeps in PostgreSQL.
+	EventLogRetention time.Duration
 	WorkRetention     time.Duration // deliveries, retry tiers, attempts
 	DLQRetention      time.Duration
 }
 
-// DefaultConfig returns the defaults: 12 partitions, a 30-day feed, 7 days of work topics,
-// 30 days of dead letters.
+// RetainForever as EventLogRetention keeps the event log without a time limit (retention.ms -1).
+const RetainForever time.Duration = -1
+
+// DefaultConfig returns the defaults: 12 partitions, a 30-day feed and event log, 7 days of work
+// topics, 30 days of dead letters.
 func DefaultConfig() Config {
 	return Config{
 		Prefix:            DefaultPrefix,
 		Partitions:        12,
 		ReplicationFactor: -1,
 		FeedRetention:     30 * 24 * time.Hour,
+		EventLogRetention: 30 * 24 * time.Hour,
 		WorkRetention:     7 * 24 * time.Hour,
 		DLQRetention:      30 * 24 * time.Hour,
 	}
@@ -86,6 +94,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("topics: replication factor must be -1 (broker default) or at least 1, got %d", c.ReplicationFactor)
 	case c.FeedRetention < time.Hour || c.WorkRetention < time.Hour || c.DLQRetention < time.Hour:
 		return errors.New("topics: retentions must be at least one hour")
+	case c.EventLogRetention != RetainForever && c.EventLogRetention < c.FeedRetention:
+		return fmt.Errorf("topics: the event log retention %s is shorter than the feed retention %s: the feed would promise events the log has deleted",
+			c.EventLogRetention, c.FeedRetention)
 	}
 	return nil
 }
@@ -117,12 +128,18 @@ type Spec struct {
 // Specs lists every topic of design.md section 5 (and cdc's checkpoint topic) for c.
 func (c Config) Specs() []Spec {
 	n := For(c.Prefix)
-	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+	ms := func(d time.Duration) string {
+		if d == RetainForever {
+			return "-1"
+		}
+		return strconv.FormatInt(d.Milliseconds(), 10)
+	}
 	work := map[string]string{"cleanup.policy": "delete", "retention.ms": ms(c.WorkRetention)}
 	specs := []Spec{
 		// Compacted and time-bounded: each event_id is written once, so compaction keeps every
-		// event and retention bounds how far back the cursor feed reaches (R32, R33).
-		{n.Events, c.Partitions, map[string]string{"cleanup.policy": "compact,delete", "retention.ms": ms(c.FeedRetention)}},
+		// event and the event log's retention bounds how far back the log, and so the cursor
+		// feed, reaches (R32, R33).
+		{n.Events, c.Partitions, map[string]string{"cleanup.policy": "compact,delete", "retention.ms": ms(c.EventLogRetention)}},
 		// One partition keeps endpoint changes in commit order for every reader of the table.
 		{n.Endpoints, 1, map[string]string{"cleanup.policy": "compact", "retention.ms": "-1"}},
 		{n.Checkpoints, 1, map[string]string{"cleanup.policy": "compact", "retention.ms": "-1"}},

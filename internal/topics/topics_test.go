@@ -71,8 +71,50 @@ func TestEnsureTwiceAndDescribe(t *testing.T) {
 			t.Errorf("%s: %d partitions, cleanup.policy %q; want %d, %q", name, d.Partitions, d.CleanupPolicy, w.partitions, w.policy)
 		}
 	}
-	if got[names.Events].RetentionMS != fmt.Sprint(cfg.FeedRetention.Milliseconds()) {
+	if got[names.Events].RetentionMS != fmt.Sprint(cfg.EventLogRetention.Milliseconds()) {
 		t.Errorf("events retention.ms = %s", got[names.Events].RetentionMS)
+	}
+}
+
+// The events topic is created with the event log's retention, not the feed's: a longer one, or
+// none at all (retention.ms -1), as the cluster reads it back.
+func TestEventLogRetention(t *testing.T) {
+	k := testenv.NewKafka(t)
+	adm := kadm.NewClient(k.Client(t))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, tc := range []struct {
+		name      string
+		retention time.Duration
+		want      string
+	}{
+		{"longer", 90 * 24 * time.Hour, "7776000000"},
+		{"forever", topics.RetainForever, "-1"},
+	} {
+		cfg := k.TopicConfig()
+		cfg.Prefix += "." + tc.name
+		cfg.EventLogRetention = tc.retention
+		if _, err := topics.Ensure(ctx, adm, cfg); err != nil {
+			t.Fatal(err)
+		}
+		events := topics.For(cfg.Prefix).Events
+		rc, err := adm.DescribeTopicConfigs(ctx, events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := rc.On(events, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, kv := range c.Configs {
+			if kv.Key == "retention.ms" && kv.Value != nil {
+				got = *kv.Value
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s: events retention.ms = %q, want %q (feed retention %s)", tc.name, got, tc.want, cfg.FeedRetention)
+		}
 	}
 }
 
@@ -142,6 +184,9 @@ func TestConfigValidate(t *testing.T) {
 		func(c *topics.Config) { c.Partitions = 0 },
 		func(c *topics.Config) { c.ReplicationFactor = 0 },
 		func(c *topics.Config) { c.FeedRetention = time.Minute },
+		// The log may not keep less than the feed promises.
+		func(c *topics.Config) { c.EventLogRetention = c.FeedRetention - time.Hour },
+		func(c *topics.Config) { c.EventLogRetention = 0 },
 	}
 	for i, edit := range bad {
 		c := topics.DefaultConfig()
