@@ -36,6 +36,8 @@ func TestEndpointFilterIsValidatedAtRegistration(t *testing.T) {
 		{`dta.source == "x"`, `filter: position 1: "dta" is no envelope field`},
 		{`data.source == "x" and`, "filter: position 23: "},
 		{``, "filter: position 1: "},
+		{`data.amount.value in [1, 1e-400]`, "filter: position 26: the number 1e-400 is out of range"},
+		{strings.Repeat(`type == "a" or `, 10) + `type == "b"`, "filter: position 151: the filter costs more than 20 to evaluate"},
 	} {
 		r := e.must(422, operatorToken, "POST", path, map[string]any{
 			"url": "https://hooks.example.com/b", "event_types": []string{"*"}, "filter": c.filter,

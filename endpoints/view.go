@@ -179,9 +179,10 @@ func readEndpoint(id string, value []byte) (*records.Endpoint, *filter.Filter, e
 	if e.Filter == "" {
 		return &e, nil, nil
 	}
-	// The admin API parsed it at registration; one this view cannot parse comes from a newer
-	// grammar, and delivering past it would break the filter's promise.
-	flt, err := filter.Parse(e.Filter)
+	// The admin API parsed it at registration, under that release's cost limits (ParseStored
+	// reads it whatever they were); one this view cannot parse comes from a newer grammar, and
+	// delivering past it would break the filter's promise.
+	flt, err := filter.ParseStored(e.Filter)
 	if err != nil {
 		return nil, nil, fmt.Errorf("filter: %w", err)
 	}

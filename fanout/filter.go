@@ -3,7 +3,8 @@ package fanout
 import "github.com/hookstream/hookstream/internal/filter"
 
 // filterDocs decodes an event's envelope for payload filters at most once per schema version,
-// and only when an endpoint with a filter receives it.
+// and only when an endpoint with a filter receives it; decoding reads its numbers, so every
+// endpoint's filter compares them without parsing again.
 type filterDocs map[int]*filter.Document
 
 // match evaluates flt against body, the envelope of version schemaVersion the endpoint would

@@ -16,6 +16,8 @@ import (
 // exactly the (event, endpoint) pairs whose filter holds for the event's data, each once, and
 // every pair a filter refused is counted in hookstream_fanout_filtered_deliveries_total. The
 // expected pairs are computed from the data the test wrote, not by the filter package.
+// ep_old's filter was registered before the cost limits of the language (a number of
+// exponent -400, more than MaxCost): it is still read and applied.
 func TestFanoutAppliesPayloadFilters(t *testing.T) {
 	e := testenv.NewEnv(t)
 	startCDC(t, e)
@@ -25,6 +27,7 @@ func TestFanoutAppliesPayloadFilters(t *testing.T) {
 		  ('ep_big', 'pa', 'https://a.example/big', '{balance.*}', 'data.amount.value >= 100'),
 		  ('ep_src', 'pa', 'https://a.example/src', '{*}', 'data.source in ["purchase", "refund"] or type == "customer.created"'),
 		  ('ep_low', 'pa', 'https://a.example/low', '{*}', 'not exists(data.source) and (data.balance.value < 50 or data.reason == "chargeback")'),
+		  ('ep_old', 'pa', 'https://a.example/old', '{*}', '(data.amount.value >= 2e2 and data.amount.value > 1e-400) or data.source == "refund" or data.amount.value in [1e-400, 0.5e-399] or type == "a" or type == "b" or type == "c"'),
 		  ('ep_pb',  'pb', 'https://b.example/big', '{*}', 'data.amount.value >= 100')`)
 	f := startFanout(t, e)
 
@@ -65,6 +68,7 @@ func TestFanoutAppliesPayloadFilters(t *testing.T) {
 			"ep_all": true,
 			"ep_src": ev.source == "purchase" || ev.source == "refund" || ev.typ == "customer.created",
 			"ep_low": ev.source == "" && balance && (ev.balance < 50 || ev.reason == "chargeback"),
+			"ep_old": (balance && ev.amount >= 200) || ev.source == "refund",
 		}
 		if balance {
 			match["ep_big"] = ev.amount >= 100 // subscribed to balance.* only

@@ -256,13 +256,13 @@ func (e *Engine) filterByState(ctx context.Context, eid string, targets []Target
 // filterOf returns what a log replay asks of each event: whether the endpoint's payload filter
 // refuses it, as fanout would have (in the envelope version the endpoint is pinned to), so a
 // replay from the log sends only what the endpoint would have received. Stored filters were
-// parsed at registration; one that no longer parses (written past the API) fails the job
-// rather than be skipped.
+// parsed at registration (ParseStored reads them whatever that release's cost limits); one
+// that no longer parses (written past the API) fails the job rather than be skipped.
 func filterOf(ep Endpoint) (func(eventlog.Event) bool, error) {
 	if ep.Filter == nil {
 		return func(eventlog.Event) bool { return false }, nil
 	}
-	flt, err := filter.Parse(*ep.Filter)
+	flt, err := filter.ParseStored(*ep.Filter)
 	if err != nil {
 		return nil, fmt.Errorf("the endpoint's filter does not parse: %w", err)
 	}

@@ -24,9 +24,12 @@
 //     X-Slack-Request-Timestamp and the tolerance; the id is the callback's event_id.
 //   - [ShopifyVerifier]: X-Shopify-Hmac-Sha256, the base64 HMAC of the body; the id is
 //     X-Shopify-Webhook-Id.
+//   - [TwilioVerifier]: X-Twilio-Signature, the base64 HMAC-SHA1 of the configured URL and the
+//     sorted form parameters (or, for a JSON body, the URL with its bodySHA256); the id is
+//     I-Twilio-Idempotency-Token.
 //
 // Every comparison is constant-time, every verifier takes several secrets for a rotation, and
-// a bad header is an error, never a panic. GitHub and Shopify sign neither a timestamp nor the
+// a bad header is an error, never a panic. GitHub, Shopify and Twilio sign neither a timestamp nor the
 // id header: a captured request verifies for ever and can be resent under a fresh id, so keep
 // those endpoints on TLS and make the effects idempotent by the resource they change.
 //

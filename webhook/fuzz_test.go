@@ -3,6 +3,8 @@ package webhook
 import (
 	"bytes"
 	"crypto/hmac"
+	"crypto/sha1"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -147,6 +149,12 @@ func FuzzSignVerify(f *testing.F) {
 	})
 }
 
+func hmacSHA1(key []byte, content string) []byte {
+	m := hmac.New(sha1.New, key)
+	m.Write([]byte(content))
+	return m.Sum(nil)
+}
+
 func isOneOf(err error, targets []error) bool {
 	for _, target := range targets {
 		if errors.Is(err, target) {
@@ -173,6 +181,11 @@ func FuzzProviderVerifiers(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	const twilioURL = "https://x.example/hook?a=1"
+	twilio, err := NewTwilioVerifier([]string{secret}, twilioURL)
+	if err != nil {
+		f.Fatal(err)
+	}
 	body := `{"id":"evt_1","type":"x"}`
 	f.Add("sha256="+hex.EncodeToString(hmacSHA256([]byte(secret), []byte(body))), "1735689600", body)
 	f.Add("t=1735689600,v1="+hex.EncodeToString(hmacSHA256([]byte(secret), []byte("1735689600."+body))), "", body)
@@ -181,13 +194,16 @@ func FuzzProviderVerifiers(f *testing.F) {
 	f.Add("t=,v1=,,==", "-5", "")
 	f.Add("sha256=zz", "99999999999999999999", "\xff")
 	f.Add("sha256="+strings.ToUpper(hex.EncodeToString(hmacSHA256([]byte(secret), []byte(body)))), "", body)
+	bodySum := sha256.Sum256([]byte(body))
+	f.Add(base64.StdEncoding.EncodeToString(hmacSHA1([]byte(secret), twilioURL+"&bodySHA256="+hex.EncodeToString(bodySum[:]))), "", body)
 	f.Fuzz(func(t *testing.T, sig, ts, body string) {
 		h := http.Header{}
-		for _, name := range []string{HeaderGitHubSignature, HeaderShopifyHmac, HeaderStripeSignature, HeaderSlackSignature} {
+		for _, name := range []string{HeaderGitHubSignature, HeaderShopifyHmac, HeaderStripeSignature, HeaderSlackSignature, HeaderTwilioSignature} {
 			h.Set(name, sig)
 		}
 		h.Set(HeaderSlackTimestamp, ts)
-		for name, v := range map[string]RequestVerifier{"github": github, "shopify": shopify, "stripe": stripe, "slack": slack} {
+		h.Set("Content-Type", "application/json")
+		for name, v := range map[string]RequestVerifier{"github": github, "shopify": shopify, "stripe": stripe, "slack": slack, "twilio": twilio} {
 			_, err := v.VerifyRequest(h, []byte(body))
 			if err != nil {
 				if !isOneOf(err, verifyErrors) {
@@ -206,6 +222,17 @@ func FuzzProviderVerifiers(f *testing.F) {
 				signed = tPart + "." + body
 			case "slack":
 				signed = "v0:" + ts + ":" + body
+			case "twilio":
+				// Twilio's HMAC is SHA-1 over the URL and the body's hash, so it is checked apart.
+				want := twilioURL
+				if body != "" {
+					sum := sha256.Sum256([]byte(body))
+					want += "&bodySHA256=" + hex.EncodeToString(sum[:])
+				}
+				if sig != base64.StdEncoding.EncodeToString(hmacSHA1([]byte(secret), want)) {
+					t.Fatalf("twilio accepted %q over %q without its HMAC", sig, body)
+				}
+				continue
 			}
 			// Hex is compared without case: "AB" and "ab" are the same bytes of the same HMAC.
 			if !strings.Contains(strings.ToLower(sig), hex.EncodeToString(hmacSHA256([]byte(secret), []byte(signed)))) &&

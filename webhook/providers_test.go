@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"crypto/hmac"
+	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -229,6 +230,7 @@ func TestProviderVerifiersRefuseBadSecrets(t *testing.T) {
 		"shopify": func(s []string) error { _, err := webhook.NewShopifyVerifier(s); return err },
 		"stripe":  func(s []string) error { _, err := webhook.NewStripeVerifier(s); return err },
 		"slack":   func(s []string) error { _, err := webhook.NewSlackVerifier(s); return err },
+		"twilio":  func(s []string) error { _, err := webhook.NewTwilioVerifier(s, "https://x.example/"); return err },
 	} {
 		for _, secrets := range [][]string{nil, {""}, {"ok", ""}} {
 			if err := build(secrets); !errors.Is(err, webhook.ErrInvalidSecret) {
@@ -277,6 +279,92 @@ func TestVerifierVerifyRequest(t *testing.T) {
 		}
 		if _, err := v.VerifyRequest(h, []byte(tt.body+" ")); !errors.Is(err, webhook.ErrNoMatchingSignature) {
 			t.Fatalf("%s tampered: error %v", tt.body, err)
+		}
+	}
+}
+
+// Twilio's documentation works through this voice request.
+const (
+	twilioDocToken     = "12345"
+	twilioDocURL       = "https://mycompany.com/myapp.php?foo=1&bar=2"
+	twilioDocSignature = "0/KCTR6DLpKmkAf8muzZqo1nDgQ="
+	// The documented parameters, form-encoded as Twilio posts them, in another order than sorted.
+	twilioDocBody = "To=%2B18005551212&CallSid=CA1234567890ABCDE&Caller=%2B12349013030&Digits=1234&From=%2B12349013030"
+)
+
+func hmacSHA1Base64(key, content string) string {
+	m := hmac.New(sha1.New, []byte(key))
+	m.Write([]byte(content))
+	return base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
+
+func TestTwilioVerifier(t *testing.T) {
+	t.Parallel()
+	const (
+		token   = "f4b2c1d0e9a8b7c6d5e4f3a2b1c0d9e8"
+		hookURL = "https://hooks.example.com/twilio/events"
+		idem    = "e8b6a2f0-5c1d-4b7e-9a3f-1d2c3b4a5e6f"
+		event   = `[{"specversion":"1.0","type":"com.twilio.messaging.message.delivered","id":"EZ01"}]`
+	)
+	form := "application/x-www-form-urlencoded"
+	signed := func(sig, contentType string) http.Header {
+		return header(webhook.HeaderTwilioSignature, sig, "Content-Type", contentType, webhook.HeaderTwilioIdempotencyToken, idem)
+	}
+	call := webhook.Message{ID: idem}
+	doc, err := webhook.NewTwilioVerifier([]string{"the secondary token", twilioDocToken}, twilioDocURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runProviderCases(t, doc, []providerCase{
+		{"documented vector", signed(twilioDocSignature, form), twilioDocBody, nil, call},
+		{"documented vector, charset in the content type", signed(twilioDocSignature, form+"; charset=utf-8"), twilioDocBody, nil, call},
+		{"tampered parameter", signed(twilioDocSignature, form), strings.Replace(twilioDocBody, "Digits=1234", "Digits=1235", 1), webhook.ErrNoMatchingSignature, call},
+		{"added parameter", signed(twilioDocSignature, form), twilioDocBody + "&Extra=1", webhook.ErrNoMatchingSignature, call},
+		{"tampered signature", signed("1"+twilioDocSignature[1:], form), twilioDocBody, webhook.ErrNoMatchingSignature, call},
+		{"parameters not form-encoded (signed as a body hash)", signed(twilioDocSignature, "text/plain"), twilioDocBody, webhook.ErrNoMatchingSignature, call},
+		{"form body that does not parse", signed(twilioDocSignature, form), "a=%zz", webhook.ErrNoMatchingSignature, call},
+		{"URL-safe base64", signed(strings.ReplaceAll(twilioDocSignature, "/", "_"), form), twilioDocBody, webhook.ErrMalformedHeader, call},
+		{"missing signature", header("Content-Type", form), twilioDocBody, webhook.ErrMissingHeader, call},
+	})
+
+	// Another URL than Twilio signed: the path, the query or the scheme changed.
+	for _, other := range []string{"https://mycompany.com/myapp.php?foo=1&bar=3", "https://mycompany.com/myapp.php", "http://mycompany.com/myapp.php?foo=1&bar=2", "https://mycompany.com/other.php?foo=1&bar=2"} {
+		v, err := webhook.NewTwilioVerifier([]string{twilioDocToken}, other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v.VerifyRequest(signed(twilioDocSignature, form), []byte(twilioDocBody)); !errors.Is(err, webhook.ErrNoMatchingSignature) {
+			t.Errorf("URL %s: error %v, want ErrNoMatchingSignature", other, err)
+		}
+	}
+
+	// A JSON body: the signature covers the URL with bodySHA256, the hex SHA-256 of the body.
+	v, err := webhook.NewTwilioVerifier([]string{token}, hookURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(event))
+	jsonSig := hmacSHA1Base64(token, hookURL+"?bodySHA256="+hex.EncodeToString(sum[:]))
+	withQuery, err := webhook.NewTwilioVerifier([]string{token}, hookURL+"?site=eu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	queried := hmacSHA1Base64(token, hookURL+"?site=eu&bodySHA256="+hex.EncodeToString(sum[:]))
+	runProviderCases(t, v, []providerCase{
+		{"JSON body", signed(jsonSig, "application/json"), event, nil, call},
+		{"JSON body tampered", signed(jsonSig, "application/json"), strings.Replace(event, "EZ01", "EZ02", 1), webhook.ErrNoMatchingSignature, call},
+		{"URL alone signed for a body", signed(hmacSHA1Base64(token, hookURL), "application/json"), event, webhook.ErrNoMatchingSignature, call},
+		{"empty body signs the URL alone", signed(hmacSHA1Base64(token, hookURL), ""), "", nil, call},
+		{"HMAC-SHA256 instead of SHA1", signed(hmacBase64(token, hookURL), ""), "", webhook.ErrNoMatchingSignature, call},
+		{"no idempotency token still verifies", header(webhook.HeaderTwilioSignature, jsonSig, "Content-Type", "application/json"), event, nil, webhook.Message{}},
+	})
+	runProviderCases(t, withQuery, []providerCase{
+		{"JSON body, URL with a query", signed(queried, "application/json"), event, nil, call},
+	})
+
+	for _, bad := range []string{"", "/twilio", "ftp://x.example/", "https://x.example/#frag", "https://x.example/?bodySHA256=ab", "://"} {
+		if _, err := webhook.NewTwilioVerifier([]string{token}, bad); err == nil {
+			t.Errorf("NewTwilioVerifier accepted the URL %q", bad)
 		}
 	}
 }

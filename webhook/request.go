@@ -16,7 +16,7 @@ import (
 // event it carries. Every provider signs differently (the header, the signed content
 // and the handling of several signatures all differ), so there is one implementation per
 // provider rather than one normalised "signature string": [Verifier] (Standard Webhooks, as
-// hookstream sends), [GitHubVerifier], [StripeVerifier], [SlackVerifier] and [ShopifyVerifier].
+// hookstream sends), [GitHubVerifier], [StripeVerifier], [SlackVerifier], [ShopifyVerifier] and [TwilioVerifier].
 //
 // VerifyRequest gets the request's headers and its raw body exactly as received, never a
 // re-encoding. It returns an error matching one of the package's verification errors
@@ -34,19 +34,20 @@ var (
 	_ RequestVerifier = (*StripeVerifier)(nil)
 	_ RequestVerifier = (*SlackVerifier)(nil)
 	_ RequestVerifier = (*ShopifyVerifier)(nil)
+	_ RequestVerifier = (*TwilioVerifier)(nil)
 )
 
 // Message is what an authenticated request says about itself.
 type Message struct {
 	// ID identifies the event across the provider's retries, the key a receiver deduplicates
 	// on: webhook-id (Standard Webhooks), X-GitHub-Delivery, the Stripe event's id, the Slack
-	// event_id, X-Shopify-Webhook-Id. Empty when the request names none, such as a Slack
+	// event_id, X-Shopify-Webhook-Id, I-Twilio-Idempotency-Token. Empty when the request names none, such as a Slack
 	// url_verification challenge or slash command.
 	ID string
 	// Type is the event's kind when the provider names it ("push", "invoice.paid",
 	// "orders/create", ...), else empty.
 	Type string
-	// Timestamp is the signed send time; zero for schemes that sign none (GitHub, Shopify),
+	// Timestamp is the signed send time; zero for schemes that sign none (GitHub, Shopify, Twilio),
 	// where a replay is caught by ID only.
 	Timestamp time.Time
 }
@@ -141,7 +142,7 @@ func prefixedHex(h http.Header, name, prefix string) ([]byte, error) {
 	return sig, nil
 }
 
-// plainSecrets turns provider secrets into HMAC keys. GitHub, Stripe, Slack and Shopify use the
+// plainSecrets turns provider secrets into HMAC keys. GitHub, Stripe, Slack, Shopify and Twilio use the
 // secret string itself as the key (Stripe's "whsec_" included), unlike Standard Webhooks,
 // whose secret is base64. Errors name the position of a bad secret, never its value.
 func plainSecrets(provider string, secrets []string) ([][]byte, error) {

@@ -1,9 +1,6 @@
 package webhook
 
 import (
-	"encoding/base64"
-	"errors"
-	"fmt"
 	"net/http"
 )
 
@@ -37,15 +34,9 @@ func (v *ShopifyVerifier) VerifyRequest(h http.Header, body []byte) (Message, er
 	if err := missing(h, HeaderShopifyHmac); err != nil {
 		return Message{}, err
 	}
-	// Only the canonical encoding is a signature: the decoder alone would also take line breaks
-	// and nonzero padding bits, so the value must read back exactly as it was sent.
-	encoded := h.Get(HeaderShopifyHmac)
-	sig, err := base64.StdEncoding.Strict().DecodeString(encoded)
-	if err == nil && base64.StdEncoding.EncodeToString(sig) != encoded {
-		err = errors.New("not canonical")
-	}
+	sig, err := canonicalBase64(h, HeaderShopifyHmac)
 	if err != nil {
-		return Message{}, fmt.Errorf("%w: %s is not canonical standard base64", ErrMalformedHeader, HeaderShopifyHmac)
+		return Message{}, err
 	}
 	if !anyMatch(v.keys, [][]byte{sig}, func(key []byte) []byte { return hmacSHA256(key, body) }) {
 		return Message{}, ErrNoMatchingSignature

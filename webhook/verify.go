@@ -21,11 +21,11 @@ const DefaultTolerance = 5 * time.Minute
 var (
 	// ErrMissingHeader: a header the scheme requires (webhook-id, webhook-timestamp or
 	// webhook-signature for Standard Webhooks; X-Hub-Signature-256, Stripe-Signature,
-	// X-Slack-Signature or X-Slack-Request-Timestamp, X-Shopify-Hmac-Sha256) is absent or empty.
+	// X-Slack-Signature or X-Slack-Request-Timestamp, X-Shopify-Hmac-Sha256, X-Twilio-Signature) is absent or empty.
 	ErrMissingHeader = errors.New("webhook: missing header")
 	// ErrMalformedHeader: the signature header cannot be read: webhook-signature has no
 	// "version,signature" entry at all, or a provider's header lacks its prefix or t=, or its
-	// signature is not hex (GitHub, Slack) or canonical base64 (Shopify).
+	// signature is not hex (GitHub, Slack) or canonical base64 (Shopify, Twilio).
 	ErrMalformedHeader = errors.New("webhook: malformed header")
 	// ErrInvalidTimestamp: the signed timestamp is not unix seconds, or is outside the tolerance.
 	ErrInvalidTimestamp = errors.New("webhook: invalid timestamp")

@@ -45,4 +45,14 @@
 //
 // Limits, refused at parse time: at most MaxLength bytes, MaxDepth nested parentheses and
 // nots, MaxList literals in a list, MaxSegments segments in a path.
+//
+// Cost, bounded at registration so that no endpoint's filter slows fanout for the others:
+// Decode reads each number of an envelope (JSON numbers and decimal strings) once, into an
+// exact decimal form that compares in time bounded by its digits whatever its exponent, and
+// Parse reads the literals once, an in list into a set looked up in constant time. Parse
+// refuses a number literal whose exponent, written d.ddd × 10^e, lies outside ±MaxExponent,
+// and a filter over MaxCost, where each comparison costs 1 plus the segments of its path; both
+// name the position of the fault. ParseStored reads a filter registered under wider limits by
+// an earlier release without these two checks: the view and replays use it, so an endpoint
+// keeps its filter across an upgrade.
 package filter

@@ -91,6 +91,24 @@ func TestMatch(t *testing.T) {
 		{`not (type == "balance.credited" and data.source == "purchase")`, credit, false},
 		{`not not exists(data)`, credit, true},
 		{"exists(data.source)\n\tand data.amount.value >= 50", credit, true},
+		// numbers in every spelling, exactly
+		{`data.amount.value == 5e1`, credit, true},
+		{`data.amount.value == 0.5e2`, credit, true},
+		{`data.amount.value == 500e-1`, credit, true},
+		{`data.big == 1e3`, usage, true},
+		{`data.big > 999.9999999999999999999`, usage, true},
+		{`data.big < 1e-100`, usage, false},
+		{`data.requests > -1e100`, usage, true},
+		{`data.amount.value in [5e1]`, credit, true},     // a number in a list equals a decimal string
+		{`data.amount.value in ["50.00"]`, credit, true}, // and a string its own text
+		{`data.amount.value in ["50"]`, credit, false},
+		{`data.requests in [1204e0]`, usage, true},
+		{`data.requests in ["1204"]`, usage, false},
+		{`data.tags[0] in [true, null, 1, "vip"]`, credit, true},
+		{`correlation_id in [false, null]`, credit, true},
+		{`data["weird key"] in [false, null]`, credit, false},
+		{`data["weird key"] in [true]`, credit, true},
+		{`data.amount in ["USD", 50]`, credit, false}, // an object is in no list
 	}
 	for _, c := range cases {
 		f, err := filter.Parse(c.filter)
@@ -139,7 +157,12 @@ func TestInvalidFilters(t *testing.T) {
 		{`exists(data.x`, 14, `")" after the path`},
 		{`data.x == 01`, 11, "is not a number"},
 		{`data.x == 1.`, 11, "is not a number"},
-		{`data.x == 1e999`, 11, "is not a number"},
+		{`data.x == 1e999`, 11, "out of range"},
+		{`data.x == 1e-400`, 11, "the number 1e-400 is out of range"},
+		{`data.x in [1, 1e-101]`, 15, "exponent e within ±100"},
+		{`data.x > 1e101`, 10, "out of range"},
+		{`data.x < -10e100`, 10, "out of range"},
+		{`data.x == 0.` + strings.Repeat("0", 100) + `1`, 11, "at most 100 characters"},
 		{`data.x[-1] == 1`, 8, "whole number from 0"},
 		{`data.x[1.5] == 1`, 8, "whole number from 0"},
 		{`data.x == "a\q"`, 11, "valid JSON string"},
@@ -171,10 +194,126 @@ func TestInvalidFilters(t *testing.T) {
 	}
 }
 
+// MaxCost bounds what a filter costs to evaluate: comparisons and the path segments they
+// walk, an in list costing the same whatever its length. The refusal names the comparison
+// that crosses the budget.
+func TestCostBudget(t *testing.T) {
+	t.Parallel()
+	or := func(n int, clause string) string {
+		return strings.TrimSuffix(strings.Repeat(clause+" or ", n), " or ")
+	}
+	for _, ok := range []string{
+		or(10, `type == "x"`),     // 10 × 2
+		or(6, `data.a == 1`),      // 6 × 3
+		or(5, `data.a.b < 2`),     // 5 × 4
+		attackFilter("1e-100", 4), // 4 × 3, 256 numbers
+		`exists(data` + strings.Repeat(".a", 15) + `) and type in ["a", "b", "c"]`, // 17 + 2
+	} {
+		if _, err := filter.Parse(ok); err != nil {
+			t.Errorf("Parse(%.60q…): %v", ok, err)
+		}
+	}
+	for _, tt := range []struct {
+		filter string
+		pos    int
+	}{
+		{or(11, `type == "x"`), 10*len(`type == "x" or `) + 1},
+		{or(7, `data.a == 1`), 6*len(`data.a == 1 or `) + 1},
+		{`type == "a" and ` + `exists(data` + strings.Repeat(".a", 15) + `) and exists(data` + strings.Repeat(".a", 15) + `)`,
+			len(`type == "a" and exists(data`+strings.Repeat(".a", 15)+`) and `) + 1},
+		{`not (` + or(11, `data == null`) + `)`, len(`not (`) + 10*len(`data == null or `) + 1},
+		{`data.x in [1] and data.y not in ["a"] and data.z.a.b.c.d.e.f.g.h.i.j.k.l > 1`, len(`data.x in [1] and data.y not in ["a"] and `) + 1},
+	} {
+		_, err := filter.Parse(tt.filter)
+		var se *filter.SyntaxError
+		if !errors.As(err, &se) || se.Pos != tt.pos || !strings.Contains(se.Msg, "costs more than 20") {
+			t.Errorf("Parse(%.60q…) = %v, want the cost refused at position %d", tt.filter, err, tt.pos)
+		}
+		// A filter registered before the budget existed still reads.
+		if _, err := filter.ParseStored(tt.filter); err != nil {
+			t.Errorf("ParseStored(%.60q…): %v", tt.filter, err)
+		}
+	}
+}
+
+// attackFilter is the shape of filter that once cost fanout 75-290 µs an evaluation: lists of
+// numbers with huge exponents, within every limit of the text.
+func attackFilter(number string, lists int) string {
+	list := strings.TrimSuffix(strings.Repeat(number+",", filter.MaxList), ",")
+	var b strings.Builder
+	for i := range lists {
+		if i > 0 {
+			b.WriteString(" or ")
+		}
+		b.WriteString("data.requests in [" + list + "]")
+	}
+	return b.String()
+}
+
+// The extreme numbers are refused at registration; a filter stored before keeps reading, and
+// evaluates exactly.
+func TestHugeExponents(t *testing.T) {
+	t.Parallel()
+	attack := attackFilter("1e-400", 1)
+	_, err := filter.Parse(attack)
+	var se *filter.SyntaxError
+	if !errors.As(err, &se) || se.Pos != 19 || !strings.Contains(se.Msg, "the number 1e-400 is out of range") {
+		t.Fatalf("Parse(attack) = %v, want 1e-400 refused at position 19", err)
+	}
+	stored, err := filter.ParseStored(attack)
+	if err != nil {
+		t.Fatalf("ParseStored(attack): %v", err)
+	}
+	doc, err := filter.Decode([]byte(usage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored.Match(doc) {
+		t.Error("1204 is in a list of 1e-400")
+	}
+	for src, want := range map[string]bool{
+		`data.requests > 1e-400`:           true,
+		`data.requests < 1e400`:            true,
+		`data.requests > 1203.99e0`:        true,
+		`data.ratio == 25e-2`:              true,
+		`data.ratio in [2.5e-1, 1e-400]`:   true,
+		`data.ratio < 1e-400`:              false,
+		`data.requests > 12040000e-4`:      false,
+		`data.requests < -1e-400`:          false,
+		`data.requests == 1204.0000000000`: true,
+	} {
+		flt, err := filter.ParseStored(src)
+		if err != nil {
+			t.Fatalf("ParseStored(%q): %v", src, err)
+		}
+		if got := flt.Match(doc); got != want {
+			t.Errorf("%s: %v, want %v", src, got, want)
+		}
+	}
+	// Numbers past the bounds in an envelope are no numbers: they match no comparison.
+	huge, err := filter.Decode([]byte(`{"data":{"x":1e401,"y":"` + strings.Repeat("1", 101) + `","z":1e400}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for src, want := range map[string]bool{
+		`data.x > 0`: false, `data.x != 1`: true, `data.y > 0`: false, `data.z > 1e100`: true, `exists(data.x)`: true,
+		`data.y == "` + strings.Repeat("1", 101) + `"`: true,
+	} {
+		flt, err := filter.ParseStored(src)
+		if err != nil {
+			t.Fatalf("ParseStored(%q): %v", src, err)
+		}
+		if got := flt.Match(huge); got != want {
+			t.Errorf("%s on huge numbers: %v, want %v", src, got, want)
+		}
+	}
+}
+
 // The parser refuses or accepts every input, never panics, and what it accepts evaluates
 // without panicking.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{`type == "x"`, `data.a[0]["k"] >= 1.5e3 or not exists(data.b)`, `data.x not in [1, "a", null, true]`, `((`, `"`} {
+	for _, s := range []string{`type == "x"`, `data.a[0]["k"] >= 1.5e3 or not exists(data.b)`, `data.x not in [1, "a", null, true]`, `((`, `"`,
+		`data.amount.value in [5e1, 1e-400]`, `type == "a" or type == "b" or type == "c" or type == "d" or type == "e" or type == "f" or type == "g" or type == "h" or type == "i" or type == "j" or type == "k"`} {
 		f.Add(s)
 	}
 	doc, err := filter.Decode([]byte(credit))
@@ -188,8 +327,18 @@ func FuzzParse(f *testing.F) {
 			if !errors.As(err, &se) || se.Pos < 1 || se.Pos > len([]rune(src))+1 {
 				t.Fatalf("Parse(%q): %v", src, err)
 			}
+			if _, serr := filter.ParseStored(src); serr == nil && !strings.Contains(se.Msg, "out of range") && !strings.Contains(se.Msg, "costs more than") {
+				t.Fatalf("ParseStored(%q) accepts what Parse refuses for another reason than a cost limit: %v", src, err)
+			}
 			return
 		}
-		flt.Match(doc)
+		// What registration accepts, a stored filter reads the same.
+		stored, err := filter.ParseStored(src)
+		if err != nil {
+			t.Fatalf("ParseStored(%q): %v, yet Parse accepted it", src, err)
+		}
+		if flt.Match(doc) != stored.Match(doc) {
+			t.Fatalf("%q: Parse and ParseStored disagree", src)
+		}
 	})
 }

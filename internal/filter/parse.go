@@ -3,7 +3,6 @@ package filter
 import (
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +15,14 @@ const (
 	MaxDepth    = 16
 	MaxList     = 64
 	MaxSegments = 16
+	// MaxExponent bounds a number literal: written d.ddd × 10^e, its e lies within
+	// ±MaxExponent, so 1e100 and 1e-100 are numbers of a filter and 1e-400 is refused.
+	MaxExponent = 100
+	// MaxCost is the evaluation budget of a filter: each comparison (==, !=, the orderings,
+	// in and not in, whatever the length of the list, and exists) costs 1 plus the segments
+	// of its path, the map and array lookups it makes in every event. The simplest filter,
+	// type == "x", costs 2, so no filter costs fanout more than about ten times it.
+	MaxCost = 20
 )
 
 // Fields are the envelope fields a path may start with (R8).
@@ -39,15 +46,25 @@ type Filter struct {
 // String returns the filter as it was written.
 func (f *Filter) String() string { return f.src }
 
-// Parse parses src. A filter that does not parse returns a *SyntaxError.
-func Parse(src string) (*Filter, error) {
+// Parse parses a filter being registered. A filter that does not parse, or is beyond a limit
+// (MaxExponent and MaxCost included), returns a *SyntaxError.
+func Parse(src string) (*Filter, error) { return parse(src, false) }
+
+// ParseStored parses a filter accepted at registration, perhaps by an earlier release whose
+// limits were wider: it checks the grammar and the limits of the text (MaxLength, MaxDepth,
+// MaxList, MaxSegments) but not MaxExponent and MaxCost, so an endpoint registered before they
+// existed keeps its filter (its evaluation is cheap either way: numbers compare in time bounded
+// by their length, in lists in constant time).
+func ParseStored(src string) (*Filter, error) { return parse(src, true) }
+
+func parse(src string, stored bool) (*Filter, error) {
 	if !utf8.ValidString(src) {
 		return nil, &SyntaxError{Pos: 1, Msg: "a filter must be UTF-8 text"}
 	}
 	if len(src) > MaxLength {
 		return nil, &SyntaxError{Pos: utf8.RuneCountInString(src[:MaxLength]) + 1, Msg: fmt.Sprintf("a filter is at most %d bytes", MaxLength)}
 	}
-	p := &parser{src: src}
+	p := &parser{src: src, stored: stored}
 	p.next()
 	if p.tok.kind == tokEOF {
 		return nil, p.fail(p.tok, "a filter needs an expression, like data.amount.value > 10")
@@ -102,9 +119,22 @@ func (t token) describe() string {
 }
 
 type parser struct {
-	src string
-	off int // byte offset of the next unread byte
-	tok token
+	src    string
+	stored bool // ParseStored: no MaxExponent and MaxCost
+	off    int  // byte offset of the next unread byte
+	tok    token
+	cost   int // the cost of the comparisons read so far
+}
+
+// charge adds the cost of a comparison starting at token start with path p, refusing the
+// filter there once it is over the budget.
+func (p *parser) charge(start token, pth path) error {
+	p.cost += 1 + len(pth)
+	if p.stored || p.cost <= MaxCost {
+		return nil
+	}
+	return p.fail(start, fmt.Sprintf("the filter costs more than %d to evaluate (each comparison costs 1 plus the segments of its path; "+
+		"an in list costs the same whatever its length, so write x in [\"a\", \"b\"] rather than x == \"a\" or x == \"b\")", MaxCost))
 }
 
 func (p *parser) fail(t token, msg string) *SyntaxError {
@@ -276,6 +306,7 @@ func (p *parser) primary(depth int) (node, error) {
 		}
 		return inner, nil
 	case p.keyword("exists"):
+		start := p.tok
 		p.next()
 		if err := p.expect(tokLParen, `"(" after exists`); err != nil {
 			return nil, err
@@ -287,15 +318,22 @@ func (p *parser) primary(depth int) (node, error) {
 		if err := p.expect(tokRParen, `")" after the path`); err != nil {
 			return nil, err
 		}
+		if err := p.charge(start, path); err != nil {
+			return nil, err
+		}
 		return existsNode{path}, nil
 	case p.tok.kind != tokName:
 		return nil, p.fail(p.tok, "expected a path like data.status, exists(…), not or (, found "+p.tok.describe())
 	}
+	start := p.tok
 	path, err := p.path()
 	if err != nil {
 		return nil, err
 	}
 	if err := p.bad(); err != nil {
+		return nil, err
+	}
+	if err := p.charge(start, path); err != nil {
 		return nil, err
 	}
 	negate := false
@@ -313,7 +351,7 @@ func (p *parser) primary(depth int) (node, error) {
 		if err != nil {
 			return nil, err
 		}
-		var n node = inNode{path, list}
+		var n node = inNode{path, newValueSet(list)}
 		if negate {
 			n = notNode{n}
 		}
@@ -331,7 +369,7 @@ func (p *parser) primary(depth int) (node, error) {
 		case "!=":
 			return notNode{eqNode{path, lit}}, nil
 		}
-		if lit.num == nil {
+		if lit.kind != litNumber {
 			return nil, p.fail(litTok, fmt.Sprintf("%s compares numbers; write a number here, found %s", op.text, litTok.describe()))
 		}
 		return cmpNode{path: path, op: op.text, num: lit.num}, nil
@@ -437,9 +475,13 @@ func (p *parser) literal() (literal, token, error) {
 		}
 		lit = literal{kind: litString, str: s}
 	case t.kind == tokNumber:
-		n, ok := parseNumber(t.text)
-		if !ok || !json.Valid([]byte(t.text)) {
+		if !json.Valid([]byte(t.text)) {
 			return lit, t, p.fail(t, fmt.Sprintf("%q is not a number", t.text))
+		}
+		n, ok := parseDecimal(t.text, true)
+		if !ok || (!p.stored && (n.sciExponent() < -MaxExponent || n.sciExponent() > MaxExponent)) {
+			return lit, t, p.fail(t, fmt.Sprintf("the number %s is out of range: a filter's numbers have at most %d characters "+
+				"and, written d.ddd × 10^e, an exponent e within ±%d", clip(t.text), maxNumberText, MaxExponent))
 		}
 		lit = literal{kind: litNumber, num: n}
 	case p.keyword("true"), p.keyword("false"):
@@ -453,24 +495,10 @@ func (p *parser) literal() (literal, token, error) {
 	return lit, t, nil
 }
 
-// parseNumber reads a JSON number or a decimal string exactly. Exponents are bounded, so a
-// hostile number cannot make the comparison expensive.
-func parseNumber(s string) (*big.Rat, bool) {
-	if s == "" || len(s) > 100 {
-		return nil, false
+// clip shortens a long token for an error message.
+func clip(s string) string {
+	if len(s) > 24 {
+		return s[:24] + "…"
 	}
-	mant, exp, hasExp := strings.Cut(strings.ToLower(s), "e")
-	if hasExp {
-		e, err := strconv.Atoi(exp)
-		if err != nil || e < -400 || e > 400 {
-			return nil, false
-		}
-	}
-	digits := strings.TrimPrefix(mant, "-")
-	whole, frac, hasFrac := strings.Cut(digits, ".")
-	if whole == "" || (hasFrac && frac == "") || strings.Trim(whole+frac, "0123456789") != "" {
-		return nil, false
-	}
-	r, ok := new(big.Rat).SetString(s)
-	return r, ok
+	return s
 }

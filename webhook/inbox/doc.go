@@ -7,7 +7,7 @@
 //
 // [New] makes an Inbox whose [Inbox.ServeHTTP] receives hookstream's webhooks (source
 // "hookstream"); [Inbox.Handler] adds a handler for another provider, named by a [Source]
-// with its [webhook.RequestVerifier] (GitHub, Stripe, Slack, Shopify, or any Standard
+// with its [webhook.RequestVerifier] (GitHub, Stripe, Slack, Shopify, Twilio, or any Standard
 // Webhooks sender), into the same table and Run loops; [Open] makes an Inbox for other
 // providers only. Mount each handler on its own path, and [Inbox.UnknownSource] on their
 // common prefix: a request for a source the inbox does not receive is answered 404 and

@@ -96,7 +96,7 @@ type Source struct {
 	// Events are unique per (Name, event id).
 	Name string
 	// Verifier authenticates each request and names its event: webhook.NewGitHubVerifier,
-	// NewStripeVerifier, NewSlackVerifier, NewShopifyVerifier, or NewVerifier for another
+	// NewStripeVerifier, NewSlackVerifier, NewShopifyVerifier, NewTwilioVerifier, or NewVerifier for another
 	// Standard Webhooks sender.
 	Verifier webhook.RequestVerifier
 	// Validate, when set, checks an authenticated request before it is stored. An error
