@@ -1051,8 +1051,12 @@ func TestComposeFileKafkaSecure(t *testing.T) {
 			t.Errorf("service %s: brokers %q, TLS %q, SASL %q; want the secured brokers over TLS with SASL", name,
 				val("HOOKSTREAM_KAFKA_BROKERS"), val("HOOKSTREAM_KAFKA_TLS"), val("HOOKSTREAM_KAFKA_SASL_MECHANISM"))
 		}
-		if u := val("HOOKSTREAM_KAFKA_SASL_USERNAME"); u != "hookstream-"+cmd {
-			t.Errorf("service %s: SASL user %q, want hookstream-%s (each component its own principal)", name, u, cmd)
+		principal := "hookstream-" + cmd
+		if cmd == "topics" {
+			principal = "hookstream-setup" // the setup principal of docs/operations.md's ACL table
+		}
+		if u := val("HOOKSTREAM_KAFKA_SASL_USERNAME"); u != principal {
+			t.Errorf("service %s: SASL user %q, want %s (each component its own principal)", name, u, principal)
 		}
 		files := map[string]string{} // file in the container → the project's secret
 		for _, sec := range svc.Secrets {
@@ -1068,8 +1072,8 @@ func TestComposeFileKafkaSecure(t *testing.T) {
 			t.Errorf("service %s: two replicas of %s read different passwords (%s, %s)", name, cmd, other, pw)
 		}
 		principals[cmd] = pw
-		if file := p.Secrets[pw].File; filepath.Base(file) != "hookstream-"+cmd+".password" {
-			t.Errorf("service %s: its password comes from %q, want the file of hookstream-%s", name, file, cmd)
+		if file := p.Secrets[pw].File; filepath.Base(file) != principal+".password" {
+			t.Errorf("service %s: its password comes from %q, want the file of %s", name, file, principal)
 		}
 		if cmd == "sender" && (svc.Environment["HOOKSTREAM_DATABASE_URL"] != nil || svc.Networks["data"] != nil) {
 			t.Errorf("service %s: the sender reaches the database (R28)", name)
