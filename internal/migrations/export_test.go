@@ -13,3 +13,6 @@ func ApplyThrough(ctx context.Context, conn *pgx.Conn, version int) ([]int, erro
 
 // Checksum is the checksum Apply records for a migration file's text.
 func Checksum(sql string) string { return checksum(sql) }
+
+// LegacyChecksums are the whole-file sums older binaries recorded, as Apply accepts them.
+var LegacyChecksums = legacyChecksums

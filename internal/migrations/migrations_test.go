@@ -167,32 +167,13 @@ func TestChecksumCoversStatementsOnly(t *testing.T) {
 	}
 }
 
-// legacyChecksums are the whole-file SHA-256 sums that binaries before statement checksums
-// recorded in schema_migration, as the files stood when those binaries were built.
-var legacyChecksums = map[int]string{
-	1:  "b12c867c65e0832637ae1f4fe07bc3bb00655a5e4a72620511cc21491759a449",
-	2:  "d6b332eb1255a3872bfc7c937c940d0a6b8cfb0986002ecead8111813ff2086c",
-	3:  "c67df265ab53f8770a265135f66a0b3d3994306f0470015dc7981b1624912253",
-	4:  "5b3b821fe3ef52119829563eeb7ac921dc09fabfec93d0c710b26869fdc76d69",
-	5:  "2a9c46115fa8de675a37603dd825b112b250c6e067fce82330fba487dfea7d0c",
-	6:  "b511e6fe50af0ee971a997eb73d09c564789eaa40ea7feab0a0aff5a4bbf503a",
-	7:  "35e643140a81ec3dfcf2ac1f345ea38875e448505fda0da54fad1fed1e67babf",
-	8:  "d063c2c6e3f2e89c774ec7d9141ddc8c775977e3580233068cc880579a52826d",
-	9:  "ebfc87afd8bd30e82f0479539c16c1958de89471cb6f86c9be55cbee0c4482f4",
-	10: "d4a5628094a7b1f6f80121eb5fad21ffb7187f143b2a6d9e064a378f5868c6ac",
-	11: "b5a5ca995719c08ad330917c0848dbffc1b153f864fc6524c5f87547b16f3e31",
-	12: "89e33b32f6b602edf248a8025dd66e3be28b339e06621706ab53551a08fd4dce",
-	13: "597dbfc2f8d4b4c763a81f8dad79d5cea07fc636978164ebc79fb1f19db73b19",
-	14: "b07cb47472bc154196e37a63f00df11dd5c4a09f1e584392b7e66ff38600fd02",
-}
-
 // A database an older binary migrated holds whole-file checksums; the current binary starts on
 // it, applies nothing and leaves the recorded sums as they are (so that older binary still
 // starts too).
 func TestLegacyChecksumsAreAccepted(t *testing.T) {
 	db := testenv.NewDatabase(t)
 	ctx := context.Background()
-	for version, sum := range legacyChecksums {
+	for version, sum := range migrations.LegacyChecksums {
 		tag, err := db.Pool.Exec(ctx, `UPDATE schema_migration SET checksum = $2 WHERE version = $1`, version, sum)
 		if err != nil || tag.RowsAffected() != 1 {
 			t.Fatalf("record the legacy checksum of version %d: %v (%d rows)", version, err, tag.RowsAffected())
@@ -206,7 +187,7 @@ func TestLegacyChecksumsAreAccepted(t *testing.T) {
 	if len(applied) != 0 {
 		t.Fatalf("applied %v on a current schema, want nothing", applied)
 	}
-	for version, sum := range legacyChecksums {
+	for version, sum := range migrations.LegacyChecksums {
 		if got := testenv.QueryStrings(t, conn, `SELECT checksum FROM schema_migration WHERE version = $1`, version); len(got) != 1 || got[0] != sum {
 			t.Errorf("version %d's recorded checksum became %s, want the legacy %s kept", version, got, sum)
 		}
