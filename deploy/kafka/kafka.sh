@@ -120,7 +120,13 @@ advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$C
 inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
 log.dirs=$KDIR/data
+EOF
+  single_broker_settings >>"$PROPS"
+}
 
+# single_broker_settings prints the settings of a one-node broker, plain or secure.
+single_broker_settings() {
+  cat <<EOF
 # One broker: every internal topic must fit on it, or consumer groups and
 # transactional producers hang waiting for replicas that will never exist.
 offsets.topic.replication.factor=1
@@ -269,23 +275,8 @@ authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
 allow.everyone.if.no.acl.found=false
 super.users=User:$SECURE_SUPER;User:ANONYMOUS
 log.dirs=$KDIR/data
-
-offsets.topic.replication.factor=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
-default.replication.factor=1
-min.insync.replicas=1
-offsets.topic.num.partitions=10
-transaction.state.log.num.partitions=10
-group.initial.rebalance.delay.ms=0
-broker.session.timeout.ms=3000
-broker.heartbeat.interval.ms=1000
-log.segment.delete.delay.ms=1000
-num.partitions=1
-auto.create.topics.enable=false
 EOF
+  single_broker_settings >>"$PROPS"
   )
 }
 
