@@ -288,7 +288,8 @@ func TestTestEventRate(t *testing.T) {
 // partner's; the operator sees the limits, or a partner's usage on request.
 func TestLimitsRouteShowsUsage(t *testing.T) {
 	e := newEnv(t, func(c *Config) {
-		c.Limits = Limits{Endpoints: 5, ReplayJobs: 3, TestEventsPerMinute: 7, ReplaysPerMinute: 9, ReplayDeliveries: 1000}
+		c.Limits = Limits{Endpoints: 5, ReplayJobs: 3, TestEventsPerMinute: 7, ReplaysPerMinute: 9, ReplayDeliveries: 1000,
+			DeliveriesInFlight: 40, DeliveriesPerSec: 250}
 	})
 	key := e.partner("acme")
 	otherKey := e.partner("globex")
@@ -306,7 +307,8 @@ func TestLimitsRouteShowsUsage(t *testing.T) {
 		r.json(t, &l)
 		q := l.Quotas
 		if r.Status != 200 || l.PartnerID != pid || q.Endpoints.Limit != 5 || q.ReplayJobs.Limit != 3 ||
-			q.TestEventsPerMinute.Limit != 7 || q.ReplayDeliveries.Limit != 1000 || q.ReplayDeliveries.Usage != nil {
+			q.TestEventsPerMinute.Limit != 7 || q.ReplayDeliveries.Limit != 1000 || q.ReplayDeliveries.Usage != nil ||
+			q.DeliveriesInFlight.Limit != 40 || q.DeliveriesPerSec.Limit != 250 || q.DeliveriesInFlight.Usage != nil || q.DeliveriesPerSec.Usage != nil {
 			t.Fatalf("%s: %s", name, r)
 		}
 		if want == nil {

@@ -1336,7 +1336,7 @@ type Limits struct {
 	// PartnerID the partner whose usage quotas show: the key's own, or the operator's partner_id; absent otherwise
 	PartnerID *string `json:"partner_id,omitempty"`
 
-	// Quotas per-partner quotas; over one a request answers 429 quota_exceeded (replay_deliveries: 422 replay_too_large)
+	// Quotas per-partner quotas; over one a request answers 429 quota_exceeded (replay_deliveries: 422 replay_too_large; deliveries_in_flight and deliveries_per_sec hold back the partner's deliveries in the sender)
 	Quotas              Quotas `json:"quotas"`
 	ReplayWindowSeconds int    `json:"replay_window_seconds"`
 
@@ -1457,8 +1457,14 @@ type QuotaReached struct {
 // QuotaReachedName defines model for QuotaReached.Name.
 type QuotaReachedName string
 
-// Quotas per-partner quotas; over one a request answers 429 quota_exceeded (replay_deliveries: 422 replay_too_large)
+// Quotas per-partner quotas; over one a request answers 429 quota_exceeded (replay_deliveries: 422 replay_too_large; deliveries_in_flight and deliveries_per_sec hold back the partner's deliveries in the sender)
 type Quotas struct {
+	// DeliveriesInFlight requests each sender process has out at once for all of a partner's endpoints together, whatever each endpoint's max_in_flight; a backlog beyond it waits in the sender, beside other partners' deliveries, never ahead of them; no usage
+	DeliveriesInFlight QuotaLimit `json:"deliveries_in_flight"`
+
+	// DeliveriesPerSec requests a second each sender process makes for all of a partner's endpoints together (0: no limit); no usage
+	DeliveriesPerSec QuotaLimit `json:"deliveries_per_sec"`
+
 	// Endpoints endpoints a partner may have, enabled or disabled
 	Endpoints QuotaLimit `json:"endpoints"`
 

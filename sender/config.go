@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -73,6 +74,12 @@ type Config struct {
 	// doubles with each earlier such deferral of the same record, up to MaxDeferDelay.
 	DeferDelay    time.Duration
 	MaxDeferDelay time.Duration
+	// PartnerMaxInFlight caps the requests out at once for all the endpoints of one partner,
+	// and PartnerRatePerSec (0: none) the requests a second, in this sender process: a
+	// partner's backlog takes at most that of the sender whatever its endpoints allow
+	// (design.md section 7).
+	PartnerMaxInFlight int
+	PartnerRatePerSec  float64
 	// DueTolerance: a record due at most this far in the future is sent now rather than
 	// deferred, which absorbs clock skew between hosts.
 	DueTolerance time.Duration
@@ -112,29 +119,30 @@ type Config struct {
 // the secret key.
 func DefaultConfig() Config {
 	return Config{
-		Base:              component.DefaultBase(),
-		Egress:            egress.DefaultConfig(),
-		UserAgent:         DefaultUserAgent,
-		MaxBodyBytes:      1 << 20,
-		InitialInFlight:   8,
-		QueueSize:         256,
-		MaxSlotWait:       20 * time.Millisecond,
-		StallAfter:        250 * time.Millisecond,
-		MaxIntakeWait:     500 * time.Millisecond,
-		MaxBuffered:       10000,
-		MaxBufferedBytes:  128 << 20,
-		DeferDelay:        5 * time.Second,
-		MaxDeferDelay:     10 * time.Minute,
-		DueTolerance:      time.Second,
-		BreakerFailures:   5,
-		BreakerCooldown:   10 * time.Second,
-		RetryClientErrors: true,
-		MaxRetryAfter:     time.Hour,
-		OrderedBackoff:    time.Second,
-		OrderedMaxBackoff: time.Minute,
-		OrderedMaxHold:    15 * time.Minute,
-		CommitInterval:    time.Second,
-		ShutdownGrace:     20 * time.Second,
+		Base:               component.DefaultBase(),
+		Egress:             egress.DefaultConfig(),
+		UserAgent:          DefaultUserAgent,
+		MaxBodyBytes:       1 << 20,
+		InitialInFlight:    8,
+		QueueSize:          256,
+		MaxSlotWait:        20 * time.Millisecond,
+		StallAfter:         250 * time.Millisecond,
+		MaxIntakeWait:      500 * time.Millisecond,
+		MaxBuffered:        10000,
+		MaxBufferedBytes:   128 << 20,
+		DeferDelay:         5 * time.Second,
+		MaxDeferDelay:      10 * time.Minute,
+		DueTolerance:       time.Second,
+		PartnerMaxInFlight: 512,
+		BreakerFailures:    5,
+		BreakerCooldown:    10 * time.Second,
+		RetryClientErrors:  true,
+		MaxRetryAfter:      time.Hour,
+		OrderedBackoff:     time.Second,
+		OrderedMaxBackoff:  time.Minute,
+		OrderedMaxHold:     15 * time.Minute,
+		CommitInterval:     time.Second,
+		ShutdownGrace:      20 * time.Second,
 	}
 }
 
@@ -167,6 +175,7 @@ func (c Config) Validate() error {
 		{"queue size", c.QueueSize},
 		{"max buffered", c.MaxBuffered},
 		{"breaker failures", c.BreakerFailures},
+		{"partner max in flight", c.PartnerMaxInFlight},
 	} {
 		if v.value < 1 {
 			errs = append(errs, fmt.Errorf("%s must be at least 1, got %d", v.name, v.value))
@@ -191,6 +200,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBufferedBytes < 1 {
 		errs = append(errs, fmt.Errorf("max buffered bytes must be at least 1, got %d", c.MaxBufferedBytes))
+	}
+	if c.PartnerRatePerSec < 0 || math.IsNaN(c.PartnerRatePerSec) || math.IsInf(c.PartnerRatePerSec, 0) {
+		errs = append(errs, fmt.Errorf("partner rate per second must be a finite number, 0 (no limit) or more, got %v", c.PartnerRatePerSec))
 	}
 	if c.DueTolerance < 0 {
 		errs = append(errs, fmt.Errorf("due tolerance %s must not be negative", c.DueTolerance))

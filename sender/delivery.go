@@ -137,11 +137,16 @@ func (s *Sender) attemptOnce(l *lane, part *partition, ep *records.Endpoint, d r
 	if limiter != nil && limiter.Wait(part.stopCtx) != nil {
 		return res, false, false
 	}
+	leave, ok := s.enterGate(part.stopCtx, l, d.PartnerID)
+	if !ok {
+		return res, false, false
+	}
 	s.m.inFlight.Inc()
 	ctx, span := s.startAttempt(part.ctx, &d)
 	res = s.poster.post(ctx, ep.URL, signer, d.EventID, d.Body, acc)
 	endAttempt(span, &res)
 	s.m.inFlight.Dec()
+	leave()
 	if res.abandoned {
 		return res, false, false
 	}
@@ -332,7 +337,7 @@ func (s *Sender) countAttempt(a records.Attempt) {
 // full queue as its endpoint recovered off for a minute.
 func (s *Sender) deferWork(w *work, reason string, after time.Duration) bool {
 	d := w.d
-	if reason == deferQueueFull {
+	if reason == deferQueueFull || reason == deferPartnerShare {
 		d.Deferrals++
 	}
 	if !s.persist(w.part.ctx, "defer a delivery", func(ctx context.Context) error {

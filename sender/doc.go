@@ -78,6 +78,13 @@
 //     backlog never holds the others of the partition back for longer than about one such
 //     wait.
 //
+// Partners share the sender fairly (partners.go, design.md section 7): every request passes its
+// partner's gate, at most Config.PartnerMaxInFlight out at once and Config.PartnerRatePerSec a
+// second for all its endpoints together; a partition's records are fed by a feeder per partner,
+// so one partner's full lanes never hold another's records back; and a partner holds at most an
+// equal share of the buffer, its overflow deferred (reason partner_share) on a partition another
+// partner uses, and waiting in Kafka (the partition's fetching paused) on one it has alone.
+//
 // A circuit breaker opens after Config.BreakerFailures consecutive failed attempts; while open,
 // new work is deferred the same way; after Config.BreakerCooldown (10 s) one probe goes out,
 // and its success closes the circuit. The cooldown is what a receiver back from an outage waits
@@ -113,7 +120,8 @@
 // circuit breaker (the single held request is one already).
 //
 // The files follow the way of a record: sender.go (New, Run and the poll loop), intake.go
-// (intake, the partitions' feeders, flow control into the lanes, the buffer caps), lane.go and
+// (intake, the partners' feeders, flow control into the lanes, the buffer caps), partners.go
+// (the partners' gates and shares of the buffer), lane.go and
 // concurrency.go (an endpoint's lane and its adaptive limit), admission.go (a lane's workers and
 // what may be sent now), delivery.go (the request and its outcome, made durable in Kafka),
 // assignment.go (partitions assigned, revoked and lost; offset commits), partition.go (the

@@ -43,6 +43,12 @@ func (s *Sender) intake(ctx context.Context, r *kgo.Record) {
 		s.goHandle(w, func(w *work) bool { return s.deferWork(w, deferNotDue, after) })
 		return
 	}
+	if s.takeShare(w) {
+		// Over its partner's share, on a partition another partner uses (partners.go).
+		after := s.deferDelay(d)
+		s.goHandle(w, func(w *work) bool { return s.deferWork(w, deferPartnerShare, after) })
+		return
+	}
 	w.lane = s.laneFor(d.EndpointID)
 	w.lane.mu.Lock()
 	w.lane.waiting++
@@ -50,45 +56,44 @@ func (s *Sender) intake(ctx context.Context, r *kgo.Record) {
 	s.feed(ctx, w)
 }
 
-// feed hands w to its partition's feeder, which offers the partition's records to their lanes
-// in offset order. Intake itself never waits for a lane: a full lane holds back the records of
-// its own partition only, while every other partition's records flow to their endpoints.
-// Memory stays bounded by the buffer caps, which every waiting record counts against.
+// feed hands w to its partner's feeder in its partition, which offers the partner's records of
+// the partition to their lanes in offset order. Intake itself never waits for a lane: a full
+// lane holds back its partner's records of its own partition only, while every other
+// partition's records, and every other partner's, flow to their endpoints. An endpoint's
+// records all have its partner's feeder, so they reach its lane in offset order. Memory stays
+// bounded by the buffer caps, which every waiting record counts against.
 func (s *Sender) feed(ctx context.Context, w *work) {
 	p := w.part
 	p.feedMu.Lock()
-	p.queueFeed(w)
-	start := !p.feeding
-	p.feeding = true
-	if len(p.feedQ) >= s.partitionWaitCap() && !p.fetchPaused {
+	f, start := p.queueFeed(w)
+	if p.feedLen >= s.partitionWaitCap() && !p.feedPaused {
 		// One partition's backlog must not take the whole buffer from the others: its fetching
-		// pauses until its feeder has offered half of what waits. What the client had fetched
+		// pauses until its feeders have offered half of what waits. What the client had fetched
 		// for it and not handed out is fetched again on resume, never handed out twice.
-		p.fetchPaused = true
-		s.consumer.PauseFetchPartitions(map[string][]int32{p.topic: {p.id}})
+		p.feedPaused = true
+		s.applyPause(p)
 	}
 	p.feedMu.Unlock()
 	if start {
 		s.wg.Add(1)
-		go s.runFeeder(ctx, p)
+		go s.runFeeder(ctx, p, w.d.PartnerID, f)
 	}
 }
 
-// runFeeder offers p's waiting records until none is left; the next record starts a new one.
-func (s *Sender) runFeeder(ctx context.Context, p *partition) {
+// runFeeder offers f's waiting records until none is left; the partner's next record starts a
+// new one.
+func (s *Sender) runFeeder(ctx context.Context, p *partition, partner string, f *feed) {
 	defer s.wg.Done()
 	for {
 		p.feedMu.Lock()
-		if len(p.feedQ) == 0 {
-			p.feeding = false
-			p.feedQ = nil
+		w := p.takeFeed(partner, f)
+		if w == nil {
 			p.feedMu.Unlock()
 			return
 		}
-		w := p.takeFeed()
-		if p.fetchPaused && len(p.feedQ) <= s.partitionWaitCap()/2 && !p.isStopped() {
-			p.fetchPaused = false
-			s.consumer.ResumeFetchPartitions(map[string][]int32{p.topic: {p.id}})
+		if p.feedPaused && p.feedLen <= s.partitionWaitCap()/2 {
+			p.feedPaused = false
+			s.applyPause(p)
 		}
 		p.feedMu.Unlock()
 		if p.isStopped() {
@@ -152,7 +157,9 @@ func (s *Sender) offer(ctx context.Context, l *lane, w *work) {
 			s.enqueue(l, w) // unlocks
 			return
 		}
-		if l.recordWaits > 0 { // a worker waiting for Kafka to acknowledge attempts is not the endpoint's doing
+		if l.recordWaits > 0 || l.partnerWaits > 0 {
+			// A worker waiting for Kafka to acknowledge attempts, or for its partner's gate,
+			// is not the endpoint's doing.
 			waitStart, l.slowSince = now, time.Time{}
 		} else if waitStart.IsZero() {
 			waitStart = now
@@ -200,7 +207,7 @@ func (s *Sender) offer(ctx context.Context, l *lane, w *work) {
 //     client still hands out what it had fetched), while a slow endpoint's burst that still
 //     makes progress waits for room.
 func (s *Sender) overflows(l *lane, w *work, now, waitStart time.Time) string {
-	neighbours := w.part.holdsBack(w.d.EndpointID)
+	neighbours := w.part.holdsBack(w)
 	slow := l.slowBecause(now, s.cfg.MaxSlotWait, s.cfg.StallAfter)
 	if !neighbours && slow != slowStalled && slow != slowDeferring {
 		l.slowSince = time.Time{}
@@ -280,6 +287,7 @@ func (s *Sender) hold(w *work) {
 // release forgets a buffered record and lets intake go on once both the records and their
 // bytes are down to half their caps.
 func (s *Sender) release(w *work) {
+	s.releaseShare(w)
 	n := s.buffered.Add(-1)
 	b := s.bufferedBytes.Add(-w.size)
 	s.m.buffered.Set(float64(n))

@@ -25,6 +25,8 @@ type work struct {
 	size   int64 // bytes of the record value, against Config.MaxBufferedBytes
 	// unrecorded: w holds a slot of maxUnrecorded, from its answered request until its end
 	unrecorded bool
+	// partner: w counts against its partner's share of the buffer (takeShare) until released
+	partner *partnerState
 }
 
 // lane is one endpoint's share of the sender (R21): a bounded FIFO queue, an adaptive number of
@@ -55,6 +57,8 @@ type lane struct {
 	// so intake neither times its wait nor judges the lane slow. A lane whose own requests
 	// hang has none, however far behind the recording of other lanes is.
 	recordWaits int
+	// partnerWaits: workers waiting for their partner's gate (enterGate); the same holds.
+	partnerWaits int
 
 	ewma      time.Duration // smoothed request time
 	gap       time.Duration // smoothed time between request ends while work waited

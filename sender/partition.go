@@ -35,17 +35,29 @@ type partition struct {
 	active     int               // records being handled now (not merely queued)
 	idle       []chan struct{}   // closed when active drops to zero
 
-	// Records intake has taken and routed, waiting for their partition's feeder to offer
-	// them to their lanes in offset order (Sender.feed).
+	// Records intake has taken and routed, waiting for their partner's feeder to offer them
+	// to their lanes in offset order (Sender.feed): a feeder per partner, so one partner's
+	// full lanes never hold back another partner's records (design.md section 7).
 	feedMu      sync.Mutex
-	feedQ       []*work
-	feedCount   map[string]int // records in feedQ by endpoint
-	feeding     bool           // a feeder runs
-	fetchPaused bool           // fetching the partition is paused while feedQ is long
+	feeds       map[string]*feed // by partner id
+	feedLen     int              // records in all feeds
+	feedPaused  bool             // the feeds hold partitionWaitCap records
+	sharePaused bool             // a partner alone on the partition is over its share (takeShare)
+	fetchPaused bool             // fetching the partition is paused, for either reason
 	// The endpoint of the partition's first record, and whether another endpoint's records have
 	// come since: a partition that carries one endpoint's work only has nobody to hold back.
 	firstEndpoint string
 	shared        bool
+	// partnersSeen: when a record of each partner was last taken (seePartner).
+	partnersSeen   map[string]time.Time
+	partnersPruned time.Time
+}
+
+// feed is one partner's records of a partition waiting to be offered to their lanes.
+type feed struct {
+	q       []*work
+	count   map[string]int // records in q by endpoint
+	running bool           // a feeder runs
 }
 
 func newPartition(parent context.Context, topic string, id int32) *partition {
@@ -227,8 +239,9 @@ func (s *offsetSet) min() (int64, bool) {
 	return s.origin + int64(bits.TrailingZeros64(s.words[0])), true
 }
 
-// queueFeed appends w to the records waiting for the feeder. The caller holds feedMu.
-func (p *partition) queueFeed(w *work) {
+// queueFeed appends w to the records waiting for its partner's feeder and reports whether a
+// feeder must be started for them. The caller holds feedMu.
+func (p *partition) queueFeed(w *work) (f *feed, start bool) {
 	id := w.d.EndpointID
 	switch {
 	case p.firstEndpoint == "":
@@ -236,31 +249,69 @@ func (p *partition) queueFeed(w *work) {
 	case id != p.firstEndpoint:
 		p.shared = true
 	}
-	if p.feedCount == nil {
-		p.feedCount = map[string]int{}
+	if p.feeds == nil {
+		p.feeds = map[string]*feed{}
 	}
-	p.feedCount[id]++
-	p.feedQ = append(p.feedQ, w)
+	f = p.feeds[w.d.PartnerID]
+	if f == nil {
+		f = &feed{count: map[string]int{}}
+		p.feeds[w.d.PartnerID] = f
+	}
+	f.count[id]++
+	f.q = append(f.q, w)
+	p.feedLen++
+	start = !f.running
+	f.running = true
+	return f, start
 }
 
-// takeFeed removes and returns the first record waiting for the feeder. The caller holds
-// feedMu and has checked that one waits.
-func (p *partition) takeFeed() *work {
-	w := p.feedQ[0]
-	p.feedQ[0] = nil
-	p.feedQ = p.feedQ[1:]
+// takeFeed removes and returns the first record waiting in f, nil when none is left (the
+// feeder then ends, and the partner's next record starts another). The caller holds feedMu.
+func (p *partition) takeFeed(partner string, f *feed) *work {
+	if len(f.q) == 0 {
+		f.running = false
+		delete(p.feeds, partner)
+		return nil
+	}
+	w := f.q[0]
+	f.q[0] = nil
+	f.q = f.q[1:]
+	p.feedLen--
 	id := w.d.EndpointID
-	if p.feedCount[id]--; p.feedCount[id] <= 0 {
-		delete(p.feedCount, id)
+	if f.count[id]--; f.count[id] <= 0 {
+		delete(f.count, id)
 	}
 	return w
 }
 
-// holdsBack reports whether waiting for room in endpoint's lane would hold back another
-// endpoint's records of this partition: some wait behind in feedQ, or fetching is paused on a
-// partition that has carried other endpoints' records, whose next ones may be unfetched behind.
-func (p *partition) holdsBack(endpoint string) bool {
+// holdsBack reports whether waiting for room in w's lane would hold back another endpoint's
+// records of this partition: some of w's partner wait behind in its feeder (another partner's
+// have a feeder of their own), or fetching is paused on a partition that has carried other
+// endpoints' records, whose next ones may be unfetched behind.
+func (p *partition) holdsBack(w *work) bool {
 	p.feedMu.Lock()
 	defer p.feedMu.Unlock()
-	return len(p.feedQ) > p.feedCount[endpoint] || p.fetchPaused && p.shared
+	f := p.feeds[w.d.PartnerID]
+	return f != nil && len(f.q) > f.count[w.d.EndpointID] || p.fetchPaused && p.shared
+}
+
+// seePartner notes that a record of partner was taken now, and reports whether another
+// partner's record was taken within about partnerSeenWindow (partners are forgotten every tenth
+// of it, so a record costs no walk over them).
+func (p *partition) seePartner(partner string, now time.Time) (others bool) {
+	p.feedMu.Lock()
+	defer p.feedMu.Unlock()
+	if p.partnersSeen == nil {
+		p.partnersSeen = map[string]time.Time{}
+	}
+	if now.Sub(p.partnersPruned) > partnerSeenWindow/10 {
+		p.partnersPruned = now
+		for id, at := range p.partnersSeen {
+			if now.Sub(at) > partnerSeenWindow {
+				delete(p.partnersSeen, id)
+			}
+		}
+	}
+	p.partnersSeen[partner] = now
+	return len(p.partnersSeen) > 1
 }

@@ -28,10 +28,13 @@ const (
 	// reach within catchUpTimeout; it comes back from a retry tier rather than being sent with
 	// the older configuration.
 	deferStaleView = "stale_view"
+	// deferPartnerShare: the record's partner holds its share of the buffer and the partition
+	// carries another partner's records, which pausing it would hold back (partners.go).
+	deferPartnerShare = "partner_share"
 )
 
 // deferReasons lists the deferral reasons: the deferrals metric exports each at 0 from the start.
-var deferReasons = []string{deferCircuitOpen, deferQueueFull, deferNotDue, deferStaleView}
+var deferReasons = []string{deferCircuitOpen, deferQueueFull, deferNotDue, deferStaleView, deferPartnerShare}
 
 const (
 	// maxPollRecords bounds one poll, so intake checks the buffer caps often.
@@ -109,6 +112,12 @@ type Sender struct {
 	lanesMu sync.Mutex
 	lanes   map[string]*lane
 
+	// partnersMu guards partners and activePartners (partners.go); it is taken before any
+	// partition's feedMu, never after.
+	partnersMu     sync.Mutex
+	partners       map[string]*partnerState
+	activePartners int // partners with records buffered
+
 	tokensMu sync.Mutex
 	tokens   map[string]*tokenSource // by endpoint id: OAuth tokens outlive idle lanes
 
@@ -149,6 +158,8 @@ func New(cfg Config, view EndpointView, retrier Retrier) (*Sender, error) {
 		parts:   map[int32]*partition{},
 		lanes:   map[string]*lane{},
 		tokens:  map[string]*tokenSource{},
+
+		partners: map[string]*partnerState{},
 
 		unrecorded: make(chan struct{}, maxUnrecorded),
 	}
@@ -264,6 +275,7 @@ func (s *Sender) poll(ctx context.Context) {
 		fs.EachRecord(func(r *kgo.Record) { s.intake(ctx, r) })
 		if now := s.now(); now.Sub(lastSweep) > time.Minute {
 			s.sweepLanes(now)
+			s.sweepPartners(now)
 			lastSweep = now
 		}
 		if failed && fs.NumRecords() == 0 {

@@ -68,6 +68,12 @@ type options struct {
 	cRate      int
 	cDuration  time.Duration
 	dEvents    int
+	// f: partner A's backlog in deliveries over fEndpoints endpoints, partner B's steady rate
+	// and how long each of B's two loads lasts.
+	fDeliveries int
+	fEndpoints  int
+	fRate       int
+	fDuration   time.Duration
 
 	bareRequests int
 	limitEvents  int
@@ -90,7 +96,7 @@ func parseOptions(args []string) (options, error) {
 	brokers := fs.String("brokers", "127.0.0.1:19092", "Kafka brokers of mode separate, comma-separated")
 	fs.IntVar(&o.runs, "runs", 3, "runs; figures are medians over them")
 	modes := fs.String("modes", "separate,dev", "modes: separate (a process per component, real broker), dev (hookstream dev)")
-	workloads := fs.String("workloads", "a1,a100,b,c,d,e", "workloads to run, comma-separated")
+	workloads := fs.String("workloads", "a1,a100,b,c,d,e,f", "workloads to run, comma-separated")
 	fs.StringVar(&o.out, "out", ".data/bench", "directory of results.md, the plots and logs/")
 	fs.StringVar(&o.kafkaPIDFile, "kafka-pid-file", ".data/kafka/kafka.pid", "pid file of the Kafka broker, for its CPU time (else every kafka.Kafka JVM counts)")
 	fs.IntVar(&o.clients, "clients", 32, "concurrent committing clients of the load generator and of the bare loop")
@@ -102,6 +108,10 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.cRate, "c-rate", 1000, "events per second of c")
 	fs.DurationVar(&o.cDuration, "c-duration", time.Minute, "duration of c")
 	fs.IntVar(&o.dEvents, "d-events", 200000, "events of d")
+	fs.IntVar(&o.fDeliveries, "f-deliveries", 200000, "deliveries of f's backlog (partner A), spread over -f-endpoints")
+	fs.IntVar(&o.fEndpoints, "f-endpoints", 10, "endpoints of f's backlog")
+	fs.IntVar(&o.fRate, "f-rate", 100, "events per second of f's steady partner B")
+	fs.DurationVar(&o.fDuration, "f-duration", 30*time.Second, "duration of each of f's steady loads (B alone, B beside A's backlog)")
 	fs.IntVar(&o.bareRequests, "bare-requests", 20000, "requests of the bare HTTP loop")
 	fs.IntVar(&o.limitEvents, "limit-events", 20000, "events of each PostgreSQL limit measurement")
 	fs.DurationVar(&o.startTimeout, "start-timeout", 2*time.Minute, "bound on an environment's start")
@@ -133,7 +143,7 @@ func (o options) validate() error {
 	}
 	for _, w := range o.workloads {
 		if _, ok := lookupWorkload(w); !ok {
-			errs = append(errs, fmt.Errorf("-workloads: no workload %q (a1, a100, b, c, d, e)", w))
+			errs = append(errs, fmt.Errorf("-workloads: no workload %q (a1, a100, b, c, d, e, f)", w))
 		}
 	}
 	if len(o.modes) == 0 || len(o.workloads) == 0 {
@@ -141,6 +151,7 @@ func (o options) validate() error {
 	}
 	for name, v := range map[string]int{"runs": o.runs, "clients": o.clients, "partitions": o.partitions, "a-events": o.aEvents,
 		"b-events": o.bEvents, "b-endpoints": o.bEndpoints, "c-rate": o.cRate, "d-events": o.dEvents,
+		"f-deliveries": o.fDeliveries, "f-endpoints": o.fEndpoints, "f-rate": o.fRate,
 		"bare-requests": o.bareRequests, "limit-events": o.limitEvents} {
 		if v < 1 {
 			errs = append(errs, fmt.Errorf("-%s must be at least 1, got %d", name, v))
@@ -149,7 +160,7 @@ func (o options) validate() error {
 	if o.warmupEvents < 0 {
 		errs = append(errs, fmt.Errorf("-warmup-events must be 0 or more, got %d", o.warmupEvents))
 	}
-	for name, v := range map[string]time.Duration{"c-duration": o.cDuration, "start-timeout": o.startTimeout, "tail-timeout": o.tailTimeout,
+	for name, v := range map[string]time.Duration{"c-duration": o.cDuration, "f-duration": o.fDuration, "start-timeout": o.startTimeout, "tail-timeout": o.tailTimeout,
 		"drain-timeout": o.drainTimeout, "recover-timeout": o.recoverTimeout, "stop-grace": o.stopGrace} {
 		if v <= 0 {
 			errs = append(errs, fmt.Errorf("-%s must be positive, got %s", name, v))

@@ -52,6 +52,11 @@ const (
 	figHotRatio     = "hot_ratio" // e: hot endpoint's rate ÷ a1's of the same run and mode
 	figHungRecovery = "hung_recovery"
 	figHungMissing  = "hung_missing"
+	// f: partner B's commit→receipt p99 (ms) alone and beside partner A's backlog, and the
+	// backlog's size in deliveries.
+	figFairAloneP99  = "fair_alone_p99"
+	figFairBesideP99 = "fair_beside_p99"
+	figFairBacklog   = "fair_backlog"
 )
 
 // deferralReasons are the sender's reasons (sender/metrics.go); any other counts as other.
@@ -163,6 +168,9 @@ var tables = []table{
 		{"flowing /s", figDrainFlowing, "%.0f"}}},
 	{"Isolation (e): hot endpoint beside a hanging one", []column{
 		{"hot ÷ a1", figHotRatio, "%.2f"}, {"hung caught up s", figHungRecovery, "%.1f"}, {"hung missing", figHungMissing, "%.0f"}}},
+	{"Fairness (f): partner B's steady load beside partner A's backlog", []column{
+		{"A's backlog", figFairBacklog, "%.0f"}, {"A deliveries/s", figRate, "%.0f"},
+		{"B p99 alone ms", figFairAloneP99, "%.1f"}, {"B p99 beside ms", figFairBesideP99, "%.1f"}}},
 }
 
 // row is one line of a table: a run's result or the median of a workload's runs.

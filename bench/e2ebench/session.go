@@ -38,6 +38,11 @@ func (s *session) logf(format string, args ...any) {
 // addEndpoints creates n endpoints of the partner through the admin API, each with its own
 // receiver path and the secret the API returned, subscribed to api_key.*.
 func (s *session) addEndpoints(ctx context.Context, n int) ([]int, error) {
+	return s.addEndpointsOf(ctx, partner, n)
+}
+
+// addEndpointsOf is addEndpoints for another partner (workload f's second).
+func (s *session) addEndpointsOf(ctx context.Context, partner string, n int) ([]int, error) {
 	var eps []int
 	for range n {
 		idx, url := s.rx.AddEndpoint()

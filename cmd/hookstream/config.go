@@ -213,6 +213,10 @@ var variables = []variable{
 		func(s *settings) flag.Value { return (*intValue)(&s.Limits.ReplaysPerMinute) }},
 	{"HOOKSTREAM_LIMIT_REPLAY_DELIVERIES", "limit-replay-deliveries", strconv.Itoa(quotas.Defaults().ReplayDeliveries), "most deliveries one replay job may replay",
 		func(s *settings) flag.Value { return (*intValue)(&s.Limits.ReplayDeliveries) }},
+	{"HOOKSTREAM_LIMIT_DELIVERIES_IN_FLIGHT", "limit-deliveries-in-flight", strconv.Itoa(quotas.Defaults().DeliveriesInFlight), "most requests one sender process has out at once for all the endpoints of one partner",
+		func(s *settings) flag.Value { return (*intValue)(&s.Limits.DeliveriesInFlight) }},
+	{"HOOKSTREAM_LIMIT_DELIVERIES_PER_SEC", "limit-deliveries-per-sec", strconv.Itoa(quotas.Defaults().DeliveriesPerSec), "most requests a second one sender process makes for all the endpoints of one partner (0: no limit)",
+		func(s *settings) flag.Value { return (*intValue)(&s.Limits.DeliveriesPerSec) }},
 }
 
 // The settings each command reads, by the code that reads them: a command's flag set has these
@@ -243,7 +247,7 @@ var (
 	adminSettings = slices.Concat([]string{"database-url", "admin-addr", "admin-token", "kafka-brokers", "topic-prefix",
 		"feed-retention", "event-log-retention", "outbox-retention", "history-retention", "retry-schedule",
 		"retry-client-errors", "retry-min-delay", "retry-max-delay", "retry-max-attempts",
-		"limit-endpoints", "limit-replay-jobs", "limit-test-events-per-minute", "limit-replays-per-minute", "limit-replay-deliveries", "metrics-addr"}, keyringSettings, egressSettings, logSettings,
+		"limit-endpoints", "limit-replay-jobs", "limit-test-events-per-minute", "limit-replays-per-minute", "limit-replay-deliveries", "limit-deliveries-in-flight", "limit-deliveries-per-sec", "metrics-addr"}, keyringSettings, egressSettings, logSettings,
 		kafkaSecuritySettings)
 	// adminDefaults: admin serves its metrics on the API's address unless given one of their own.
 	adminDefaults = map[string]string{"HOOKSTREAM_METRICS_ADDR": ""}

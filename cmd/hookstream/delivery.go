@@ -135,6 +135,8 @@ func runSenderWith(ctx context.Context, s settings, log *slog.Logger, reg promet
 	cfg.Egress, cfg.SecretKeys = eg, key
 	cfg.UserAgent = thisBuild().userAgent()
 	cfg.RetryClientErrors = s.RetryClientErrors
+	cfg.PartnerMaxInFlight = s.Limits.DeliveriesInFlight
+	cfg.PartnerRatePerSec = float64(s.Limits.DeliveriesPerSec)
 	cfg.TracerProvider = s.tracer
 	snd, err := sender.New(cfg, view, sched)
 	if err != nil {

@@ -37,7 +37,7 @@ func commands() []command {
 		{"recorder", "record every delivery attempt in PostgreSQL (consumer group)",
 			slices.Concat(componentSettings, []string{"database-url", "topic-prefix", "history-retention", "instance-id"}), nil, runRecorder},
 		{"sender", "deliver signed webhooks over HTTP through the egress guard (consumer group; no PostgreSQL)",
-			slices.Concat(componentSettings, egressSettings, retrySettings, keyringSettings, []string{"retry-client-errors"}), nil, runSender},
+			slices.Concat(componentSettings, egressSettings, retrySettings, keyringSettings, []string{"retry-client-errors", "limit-deliveries-in-flight", "limit-deliveries-per-sec"}), nil, runSender},
 		{"retry", "hold retries in the tier topics until due, and run the failure window (consumer groups)",
 			slices.Concat(componentSettings, retrySettings, []string{"database-url", "failing-warn-after", "failing-disable-after"}), nil, runRetry},
 		{"admin", "serve the admin HTTP API (endpoints, secrets, history, replay, cursor feed)",

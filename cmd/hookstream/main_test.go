@@ -110,13 +110,24 @@ func TestLimitSettings(t *testing.T) {
 	t.Setenv("HOOKSTREAM_LIMIT_TEST_EVENTS_PER_MINUTE", "5")
 	t.Setenv("HOOKSTREAM_LIMIT_REPLAYS_PER_MINUTE", "6")
 	t.Setenv("HOOKSTREAM_LIMIT_REPLAY_DELIVERIES", "2000")
+	t.Setenv("HOOKSTREAM_LIMIT_DELIVERIES_IN_FLIGHT", "40")
+	t.Setenv("HOOKSTREAM_LIMIT_DELIVERIES_PER_SEC", "250")
 	s, err = parseSettings("admin", []string{"--limit-replay-jobs", "4"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := quotas.Limits{Endpoints: 7, ReplayJobs: 4, TestEventsPerMinute: 5, ReplaysPerMinute: 6, ReplayDeliveries: 2000}
+	want := quotas.Limits{Endpoints: 7, ReplayJobs: 4, TestEventsPerMinute: 5, ReplaysPerMinute: 6, ReplayDeliveries: 2000,
+		DeliveriesInFlight: 40, DeliveriesPerSec: 250}
 	if s.Limits != want {
 		t.Errorf("limits %+v, want %+v", s.Limits, want)
+	}
+	// The sender enforces the partner's share of deliveries (design.md section 7); admin states it.
+	s, err = parseSettings("sender", []string{"--limit-deliveries-per-sec", "300"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Limits.DeliveriesInFlight != 40 || s.Limits.DeliveriesPerSec != 300 {
+		t.Errorf("sender's partner limits %+v, want 40 in flight and 300 a second", s.Limits)
 	}
 	if _, err := parseSettings("admin", []string{"--limit-endpoints", "many"}, io.Discard); err == nil {
 		t.Error("a limit that is not an integer was accepted")

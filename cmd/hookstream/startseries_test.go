@@ -92,7 +92,7 @@ func TestMonitoringLabelledCountersAtZeroFromStart(t *testing.T) {
 	var (
 		senderWant, retryWant, recorderWant, adminWant []string
 	)
-	for _, r := range []string{"circuit_open", "queue_full", "not_due", "stale_view"} {
+	for _, r := range []string{"circuit_open", "queue_full", "not_due", "stale_view", "partner_share"} {
 		senderWant = append(senderWant, series("hookstream_sender_deferrals_total", "reason", r))
 	}
 	senderWant = append(senderWant, series("hookstream_sender_attempts_total", "category", "none", "outcome", records.OutcomeDelivered))

@@ -1,7 +1,7 @@
 // Package quotas is what a partner's quotas are (design.md section 10): the limits the admin API
 // holds every partner to, their defaults and their check. It lives apart from the admin server
 // so the configuration every command shares states the defaults without linking the server;
-// admin enforces the quotas.
+// admin enforces the quotas, and the sender the partner's share of deliveries.
 package quotas
 
 import (
@@ -29,11 +29,19 @@ type Limits struct {
 	// ReplayDeliveries is the most deliveries one replay job may replay
 	// (HOOKSTREAM_LIMIT_REPLAY_DELIVERIES).
 	ReplayDeliveries int
+	// DeliveriesInFlight is the most requests the sender has out at once for all the endpoints
+	// of one partner, and DeliveriesPerSec (0: no limit) the most it makes a second, each
+	// sender process on its own (HOOKSTREAM_LIMIT_DELIVERIES_IN_FLIGHT,
+	// HOOKSTREAM_LIMIT_DELIVERIES_PER_SEC; design.md section 7): the share of the senders one
+	// partner's backlog may take, whatever its endpoints allow.
+	DeliveriesInFlight int
+	DeliveriesPerSec   int
 }
 
 // Defaults are the quotas of a deployment that sets none.
 func Defaults() Limits {
-	return Limits{Endpoints: 100, ReplayJobs: 2, TestEventsPerMinute: 10, ReplaysPerMinute: 60, ReplayDeliveries: 100_000}
+	return Limits{Endpoints: 100, ReplayJobs: 2, TestEventsPerMinute: 10, ReplaysPerMinute: 60, ReplayDeliveries: 100_000,
+		DeliveriesInFlight: 512}
 }
 
 // Validate reports every limit no partner could work with, or that the job table cannot count.
@@ -45,11 +53,14 @@ func (l Limits) Validate() error {
 	}{
 		{"endpoints", l.Endpoints}, {"replay jobs", l.ReplayJobs},
 		{"test events per minute", l.TestEventsPerMinute}, {"replays per minute", l.ReplaysPerMinute},
-		{"replay deliveries", l.ReplayDeliveries},
+		{"replay deliveries", l.ReplayDeliveries}, {"deliveries in flight", l.DeliveriesInFlight},
 	} {
 		if q.value < 1 || q.value > math.MaxInt32 {
 			errs = append(errs, fmt.Errorf("limit of %s %d must be between 1 and %d", q.name, q.value, math.MaxInt32))
 		}
+	}
+	if l.DeliveriesPerSec < 0 || l.DeliveriesPerSec > math.MaxInt32 {
+		errs = append(errs, fmt.Errorf("limit of deliveries per second %d must be between 0 (no limit) and %d", l.DeliveriesPerSec, math.MaxInt32))
 	}
 	return errors.Join(errs...)
 }
