@@ -13,16 +13,17 @@ import (
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
-// The benchmark's core on tiny sizes, so `make bench` cannot go stale: workloads a1 and b in one
+// The benchmark's core on tiny sizes, so `make bench` cannot go stale: workloads a1, b and f in one
 // run against the test services (mode separate on a real broker; mode dev when the test Kafka
 // is embedded, since separate processes cannot share an in-process cluster). Every delivery must
 // arrive verified, and the report files must be written.
 func TestBenchmarkSmoke(t *testing.T) {
 	server := testenv.ServerURL(t)
 	o := options{
-		bin: buildHookstream(t), databaseURL: server, runs: 1, workloads: []string{"a1", "b"},
+		bin: buildHookstream(t), databaseURL: server, runs: 1, workloads: []string{"a1", "b", "f"},
 		out: t.TempDir(), kafkaPIDFile: "/nonexistent",
 		clients: 8, partitions: 2, aEvents: 200, bEvents: 200, bEndpoints: 10, cRate: 10, cDuration: time.Second, dEvents: 200,
+		fDeliveries: 200, fEndpoints: 2, fRate: 10, fDuration: time.Second,
 		bareRequests: 500, limitEvents: 200, warmupEvents: 50,
 		startTimeout: time.Minute, tailTimeout: time.Minute, drainTimeout: time.Minute, recoverTimeout: time.Minute, stopGrace: 20 * time.Second,
 	}
@@ -48,7 +49,8 @@ func TestBenchmarkSmoke(t *testing.T) {
 	if f := rep.failures(); len(f) > 0 {
 		t.Fatalf("failures: %q", f)
 	}
-	want := map[string]float64{"a1": 200, "b": 2000}
+	// f: partner A's backlog and partner B's two steady loads (alone, then beside it).
+	want := map[string]float64{"a1": 200, "b": 2000, "f": 200 + 2*10}
 	if len(rep.results) != len(want) {
 		t.Fatalf("%d results, want %d", len(rep.results), len(want))
 	}
