@@ -452,7 +452,7 @@ func printEndpoint(w io.Writer, ep adminclient.Endpoint) {
 	}
 	fmt.Fprintf(w, "id\t%s\npartner\t%s\nurl\t%s\nstatus\t%s\ndisabled reason\t%s\nevent types\t%s\n", ep.ID, ep.PartnerID, printable(ep.URL),
 		ep.Status, printable(reason), printable(strings.Join(ep.EventTypes, ",")))
-	fmt.Fprintf(w, "description\t%s\nmax in flight\t%d\nordered\t%t\nfailing since\t%s\nsignature scheme\t%s\nsecrets\t%s\ncreated\t%s\n",
+	fmt.Fprintf(w, "description\t%s\nmax in flight\t%d\nordered\t%t\nfailing since\t%s\nsignature\t%s\nsecrets\t%s\ncreated\t%s\n",
 		printable(ep.Description), ep.MaxInFlight, ep.Ordered, timeOrDash(ep.FailingSince), ep.SignatureScheme, strings.Join(secrets, ", "),
 		ep.CreatedAt.UTC().Format(time.RFC3339))
 	if ep.Filter != nil {
