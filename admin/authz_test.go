@@ -72,6 +72,8 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}},
 		{"POST /v1/partners/{pid}/endpoints/{eid}/secret/rotate", 200, func() (string, any) { return epPath + "/secret/rotate", nil }},
 		{"POST /v1/partners/{pid}/endpoints/{eid}/secret/end-rotation", 200, func() (string, any) { return epPath + "/secret/end-rotation", nil }},
+		{"GET /v1/partners/{pid}/endpoints/{eid}/secret/keys", 200, func() (string, any) { return epPath + "/secret/keys", nil }},
+		{"GET /v1/partners/{pid}/public-keys", 200, func() (string, any) { return "/v1/partners/acme/public-keys", nil }},
 		{"POST /v1/partners/{pid}/endpoints/{eid}/test", 202, func() (string, any) { return epPath + "/test", nil }},
 		{"GET /v1/partners/{pid}/endpoints/{eid}/deliveries", 200, func() (string, any) { return epPath + "/deliveries?state=failed", nil }},
 		{"POST /v1/partners/{pid}/endpoints/{eid}/replay", 202, func() (string, any) {

@@ -52,27 +52,32 @@ type endpointView struct {
 	CreatedAt       time.Time    `json:"created_at"`
 	UpdatedAt       time.Time    `json:"updated_at"`
 	Secrets         []secretInfo `json:"secrets"`
+	// SignatureScheme is v1 (HMAC) or v1a (ed25519): the scheme of the keys it gets (signing.go).
+	SignatureScheme string `json:"signature_scheme"`
 	endpointPolicies
 	requestOptionsView
 	// Health: the circuit, the next probe, the last success and failing_since (health.go).
 	Health endpointHealth `json:"health"`
 }
 
-// secretInfo describes a signing secret without its value (R16).
+// secretInfo describes a signing secret without its value (R16); a v1a key shows its public key.
 type secretInfo struct {
 	ID        string     `json:"id"`
 	CreatedAt time.Time  `json:"created_at"`
 	ExpiresAt *time.Time `json:"expires_at"`
+	PublicKey *string    `json:"public_key"`
 }
 
-// createdEndpoint is the creation response, the one place the first secret appears.
+// createdEndpoint is the creation response, the one place the first v1 secret appears; a v1a
+// endpoint's public key is in its secrets, its signing key never shown.
 type createdEndpoint struct {
 	endpointView
-	Secret string `json:"secret"`
+	Secret string `json:"secret,omitempty"`
 }
 
 const endpointColumns = `id, partner_id, url, description, status, event_types, schema_version, max_in_flight,
-	rate_limit_per_sec, ordered, failing_since, disabled_reason, version, created_at, updated_at, filter, retry_policy, request_options`
+	rate_limit_per_sec, ordered, failing_since, disabled_reason, version, created_at, updated_at, filter, retry_policy, request_options,
+	signature_scheme`
 
 func scanEndpoint(row pgx.Row) (endpointView, error) {
 	var (
@@ -81,7 +86,8 @@ func scanEndpoint(row pgx.Row) (endpointView, error) {
 		opts           records.RequestOptions
 	)
 	err := row.Scan(&v.ID, &v.PartnerID, &v.URL, &v.Description, &v.Status, &v.EventTypes, &schema, &flight,
-		&v.RateLimitPerSec, &v.Ordered, &v.FailingSince, &v.DisabledReason, &v.Version, &v.CreatedAt, &v.UpdatedAt, &v.Filter, &v.RetryPolicy, &opts)
+		&v.RateLimitPerSec, &v.Ordered, &v.FailingSince, &v.DisabledReason, &v.Version, &v.CreatedAt, &v.UpdatedAt, &v.Filter, &v.RetryPolicy, &opts,
+		&v.SignatureScheme)
 	v.SchemaVersion, v.MaxInFlight = int(schema), int(flight)
 	v.requestOptionsView = viewRequestOptions(opts)
 	if v.EventTypes == nil {
@@ -128,7 +134,7 @@ func attachSecrets(ctx context.Context, q querier, eps []*endpointView) error {
 		byID[e.ID] = e
 		ids = append(ids, e.ID)
 	}
-	rows, err := q.Query(ctx, `SELECT endpoint_id, id, created_at, expires_at FROM endpoint_secret
+	rows, err := q.Query(ctx, `SELECT endpoint_id, id, created_at, expires_at, public_key FROM endpoint_secret
 		WHERE endpoint_id = ANY($1) ORDER BY created_at, id`, ids)
 	if err != nil {
 		return err
@@ -137,7 +143,7 @@ func attachSecrets(ctx context.Context, q querier, eps []*endpointView) error {
 		eid string
 		s   secretInfo
 	)
-	_, err = pgx.ForEachRow(rows, []any{&eid, &s.ID, &s.CreatedAt, &s.ExpiresAt}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&eid, &s.ID, &s.CreatedAt, &s.ExpiresAt, &s.PublicKey}, func() error {
 		if e := byID[eid]; e != nil {
 			e.Secrets = append(e.Secrets, s)
 		}
@@ -157,6 +163,7 @@ type createEndpointRequest struct {
 	MaxInFlight     *int     `json:"max_in_flight"`
 	RateLimitPerSec *float64 `json:"rate_limit_per_sec"`
 	Ordered         bool     `json:"ordered"`
+	SignatureScheme *string  `json:"signature_scheme"`
 	endpointPolicies
 	requestOptionsRequest
 }
@@ -175,6 +182,7 @@ func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) e
 	p.rateLimit(req.RateLimitPerSec)
 	flt := p.filter(req.Filter)
 	policy := p.retryPolicy(req.RetryPolicy, a.cfg.Retry.Bounds)
+	scheme := p.signatureScheme(req.SignatureScheme)
 	if e := p.err(); e != nil {
 		return e
 	}
@@ -188,7 +196,7 @@ func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) e
 	if e != nil {
 		return e
 	}
-	secret, sealed, err := a.newSecret(eid, sid)
+	key, err := a.newSigningKey(eid, sid, scheme)
 	if err != nil {
 		return err
 	}
@@ -198,14 +206,14 @@ func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) e
 			return err
 		}
 		v, err := scanEndpoint(tx.QueryRow(r.Context(), `INSERT INTO endpoint
-			(id, partner_id, url, description, event_types, schema_version, max_in_flight, rate_limit_per_sec, ordered, filter, retry_policy, request_options)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING `+endpointColumns,
-			eid, pid, req.URL, req.Description, types, schema, flight, req.RateLimitPerSec, req.Ordered, flt, policyJSON(policy), opts))
+			(id, partner_id, url, description, event_types, schema_version, max_in_flight, rate_limit_per_sec, ordered, filter, retry_policy, request_options,
+			 signature_scheme)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING `+endpointColumns,
+			eid, pid, req.URL, req.Description, types, schema, flight, req.RateLimitPerSec, req.Ordered, flt, policyJSON(policy), opts, scheme))
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(r.Context(), `INSERT INTO endpoint_secret (endpoint_id, id, secret_ciphertext) VALUES ($1, $2, $3)`,
-			eid, sid, sealed); err != nil {
+		if _, err := insertSigningKey(r.Context(), tx, eid, sid, key); err != nil {
 			return err
 		}
 		out.endpointView = v
@@ -214,9 +222,11 @@ func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) e
 	if err != nil {
 		return err
 	}
-	out.Secret = secret
-	a.metrics.secretsOut.Inc()
-	a.log.Info("endpoint created", "partner_id", pid, "endpoint_id", eid) // never the secret
+	out.Secret = key.secret
+	if out.Secret != "" {
+		a.metrics.secretsOut.Inc()
+	}
+	a.log.Info("endpoint created", "partner_id", pid, "endpoint_id", eid, "scheme", scheme) // never the secret
 	respond(w, http.StatusCreated, out)
 	return nil
 }
@@ -370,6 +380,7 @@ type patchEndpointRequest struct {
 	MaxInFlight     optional[int]      `json:"max_in_flight"`
 	RateLimitPerSec optional[float64]  `json:"rate_limit_per_sec"`
 	Ordered         optional[bool]     `json:"ordered"`
+	SignatureScheme optional[string]   `json:"signature_scheme"`
 	endpointPoliciesPatch
 	requestOptionsPatch
 }
@@ -389,17 +400,21 @@ type endpointPatch struct {
 	setPolicy bool // retry_policy is given; policy nil means the deployment's
 	policy    *retrypolicy.Policy
 	options   requestOptionsPatch
+	scheme    *string // signature_scheme: a change rotates to a key of the new scheme (signing.go)
 }
 
 // changes says whether the patch changes anything: an empty one answers the endpoint as it is.
 func (c *endpointPatch) changes() bool {
 	return c.url != nil || c.desc != nil || c.types != nil || c.schema != nil || c.flight != nil || c.setRL || c.ordered != nil ||
-		c.setFilter || c.setPolicy || c.options.any()
+		c.setFilter || c.setPolicy || c.options.any() || c.scheme != nil
 }
 
 // patchEndpoint changes the given fields; status changes go through disable and enable.
 func (a *API) patchEndpoint(w http.ResponseWriter, r *http.Request, _ caller) error {
-	var req patchEndpointRequest
+	var (
+		req patchEndpointRequest
+		err error
+	)
 	pid, eid, e := endpointRequest(r, &req, true)
 	if e != nil {
 		return e
@@ -416,12 +431,23 @@ func (a *API) patchEndpoint(w http.ResponseWriter, r *http.Request, _ caller) er
 	if !c.changes() {
 		return a.getEndpoint(w, r, caller{})
 	}
-	out, err := a.applyEndpointPatch(r.Context(), pid, eid, c)
+	var out patchedEndpoint
+	out.endpointView, out.Secret, err = a.applyEndpointPatch(r.Context(), pid, eid, c)
 	if err != nil {
 		return err
 	}
+	if out.Secret != "" {
+		a.metrics.secretsOut.Inc()
+	}
 	respond(w, http.StatusOK, out)
 	return nil
+}
+
+// patchedEndpoint is the PATCH answer: the endpoint, and the new whsec_ secret when the patch
+// moved it to v1 (shown only there).
+type patchedEndpoint struct {
+	endpointView
+	Secret string `json:"secret,omitempty"`
 }
 
 // checkEndpointPatch checks every field of a PATCH and reports all their problems at once.
@@ -435,6 +461,13 @@ func (a *API) checkEndpointPatch(req *patchEndpointRequest) (endpointPatch, *api
 	}
 	if req.RetryPolicy.Set && !req.RetryPolicy.Null {
 		c.policy = p.retryPolicy(&req.RetryPolicy.Value, a.cfg.Retry.Bounds)
+	}
+	if req.SignatureScheme.Set { // null: back to the default, v1
+		c.scheme = new(string)
+		*c.scheme = p.signatureScheme(nil)
+		if !req.SignatureScheme.Null {
+			*c.scheme = p.signatureScheme(&req.SignatureScheme.Value)
+		}
 	}
 	if e := p.err(); e != nil {
 		return endpointPatch{}, e
@@ -505,9 +538,12 @@ func (p *problems) patchDelivery(req *patchEndpointRequest, c *endpointPatch) {
 }
 
 // applyEndpointPatch writes a checked patch in one transaction, the version of the endpoint
-// rising by one, and returns the endpoint as it is then.
-func (a *API) applyEndpointPatch(ctx context.Context, pid, eid string, c endpointPatch) (endpointView, error) {
-	var out endpointView
+// rising by one, and returns the endpoint as it is then, with the new secret of a move to v1.
+func (a *API) applyEndpointPatch(ctx context.Context, pid, eid string, c endpointPatch) (endpointView, string, error) {
+	var (
+		out    endpointView
+		secret string
+	)
 	err := pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) error {
 		v, err := scanEndpoint(tx.QueryRow(ctx, `UPDATE endpoint SET
 				url = COALESCE($3, url),
@@ -519,10 +555,11 @@ func (a *API) applyEndpointPatch(ctx context.Context, pid, eid string, c endpoin
 				ordered = COALESCE($10, ordered),
 				filter = CASE WHEN $11 THEN $12 ELSE filter END,
 				retry_policy = CASE WHEN $13 THEN $14::jsonb ELSE retry_policy END,
+				signature_scheme = COALESCE($15, signature_scheme),
 				version = version + 1, updated_at = now()
 			WHERE id = $1 AND partner_id = $2 RETURNING `+endpointColumns,
 			eid, pid, c.url, c.desc, c.types, c.schema, c.flight, c.setRL, c.rate, c.ordered,
-			c.setFilter, c.flt, c.setPolicy, policyJSON(c.policy)))
+			c.setFilter, c.flt, c.setPolicy, policyJSON(c.policy), c.scheme))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return notFound("endpoint")
 		}
@@ -530,6 +567,11 @@ func (a *API) applyEndpointPatch(ctx context.Context, pid, eid string, c endpoin
 			return err
 		}
 		out = v
+		if c.scheme != nil {
+			if secret, err = a.switchScheme(ctx, tx, eid, *c.scheme); err != nil {
+				return err
+			}
+		}
 		if !c.options.any() {
 			return attachSecrets(ctx, tx, []*endpointView{&out})
 		}
@@ -539,7 +581,7 @@ func (a *API) applyEndpointPatch(ctx context.Context, pid, eid string, c endpoin
 		out, err = loadEndpoint(ctx, tx, pid, eid, false)
 		return err
 	})
-	return out, err
+	return out, secret, err
 }
 
 // deleteEndpoint removes the endpoint and its secrets; cdc publishes the tombstone, and the

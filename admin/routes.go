@@ -51,6 +51,8 @@ func (a *API) routeTable() []route {
 		{"POST", endpoint + "/enable", partnerOwn, a.enableEndpoint},
 		{"POST", endpoint + "/secret/rotate", partnerOwn, a.rotateSecret},
 		{"POST", endpoint + "/secret/end-rotation", partnerOwn, a.endRotation},
+		{"GET", endpoint + "/secret/keys", partnerOwn, a.getSigningKeys},
+		{"GET", partner + "/public-keys", partnerOwn, a.listPublicKeys},
 		{"POST", endpoint + "/test", partnerOwn, a.sendTestEvent},
 		{"GET", endpoint + "/deliveries", partnerOwn, a.listDeliveries},
 		{"POST", endpoint + "/replay", partnerOwn, a.createReplayJob},

@@ -1,32 +1,14 @@
 package admin
 
 import (
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/hookstream/hookstream/internal/secretbox"
-	"github.com/hookstream/hookstream/webhook"
 )
 
 // maxOverlap bounds a rotation overlap asked for in the request.
 const maxOverlap = 7 * 24 * time.Hour
-
-// newSecret makes a whsec_ secret and seals it for the endpoint_secret row (endpointID,
-// secretID): the AAD binds the ciphertext to that row, as the sender expects when it opens it.
-func (a *API) newSecret(endpointID, secretID string) (secret string, sealed []byte, err error) {
-	secret, err = webhook.NewSecret()
-	if err != nil {
-		return "", nil, err
-	}
-	sealed, err = a.cfg.SecretKeys.Seal([]byte(secret), secretbox.AAD(endpointID, secretID))
-	if err != nil {
-		return "", nil, fmt.Errorf("admin: seal secret: %w", err)
-	}
-	return secret, sealed, nil
-}
 
 type rotateRequest struct {
 	// OverlapSeconds overrides the configured overlap for this rotation; 0 ends the old
@@ -34,17 +16,20 @@ type rotateRequest struct {
 	OverlapSeconds *int64 `json:"overlap_seconds"`
 }
 
-// rotationResponse is the rotate response, the one place the new secret appears.
+// rotationResponse is the rotate response, the one place a new v1 secret appears; a new v1a
+// key shows its public key instead, its signing key never.
 type rotationResponse struct {
 	ID                      string       `json:"id"`
-	Secret                  string       `json:"secret"`
+	Scheme                  string       `json:"scheme"`
+	Secret                  string       `json:"secret,omitempty"`
+	PublicKey               *string      `json:"public_key,omitempty"`
 	CreatedAt               time.Time    `json:"created_at"`
 	PreviousSecretsExpireAt *time.Time   `json:"previous_secrets_expire_at"`
 	Endpoint                endpointView `json:"endpoint"`
 }
 
-// rotateSecret adds a new secret and gives the current ones an expiry at the end of the overlap
-// (R17): until then the sender signs with both. Secrets already past their expiry are deleted.
+// rotateSecret adds a new key of the endpoint's signature scheme and gives the current ones an
+// expiry at the end of the overlap (R17): until then the sender signs with all of them.
 func (a *API) rotateSecret(w http.ResponseWriter, r *http.Request, _ caller) error {
 	var req rotateRequest
 	pid, eid, e := endpointRequest(r, &req, false)
@@ -60,33 +45,16 @@ func (a *API) rotateSecret(w http.ResponseWriter, r *http.Request, _ caller) err
 		}
 		overlap = time.Duration(*req.OverlapSeconds) * time.Second
 	}
-	sid := newID(secretIDPrefix)
-	secret, sealed, err := a.newSecret(eid, sid)
-	if err != nil {
-		return err
-	}
-	var out rotationResponse
-	err = pgx.BeginFunc(r.Context(), a.pool, func(tx pgx.Tx) error {
-		if _, err := loadEndpoint(r.Context(), tx, pid, eid, true); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(r.Context(), `DELETE FROM endpoint_secret WHERE endpoint_id = $1 AND expires_at <= now()`, eid); err != nil {
-			return err
-		}
-		var expire time.Time
-		if err := tx.QueryRow(r.Context(), `SELECT now() + $1 * interval '1 microsecond'`, overlap.Microseconds()).Scan(&expire); err != nil {
-			return err
-		}
-		tag, err := tx.Exec(r.Context(), `UPDATE endpoint_secret SET expires_at = $2
-			WHERE endpoint_id = $1 AND (expires_at IS NULL OR expires_at > $2)`, eid, expire)
+	var (
+		out rotationResponse
+		rot rotation
+	)
+	err := pgx.BeginFunc(r.Context(), a.pool, func(tx pgx.Tx) error {
+		cur, err := loadEndpoint(r.Context(), tx, pid, eid, true)
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() > 0 {
-			out.PreviousSecretsExpireAt = &expire
-		}
-		if err := tx.QueryRow(r.Context(), `INSERT INTO endpoint_secret (endpoint_id, id, secret_ciphertext)
-			VALUES ($1, $2, $3) RETURNING created_at`, eid, sid, sealed).Scan(&out.CreatedAt); err != nil {
+		if rot, err = a.rotateKeys(r.Context(), tx, eid, cur.SignatureScheme, overlap); err != nil {
 			return err
 		}
 		v, err := scanEndpoint(tx.QueryRow(r.Context(), `UPDATE endpoint SET version = version + 1, updated_at = now()
@@ -100,9 +68,12 @@ func (a *API) rotateSecret(w http.ResponseWriter, r *http.Request, _ caller) err
 	if err != nil {
 		return err
 	}
-	out.ID, out.Secret = sid, secret
-	a.metrics.secretsOut.Inc()
-	a.log.Info("endpoint secret rotated", "partner_id", pid, "endpoint_id", eid, "secret_id", sid, "overlap", overlap)
+	out.ID, out.Scheme, out.CreatedAt, out.PreviousSecretsExpireAt = rot.id, out.Endpoint.SignatureScheme, rot.createdAt, rot.previousExpires
+	out.Secret, out.PublicKey = rot.key.secret, rot.key.publicKey
+	if out.Secret != "" {
+		a.metrics.secretsOut.Inc()
+	}
+	a.log.Info("endpoint secret rotated", "partner_id", pid, "endpoint_id", eid, "secret_id", rot.id, "scheme", out.Scheme, "overlap", overlap)
 	respond(w, http.StatusOK, out)
 	return nil
 }

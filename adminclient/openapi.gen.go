@@ -152,6 +152,24 @@ func (e DeliveryDetailState) Valid() bool {
 	}
 }
 
+// Defines values for EndpointSignatureScheme.
+const (
+	EndpointSignatureSchemeV1  EndpointSignatureScheme = "v1"
+	EndpointSignatureSchemeV1A EndpointSignatureScheme = "v1a"
+)
+
+// Valid indicates whether the value is a known member of the EndpointSignatureScheme enum.
+func (e EndpointSignatureScheme) Valid() bool {
+	switch e {
+	case EndpointSignatureSchemeV1:
+		return true
+	case EndpointSignatureSchemeV1A:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EndpointStatus.
 const (
 	EndpointStatusActive   EndpointStatus = "active"
@@ -179,6 +197,42 @@ const (
 func (e EndpointCreateSchemaVersion) Valid() bool {
 	switch e {
 	case EndpointCreateSchemaVersionN1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EndpointCreateSignatureScheme.
+const (
+	EndpointCreateSignatureSchemeV1  EndpointCreateSignatureScheme = "v1"
+	EndpointCreateSignatureSchemeV1A EndpointCreateSignatureScheme = "v1a"
+)
+
+// Valid indicates whether the value is a known member of the EndpointCreateSignatureScheme enum.
+func (e EndpointCreateSignatureScheme) Valid() bool {
+	switch e {
+	case EndpointCreateSignatureSchemeV1:
+		return true
+	case EndpointCreateSignatureSchemeV1A:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EndpointCreatedSignatureScheme.
+const (
+	EndpointCreatedSignatureSchemeV1  EndpointCreatedSignatureScheme = "v1"
+	EndpointCreatedSignatureSchemeV1A EndpointCreatedSignatureScheme = "v1a"
+)
+
+// Valid indicates whether the value is a known member of the EndpointCreatedSignatureScheme enum.
+func (e EndpointCreatedSignatureScheme) Valid() bool {
+	switch e {
+	case EndpointCreatedSignatureSchemeV1:
+		return true
+	case EndpointCreatedSignatureSchemeV1A:
 		return true
 	default:
 		return false
@@ -221,6 +275,63 @@ func (e EndpointHealthCircuit) Valid() bool {
 	case EndpointHealthCircuitOpen:
 		return true
 	case EndpointHealthCircuitUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EndpointPatchSignatureScheme.
+const (
+	EndpointPatchSignatureSchemeLessThanNil EndpointPatchSignatureScheme = "<nil>"
+	EndpointPatchSignatureSchemeV1          EndpointPatchSignatureScheme = "v1"
+	EndpointPatchSignatureSchemeV1A         EndpointPatchSignatureScheme = "v1a"
+)
+
+// Valid indicates whether the value is a known member of the EndpointPatchSignatureScheme enum.
+func (e EndpointPatchSignatureScheme) Valid() bool {
+	switch e {
+	case EndpointPatchSignatureSchemeLessThanNil:
+		return true
+	case EndpointPatchSignatureSchemeV1:
+		return true
+	case EndpointPatchSignatureSchemeV1A:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EndpointUpdatedSignatureScheme.
+const (
+	EndpointUpdatedSignatureSchemeV1  EndpointUpdatedSignatureScheme = "v1"
+	EndpointUpdatedSignatureSchemeV1A EndpointUpdatedSignatureScheme = "v1a"
+)
+
+// Valid indicates whether the value is a known member of the EndpointUpdatedSignatureScheme enum.
+func (e EndpointUpdatedSignatureScheme) Valid() bool {
+	switch e {
+	case EndpointUpdatedSignatureSchemeV1:
+		return true
+	case EndpointUpdatedSignatureSchemeV1A:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EndpointUpdatedStatus.
+const (
+	EndpointUpdatedStatusActive   EndpointUpdatedStatus = "active"
+	EndpointUpdatedStatusDisabled EndpointUpdatedStatus = "disabled"
+)
+
+// Valid indicates whether the value is a known member of the EndpointUpdatedStatus enum.
+func (e EndpointUpdatedStatus) Valid() bool {
+	switch e {
+	case EndpointUpdatedStatusActive:
+		return true
+	case EndpointUpdatedStatusDisabled:
 		return true
 	default:
 		return false
@@ -506,6 +617,60 @@ func (e RetryRuleClientErrors) Valid() bool {
 	case RetryRuleClientErrorsRetry:
 		return true
 	case RetryRuleClientErrorsStop:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotationScheme.
+const (
+	RotationSchemeV1  RotationScheme = "v1"
+	RotationSchemeV1A RotationScheme = "v1a"
+)
+
+// Valid indicates whether the value is a known member of the RotationScheme enum.
+func (e RotationScheme) Valid() bool {
+	switch e {
+	case RotationSchemeV1:
+		return true
+	case RotationSchemeV1A:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SigningKeyScheme.
+const (
+	SigningKeySchemeV1  SigningKeyScheme = "v1"
+	SigningKeySchemeV1A SigningKeyScheme = "v1a"
+)
+
+// Valid indicates whether the value is a known member of the SigningKeyScheme enum.
+func (e SigningKeyScheme) Valid() bool {
+	switch e {
+	case SigningKeySchemeV1:
+		return true
+	case SigningKeySchemeV1A:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SigningKeysSignatureScheme.
+const (
+	SigningKeysSignatureSchemeV1  SigningKeysSignatureScheme = "v1"
+	SigningKeysSignatureSchemeV1A SigningKeysSignatureScheme = "v1a"
+)
+
+// Valid indicates whether the value is a known member of the SigningKeysSignatureScheme enum.
+func (e SigningKeysSignatureScheme) Valid() bool {
+	switch e {
+	case SigningKeysSignatureSchemeV1:
+		return true
+	case SigningKeysSignatureSchemeV1A:
 		return true
 	default:
 		return false
@@ -1098,14 +1263,20 @@ type Endpoint struct {
 	RateLimitPerSec *float64       `json:"rate_limit_per_sec"`
 
 	// RetryPolicy null: the deployment's schedule and 4xx policy (GET /v1/limits retry)
-	RetryPolicy   *RetryPolicy   `json:"retry_policy"`
-	SchemaVersion int            `json:"schema_version"`
-	Secrets       []Secret       `json:"secrets"`
-	Status        EndpointStatus `json:"status"`
-	UpdatedAt     time.Time      `json:"updated_at"`
-	URL           string         `json:"url"`
-	Version       int            `json:"version"`
+	RetryPolicy   *RetryPolicy `json:"retry_policy"`
+	SchemaVersion int          `json:"schema_version"`
+	Secrets       []Secret     `json:"secrets"`
+
+	// SignatureScheme The Standard Webhooks signature scheme of the endpoint's keys: `v1`, HMAC-SHA256 under a `whsec_` secret the receiver shares, or `v1a`, ed25519 under a `whsk_` signing key hookstream alone holds (sealed at rest, never shown); the receiver verifies with its `whpk_` public key. Both sign `msg_id.timestamp.body`; the header entry is `v1,<base64>` or `v1a,<base64>`.
+	SignatureScheme EndpointSignatureScheme `json:"signature_scheme"`
+	Status          EndpointStatus          `json:"status"`
+	UpdatedAt       time.Time               `json:"updated_at"`
+	URL             string                  `json:"url"`
+	Version         int                     `json:"version"`
 }
+
+// EndpointSignatureScheme The Standard Webhooks signature scheme of the endpoint's keys: `v1`, HMAC-SHA256 under a `whsec_` secret the receiver shares, or `v1a`, ed25519 under a `whsk_` signing key hookstream alone holds (sealed at rest, never shown); the receiver verifies with its `whpk_` public key. Both sign `msg_id.timestamp.body`; the header entry is `v1,<base64>` or `v1a,<base64>`.
+type EndpointSignatureScheme string
 
 // EndpointStatus defines model for Endpoint.Status.
 type EndpointStatus string
@@ -1136,12 +1307,18 @@ type EndpointCreate struct {
 	RetryPolicy     *RetryPolicy                 `json:"retry_policy,omitempty"`
 	SchemaVersion   *EndpointCreateSchemaVersion `json:"schema_version,omitempty"`
 
+	// SignatureScheme The Standard Webhooks signature scheme of the endpoint's keys: `v1`, HMAC-SHA256 under a `whsec_` secret the receiver shares, or `v1a`, ed25519 under a `whsk_` signing key hookstream alone holds (sealed at rest, never shown); the receiver verifies with its `whpk_` public key. Both sign `msg_id.timestamp.body`; the header entry is `v1,<base64>` or `v1a,<base64>`.
+	SignatureScheme *EndpointCreateSignatureScheme `json:"signature_scheme,omitempty"`
+
 	// URL HTTPS URL accepted by the egress policy: an allowed port, no embedded credentials, and a host that resolves to public addresses only (no loopback, private, link-local or cloud-metadata addresses), without control or bidi-control characters (percent-encode them)
 	URL string `json:"url"`
 }
 
 // EndpointCreateSchemaVersion defines model for EndpointCreate.SchemaVersion.
 type EndpointCreateSchemaVersion int
+
+// EndpointCreateSignatureScheme The Standard Webhooks signature scheme of the endpoint's keys: `v1`, HMAC-SHA256 under a `whsec_` secret the receiver shares, or `v1a`, ed25519 under a `whsk_` signing key hookstream alone holds (sealed at rest, never shown); the receiver verifies with its `whpk_` public key. Both sign `msg_id.timestamp.body`; the header entry is `v1,<base64>` or `v1a,<base64>`.
+type EndpointCreateSignatureScheme string
 
 // EndpointCreated defines model for EndpointCreated.
 type EndpointCreated struct {
@@ -1177,14 +1354,20 @@ type EndpointCreated struct {
 	RetryPolicy   *RetryPolicy `json:"retry_policy"`
 	SchemaVersion int          `json:"schema_version"`
 
-	// Secret whsec_…; shown only in this response
-	Secret    string                `json:"secret"`
-	Secrets   []Secret              `json:"secrets"`
-	Status    EndpointCreatedStatus `json:"status"`
-	UpdatedAt time.Time             `json:"updated_at"`
-	URL       string                `json:"url"`
-	Version   int                   `json:"version"`
+	// Secret whsec_… of a v1 endpoint; shown only in this response. Absent for a v1a endpoint: its public key is in `secrets`, its signing key is never shown
+	Secret  string   `json:"secret,omitempty"`
+	Secrets []Secret `json:"secrets"`
+
+	// SignatureScheme The Standard Webhooks signature scheme of the endpoint's keys: `v1`, HMAC-SHA256 under a `whsec_` secret the receiver shares, or `v1a`, ed25519 under a `whsk_` signing key hookstream alone holds (sealed at rest, never shown); the receiver verifies with its `whpk_` public key. Both sign `msg_id.timestamp.body`; the header entry is `v1,<base64>` or `v1a,<base64>`.
+	SignatureScheme EndpointCreatedSignatureScheme `json:"signature_scheme"`
+	Status          EndpointCreatedStatus          `json:"status"`
+	UpdatedAt       time.Time                      `json:"updated_at"`
+	URL             string                         `json:"url"`
+	Version         int                            `json:"version"`
 }
+
+// EndpointCreatedSignatureScheme The Standard Webhooks signature scheme of the endpoint's keys: `v1`, HMAC-SHA256 under a `whsec_` secret the receiver shares, or `v1a`, ed25519 under a `whsk_` signing key hookstream alone holds (sealed at rest, never shown); the receiver verifies with its `whpk_` public key. Both sign `msg_id.timestamp.body`; the header entry is `v1,<base64>` or `v1a,<base64>`.
+type EndpointCreatedSignatureScheme string
 
 // EndpointCreatedStatus defines model for EndpointCreated.Status.
 type EndpointCreatedStatus string
@@ -1257,9 +1440,67 @@ type EndpointPatch struct {
 	// SchemaVersion a known envelope version (1); null: the newest
 	SchemaVersion *int `json:"schema_version,omitempty"`
 
+	// SignatureScheme null: v1. A change of scheme is a rotation: a key of the new scheme is made and the current keys sign beside it for the configured rotation overlap (the header then carries a v1 and a v1a entry); moving to v1 returns the new secret in `secret`, shown only there. Naming the current scheme changes no key.
+	SignatureScheme *EndpointPatchSignatureScheme `json:"signature_scheme,omitempty"`
+
 	// URL cannot be null
 	URL *string `json:"url,omitempty"`
 }
+
+// EndpointPatchSignatureScheme null: v1. A change of scheme is a rotation: a key of the new scheme is made and the current keys sign beside it for the configured rotation overlap (the header then carries a v1 and a v1a entry); moving to v1 returns the new secret in `secret`, shown only there. Naming the current scheme changes no key.
+type EndpointPatchSignatureScheme string
+
+// EndpointUpdated defines model for EndpointUpdated.
+type EndpointUpdated struct {
+	// Auth the endpoint's authentication to the receiver without its secret; null: none
+	Auth *Auth `json:"auth"`
+
+	// ClientCertificate the endpoint's client certificate (its key is never shown); null: none
+	ClientCertificate *ClientCertificate `json:"client_certificate"`
+	CreatedAt         time.Time          `json:"created_at"`
+	Description       string             `json:"description"`
+	DisabledReason    *string            `json:"disabled_reason"`
+
+	// EgressProxy The name of one of the deployment's forward proxies (HOOKSTREAM_EGRESS_PROXIES) this endpoint's requests and token requests go through by HTTP CONNECT; null: the deployment's default route (HOOKSTREAM_EGRESS_PROXY, or direct). The egress guard checks the destination either way.
+	EgressProxy  *string    `json:"egress_proxy"`
+	EventTypes   []string   `json:"event_types"`
+	FailingSince *time.Time `json:"failing_since"`
+
+	// Filter A payload filter over the event envelope: the endpoint receives only the events of its types for which it holds. Grammar: or-separated and-terms of comparisons, `not` and parentheses; a comparison is `path == value`, `!=`, `<`, `<=`, `>`, `>=` (numbers only), `path in [v1, v2]`, `path not in [...]` or `exists(path)`. A path starts at an envelope field (event_id, type, occurred_at, partner_id, subject, schema_version, correlation_id, data) and goes on with `.name`, `[index]` or `["key"]`; values are JSON strings, numbers, true, false or null. A number compares exactly with numbers and decimal strings ("12.50"); a missing path makes every comparison false but != and not in. Example: `data.amount.value >= 100 and data.source in ["purchase", "refund"]`. At most 2048 bytes, 16 levels of nesting, 64 values per list, 16 segments per path, numbers of exponent -100 to 100 in scientific notation (1e-400 is refused), and a cost of at most 20, where each comparison costs 1 plus the segments of its path (an in list counts once, whatever its length). An invalid filter is refused with 422, the message naming the position (in characters, from 1) of the fault. null: every event of the subscribed types.
+	Filter *string `json:"filter"`
+
+	// Headers extra request headers ({} for none)
+	Headers map[string]string `json:"headers"`
+
+	// Health The endpoint's delivery health. The circuit breaker lives in the sender; each attempt record states it, and the recorder keeps the newest, so this is the circuit as the newest recorded attempt left it.
+	Health          EndpointHealth `json:"health"`
+	ID              string         `json:"id"`
+	MaxInFlight     int            `json:"max_in_flight"`
+	Ordered         bool           `json:"ordered"`
+	PartnerID       string         `json:"partner_id"`
+	RateLimitPerSec *float64       `json:"rate_limit_per_sec"`
+
+	// RetryPolicy null: the deployment's schedule and 4xx policy (GET /v1/limits retry)
+	RetryPolicy   *RetryPolicy `json:"retry_policy"`
+	SchemaVersion int          `json:"schema_version"`
+
+	// Secret whsec_…, present only when this change moved the endpoint to v1; shown only in this response
+	Secret  string   `json:"secret,omitempty"`
+	Secrets []Secret `json:"secrets"`
+
+	// SignatureScheme The Standard Webhooks signature scheme of the endpoint's keys: `v1`, HMAC-SHA256 under a `whsec_` secret the receiver shares, or `v1a`, ed25519 under a `whsk_` signing key hookstream alone holds (sealed at rest, never shown); the receiver verifies with its `whpk_` public key. Both sign `msg_id.timestamp.body`; the header entry is `v1,<base64>` or `v1a,<base64>`.
+	SignatureScheme EndpointUpdatedSignatureScheme `json:"signature_scheme"`
+	Status          EndpointUpdatedStatus          `json:"status"`
+	UpdatedAt       time.Time                      `json:"updated_at"`
+	URL             string                         `json:"url"`
+	Version         int                            `json:"version"`
+}
+
+// EndpointUpdatedSignatureScheme The Standard Webhooks signature scheme of the endpoint's keys: `v1`, HMAC-SHA256 under a `whsec_` secret the receiver shares, or `v1a`, ed25519 under a `whsk_` signing key hookstream alone holds (sealed at rest, never shown); the receiver verifies with its `whpk_` public key. Both sign `msg_id.timestamp.body`; the header entry is `v1,<base64>` or `v1a,<base64>`.
+type EndpointUpdatedSignatureScheme string
+
+// EndpointUpdatedStatus defines model for EndpointUpdated.Status.
+type EndpointUpdatedStatus string
 
 // Envelope defines model for Envelope.
 type Envelope struct {
@@ -1436,6 +1677,15 @@ type Problem struct {
 
 // ProblemCode defines model for Problem.Code.
 type ProblemCode string
+
+// PublicKeyList defines model for PublicKeyList.
+type PublicKeyList struct {
+	Data    []SigningKey `json:"data"`
+	HasMore bool         `json:"has_more"`
+
+	// NextCursor opaque; pass as cursor for the next page; empty when there is none
+	NextCursor string `json:"next_cursor"`
+}
 
 // QuotaLimit defines model for QuotaLimit.
 type QuotaLimit struct {
@@ -1646,18 +1896,59 @@ type Rotation struct {
 	ID                      string     `json:"id"`
 	PreviousSecretsExpireAt *time.Time `json:"previous_secrets_expire_at"`
 
-	// Secret whsec_…; shown only in this response; the previous secret stays active until the rotation ends
-	Secret string `json:"secret"`
+	// PublicKey the whpk_ public key of a new v1a key (absent for v1); its signing key is never shown
+	PublicKey *string `json:"public_key,omitempty"`
+
+	// Scheme the scheme of the new key: the endpoint's signature_scheme
+	Scheme RotationScheme `json:"scheme"`
+
+	// Secret whsec_… of a new v1 key; shown only in this response; the previous keys stay active until the rotation ends. Absent for v1a
+	Secret string `json:"secret,omitempty"`
 }
 
-// Secret secret metadata; the value is never returned again
+// RotationScheme the scheme of the new key: the endpoint's signature_scheme
+type RotationScheme string
+
+// Secret signing key metadata; a v1 secret's value and a v1a signing key are never returned
 type Secret struct {
 	CreatedAt time.Time `json:"created_at"`
 
 	// ExpiresAt set while a rotated-out secret is in its overlap; past = no longer signs
 	ExpiresAt *time.Time `json:"expires_at"`
 	ID        string     `json:"id"`
+
+	// PublicKey the whpk_ public key of a v1a key, which verifies its signatures; null for a v1 secret, whose value is never shown again
+	PublicKey *string `json:"public_key"`
 }
+
+// SigningKey a key that signs the endpoint's deliveries now; never what signs, only what verifies
+type SigningKey struct {
+	CreatedAt  time.Time `json:"created_at"`
+	EndpointID string    `json:"endpoint_id"`
+
+	// ExpiresAt set while a rotated-out key is in its overlap
+	ExpiresAt *time.Time `json:"expires_at"`
+	ID        string     `json:"id"`
+
+	// PublicKey v1a: the whpk_ public key that verifies this key's signatures; v1: null (the secret is never shown again)
+	PublicKey *string          `json:"public_key"`
+	Scheme    SigningKeyScheme `json:"scheme"`
+}
+
+// SigningKeyScheme defines model for SigningKey.Scheme.
+type SigningKeyScheme string
+
+// SigningKeys defines model for SigningKeys.
+type SigningKeys struct {
+	EndpointID string `json:"endpoint_id"`
+
+	// Keys newest first; during a rotation overlap, each of them signs every delivery
+	Keys            []SigningKey               `json:"keys"`
+	SignatureScheme SigningKeysSignatureScheme `json:"signature_scheme"`
+}
+
+// SigningKeysSignatureScheme defines model for SigningKeys.SignatureScheme.
+type SigningKeysSignatureScheme string
 
 // Subject what the event is about
 type Subject struct {
@@ -1853,6 +2144,14 @@ type StreamEventsParams struct {
 
 	// LastEventID the last SSE id received; wins over after
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
+}
+
+// ListPublicKeysParams defines parameters for ListPublicKeys.
+type ListPublicKeysParams struct {
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor next_cursor of the previous page
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // ListReplayJobsParams defines parameters for ListReplayJobs.
@@ -2904,6 +3203,11 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/secret/end-rotation (the `EndRotation` operationId).
 	EndRotation(ctx context.Context, pid Pid, eid Eid, body EndRotationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetSigningKeys The endpoint's signing keys that sign now, with the public key of each v1a key
+	//
+	// Corresponds with GET /v1/partners/{pid}/endpoints/{eid}/secret/keys (the `GetSigningKeys` operationId).
+	GetSigningKeys(ctx context.Context, pid Pid, eid Eid, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RotateSecretWithBody Rotate the signing secret; old and new both sign during the overlap
 	//
 	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
@@ -2956,6 +3260,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/partners/{pid}/events/{event_id} (the `GetEvent` operationId).
 	GetEvent(ctx context.Context, pid Pid, eventID EventID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListPublicKeys The public keys of every active v1a key of the partner's endpoints
+	//
+	// What a partner's receivers trust: each `whpk_` key with its endpoint, ordered by endpoint and key id. Keys in a rotation overlap are listed until their expiry; v1 secrets never appear.
+	//
+	// Corresponds with GET /v1/partners/{pid}/public-keys (the `ListPublicKeys` operationId).
+	ListPublicKeys(ctx context.Context, pid Pid, params *ListPublicKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListReplayJobs The partner's replay jobs, newest first
 	//
@@ -3542,6 +3853,21 @@ func (c *Client) EndRotation(ctx context.Context, pid Pid, eid Eid, body EndRota
 	return c.Client.Do(req)
 }
 
+// GetSigningKeys The endpoint's signing keys that sign now, with the public key of each v1a key
+//
+// Corresponds with GET /v1/partners/{pid}/endpoints/{eid}/secret/keys (the `GetSigningKeys` operationId).
+func (c *Client) GetSigningKeys(ctx context.Context, pid Pid, eid Eid, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSigningKeysRequest(c.Server, pid, eid)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RotateSecretWithBody Rotate the signing secret; old and new both sign during the overlap
 //
 // Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
@@ -3655,6 +3981,23 @@ func (c *Client) StreamEvents(ctx context.Context, pid Pid, params *StreamEvents
 // Corresponds with GET /v1/partners/{pid}/events/{event_id} (the `GetEvent` operationId).
 func (c *Client) GetEvent(ctx context.Context, pid Pid, eventID EventID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetEventRequest(c.Server, pid, eventID)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPublicKeys The public keys of every active v1a key of the partner's endpoints
+//
+// What a partner's receivers trust: each `whpk_` key with its endpoint, ordered by endpoint and key id. Keys in a rotation overlap are listed until their expiry; v1 secrets never appear.
+//
+// Corresponds with GET /v1/partners/{pid}/public-keys (the `ListPublicKeys` operationId).
+func (c *Client) ListPublicKeys(ctx context.Context, pid Pid, params *ListPublicKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPublicKeysRequest(c.Server, pid, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5100,6 +5443,47 @@ func NewEndRotationRequestWithBody(server string, pid Pid, eid Eid, contentType 
 	return req, nil
 }
 
+// NewGetSigningKeysRequest constructs an http.Request for the GetSigningKeys method
+func NewGetSigningKeysRequest(server string, pid Pid, eid Eid) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "pid", pid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "eid", eid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/partners/%s/endpoints/%s/secret/keys", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewRotateSecretRequest calls the generic RotateSecret builder with application/json body
 func NewRotateSecretRequest(server string, pid Pid, eid Eid, body RotateSecretJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -5412,6 +5796,79 @@ func NewGetEventRequest(server string, pid Pid, eventID EventID) (*http.Request,
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListPublicKeysRequest constructs an http.Request for the ListPublicKeys method
+func NewListPublicKeysRequest(server string, pid Pid, params *ListPublicKeysParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "pid", pid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/partners/%s/public-keys", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -5918,6 +6375,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/partners/{pid}/endpoints/{eid}/secret/end-rotation (the `EndRotation` operationId).
 	EndRotationWithResponse(ctx context.Context, pid Pid, eid Eid, body EndRotationJSONRequestBody, reqEditors ...RequestEditorFn) (*EndRotationResponse, error)
 
+	// GetSigningKeysWithResponse The endpoint's signing keys that sign now, with the public key of each v1a key
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/partners/{pid}/endpoints/{eid}/secret/keys (the `GetSigningKeys` operationId).
+	GetSigningKeysWithResponse(ctx context.Context, pid Pid, eid Eid, reqEditors ...RequestEditorFn) (*GetSigningKeysResponse, error)
+
 	// RotateSecretWithBodyWithResponse Rotate the signing secret; old and new both sign during the overlap
 	//
 	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
@@ -5976,6 +6440,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/partners/{pid}/events/{event_id} (the `GetEvent` operationId).
 	GetEventWithResponse(ctx context.Context, pid Pid, eventID EventID, reqEditors ...RequestEditorFn) (*GetEventResponse, error)
+
+	// ListPublicKeysWithResponse The public keys of every active v1a key of the partner's endpoints
+	//
+	// What a partner's receivers trust: each `whpk_` key with its endpoint, ordered by endpoint and key id. Keys in a rotation overlap are listed until their expiry; v1 secrets never appear.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/partners/{pid}/public-keys (the `ListPublicKeys` operationId).
+	ListPublicKeysWithResponse(ctx context.Context, pid Pid, params *ListPublicKeysParams, reqEditors ...RequestEditorFn) (*ListPublicKeysResponse, error)
 
 	// ListReplayJobsWithResponse The partner's replay jobs, newest first
 	//
@@ -7261,7 +7734,7 @@ type UpdateEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Endpoint
+	JSON200 *EndpointUpdated
 	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationProblemJSON400 *BadRequest
 	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
@@ -7279,7 +7752,7 @@ type UpdateEndpointResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r UpdateEndpointResponse) GetJSON200() *Endpoint {
+func (r UpdateEndpointResponse) GetJSON200() *EndpointUpdated {
 	return r.JSON200
 }
 
@@ -7818,6 +8291,68 @@ func (r EndRotationResponse) ContentType() string {
 	return ""
 }
 
+type GetSigningKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SigningKeys
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSigningKeysResponse) GetJSON200() *SigningKeys {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetSigningKeysResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetSigningKeysResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetSigningKeysResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSigningKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSigningKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSigningKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSigningKeysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type RotateSecretResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8227,6 +8762,75 @@ func (r GetEventResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListPublicKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PublicKeyList
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPublicKeysResponse) GetJSON200() *PublicKeyList {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListPublicKeysResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListPublicKeysResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListPublicKeysResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListPublicKeysResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPublicKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPublicKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPublicKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPublicKeysResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8913,6 +9517,19 @@ func (c *ClientWithResponses) EndRotationWithResponse(ctx context.Context, pid P
 	return ParseEndRotationResponse(rsp)
 }
 
+// GetSigningKeysWithResponse The endpoint's signing keys that sign now, with the public key of each v1a key
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/partners/{pid}/endpoints/{eid}/secret/keys (the `GetSigningKeys` operationId).
+func (c *ClientWithResponses) GetSigningKeysWithResponse(ctx context.Context, pid Pid, eid Eid, reqEditors ...RequestEditorFn) (*GetSigningKeysResponse, error) {
+	rsp, err := c.GetSigningKeys(ctx, pid, eid, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSigningKeysResponse(rsp)
+}
+
 // RotateSecretWithBodyWithResponse Rotate the signing secret; old and new both sign during the overlap
 //
 // Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
@@ -9012,6 +9629,21 @@ func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, pid Pid,
 		return nil, err
 	}
 	return ParseGetEventResponse(rsp)
+}
+
+// ListPublicKeysWithResponse The public keys of every active v1a key of the partner's endpoints
+//
+// What a partner's receivers trust: each `whpk_` key with its endpoint, ordered by endpoint and key id. Keys in a rotation overlap are listed until their expiry; v1 secrets never appear.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/partners/{pid}/public-keys (the `ListPublicKeys` operationId).
+func (c *ClientWithResponses) ListPublicKeysWithResponse(ctx context.Context, pid Pid, params *ListPublicKeysParams, reqEditors ...RequestEditorFn) (*ListPublicKeysResponse, error) {
+	rsp, err := c.ListPublicKeys(ctx, pid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPublicKeysResponse(rsp)
 }
 
 // ListReplayJobsWithResponse The partner's replay jobs, newest first
@@ -10095,7 +10727,7 @@ func ParseUpdateEndpointResponse(rsp *http.Response) (*UpdateEndpointResponse, e
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Endpoint
+		var dest EndpointUpdated
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10557,6 +11189,53 @@ func ParseEndRotationResponse(rsp *http.Response) (*EndRotationResponse, error) 
 	return response, nil
 }
 
+// ParseGetSigningKeysResponse parses an HTTP response from a GetSigningKeysWithResponse call
+func ParseGetSigningKeysResponse(rsp *http.Response) (*GetSigningKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSigningKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SigningKeys
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseRotateSecretResponse parses an HTTP response from a RotateSecretWithResponse call
 func ParseRotateSecretResponse(rsp *http.Response) (*RotateSecretResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -10876,6 +11555,60 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListPublicKeysResponse parses an HTTP response from a ListPublicKeysWithResponse call
+func ParseListPublicKeysResponse(rsp *http.Response) (*ListPublicKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPublicKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PublicKeyList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized

@@ -441,6 +441,12 @@ func (c *Console) rotateSecret(w http.ResponseWriter, r *http.Request, ss *sessi
 		done.Message = "Secret rotated. This is the new signing secret; it is shown only now, copy it. " +
 			"Until " + templateFuncs["when"].(func(any) string)(res.JSON200.PreviousSecretsExpireAt) +
 			" every request is signed with the old and the new secret:"
+		if pub := res.JSON200.PublicKey; pub != nil { // v1a: the signing key is never shown
+			done.Secret = *pub
+			done.Message = "Key rotated. Receivers verify with this new public key (the endpoint's keys list it too). " +
+				"Until " + templateFuncs["when"].(func(any) string)(res.JSON200.PreviousSecretsExpireAt) +
+				" every request is signed with the old and the new key:"
+		}
 	}
 	return c.act(w, r, ss, res, err, done)
 }

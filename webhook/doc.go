@@ -2,10 +2,13 @@
 // and the schemes of the other providers partners receive from.
 //
 // A sender signs with a [Signer] built once per endpoint from its active secrets: the
-// webhook-signature header carries one v1 signature per secret, so a receiver holding either the
-// old or the new secret accepts the message during a rotation (R15, R17). A receiver verifies
-// with a [Verifier]: webhook-id, webhook-timestamp and webhook-signature over the raw body, a
-// timestamp tolerance (5 minutes either way by default) and constant-time comparison (R29).
+// webhook-signature header carries one signature per secret, so a receiver holding either the
+// old or the new secret accepts the message during a rotation (R15, R17). Two schemes exist:
+// v1, HMAC-SHA256 under a shared "whsec_" secret, and v1a, ed25519 under a "whsk_" signing key
+// the sender alone holds, verified with its "whpk_" public key ([NewKeyPair]), so that what a
+// receiver keeps cannot forge a message. A receiver verifies with a [Verifier] given secrets,
+// public keys or both: webhook-id, webhook-timestamp and webhook-signature over the raw body, a
+// timestamp tolerance (5 minutes either way by default) and constant-time comparison of HMACs (R29).
 // Verification failures are typed errors (ErrMissingHeader, ErrTimestampTooOld, ...) that callers
 // tell apart with errors.Is.
 //

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -26,21 +27,29 @@ func FuzzParseSignatureHeader(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, header string) {
 		sigs, err := parseSignatureHeader(header)
-		hasEntry, v1Entries := false, 0
+		hasEntry, v1Entries, v1aEntries := false, 0, 0
 		for _, field := range strings.Fields(header) {
 			hasEntry = hasEntry || strings.Contains(field, ",")
 			if strings.HasPrefix(field, "v1,") {
 				v1Entries++
 			}
+			if strings.HasPrefix(field, "v1a,") {
+				v1aEntries++
+			}
 		}
-		if hasEntry != (err == nil) {
+		if wantOK := hasEntry && v1aEntries <= maxAsymmetricEntries; wantOK != (err == nil) {
 			t.Fatalf("parseSignatureHeader(%q) error = %v, but header has an entry: %v", header, err, hasEntry)
 		}
 		if err != nil && !errors.Is(err, ErrMalformedHeader) {
 			t.Fatalf("error %v is not ErrMalformedHeader", err)
 		}
-		if len(sigs) > v1Entries {
-			t.Fatalf("%d signatures from a header with %d v1 entries", len(sigs), v1Entries)
+		if len(sigs.v1) > v1Entries || len(sigs.v1a) > v1aEntries {
+			t.Fatalf("%d v1 and %d v1a signatures from a header with %d v1 and %d v1a entries", len(sigs.v1), len(sigs.v1a), v1Entries, v1aEntries)
+		}
+		for _, sig := range sigs.v1a {
+			if len(sig) != ed25519.SignatureSize {
+				t.Fatalf("a v1a signature of %d bytes", len(sig))
+			}
 		}
 	})
 }
@@ -75,7 +84,7 @@ func FuzzVerify(f *testing.F) {
 			t.Fatalf("accepted a header the parser rejects: %v", perr)
 		}
 		want := mac(key, id, ts, body)
-		for _, sig := range sigs {
+		for _, sig := range sigs.v1 {
 			if hmac.Equal(sig, want) {
 				return
 			}

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -52,18 +53,30 @@ func ParseSecret(secret string) ([]byte, error) {
 	return key, nil
 }
 
-// parseSecrets parses every secret, naming the position of a bad one (never its value).
-func parseSecrets(secrets []string) ([][]byte, error) {
+// parseVerifyingKeys sorts a verifier's keys into HMAC keys (whsec_ or bare base64) and ed25519
+// public keys (whpk_), naming the position of a bad one (never its value).
+func parseVerifyingKeys(secrets []string) (hmacKeys [][]byte, public []ed25519.PublicKey, err error) {
 	if len(secrets) == 0 {
-		return nil, fmt.Errorf("%w: no secrets given", ErrInvalidSecret)
+		return nil, nil, fmt.Errorf("%w: no secrets given", ErrInvalidSecret)
 	}
-	keys := make([][]byte, 0, len(secrets))
 	for i, s := range secrets {
-		key, err := ParseSecret(s)
-		if err != nil {
-			return nil, fmt.Errorf("secret %d: %w", i, err)
+		switch {
+		case strings.HasPrefix(s, PublicKeyPrefix):
+			pub, err := ParsePublicKey(s)
+			if err != nil {
+				return nil, nil, fmt.Errorf("secret %d: %w", i, err)
+			}
+			public = append(public, pub)
+		case strings.HasPrefix(s, SigningKeyPrefix):
+			return nil, nil, fmt.Errorf("secret %d: %w: a signing key (%s) is the sender's; verify with its public key (%s)",
+				i, ErrInvalidSecret, SigningKeyPrefix, PublicKeyPrefix)
+		default:
+			key, err := ParseSecret(s)
+			if err != nil {
+				return nil, nil, fmt.Errorf("secret %d: %w", i, err)
+			}
+			hmacKeys = append(hmacKeys, key)
 		}
-		keys = append(keys, key)
 	}
-	return keys, nil
+	return hmacKeys, public, nil
 }

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"crypto/ed25519"
 	"crypto/hmac"
 	"encoding/base64"
 	"errors"
@@ -33,18 +34,21 @@ var (
 	ErrTimestampTooOld = fmt.Errorf("%w: too old", ErrInvalidTimestamp)
 	// ErrTimestampTooNew: the signed timestamp is further in the future than the tolerance.
 	ErrTimestampTooNew = fmt.Errorf("%w: too new", ErrInvalidTimestamp)
-	// ErrNoMatchingSignature: no signature in the header matches any of the secrets.
+	// ErrNoMatchingSignature: no signature in the header matches any of the secrets or public
+	// keys.
 	ErrNoMatchingSignature = errors.New("webhook: no matching signature")
 )
 
 // maxTimestampDigits keeps strconv.ParseInt away from overflow; 19 digits is past year 2^63 s.
 const maxTimestampDigits = 19
 
-// Verifier checks Standard Webhooks signatures against one or more secrets; during a rotation
-// (R17) a message signed with any of them is accepted. It is safe for concurrent use. Build it
-// with NewVerifier; the zero Verifier has no secrets and refuses every message.
+// Verifier checks Standard Webhooks signatures against one or more secrets (v1, HMAC) and public
+// keys (v1a, ed25519); during a rotation (R17) a message signed with any of them is accepted. It
+// is safe for concurrent use. Build it with NewVerifier; the zero Verifier has no keys and
+// refuses every message.
 type Verifier struct {
-	keys      [][]byte
+	keys      [][]byte            // HMAC keys, for v1 entries
+	public    []ed25519.PublicKey // ed25519 public keys, for v1a entries
 	tolerance time.Duration
 	now       func() time.Time
 }
@@ -64,13 +68,16 @@ func WithClock(now func() time.Time) VerifierOption {
 	return func(v *Verifier) { v.now = now }
 }
 
-// NewVerifier returns a Verifier for the given secrets (with or without the whsec_ prefix).
+// NewVerifier returns a Verifier for the given keys: "whsec_" secrets (or their bare base64)
+// check v1 signatures, "whpk_" public keys check v1a signatures; both may be given, as during a
+// rotation that moves an endpoint from one scheme to the other. A "whsk_" signing key is refused:
+// a receiver needs only the public key, and must not hold what can sign.
 func NewVerifier(secrets []string, opts ...VerifierOption) (*Verifier, error) {
-	keys, err := parseSecrets(secrets)
+	keys, public, err := parseVerifyingKeys(secrets)
 	if err != nil {
 		return nil, err
 	}
-	v := &Verifier{keys: keys, tolerance: DefaultTolerance, now: time.Now}
+	v := &Verifier{keys: keys, public: public, tolerance: DefaultTolerance, now: time.Now}
 	for _, opt := range opts {
 		opt(v)
 	}
@@ -85,8 +92,9 @@ func NewVerifier(secrets []string, opts ...VerifierOption) (*Verifier, error) {
 
 // Verify checks one message given its three header values and the raw body exactly as received:
 // the signed content is "msgID.timestamp.body", so a body that was decoded and re-encoded will
-// not verify. Signatures are compared in constant time; entries of unknown versions (such as
-// v1a) are ignored, and any matching v1 entry accepts the message.
+// not verify. v1 signatures are compared in constant time; v1a signatures are checked with
+// ed25519 against the public keys. Entries of other versions, and of a scheme the verifier holds
+// no key of, are ignored; any matching entry accepts the message.
 func (v *Verifier) Verify(msgID, timestamp, signature string, body []byte) error {
 	if err := requireHeaders(msgID, timestamp, signature); err != nil {
 		return err
@@ -156,45 +164,73 @@ func (v *Verifier) checkTolerance(ts time.Time) error {
 	return timing{tolerance: v.tolerance, now: v.now}.check(ts)
 }
 
-// matches reports whether any v1 signature equals the HMAC under any key. Every pair is
-// compared with hmac.Equal so timing reveals nothing about how close a guess was.
-func (v *Verifier) matches(sigs [][]byte, msgID, timestamp string, body []byte) bool {
+// matches reports whether any v1 signature equals the HMAC under any key, or any v1a signature
+// verifies under any public key. Every HMAC pair is compared with hmac.Equal so timing reveals
+// nothing about how close a guess was; ed25519 verification works on public values only.
+func (v *Verifier) matches(sigs signatures, msgID, timestamp string, body []byte) bool {
 	ok := false
 	for _, key := range v.keys {
 		want := mac(key, msgID, timestamp, body)
-		for _, sig := range sigs {
+		for _, sig := range sigs.v1 {
 			if hmac.Equal(sig, want) {
 				ok = true
 			}
 		}
 	}
-	return ok
+	if ok || len(v.public) == 0 || len(sigs.v1a) == 0 {
+		return ok
+	}
+	content := signedContent(msgID, timestamp, body)
+	for _, pub := range v.public {
+		for _, sig := range sigs.v1a {
+			if ed25519.Verify(pub, content, sig) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
-// parseSignatureHeader returns the decoded v1 signatures of a webhook-signature value: entries
-// "version,base64" separated by spaces. Entries of other versions and v1 entries that are not
-// base64 are skipped, as the reference libraries do; a header without a single entry containing
-// a comma is malformed.
-func parseSignatureHeader(header string) ([][]byte, error) {
-	var sigs [][]byte
-	wellFormed := false
+// signatures are the decoded entries of a webhook-signature header, by scheme.
+type signatures struct {
+	v1  [][]byte // HMAC-SHA256 signatures
+	v1a [][]byte // ed25519 signatures, each ed25519.SignatureSize bytes
+}
+
+// parseSignatureHeader returns the decoded v1 and v1a signatures of a webhook-signature value:
+// entries "version,base64" separated by spaces. Entries of other versions, entries that are not
+// base64 and v1a entries of the wrong length are skipped, as the reference libraries do; a header
+// without a single entry containing a comma is malformed, and so is one with more than
+// maxAsymmetricEntries v1a entries.
+func parseSignatureHeader(header string) (signatures, error) {
+	var sigs signatures
+	wellFormed, asymmetric := false, 0
 	for _, entry := range strings.Fields(header) {
 		version, encoded, ok := strings.Cut(entry, ",")
 		if !ok {
 			continue
 		}
 		wellFormed = true
-		if version != signatureVersion {
+		if version != signatureVersion && version != asymmetricVersion {
 			continue
+		}
+		if version == asymmetricVersion {
+			if asymmetric++; asymmetric > maxAsymmetricEntries {
+				return signatures{}, fmt.Errorf("%w: %s has more than %d %s entries", ErrMalformedHeader, HeaderSignature, maxAsymmetricEntries, asymmetricVersion)
+			}
 		}
 		sig, err := base64.StdEncoding.DecodeString(encoded)
 		if err != nil {
 			continue
 		}
-		sigs = append(sigs, sig)
+		if version == signatureVersion {
+			sigs.v1 = append(sigs.v1, sig)
+		} else if len(sig) == ed25519.SignatureSize {
+			sigs.v1a = append(sigs.v1a, sig)
+		}
 	}
 	if !wellFormed {
-		return nil, fmt.Errorf("%w: %s has no version,signature entry", ErrMalformedHeader, HeaderSignature)
+		return signatures{}, fmt.Errorf("%w: %s has no version,signature entry", ErrMalformedHeader, HeaderSignature)
 	}
 	return sigs, nil
 }

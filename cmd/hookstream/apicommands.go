@@ -25,11 +25,11 @@ const endpointsUsage = `usage: hookstream endpoints <subcommand> [arguments] [fl
 A partner's endpoints, through the admin API at --admin-url.
 
   list                           the partner's endpoints
-  create --url URL --events T,…  a new endpoint (--filter, --retry-policy); its secret is shown in this answer only
+  create --url URL --events T,…  a new endpoint (--filter, --retry-policy, --signature-scheme); a v1 secret is shown in this answer only
   get <endpoint-id>              one endpoint
   disable <endpoint-id>          stop delivering to it (--reason; an endpoint.disabled event)
   enable <endpoint-id>           deliver to it again
-  rotate <endpoint-id>           a new secret, shown once; the old ones sign for --overlap more
+  rotate <endpoint-id>           a new secret (v1, shown once) or key pair (v1a, its public key); the old ones sign for --overlap more
   test <endpoint-id>             send it a webhook.test event, to it alone
 ` + apiUsageTail
 
@@ -271,11 +271,15 @@ var endpointSubcommands = []apiSubcommand{
 		ordered := fs.Bool("ordered", false, "one request at a time, in order")
 		filter := fs.String("filter", "", `a payload filter, e.g. 'data.amount.value >= 100' (docs/fanout-and-recorder.md: Payload filters)`)
 		policy := fs.String("retry-policy", "", `a retry policy as JSON, e.g. '{"event_types":{"balance.*":{"attempts":15}}}'`)
+		scheme := fs.String("signature-scheme", "", "v1 (HMAC, a shared whsec_ secret; the API's default) or v1a (ed25519: receivers verify with a whpk_ public key)")
 		return func(ctx context.Context, a *apiSession, _ []string) error {
 			if *url == "" || len(events) == 0 {
 				return errors.New("want --url and --events")
 			}
 			body := adminclient.EndpointCreate{URL: *url, EventTypes: events, Ordered: ordered}
+			if *scheme != "" {
+				body.SignatureScheme = (*adminclient.EndpointCreateSignatureScheme)(scheme)
+			}
 			if *filter != "" {
 				body.Filter = filter
 			}
@@ -298,7 +302,9 @@ var endpointSubcommands = []apiSubcommand{
 				var ep adminclient.Endpoint // the created endpoint is an endpoint and its secret
 				_ = json.Unmarshal(res.Body, &ep)
 				printEndpoint(w, ep)
-				fmt.Fprintf(w, "secret\t%s\t(shown only now)\n", res.JSON201.Secret)
+				if res.JSON201.Secret != "" {
+					fmt.Fprintf(w, "secret\t%s\t(shown only now)\n", res.JSON201.Secret)
+				}
 			})
 		}
 	}},
@@ -333,7 +339,11 @@ var endpointSubcommands = []apiSubcommand{
 			return a.show(res, err, func(w io.Writer) {
 				r := res.JSON200
 				fmt.Fprintf(w, "endpoint\t%s\n", r.Endpoint.ID)
-				fmt.Fprintf(w, "secret\t%s\t(shown only now)\n", r.Secret)
+				if r.PublicKey != nil {
+					fmt.Fprintf(w, "public key\t%s\t(v1a; the signing key is never shown)\n", *r.PublicKey)
+				} else {
+					fmt.Fprintf(w, "secret\t%s\t(shown only now)\n", r.Secret)
+				}
 				fmt.Fprintf(w, "previous secrets sign until\t%s\n", timeOrDash(r.PreviousSecretsExpireAt))
 			})
 		}
@@ -427,11 +437,14 @@ var deliverySubcommands = []apiSubcommand{
 func printEndpoint(w io.Writer, ep adminclient.Endpoint) {
 	var secrets []string
 	for _, s := range ep.Secrets {
-		if s.ExpiresAt != nil {
-			secrets = append(secrets, s.ID+" (until "+s.ExpiresAt.UTC().Format(time.RFC3339)+")")
-		} else {
-			secrets = append(secrets, s.ID)
+		text := s.ID
+		if s.PublicKey != nil {
+			text += " " + *s.PublicKey
 		}
+		if s.ExpiresAt != nil {
+			text += " (until " + s.ExpiresAt.UTC().Format(time.RFC3339) + ")"
+		}
+		secrets = append(secrets, text)
 	}
 	reason := "-"
 	if ep.DisabledReason != nil {
@@ -439,8 +452,8 @@ func printEndpoint(w io.Writer, ep adminclient.Endpoint) {
 	}
 	fmt.Fprintf(w, "id\t%s\npartner\t%s\nurl\t%s\nstatus\t%s\ndisabled reason\t%s\nevent types\t%s\n", ep.ID, ep.PartnerID, printable(ep.URL),
 		ep.Status, printable(reason), printable(strings.Join(ep.EventTypes, ",")))
-	fmt.Fprintf(w, "description\t%s\nmax in flight\t%d\nordered\t%t\nfailing since\t%s\nsecrets\t%s\ncreated\t%s\n",
-		printable(ep.Description), ep.MaxInFlight, ep.Ordered, timeOrDash(ep.FailingSince), strings.Join(secrets, ", "),
+	fmt.Fprintf(w, "description\t%s\nmax in flight\t%d\nordered\t%t\nfailing since\t%s\nsignature\t%s\nsecrets\t%s\ncreated\t%s\n",
+		printable(ep.Description), ep.MaxInFlight, ep.Ordered, timeOrDash(ep.FailingSince), ep.SignatureScheme, strings.Join(secrets, ", "),
 		ep.CreatedAt.UTC().Format(time.RFC3339))
 	if ep.Filter != nil {
 		fmt.Fprintf(w, "filter\t%s\n", printable(*ep.Filter))
