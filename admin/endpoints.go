@@ -36,22 +36,24 @@ var schemaVersions = []int{1}
 // endpointView is an endpoint as the API shows it: configuration and secret metadata, never a
 // secret.
 type endpointView struct {
-	ID              string       `json:"id"`
-	PartnerID       string       `json:"partner_id"`
-	URL             string       `json:"url"`
-	Description     string       `json:"description"`
-	Status          string       `json:"status"`
-	EventTypes      []string     `json:"event_types"`
-	SchemaVersion   int          `json:"schema_version"`
-	MaxInFlight     int          `json:"max_in_flight"`
-	RateLimitPerSec *float64     `json:"rate_limit_per_sec"`
-	Ordered         bool         `json:"ordered"`
-	FailingSince    *time.Time   `json:"failing_since"`
-	DisabledReason  *string      `json:"disabled_reason"`
-	Version         int64        `json:"version"`
-	CreatedAt       time.Time    `json:"created_at"`
-	UpdatedAt       time.Time    `json:"updated_at"`
-	Secrets         []secretInfo `json:"secrets"`
+	ID              string   `json:"id"`
+	PartnerID       string   `json:"partner_id"`
+	URL             string   `json:"url"`
+	Description     string   `json:"description"`
+	Status          string   `json:"status"`
+	EventTypes      []string `json:"event_types"`
+	SchemaVersion   int      `json:"schema_version"`
+	MaxInFlight     int      `json:"max_in_flight"`
+	RateLimitPerSec *float64 `json:"rate_limit_per_sec"`
+	Ordered         bool     `json:"ordered"`
+	// Ordering is none, bounded or strict (ordering.go); ordered is true for the last two.
+	Ordering       string       `json:"ordering"`
+	FailingSince   *time.Time   `json:"failing_since"`
+	DisabledReason *string      `json:"disabled_reason"`
+	Version        int64        `json:"version"`
+	CreatedAt      time.Time    `json:"created_at"`
+	UpdatedAt      time.Time    `json:"updated_at"`
+	Secrets        []secretInfo `json:"secrets"`
 	// SignatureScheme is v1 (HMAC) or v1a (ed25519): the scheme of the keys it gets (signing.go).
 	SignatureScheme string `json:"signature_scheme"`
 	endpointPolicies
@@ -77,17 +79,19 @@ type createdEndpoint struct {
 
 const endpointColumns = `id, partner_id, url, description, status, event_types, schema_version, max_in_flight,
 	rate_limit_per_sec, ordered, failing_since, disabled_reason, version, created_at, updated_at, filter, retry_policy, request_options,
-	signature_scheme`
+	strict_order, signature_scheme`
 
 func scanEndpoint(row pgx.Row) (endpointView, error) {
 	var (
 		v              endpointView
 		schema, flight int32
 		opts           records.RequestOptions
+		strict         bool
 	)
 	err := row.Scan(&v.ID, &v.PartnerID, &v.URL, &v.Description, &v.Status, &v.EventTypes, &schema, &flight,
-		&v.RateLimitPerSec, &v.Ordered, &v.FailingSince, &v.DisabledReason, &v.Version, &v.CreatedAt, &v.UpdatedAt, &v.Filter, &v.RetryPolicy, &opts,
+		&v.RateLimitPerSec, &v.Ordered, &v.FailingSince, &v.DisabledReason, &v.Version, &v.CreatedAt, &v.UpdatedAt, &v.Filter, &v.RetryPolicy, &opts, &strict,
 		&v.SignatureScheme)
+	v.Ordering = orderingOf(v.Ordered, strict)
 	v.SchemaVersion, v.MaxInFlight = int(schema), int(flight)
 	v.requestOptionsView = viewRequestOptions(opts)
 	if v.EventTypes == nil {
@@ -162,7 +166,8 @@ type createEndpointRequest struct {
 	SchemaVersion   *int     `json:"schema_version"`
 	MaxInFlight     *int     `json:"max_in_flight"`
 	RateLimitPerSec *float64 `json:"rate_limit_per_sec"`
-	Ordered         bool     `json:"ordered"`
+	Ordered         *bool    `json:"ordered"`
+	Ordering        *string  `json:"ordering"`
 	SignatureScheme *string  `json:"signature_scheme"`
 	endpointPolicies
 	requestOptionsRequest
@@ -180,6 +185,7 @@ func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) e
 	schema := p.schemaVersion(req.SchemaVersion)
 	flight := p.maxInFlight(req.MaxInFlight)
 	p.rateLimit(req.RateLimitPerSec)
+	ordered, strict := p.createOrdering(&req)
 	flt := p.filter(req.Filter)
 	policy := p.retryPolicy(req.RetryPolicy, a.cfg.Retry.Bounds)
 	scheme := p.signatureScheme(req.SignatureScheme)
@@ -206,10 +212,10 @@ func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) e
 			return err
 		}
 		v, err := scanEndpoint(tx.QueryRow(r.Context(), `INSERT INTO endpoint
-			(id, partner_id, url, description, event_types, schema_version, max_in_flight, rate_limit_per_sec, ordered, filter, retry_policy, request_options,
+			(id, partner_id, url, description, event_types, schema_version, max_in_flight, rate_limit_per_sec, ordered, filter, retry_policy, request_options, strict_order,
 			 signature_scheme)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING `+endpointColumns,
-			eid, pid, req.URL, req.Description, types, schema, flight, req.RateLimitPerSec, req.Ordered, flt, policyJSON(policy), opts, scheme))
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING `+endpointColumns,
+			eid, pid, req.URL, req.Description, types, schema, flight, req.RateLimitPerSec, ordered, flt, policyJSON(policy), opts, strict, scheme))
 		if err != nil {
 			return err
 		}
@@ -371,7 +377,7 @@ func (a *API) getEndpoint(w http.ResponseWriter, r *http.Request, _ caller) erro
 
 // patchEndpointRequest holds each field as absent, null or a value (optional): null resets a
 // field to its default (description "", schema_version the newest, max_in_flight 64, no rate
-// limit, not ordered); url and event_types have none and refuse null.
+// limit, not ordered, ordering none); url and event_types have none and refuse null.
 type patchEndpointRequest struct {
 	URL             optional[string]   `json:"url"`
 	Description     optional[string]   `json:"description"`
@@ -380,6 +386,7 @@ type patchEndpointRequest struct {
 	MaxInFlight     optional[int]      `json:"max_in_flight"`
 	RateLimitPerSec optional[float64]  `json:"rate_limit_per_sec"`
 	Ordered         optional[bool]     `json:"ordered"`
+	Ordering        optional[string]   `json:"ordering"`
 	SignatureScheme optional[string]   `json:"signature_scheme"`
 	endpointPoliciesPatch
 	requestOptionsPatch
@@ -395,6 +402,7 @@ type endpointPatch struct {
 	rate      *float64
 	setRL     bool // rate_limit_per_sec is given; rate nil means no limit
 	ordered   *bool
+	strict    *bool
 	setFilter bool // filter is given; flt nil means no filter
 	flt       *string
 	setPolicy bool // retry_policy is given; policy nil means the deployment's
@@ -405,7 +413,7 @@ type endpointPatch struct {
 
 // changes says whether the patch changes anything: an empty one answers the endpoint as it is.
 func (c *endpointPatch) changes() bool {
-	return c.url != nil || c.desc != nil || c.types != nil || c.schema != nil || c.flight != nil || c.setRL || c.ordered != nil ||
+	return c.url != nil || c.desc != nil || c.types != nil || c.schema != nil || c.flight != nil || c.setRL || c.ordered != nil || c.strict != nil ||
 		c.setFilter || c.setPolicy || c.options.any() || c.scheme != nil
 }
 
@@ -506,7 +514,8 @@ func (p *problems) patchSubscription(req *patchEndpointRequest, c *endpointPatch
 }
 
 // patchDelivery checks what a PATCH says of how an endpoint is delivered to: schema_version,
-// max_in_flight, rate_limit_per_sec and ordered, where null returns a field to its default.
+// max_in_flight, rate_limit_per_sec, ordered and ordering, where null returns a field to its
+// default.
 func (p *problems) patchDelivery(req *patchEndpointRequest, c *endpointPatch) {
 	withDefault := func(v int) *int { return &v }
 	if req.SchemaVersion.Set {
@@ -529,12 +538,7 @@ func (p *problems) patchDelivery(req *patchEndpointRequest, c *endpointPatch) {
 			c.rate = &v
 		}
 	}
-	if req.Ordered.Set {
-		c.ordered = new(bool) // null: not ordered
-		if !req.Ordered.Null {
-			c.ordered = &req.Ordered.Value
-		}
-	}
+	p.patchOrdering(req, c)
 }
 
 // applyEndpointPatch writes a checked patch in one transaction, the version of the endpoint
@@ -555,11 +559,12 @@ func (a *API) applyEndpointPatch(ctx context.Context, pid, eid string, c endpoin
 				ordered = COALESCE($10, ordered),
 				filter = CASE WHEN $11 THEN $12 ELSE filter END,
 				retry_policy = CASE WHEN $13 THEN $14::jsonb ELSE retry_policy END,
-				signature_scheme = COALESCE($15, signature_scheme),
+				strict_order = COALESCE($15, strict_order),
+				signature_scheme = COALESCE($16, signature_scheme),
 				version = version + 1, updated_at = now()
 			WHERE id = $1 AND partner_id = $2 RETURNING `+endpointColumns,
 			eid, pid, c.url, c.desc, c.types, c.schema, c.flight, c.setRL, c.rate, c.ordered,
-			c.setFilter, c.flt, c.setPolicy, policyJSON(c.policy), c.scheme))
+			c.setFilter, c.flt, c.setPolicy, policyJSON(c.policy), c.strict, c.scheme))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return notFound("endpoint")
 		}

@@ -20,6 +20,18 @@ type endpointHealth struct {
 	LastSuccessAt *time.Time `json:"last_success_at"`
 	LastAttemptAt *time.Time `json:"last_attempt_at"`
 	FailingSince  *time.Time `json:"failing_since"`
+	// Order is an ordered endpoint's hold as its newest attempt stated it (design.md section 7);
+	// null for an endpoint whose attempts never stated one (not ordered, or none recorded).
+	Order *orderHealth `json:"order"`
+}
+
+// orderHealth is an ordered endpoint's hold: the records waiting behind its head in the sender
+// and, while a head is held, since when and for how long as of the read.
+type orderHealth struct {
+	Held           int        `json:"held"`
+	HeadSince      *time.Time `json:"head_since"`
+	HeadAgeSeconds *float64   `json:"head_age_seconds"`
+	StatedAt       time.Time  `json:"stated_at"`
 }
 
 // circuitUnknown is the circuit of an endpoint with no recorded attempt.
@@ -55,7 +67,7 @@ func attachHealth(ctx context.Context, q querier, eps []*endpointView) error {
 		return nil
 	}
 	rows, err := q.Query(ctx, `SELECT e.id, e.failing_since, h.circuit_state, h.circuit_probe_at, h.last_success_at,
-			h.last_attempt_at, now()
+			h.last_attempt_at, h.order_held, h.order_head_since, h.order_at, now()
 		FROM endpoint e LEFT JOIN endpoint_health h ON h.endpoint_id = e.id WHERE e.id = ANY($1)`, ids)
 	if err != nil {
 		return err
@@ -66,13 +78,23 @@ func attachHealth(ctx context.Context, q querier, eps []*endpointView) error {
 		state       *string
 		probe, succ *time.Time
 		last        *time.Time
+		held        *int32
+		head, at    *time.Time
 		now         time.Time
 	)
-	_, err = pgx.ForEachRow(rows, []any{&id, &failing, &state, &probe, &succ, &last, &now}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&id, &failing, &state, &probe, &succ, &last, &held, &head, &at, &now}, func() error {
 		if e := byID[id]; e != nil {
 			e.FailingSince, e.Health.FailingSince = failing, failing
 			e.Health.Circuit, e.Health.NextProbeAt = circuitShown(state, probe, now)
 			e.Health.LastSuccessAt, e.Health.LastAttemptAt = succ, last
+			if held != nil && at != nil {
+				o := &orderHealth{Held: int(*held), HeadSince: head, StatedAt: *at}
+				if head != nil {
+					age := max(now.Sub(*head), 0).Seconds()
+					o.HeadAgeSeconds = &age
+				}
+				e.Health.Order = o
+			}
 		}
 		return nil
 	})

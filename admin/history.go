@@ -51,6 +51,9 @@ type attemptView struct {
 	ErrorCategory   *string    `json:"error_category"`
 	ResponseExcerpt string     `json:"response_excerpt"`
 	NextAttemptAt   *time.Time `json:"next_attempt_at"`
+	// OrderBroken: this attempt's final failure broke a strict ordered endpoint's order
+	// (design.md section 7).
+	OrderBroken bool `json:"order_broken"`
 }
 
 type deliveryDetail struct {
@@ -198,7 +201,7 @@ func (a *API) getDelivery(w http.ResponseWriter, r *http.Request, _ caller) erro
 		return err
 	}
 	rows, err := a.pool.Query(r.Context(), `SELECT attempt_no, trigger, started_at, status, latency_ms, error_category,
-		response_excerpt, next_attempt_at FROM delivery_attempt WHERE delivery_id = $1 ORDER BY attempt_no, started_at`, d.DeliveryID)
+		response_excerpt, next_attempt_at, order_broken FROM delivery_attempt WHERE delivery_id = $1 ORDER BY attempt_no, started_at`, d.DeliveryID)
 	if err != nil {
 		return err
 	}
@@ -207,7 +210,7 @@ func (a *API) getDelivery(w http.ResponseWriter, r *http.Request, _ caller) erro
 			v attemptView
 			n int32
 		)
-		err := row.Scan(&n, &v.Trigger, &v.StartedAt, &v.Status, &v.LatencyMS, &v.ErrorCategory, &v.ResponseExcerpt, &v.NextAttemptAt)
+		err := row.Scan(&n, &v.Trigger, &v.StartedAt, &v.Status, &v.LatencyMS, &v.ErrorCategory, &v.ResponseExcerpt, &v.NextAttemptAt, &v.OrderBroken)
 		v.AttemptNo = int(n)
 		return v, err
 	})

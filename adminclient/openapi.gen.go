@@ -152,6 +152,27 @@ func (e DeliveryDetailState) Valid() bool {
 	}
 }
 
+// Defines values for EndpointOrdering.
+const (
+	EndpointOrderingBounded EndpointOrdering = "bounded"
+	EndpointOrderingNone    EndpointOrdering = "none"
+	EndpointOrderingStrict  EndpointOrdering = "strict"
+)
+
+// Valid indicates whether the value is a known member of the EndpointOrdering enum.
+func (e EndpointOrdering) Valid() bool {
+	switch e {
+	case EndpointOrderingBounded:
+		return true
+	case EndpointOrderingNone:
+		return true
+	case EndpointOrderingStrict:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EndpointSignatureScheme.
 const (
 	EndpointSignatureSchemeV1  EndpointSignatureScheme = "v1"
@@ -188,6 +209,27 @@ func (e EndpointStatus) Valid() bool {
 	}
 }
 
+// Defines values for EndpointCreateOrdering.
+const (
+	EndpointCreateOrderingBounded EndpointCreateOrdering = "bounded"
+	EndpointCreateOrderingNone    EndpointCreateOrdering = "none"
+	EndpointCreateOrderingStrict  EndpointCreateOrdering = "strict"
+)
+
+// Valid indicates whether the value is a known member of the EndpointCreateOrdering enum.
+func (e EndpointCreateOrdering) Valid() bool {
+	switch e {
+	case EndpointCreateOrderingBounded:
+		return true
+	case EndpointCreateOrderingNone:
+		return true
+	case EndpointCreateOrderingStrict:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EndpointCreateSchemaVersion.
 const (
 	EndpointCreateSchemaVersionN1 EndpointCreateSchemaVersion = 1
@@ -215,6 +257,27 @@ func (e EndpointCreateSignatureScheme) Valid() bool {
 	case EndpointCreateSignatureSchemeV1:
 		return true
 	case EndpointCreateSignatureSchemeV1A:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EndpointCreatedOrdering.
+const (
+	EndpointCreatedOrderingBounded EndpointCreatedOrdering = "bounded"
+	EndpointCreatedOrderingNone    EndpointCreatedOrdering = "none"
+	EndpointCreatedOrderingStrict  EndpointCreatedOrdering = "strict"
+)
+
+// Valid indicates whether the value is a known member of the EndpointCreatedOrdering enum.
+func (e EndpointCreatedOrdering) Valid() bool {
+	switch e {
+	case EndpointCreatedOrderingBounded:
+		return true
+	case EndpointCreatedOrderingNone:
+		return true
+	case EndpointCreatedOrderingStrict:
 		return true
 	default:
 		return false
@@ -281,6 +344,27 @@ func (e EndpointHealthCircuit) Valid() bool {
 	}
 }
 
+// Defines values for EndpointPatchOrdering.
+const (
+	EndpointPatchOrderingBounded EndpointPatchOrdering = "bounded"
+	EndpointPatchOrderingNone    EndpointPatchOrdering = "none"
+	EndpointPatchOrderingStrict  EndpointPatchOrdering = "strict"
+)
+
+// Valid indicates whether the value is a known member of the EndpointPatchOrdering enum.
+func (e EndpointPatchOrdering) Valid() bool {
+	switch e {
+	case EndpointPatchOrderingBounded:
+		return true
+	case EndpointPatchOrderingNone:
+		return true
+	case EndpointPatchOrderingStrict:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EndpointPatchSignatureScheme.
 const (
 	EndpointPatchSignatureSchemeLessThanNil EndpointPatchSignatureScheme = "<nil>"
@@ -296,6 +380,27 @@ func (e EndpointPatchSignatureScheme) Valid() bool {
 	case EndpointPatchSignatureSchemeV1:
 		return true
 	case EndpointPatchSignatureSchemeV1A:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EndpointUpdatedOrdering.
+const (
+	EndpointUpdatedOrderingBounded EndpointUpdatedOrdering = "bounded"
+	EndpointUpdatedOrderingNone    EndpointUpdatedOrdering = "none"
+	EndpointUpdatedOrderingStrict  EndpointUpdatedOrdering = "strict"
+)
+
+// Valid indicates whether the value is a known member of the EndpointUpdatedOrdering enum.
+func (e EndpointUpdatedOrdering) Valid() bool {
+	switch e {
+	case EndpointUpdatedOrderingBounded:
+		return true
+	case EndpointUpdatedOrderingNone:
+		return true
+	case EndpointUpdatedOrderingStrict:
 		return true
 	default:
 		return false
@@ -1079,10 +1184,13 @@ type APIKeyList struct {
 
 // Attempt defines model for Attempt.
 type Attempt struct {
-	AttemptNo       int            `json:"attempt_no"`
-	ErrorCategory   *string        `json:"error_category,omitempty"`
-	LatencyMs       *int           `json:"latency_ms,omitempty"`
-	NextAttemptAt   *time.Time     `json:"next_attempt_at,omitempty"`
+	AttemptNo     int        `json:"attempt_no"`
+	ErrorCategory *string    `json:"error_category,omitempty"`
+	LatencyMs     *int       `json:"latency_ms,omitempty"`
+	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
+
+	// OrderBroken true on the final failure of a strict ordered endpoint's head: the endpoint's later events went on without it (endpoint.order_broken)
+	OrderBroken     *bool          `json:"order_broken,omitempty"`
 	ResponseExcerpt *string        `json:"response_excerpt,omitempty"`
 	StartedAt       time.Time      `json:"started_at"`
 	Status          *int           `json:"status,omitempty"`
@@ -1255,12 +1363,17 @@ type Endpoint struct {
 	Headers map[string]string `json:"headers"`
 
 	// Health The endpoint's delivery health. The circuit breaker lives in the sender; each attempt record states it, and the recorder keeps the newest, so this is the circuit as the newest recorded attempt left it.
-	Health          EndpointHealth `json:"health"`
-	ID              string         `json:"id"`
-	MaxInFlight     int            `json:"max_in_flight"`
-	Ordered         bool           `json:"ordered"`
-	PartnerID       string         `json:"partner_id"`
-	RateLimitPerSec *float64       `json:"rate_limit_per_sec"`
+	Health      EndpointHealth `json:"health"`
+	ID          string         `json:"id"`
+	MaxInFlight int            `json:"max_in_flight"`
+
+	// Ordered true for ordering bounded and strict
+	Ordered bool `json:"ordered"`
+
+	// Ordering none: no order; bounded: ordered (one request at a time in order; a failing head is held at most the sender's maximum hold, 15 minutes by default, then goes to the retry tiers and later events overtake it); strict: ordered, and a failing head is held until it is delivered or its retry schedule is exhausted, with no time limit; then it is dead-lettered, the attempt shows order_broken and the partner gets endpoint.order_broken
+	Ordering        EndpointOrdering `json:"ordering"`
+	PartnerID       string           `json:"partner_id"`
+	RateLimitPerSec *float64         `json:"rate_limit_per_sec"`
 
 	// RetryPolicy null: the deployment's schedule and 4xx policy (GET /v1/limits retry)
 	RetryPolicy   *RetryPolicy `json:"retry_policy"`
@@ -1274,6 +1387,9 @@ type Endpoint struct {
 	URL             string                  `json:"url"`
 	Version         int                     `json:"version"`
 }
+
+// EndpointOrdering none: no order; bounded: ordered (one request at a time in order; a failing head is held at most the sender's maximum hold, 15 minutes by default, then goes to the retry tiers and later events overtake it); strict: ordered, and a failing head is held until it is delivered or its retry schedule is exhausted, with no time limit; then it is dead-lettered, the attempt shows order_broken and the partner gets endpoint.order_broken
+type EndpointOrdering string
 
 // EndpointSignatureScheme The Standard Webhooks signature scheme of the endpoint's keys: `v1`, HMAC-SHA256 under a `whsec_` secret the receiver shares, or `v1a`, ed25519 under a `whsk_` signing key hookstream alone holds (sealed at rest, never shown); the receiver verifies with its `whpk_` public key. Both sign `msg_id.timestamp.body`; the header entry is `v1,<base64>` or `v1a,<base64>`.
 type EndpointSignatureScheme string
@@ -1301,8 +1417,11 @@ type EndpointCreate struct {
 	Headers *RequestHeaders `json:"headers,omitempty"`
 
 	// MaxInFlight The most requests in flight to this endpoint at once: the ceiling of the sender's adaptive concurrency, which starts at 8 and rises while the endpoint answers fast.
-	MaxInFlight     *int                         `json:"max_in_flight,omitempty"`
-	Ordered         *bool                        `json:"ordered,omitempty"`
+	MaxInFlight *int  `json:"max_in_flight,omitempty"`
+	Ordered     *bool `json:"ordered,omitempty"`
+
+	// Ordering default: bounded when ordered is true, else none; ordered, if given too, must agree. none: no order; bounded: ordered (one request at a time in order; a failing head is held at most the sender's maximum hold, 15 minutes by default, then goes to the retry tiers and later events overtake it); strict: ordered, and a failing head is held until it is delivered or its retry schedule is exhausted, with no time limit; then it is dead-lettered, the attempt shows order_broken and the partner gets endpoint.order_broken
+	Ordering        *EndpointCreateOrdering      `json:"ordering,omitempty"`
 	RateLimitPerSec *float64                     `json:"rate_limit_per_sec,omitempty"`
 	RetryPolicy     *RetryPolicy                 `json:"retry_policy,omitempty"`
 	SchemaVersion   *EndpointCreateSchemaVersion `json:"schema_version,omitempty"`
@@ -1313,6 +1432,9 @@ type EndpointCreate struct {
 	// URL HTTPS URL accepted by the egress policy: an allowed port, no embedded credentials, and a host that resolves to public addresses only (no loopback, private, link-local or cloud-metadata addresses), without control or bidi-control characters (percent-encode them)
 	URL string `json:"url"`
 }
+
+// EndpointCreateOrdering default: bounded when ordered is true, else none; ordered, if given too, must agree. none: no order; bounded: ordered (one request at a time in order; a failing head is held at most the sender's maximum hold, 15 minutes by default, then goes to the retry tiers and later events overtake it); strict: ordered, and a failing head is held until it is delivered or its retry schedule is exhausted, with no time limit; then it is dead-lettered, the attempt shows order_broken and the partner gets endpoint.order_broken
+type EndpointCreateOrdering string
 
 // EndpointCreateSchemaVersion defines model for EndpointCreate.SchemaVersion.
 type EndpointCreateSchemaVersion int
@@ -1343,12 +1465,17 @@ type EndpointCreated struct {
 	Headers map[string]string `json:"headers"`
 
 	// Health The endpoint's delivery health. The circuit breaker lives in the sender; each attempt record states it, and the recorder keeps the newest, so this is the circuit as the newest recorded attempt left it.
-	Health          EndpointHealth `json:"health"`
-	ID              string         `json:"id"`
-	MaxInFlight     int            `json:"max_in_flight"`
-	Ordered         bool           `json:"ordered"`
-	PartnerID       string         `json:"partner_id"`
-	RateLimitPerSec *float64       `json:"rate_limit_per_sec"`
+	Health      EndpointHealth `json:"health"`
+	ID          string         `json:"id"`
+	MaxInFlight int            `json:"max_in_flight"`
+
+	// Ordered true for ordering bounded and strict
+	Ordered bool `json:"ordered"`
+
+	// Ordering none: no order; bounded: ordered (one request at a time in order; a failing head is held at most the sender's maximum hold, 15 minutes by default, then goes to the retry tiers and later events overtake it); strict: ordered, and a failing head is held until it is delivered or its retry schedule is exhausted, with no time limit; then it is dead-lettered, the attempt shows order_broken and the partner gets endpoint.order_broken
+	Ordering        EndpointCreatedOrdering `json:"ordering"`
+	PartnerID       string                  `json:"partner_id"`
+	RateLimitPerSec *float64                `json:"rate_limit_per_sec"`
 
 	// RetryPolicy null: the deployment's schedule and 4xx policy (GET /v1/limits retry)
 	RetryPolicy   *RetryPolicy `json:"retry_policy"`
@@ -1365,6 +1492,9 @@ type EndpointCreated struct {
 	URL             string                         `json:"url"`
 	Version         int                            `json:"version"`
 }
+
+// EndpointCreatedOrdering none: no order; bounded: ordered (one request at a time in order; a failing head is held at most the sender's maximum hold, 15 minutes by default, then goes to the retry tiers and later events overtake it); strict: ordered, and a failing head is held until it is delivered or its retry schedule is exhausted, with no time limit; then it is dead-lettered, the attempt shows order_broken and the partner gets endpoint.order_broken
+type EndpointCreatedOrdering string
 
 // EndpointCreatedSignatureScheme The Standard Webhooks signature scheme of the endpoint's keys: `v1`, HMAC-SHA256 under a `whsec_` secret the receiver shares, or `v1a`, ed25519 under a `whsk_` signing key hookstream alone holds (sealed at rest, never shown); the receiver verifies with its `whpk_` public key. Both sign `msg_id.timestamp.body`; the header entry is `v1,<base64>` or `v1a,<base64>`.
 type EndpointCreatedSignatureScheme string
@@ -1388,6 +1518,21 @@ type EndpointHealth struct {
 
 	// NextProbeAt while open: when the circuit lets its next probe through
 	NextProbeAt *time.Time `json:"next_probe_at"`
+
+	// Order An ordered endpoint's hold as its newest recorded attempt stated it (the sender holds it; the recorder keeps the newest statement); null when no attempt stated one (not ordered, or none recorded).
+	Order *struct {
+		// HeadAgeSeconds how long the head has been held, as of this read
+		HeadAgeSeconds *float64 `json:"head_age_seconds"`
+
+		// HeadSince while a head is held: its first failed attempt; null when none is held
+		HeadSince *time.Time `json:"head_since"`
+
+		// Held records of the endpoint waiting behind its head in the sender
+		Held int `json:"held"`
+
+		// StatedAt when the sender stated it
+		StatedAt time.Time `json:"stated_at"`
+	} `json:"order"`
 }
 
 // EndpointHealthCircuit closed: deliveries flow; open: new work is deferred until next_probe_at without counting attempts; half_open: the next delivery is the probe whose outcome closes or reopens it; unknown: no attempt recorded yet
@@ -1431,6 +1576,9 @@ type EndpointPatch struct {
 	// Ordered null: not ordered
 	Ordered *bool `json:"ordered,omitempty"`
 
+	// Ordering null: none. Sets ordered with it; ordered false alone ends strict order too, ordered true alone keeps it. none: no order; bounded: ordered (one request at a time in order; a failing head is held at most the sender's maximum hold, 15 minutes by default, then goes to the retry tiers and later events overtake it); strict: ordered, and a failing head is held until it is delivered or its retry schedule is exhausted, with no time limit; then it is dead-lettered, the attempt shows order_broken and the partner gets endpoint.order_broken
+	Ordering *EndpointPatchOrdering `json:"ordering,omitempty"`
+
 	// RateLimitPerSec null: no limit
 	RateLimitPerSec *float64 `json:"rate_limit_per_sec,omitempty"`
 
@@ -1446,6 +1594,9 @@ type EndpointPatch struct {
 	// URL cannot be null
 	URL *string `json:"url,omitempty"`
 }
+
+// EndpointPatchOrdering null: none. Sets ordered with it; ordered false alone ends strict order too, ordered true alone keeps it. none: no order; bounded: ordered (one request at a time in order; a failing head is held at most the sender's maximum hold, 15 minutes by default, then goes to the retry tiers and later events overtake it); strict: ordered, and a failing head is held until it is delivered or its retry schedule is exhausted, with no time limit; then it is dead-lettered, the attempt shows order_broken and the partner gets endpoint.order_broken
+type EndpointPatchOrdering string
 
 // EndpointPatchSignatureScheme null: v1. A change of scheme is a rotation: a key of the new scheme is made and the current keys sign beside it for the configured rotation overlap (the header then carries a v1 and a v1a entry); moving to v1 returns the new secret in `secret`, shown only there. Naming the current scheme changes no key.
 type EndpointPatchSignatureScheme string
@@ -1473,12 +1624,17 @@ type EndpointUpdated struct {
 	Headers map[string]string `json:"headers"`
 
 	// Health The endpoint's delivery health. The circuit breaker lives in the sender; each attempt record states it, and the recorder keeps the newest, so this is the circuit as the newest recorded attempt left it.
-	Health          EndpointHealth `json:"health"`
-	ID              string         `json:"id"`
-	MaxInFlight     int            `json:"max_in_flight"`
-	Ordered         bool           `json:"ordered"`
-	PartnerID       string         `json:"partner_id"`
-	RateLimitPerSec *float64       `json:"rate_limit_per_sec"`
+	Health      EndpointHealth `json:"health"`
+	ID          string         `json:"id"`
+	MaxInFlight int            `json:"max_in_flight"`
+
+	// Ordered true for ordering bounded and strict
+	Ordered bool `json:"ordered"`
+
+	// Ordering none: no order; bounded: ordered (one request at a time in order; a failing head is held at most the sender's maximum hold, 15 minutes by default, then goes to the retry tiers and later events overtake it); strict: ordered, and a failing head is held until it is delivered or its retry schedule is exhausted, with no time limit; then it is dead-lettered, the attempt shows order_broken and the partner gets endpoint.order_broken
+	Ordering        EndpointUpdatedOrdering `json:"ordering"`
+	PartnerID       string                  `json:"partner_id"`
+	RateLimitPerSec *float64                `json:"rate_limit_per_sec"`
 
 	// RetryPolicy null: the deployment's schedule and 4xx policy (GET /v1/limits retry)
 	RetryPolicy   *RetryPolicy `json:"retry_policy"`
@@ -1495,6 +1651,9 @@ type EndpointUpdated struct {
 	URL             string                         `json:"url"`
 	Version         int                            `json:"version"`
 }
+
+// EndpointUpdatedOrdering none: no order; bounded: ordered (one request at a time in order; a failing head is held at most the sender's maximum hold, 15 minutes by default, then goes to the retry tiers and later events overtake it); strict: ordered, and a failing head is held until it is delivered or its retry schedule is exhausted, with no time limit; then it is dead-lettered, the attempt shows order_broken and the partner gets endpoint.order_broken
+type EndpointUpdatedOrdering string
 
 // EndpointUpdatedSignatureScheme The Standard Webhooks signature scheme of the endpoint's keys: `v1`, HMAC-SHA256 under a `whsec_` secret the receiver shares, or `v1a`, ed25519 under a `whsk_` signing key hookstream alone holds (sealed at rest, never shown); the receiver verifies with its `whpk_` public key. Both sign `msg_id.timestamp.body`; the header entry is `v1,<base64>` or `v1a,<base64>`.
 type EndpointUpdatedSignatureScheme string
@@ -2652,6 +2811,46 @@ type WebhookEndpointFailingParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// WebhookEndpointOrderBrokenJSONBody defines parameters for WebhookEndpointOrderBroken.
+type WebhookEndpointOrderBrokenJSONBody struct {
+	CorrelationID *string `json:"correlation_id,omitempty"`
+	Data          struct {
+		Attempts int `json:"attempts"`
+
+		// DeliveryID the delivery that failed at the head
+		DeliveryID string `json:"delivery_id"`
+		EndpointID string `json:"endpoint_id"`
+
+		// EventID the event of that delivery
+		EventID   string    `json:"event_id"`
+		EventType string    `json:"event_type"`
+		FailedAt  time.Time `json:"failed_at"`
+	} `json:"data"`
+
+	// EventID stable across retries and replays; the webhook-id header
+	EventID       string      `json:"event_id"`
+	OccurredAt    time.Time   `json:"occurred_at"`
+	PartnerID     string      `json:"partner_id"`
+	SchemaVersion interface{} `json:"schema_version"`
+	Subject       struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	} `json:"subject"`
+	Type interface{} `json:"type"`
+}
+
+// WebhookEndpointOrderBrokenParams defines parameters for WebhookEndpointOrderBroken.
+type WebhookEndpointOrderBrokenParams struct {
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it
+	WebhookID string `json:"webhook-id"`
+
+	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated; during a secret rotation both secrets sign
+	WebhookSignature string `json:"webhook-signature"`
+}
+
 // WebhookUsageFinalizedJSONBody defines parameters for WebhookUsageFinalized.
 type WebhookUsageFinalizedJSONBody struct {
 	CorrelationID *string `json:"correlation_id,omitempty"`
@@ -2802,6 +3001,9 @@ type WebhookEndpointDisabledJSONRequestBody WebhookEndpointDisabledJSONBody
 
 // WebhookEndpointFailingJSONRequestBody defines body for WebhookEndpointFailing for application/json ContentType.
 type WebhookEndpointFailingJSONRequestBody WebhookEndpointFailingJSONBody
+
+// WebhookEndpointOrderBrokenJSONRequestBody defines body for WebhookEndpointOrderBroken for application/json ContentType.
+type WebhookEndpointOrderBrokenJSONRequestBody WebhookEndpointOrderBrokenJSONBody
 
 // WebhookUsageFinalizedJSONRequestBody defines body for WebhookUsageFinalized for application/json ContentType.
 type WebhookUsageFinalizedJSONRequestBody WebhookUsageFinalizedJSONBody
@@ -11940,6 +12142,11 @@ type WebhookInitiatorInterface interface {
 
 	WebhookEndpointFailing(ctx context.Context, targetURL string, params *WebhookEndpointFailingParams, body WebhookEndpointFailingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// WebhookEndpointOrderBrokenWithBody fires the endpoint.order_broken webhook with any body
+	WebhookEndpointOrderBrokenWithBody(ctx context.Context, targetURL string, params *WebhookEndpointOrderBrokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookEndpointOrderBroken(ctx context.Context, targetURL string, params *WebhookEndpointOrderBrokenParams, body WebhookEndpointOrderBrokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// WebhookUsageFinalizedWithBody fires the usage.finalized webhook with any body
 	WebhookUsageFinalizedWithBody(ctx context.Context, targetURL string, params *WebhookUsageFinalizedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -12205,6 +12412,30 @@ func (p *WebhookInitiator) WebhookEndpointFailingWithBody(ctx context.Context, t
 
 func (p *WebhookInitiator) WebhookEndpointFailing(ctx context.Context, targetURL string, params *WebhookEndpointFailingParams, body WebhookEndpointFailingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookEndpointFailingWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookEndpointOrderBrokenWithBody(ctx context.Context, targetURL string, params *WebhookEndpointOrderBrokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookEndpointOrderBrokenWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookEndpointOrderBroken(ctx context.Context, targetURL string, params *WebhookEndpointOrderBrokenParams, body WebhookEndpointOrderBrokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookEndpointOrderBrokenWebhookRequest(targetURL, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12886,6 +13117,67 @@ func NewWebhookEndpointFailingWebhookRequest(targetURL string, params *WebhookEn
 
 // NewWebhookEndpointFailingWebhookRequestWithBody builds a POST request for the endpoint.failing webhook with any body
 func NewWebhookEndpointFailingWebhookRequestWithBody(targetURL string, params *WebhookEndpointFailingParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookEndpointOrderBrokenWebhookRequest builds a application/json POST request for the endpoint.order_broken webhook
+func NewWebhookEndpointOrderBrokenWebhookRequest(targetURL string, params *WebhookEndpointOrderBrokenParams, body WebhookEndpointOrderBrokenJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookEndpointOrderBrokenWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookEndpointOrderBrokenWebhookRequestWithBody builds a POST request for the endpoint.order_broken webhook with any body
+func NewWebhookEndpointOrderBrokenWebhookRequestWithBody(targetURL string, params *WebhookEndpointOrderBrokenParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 

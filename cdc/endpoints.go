@@ -63,6 +63,11 @@ func endpointFromRow(rels *relations, rw row, e *records.Endpoint) error {
 			return err
 		}
 	}
+	if _, ok := rw["strict_order"]; ok { // absent from changes written before migration 0019
+		if _, err := rels.scan(rw, "strict_order", &e.StrictOrder); err != nil {
+			return err
+		}
+	}
 	if ok, err := rels.scan(rw, "event_types", &types); err != nil {
 		return err
 	} else if ok {

@@ -205,6 +205,16 @@ var catalog = []EventType{
 			"disabled_by":   schema{"type": "string", "enum": []string{"operator", "partner"}},
 		}),
 		`{"endpoint_id":"ep_01J9Z8Q4W6T1V2X3Y4Z5A6B7C8","reason":"maintenance of the receiver","disabled_by":"partner"}`),
+	eventType("endpoint.order_broken", "operational", "One of the partner's strict ordered endpoints gave up its order: the event at its head failed for good (its retry schedule exhausted, or a failure that is not retried), and the events held behind it are delivered without it. The history shows the attempt with order_broken; a replay delivers the event again, after those.",
+		object([]string{"endpoint_id", "delivery_id", "event_id", "event_type", "attempts", "failed_at"}, schema{
+			"endpoint_id": endpointID,
+			"delivery_id": idOf("dlv", "the delivery that failed at the head"),
+			"event_id":    idOf("evt", "the event of that delivery"),
+			"event_type":  schema{"type": "string", "maxLength": 200},
+			"attempts":    schema{"type": "integer", "minimum": 1},
+			"failed_at":   timestamp,
+		}),
+		`{"endpoint_id":"ep_01J9Z8Q4W6T1V2X3Y4Z5A6B7C8","delivery_id":"dlv_f7etze3it5w5uagyu23ndwtxha","event_id":"evt_01JDZ8X7Q4B5N6M7P8R9S0T1U2","event_type":"customer.created","attempts":10,"failed_at":"2026-03-04T09:30:00Z"}`),
 	eventType(TestEventType, "operational", "A test event sent through POST …/endpoints/{eid}/test to one endpoint only. It needs no action.",
 		object([]string{"endpoint_id", "message"}, schema{
 			"endpoint_id": endpointID,

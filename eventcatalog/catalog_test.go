@@ -74,7 +74,7 @@ func TestCatalogEntries(t *testing.T) {
 	}
 	for _, want := range []string{"customer.created", "customer.updated", "customer.deleted", "api_key.created",
 		"api_key.status_changed", "balance.credited", "balance.adjusted", "balance.low", "budget.threshold_crossed",
-		"usage.finalized", "endpoint.failing", "endpoint.disabled", eventcatalog.TestEventType} {
+		"usage.finalized", "endpoint.failing", "endpoint.disabled", "endpoint.order_broken", eventcatalog.TestEventType} {
 		if !slices.Contains(names, want) {
 			t.Errorf("catalog lacks %s", want)
 		}
@@ -230,6 +230,8 @@ func TestMutatedExamplesAreRefused(t *testing.T) {
 		{"endpoint.failing", func(d map[string]any) { d["endpoint_id"] = "ep_1" }, "data/endpoint_id", "pattern"},
 		{"endpoint.disabled", func(d map[string]any) { d["reason"] = long }, "data/reason", "maxLength"},
 		{"endpoint.disabled", func(d map[string]any) { d["disabled_by"] = "robot" }, "data/disabled_by", "enum"},
+		{"endpoint.order_broken", func(d map[string]any) { d["attempts"] = 0 }, "data/attempts", "minimum"},
+		{"endpoint.order_broken", func(d map[string]any) { d["event_id"] = "evt-1" }, "data/event_id", "pattern"},
 		{eventcatalog.TestEventType, func(d map[string]any) { d["message"] = []any{"hi"} }, "data/message", "type"},
 	}
 	mutated := map[string]bool{}

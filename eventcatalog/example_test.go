@@ -55,6 +55,7 @@ func ExampleTypes() {
 	// usage.finalized          v1 business
 	// endpoint.failing         v1 operational
 	// endpoint.disabled        v1 operational
+	// endpoint.order_broken    v1 operational
 	// webhook.test             v1 operational
 }
 

@@ -567,15 +567,23 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 	for _, a := range slices.SortedFunc(slices.Values(attempts), compareAttemptKeys) {
 		at.add(a)
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO delivery_attempt
-		(delivery_id, attempt_no, trigger, started_at, status, latency_ms, error_category, response_excerpt, next_attempt_at)
-		SELECT u.id, u.attempt_no, u.trigger, u.started, u.status, u.latency, u.category, u.excerpt, u.next
+	// RETURNING names the strict order breaks inserted now, not those recorded before: each is
+	// announced once (orderbreak.go).
+	rows, err = tx.Query(ctx, `INSERT INTO delivery_attempt
+		(delivery_id, attempt_no, trigger, started_at, status, latency_ms, error_category, response_excerpt, next_attempt_at, order_broken)
+		SELECT u.id, u.attempt_no, u.trigger, u.started, u.status, u.latency, u.category, u.excerpt, u.next, u.broken
 		FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::text[],
-			$8::text[], $9::timestamptz[])
-			WITH ORDINALITY AS u(id, attempt_no, trigger, started, status, latency, category, excerpt, next, n)
+			$8::text[], $9::timestamptz[], $10::bool[])
+			WITH ORDINALITY AS u(id, attempt_no, trigger, started, status, latency, category, excerpt, next, broken, n)
 		ORDER BY u.n
-		ON CONFLICT (delivery_id, attempt_no, started_at) DO NOTHING`,
-		at.id, at.attemptNo, at.trigger, at.started, at.status, at.latency, at.category, at.excerpt, at.next); err != nil {
+		ON CONFLICT (delivery_id, attempt_no, started_at) DO NOTHING
+		RETURNING CASE WHEN order_broken THEN delivery_id END, attempt_no`,
+		at.id, at.attemptNo, at.trigger, at.started, at.status, at.latency, at.category, at.excerpt, at.next, at.broken)
+	if err != nil {
+		return 0, fmt.Errorf("attempts: %w", err)
+	}
+	breaks, err := insertedBreaks(rows, attempts)
+	if err != nil {
 		return 0, fmt.Errorf("attempts: %w", err)
 	}
 
@@ -588,7 +596,14 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 	for _, id := range changed {
 		newest = append(newest, newestOf[id])
 	}
-	return updateEndpoints(ctx, tx, newest)
+	disabled, err := updateEndpoints(ctx, tx, newest)
+	if err != nil {
+		return 0, err
+	}
+	if err := announceOrderBreaks(ctx, tx, breaks); err != nil {
+		return 0, err
+	}
+	return disabled, nil
 }
 
 // updateEndpoints keeps endpoint.failing_since (set at the first failure after a success,
@@ -682,7 +697,8 @@ func updateEndpoints(ctx context.Context, tx pgx.Tx, newest []records.Attempt) (
 }
 
 // updateHealth keeps endpoint_health: per endpoint, the circuit the newest attempt stating one
-// reported (a row only moves to a newer statement), the last success and the last attempt. It
+// reported (a row only moves to a newer statement), the ordered endpoint's hold likewise, the
+// last success and the last attempt. It
 // writes only for endpoints of the attempt's partner, as every statement of the recorder does.
 func updateHealth(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) error {
 	type health struct {
@@ -690,6 +706,7 @@ func updateHealth(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) er
 		circuit                  *string
 		probeAt, circuitAt       *time.Time
 		lastSuccess, lastAttempt *time.Time
+		order                    *records.OrderHold
 	}
 	later := func(cur *time.Time, t time.Time) *time.Time {
 		if cur == nil || t.After(*cur) {
@@ -703,6 +720,9 @@ func updateHealth(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) er
 		if h == nil {
 			h = &health{partner: a.PartnerID}
 			byEndpoint[a.EndpointID] = h
+		}
+		if o := a.Order; o != nil && (h.order == nil || !o.At.Before(h.order.At)) {
+			h.order = o // the ordered endpoint's hold: the newest statement holds, as for the circuit
 		}
 		if a.Outcome != records.OutcomeDelivered && records.SaysNothingOfReceiver(a.ErrorCategory) {
 			continue // not sent (a refusal): says nothing of the receiver
@@ -726,23 +746,36 @@ func updateHealth(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) er
 		ids, partners           []string
 		circuits                []*string
 		probes, ats, succ, last []*time.Time
+		held                    []*int32
+		heads, orderAts         []*time.Time
 	)
 	for _, id := range slices.Sorted(maps.Keys(byEndpoint)) {
 		h := byEndpoint[id]
-		if h.lastAttempt == nil && h.circuit == nil {
+		if h.lastAttempt == nil && h.circuit == nil && h.order == nil {
 			continue
 		}
 		ids, partners, circuits = append(ids, id), append(partners, h.partner), append(circuits, h.circuit)
 		probes, ats, succ, last = append(probes, h.probeAt), append(ats, h.circuitAt), append(succ, h.lastSuccess), append(last, h.lastAttempt)
+		var (
+			n          *int32
+			head, stat *time.Time
+		)
+		if o := h.order; o != nil {
+			v, at := int32(min(o.Held, 1<<31-1)), o.At
+			n, head, stat = &v, o.HeadSince, &at
+		}
+		held, heads, orderAts = append(held, n), append(heads, head), append(orderAts, stat)
 	}
 	if len(ids) == 0 {
 		return nil
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO endpoint_health AS h
-			(endpoint_id, circuit_state, circuit_probe_at, circuit_at, last_success_at, last_attempt_at)
-		SELECT u.id, u.circuit, u.probe, u.at, u.success, u.last
-		FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[], $7::timestamptz[])
-			WITH ORDINALITY AS u(id, partner, circuit, probe, at, success, last, n)
+			(endpoint_id, circuit_state, circuit_probe_at, circuit_at, last_success_at, last_attempt_at,
+			 order_held, order_head_since, order_at)
+		SELECT u.id, u.circuit, u.probe, u.at, u.success, u.last, u.held, u.head, u.order_at
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[], $7::timestamptz[],
+			$8::int[], $9::timestamptz[], $10::timestamptz[])
+			WITH ORDINALITY AS u(id, partner, circuit, probe, at, success, last, held, head, order_at, n)
 		JOIN endpoint e ON e.id = u.id AND e.partner_id = u.partner
 		ORDER BY u.n
 		ON CONFLICT (endpoint_id) DO UPDATE SET
@@ -751,8 +784,11 @@ func updateHealth(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) er
 			circuit_at = GREATEST(h.circuit_at, EXCLUDED.circuit_at),
 			last_success_at = GREATEST(h.last_success_at, EXCLUDED.last_success_at),
 			last_attempt_at = GREATEST(h.last_attempt_at, EXCLUDED.last_attempt_at),
+			order_held = CASE WHEN EXCLUDED.order_at >= coalesce(h.order_at, '-infinity') THEN EXCLUDED.order_held ELSE h.order_held END,
+			order_head_since = CASE WHEN EXCLUDED.order_at >= coalesce(h.order_at, '-infinity') THEN EXCLUDED.order_head_since ELSE h.order_head_since END,
+			order_at = GREATEST(h.order_at, EXCLUDED.order_at),
 			updated_at = now()`,
-		ids, partners, circuits, probes, ats, succ, last)
+		ids, partners, circuits, probes, ats, succ, last, held, heads, orderAts)
 	if err != nil {
 		return fmt.Errorf("endpoint health: %w", err)
 	}
@@ -785,6 +821,7 @@ type attemptColumns struct {
 	status               []*int32
 	category             []*string
 	next                 []*time.Time
+	broken               []bool
 }
 
 func (c *attemptColumns) add(a records.Attempt) {
@@ -792,6 +829,7 @@ func (c *attemptColumns) add(a records.Attempt) {
 	c.attemptNo, c.latency = append(c.attemptNo, int32(a.AttemptNo)), append(c.latency, clampMS(a.LatencyMS))
 	c.started, c.status = append(c.started, a.StartedAt), append(c.status, nullableStatus(a.Status))
 	c.category, c.next = append(c.category, nullableText(a.ErrorCategory)), append(c.next, a.NextAttemptAt)
+	c.broken = append(c.broken, a.OrderBroken)
 }
 
 func nullableStatus(s int) *int32 {

@@ -87,11 +87,7 @@ func (s *Scheduler) Schedule(ctx context.Context, d records.Delivery, a records.
 	}
 	now := s.now()
 	attemptNo := max(d.AttemptNo, 1)
-	schedule := s.cfg.Schedule
-	if policy != nil {
-		schedule.Delays = retrypolicy.Delays(policy, d.EventType, schedule.Delays, s.cfg.Bounds)
-	}
-	delay, ok := schedule.Next(attemptNo, retryAfter)
+	delay, ok := s.scheduleFor(d, policy).Next(attemptNo, retryAfter)
 	if !ok {
 		if err := s.deadLetter(ctx, d, a, attemptNo, now); err != nil {
 			return time.Time{}, false, err
@@ -119,6 +115,26 @@ func (s *Scheduler) Schedule(ctx context.Context, d records.Delivery, a records.
 	}
 	s.m.scheduled.WithLabelValues(route.name).Inc()
 	return d.DueAt, false, nil
+}
+
+// Next is what Schedule would decide for d after its failed attempt d.AttemptNo, writing
+// nothing: the wait before the next attempt (jitter included, raised to retryAfter up to
+// Schedule.MaxRetryAfter), or final = true when that attempt was the last the schedule in force
+// allows. A strict ordered endpoint's sender holds its head in process by it (design.md
+// section 7).
+func (s *Scheduler) Next(d records.Delivery, retryAfter time.Duration, policy *retrypolicy.Policy) (wait time.Duration, final bool) {
+	wait, ok := s.scheduleFor(d, policy).Next(max(d.AttemptNo, 1), retryAfter)
+	return wait, !ok
+}
+
+// scheduleFor is the schedule in force for d at an endpoint with policy (nil: the configured
+// one), brought within Config.Bounds.
+func (s *Scheduler) scheduleFor(d records.Delivery, policy *retrypolicy.Policy) Schedule {
+	schedule := s.cfg.Schedule
+	if policy != nil {
+		schedule.Delays = retrypolicy.Delays(policy, d.EventType, schedule.Delays, s.cfg.Bounds)
+	}
+	return schedule
 }
 
 // Defer hands over work that made no attempt (the endpoint's circuit is open or its queue is

@@ -120,6 +120,7 @@ func (s *Sender) commitLoop(ctx context.Context) {
 		}
 		s.partsMu.Unlock()
 		s.commit(ctx, s.consumer, parts)
+		s.measureHolds(s.now())
 	})
 }
 

@@ -108,7 +108,7 @@ func (s *Sender) report(w *work, ep *records.Endpoint, res result) {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.end(w, s.conclude(w, ep, w.d, res))
+			s.end(w, s.conclude(w, ep, w.d, res, nil))
 		}()
 		return
 	}
@@ -164,69 +164,11 @@ func (s *Sender) attemptOnce(l *lane, part *partition, ep *records.Endpoint, d r
 	return res, true, true
 }
 
-// deliverOrdered delivers w to an ordered endpoint: one request at a time, in offset order
-// (the lane has a single worker), and a failing record holds back the endpoint's later ones
-// instead of being overtaken (design.md section 7). The failing head is retried in process,
-// each attempt reported as retrying with its next attempt time, with a backoff doubling from
-// OrderedBackoff up to OrderedMaxBackoff (or the receiver's Retry-After if longer). Its offset
-// stays unfinished meanwhile, so a crash or a rebalance redelivers it first.
-//
-// Limits: the hold lasts at most OrderedMaxHold; after that the head is handed to the retry
-// tiers like any failure and the next record proceeds, so an outage longer than that breaks
-// the order. While a head is held, the partition's committed offset cannot pass it, so a
-// restart redelivers what other endpoints of the partition finished meanwhile (duplicates,
-// which the contract allows). Records beyond the endpoint's queue are deferred to a retry
-// tier and can come back out of order; size QueueSize for the bursts of ordered endpoints.
-// A held head abandoned by a rebalance is delivered again by the next owner with its
-// original attempt number.
-func (s *Sender) deliverOrdered(l *lane, w *work) bool {
-	d := w.d
-	heldSince := s.now()
-	backoff := s.cfg.OrderedBackoff
-	for {
-		ep, ref, ok := s.admit(w)
-		if !ok {
-			return false
-		}
-		if ref == staleView {
-			return s.deferWork(w, deferStaleView, staleViewRetry)
-		}
-		if ref != nil {
-			return s.produceAttempt(w.part.ctx, s.refusalAttempt(d, ref))
-		}
-		res, _, ok := s.attemptOnce(l, w.part, ep, d)
-		if !ok {
-			return false
-		}
-		if res.failure == nil || !res.failure.Retryable {
-			return s.conclude(w, ep, d, res)
-		}
-		wait := jitter(backoff)
-		if ra := res.failure.RetryAfter; ra > wait {
-			wait = ra
-		}
-		if s.now().Add(wait).Sub(heldSince) > s.cfg.OrderedMaxHold {
-			return s.conclude(w, ep, d, res) // to the retry tiers; the order gives way
-		}
-		a := attemptOf(d, res)
-		next := s.now().Add(wait).UTC()
-		a.Outcome, a.NextAttemptAt = records.OutcomeRetrying, &next
-		if !s.produceAttempt(w.part.ctx, a) {
-			return false
-		}
-		if !sleep(w.part.stopCtx, wait) {
-			return false
-		}
-		d.AttemptNo++
-		d.Trigger = records.TriggerRetry
-		backoff = min(backoff*2, s.cfg.OrderedMaxBackoff)
-	}
-}
-
 // conclude reports a finished attempt: a retryable failure is first handed to the retrier (the
 // attempt it sees has outcome failed and no next attempt time), whose answer decides between
 // retrying (with the next attempt time) and failed (exhausted), by the endpoint's retry policy.
-func (s *Sender) conclude(w *work, ep *records.Endpoint, d records.Delivery, res result) bool {
+// hold is the ordered endpoint's hold the attempt ends (nil: not ordered; ordering.go).
+func (s *Sender) conclude(w *work, ep *records.Endpoint, d records.Delivery, res result, hold *orderHold) bool {
 	a := attemptOf(d, res)
 	if f := res.failure; f != nil && f.Retryable {
 		var (
@@ -246,6 +188,9 @@ func (s *Sender) conclude(w *work, ep *records.Endpoint, d records.Delivery, res
 			next = next.UTC()
 			a.Outcome, a.NextAttemptAt = records.OutcomeRetrying, &next
 		}
+	}
+	if hold != nil {
+		s.endHold(hold, ep, &a)
 	}
 	return s.produceAttempt(w.part.ctx, a)
 }

@@ -108,16 +108,19 @@
 //
 // An endpoint with ordered=true gets one request at a time, in offset order (its records share
 // a partition, keyed by endpoint id). A failing record stays at the head and is retried in
-// process, each attempt reported as retrying with its next attempt time, with a backoff from
+// process, each attempt reported as retrying with its next attempt time and the hold it leaves
+// (records.OrderHold), while the endpoint's later records wait behind it. Its offset stays
+// unfinished, so a crash or rebalance delivers it again, first. Bounded mode: a backoff from
 // Config.OrderedBackoff doubling up to Config.OrderedMaxBackoff (or the receiver's Retry-After
-// if longer), while the endpoint's later records wait behind it. Its offset stays unfinished,
-// so a crash or rebalance delivers it again, first. Limits, by design: after
-// Config.OrderedMaxHold the head is handed to the retry tiers like any failure and the next
-// record proceeds, so a longer outage breaks the order rather than stall the partition's
-// commits for days; while a head is held, a restart redelivers what other endpoints of the
-// partition finished meanwhile (duplicates, which the contract allows); records beyond the
-// endpoint's queue are deferred and can come back out of order; ordered endpoints have no
-// circuit breaker (the single held request is one already).
+// if longer), for at most Config.OrderedMaxHold; then the head is handed to the retry tiers like
+// any failure and the next record proceeds, so a longer outage breaks the order rather than
+// stall the partition's commits for days. Strict mode (strict_order): the waits and the number
+// of attempts are the endpoint's retry schedule ([Retrier.Next]), with no time limit; the order
+// gives way only when the head fails for good, and that attempt carries order_broken. Limits,
+// by design: while a head is held, a restart redelivers what other endpoints of the partition
+// finished meanwhile (duplicates, which the contract allows); records beyond the endpoint's
+// queue are deferred and can come back out of order; ordered endpoints have no circuit breaker
+// (the single held request is one already). ordering.go has the details.
 //
 // The files follow the way of a record: sender.go (New, Run and the poll loop), intake.go
 // (intake, the partners' feeders, flow control into the lanes, the buffer caps), partners.go

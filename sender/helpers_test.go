@@ -438,6 +438,16 @@ func (f *fakeRetrier) Defer(_ context.Context, d records.Delivery, after time.Du
 	return nil
 }
 
+// Next answers delay, and final when isFinal says so, as Schedule does.
+func (f *fakeRetrier) Next(d records.Delivery, retryAfter time.Duration, _ *retrypolicy.Policy) (time.Duration, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.isFinal != nil && f.isFinal(d) {
+		return 0, true
+	}
+	return max(f.delay, retryAfter), false
+}
+
 func (f *fakeRetrier) counts() (schedules, defers int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -165,6 +165,9 @@ func (s *Sender) offer(ctx context.Context, l *lane, w *work) {
 			waitStart = now
 		}
 		if why := s.overflows(l, w, now, waitStart); why != "" {
+			if l.ordered {
+				s.m.orderBreaks.WithLabelValues(breakOverflow).Inc()
+			}
 			l.mu.Unlock()
 			after := s.deferDelay(w.d)
 			s.goHandle(w, func(w *work) bool { return s.deferWork(w, deferQueueFull, after) })

@@ -24,6 +24,11 @@ type senderMetrics struct {
 	partitions      prometheus.Gauge
 	// tokenRequests counts OAuth token requests.
 	tokenRequests prometheus.Counter
+	// Ordered endpoints' held heads (ordering.go).
+	orderHeads   prometheus.Gauge
+	orderHeld    prometheus.Gauge
+	orderHeadAge prometheus.Gauge
+	orderBreaks  *prometheus.CounterVec
 }
 
 // deliveryLatencyBuckets span 10 ms (a delivery straight through) to a day (the last retry
@@ -51,6 +56,12 @@ func newMetrics(reg prometheus.Registerer) *senderMetrics {
 		partitions:   set.Gauge("partitions_assigned", "Deliveries partitions this sender owns."),
 		tokenRequests: set.Counter("oauth_token_requests_total",
 			"Token requests made for endpoints that authenticate with OAuth 2.0 client credentials (a cached token is not counted)."),
+		orderHeads: set.Gauge("ordered_heads_held", "Heads of ordered endpoints held (failing, retried in process) with the endpoint's later records waiting behind them."),
+		orderHeld:  set.Gauge("ordered_records_held", "Records of ordered endpoints waiting behind a held head, in all."),
+		orderHeadAge: set.Gauge("ordered_oldest_head_age_seconds",
+			"How long the oldest held head of an ordered endpoint has been held (0: none held)."),
+		orderBreaks: set.CounterVec("order_breaks_total",
+			"Times an ordered endpoint's order gave way, by reason: max_hold (bounded mode, held for the maximum hold), final_failure (strict mode, the head failed for good), overflow (a record beyond the endpoint's queue was deferred).", "reason"),
 		// Subsystem delivery: the one metric that spans the pipeline, observed where it ends.
 		deliveryLatency: (&metrics.Set{Registerer: reg, Subsystem: "delivery", Shared: true}).HistogramVec("latency_seconds",
 			"Time from the event's PostgreSQL commit (for test events and records without it, the delivery's creation) to the endpoint's 2xx, by trigger (initial, retry, replay, test).",
@@ -66,6 +77,9 @@ func newMetrics(reg prometheus.Registerer) *senderMetrics {
 	}
 	for _, r := range deferReasons {
 		m.deferrals.WithLabelValues(r)
+	}
+	for _, r := range breakReasons {
+		m.orderBreaks.WithLabelValues(r)
 	}
 	for _, t := range records.Triggers {
 		m.deliveryLatency.WithLabelValues(t)

@@ -20,4 +20,9 @@ type Retrier interface {
 	// Defer hands over work that made no attempt (the endpoint's circuit is open or its queue
 	// is full): the same attempt number is asked for again after about `after`.
 	Defer(ctx context.Context, d records.Delivery, after time.Duration) error
+	// Next says, writing nothing, what the schedule Schedule follows holds for d after its
+	// failed attempt d.AttemptNo: the wait before the next attempt (jitter included, raised to
+	// retryAfter), or final = true when that was the last. A strict ordered endpoint holds its
+	// head in process by it (design.md section 7).
+	Next(d records.Delivery, retryAfter time.Duration, policy *retrypolicy.Policy) (wait time.Duration, final bool)
 }

@@ -111,6 +111,9 @@ type Sender struct {
 
 	lanesMu sync.Mutex
 	lanes   map[string]*lane
+	// holds are the ordered endpoints' heads held now (ordering.go).
+	holdsMu sync.Mutex
+	holds   map[*orderHold]struct{}
 
 	// partnersMu guards partners and activePartners (partners.go); it is taken before any
 	// partition's feedMu, never after.
@@ -157,6 +160,7 @@ func New(cfg Config, view EndpointView, retrier Retrier) (*Sender, error) {
 		tracer:  tracing.New(cfg.TracerProvider),
 		parts:   map[int32]*partition{},
 		lanes:   map[string]*lane{},
+		holds:   map[*orderHold]struct{}{},
 		tokens:  map[string]*tokenSource{},
 
 		partners: map[string]*partnerState{},

@@ -268,7 +268,8 @@ var endpointSubcommands = []apiSubcommand{
 		fs.Var((*listValue)(&events), "events", "comma-separated event types it receives: exact, prefix.* or *")
 		description := fs.String("description", "", "what it is for")
 		maxInFlight := fs.Int("max-in-flight", 0, "most requests to it at once; 0: the API's default")
-		ordered := fs.Bool("ordered", false, "one request at a time, in order")
+		ordered := fs.Bool("ordered", false, "one request at a time, in order (ordering bounded)")
+		ordering := fs.String("ordering", "", "none, bounded (--ordered) or strict: a failing event holds the later ones until it is delivered or dead-lettered")
 		filter := fs.String("filter", "", `a payload filter, e.g. 'data.amount.value >= 100' (docs/fanout-and-recorder.md: Payload filters)`)
 		policy := fs.String("retry-policy", "", `a retry policy as JSON, e.g. '{"event_types":{"balance.*":{"attempts":15}}}'`)
 		scheme := fs.String("signature-scheme", "", "v1 (HMAC, a shared whsec_ secret; the API's default) or v1a (ed25519: receivers verify with a whpk_ public key)")
@@ -279,6 +280,16 @@ var endpointSubcommands = []apiSubcommand{
 			body := adminclient.EndpointCreate{URL: *url, EventTypes: events, Ordered: ordered}
 			if *scheme != "" {
 				body.SignatureScheme = (*adminclient.EndpointCreateSignatureScheme)(scheme)
+			}
+			if *ordering != "" {
+				o := adminclient.EndpointCreateOrdering(*ordering)
+				if !o.Valid() {
+					return fmt.Errorf("--ordering %q: want none, bounded or strict", *ordering)
+				}
+				body.Ordering = &o
+				if !*ordered {
+					body.Ordered = nil // ordering decides
+				}
 			}
 			if *filter != "" {
 				body.Filter = filter
@@ -452,9 +463,12 @@ func printEndpoint(w io.Writer, ep adminclient.Endpoint) {
 	}
 	fmt.Fprintf(w, "id\t%s\npartner\t%s\nurl\t%s\nstatus\t%s\ndisabled reason\t%s\nevent types\t%s\n", ep.ID, ep.PartnerID, printable(ep.URL),
 		ep.Status, printable(reason), printable(strings.Join(ep.EventTypes, ",")))
-	fmt.Fprintf(w, "description\t%s\nmax in flight\t%d\nordered\t%t\nfailing since\t%s\nsignature\t%s\nsecrets\t%s\ncreated\t%s\n",
-		printable(ep.Description), ep.MaxInFlight, ep.Ordered, timeOrDash(ep.FailingSince), ep.SignatureScheme, strings.Join(secrets, ", "),
+	fmt.Fprintf(w, "description\t%s\nmax in flight\t%d\nordering\t%s\nfailing since\t%s\nsignature\t%s\nsecrets\t%s\ncreated\t%s\n",
+		printable(ep.Description), ep.MaxInFlight, ep.Ordering, timeOrDash(ep.FailingSince), ep.SignatureScheme, strings.Join(secrets, ", "),
 		ep.CreatedAt.UTC().Format(time.RFC3339))
+	if o := ep.Health.Order; o != nil {
+		fmt.Fprintf(w, "held behind the head\t%d\nhead held since\t%s\n", o.Held, timeOrDash(o.HeadSince))
+	}
 	if ep.Filter != nil {
 		fmt.Fprintf(w, "filter\t%s\n", printable(*ep.Filter))
 	}

@@ -457,6 +457,20 @@ func (a Attempt) AppendJSON(dst []byte) []byte {
 		dst = append(dst, `,"circuit_at":`...)
 		dst = appendTime(dst, *a.CircuitAt)
 	}
+	if o := a.Order; o != nil {
+		dst = append(dst, `,"order":{"held":`...)
+		dst = strconv.AppendInt(dst, int64(o.Held), 10)
+		if o.HeadSince != nil {
+			dst = append(dst, `,"head_since":`...)
+			dst = appendTime(dst, *o.HeadSince)
+		}
+		dst = append(dst, `,"at":`...)
+		dst = appendTime(dst, o.At)
+		dst = append(dst, '}')
+	}
+	if a.OrderBroken {
+		dst = append(dst, `,"order_broken":true`...)
+	}
 	return append(dst, '}')
 }
 

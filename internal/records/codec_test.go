@@ -203,6 +203,10 @@ func TestEncodeVaried(t *testing.T) {
 		checkEncode(t, a, UnmarshalAttempt)
 		a.Circuit, a.CircuitProbeAt, a.CircuitAt = s, &tm, &next
 		checkEncode(t, a, UnmarshalAttempt)
+		a.Order = &OrderHold{Held: n, At: tm}
+		checkEncode(t, a, UnmarshalAttempt)
+		a.Order.HeadSince, a.OrderBroken = &next, true
+		checkEncode(t, a, UnmarshalAttempt)
 
 		d := Delivery{V: n, DeliveryID: s, EventID: s, EndpointID: s, PartnerID: s, EventType: s,
 			AttemptNo: n, Trigger: s, Body: []byte(s), EventLSN: LSN(uint64(i) * 0x1234_5678_9abc_def1),

@@ -76,22 +76,25 @@ func EventPartition(partnerID string, partitions int32) int32 {
 // Endpoint is the value of an endpoints-topic record: the full current configuration of one
 // endpoint as of the commit at LSN. A nil value (tombstone) means the endpoint was deleted.
 type Endpoint struct {
-	V               int        `json:"v"`
-	ID              string     `json:"id"`
-	PartnerID       string     `json:"partner_id"`
-	URL             string     `json:"url"`
-	Description     string     `json:"description"`
-	Status          string     `json:"status"`
-	EventTypes      []string   `json:"event_types"`
-	SchemaVersion   int        `json:"schema_version"`
-	MaxInFlight     int        `json:"max_in_flight"`
-	RateLimitPerSec *float64   `json:"rate_limit_per_sec"`
-	Ordered         bool       `json:"ordered"`
-	FailingSince    *time.Time `json:"failing_since"`
-	DisabledReason  string     `json:"disabled_reason,omitempty"`
-	Version         int64      `json:"version"`
-	CreatedAt       time.Time  `json:"created_at"`
-	UpdatedAt       time.Time  `json:"updated_at"`
+	V               int      `json:"v"`
+	ID              string   `json:"id"`
+	PartnerID       string   `json:"partner_id"`
+	URL             string   `json:"url"`
+	Description     string   `json:"description"`
+	Status          string   `json:"status"`
+	EventTypes      []string `json:"event_types"`
+	SchemaVersion   int      `json:"schema_version"`
+	MaxInFlight     int      `json:"max_in_flight"`
+	RateLimitPerSec *float64 `json:"rate_limit_per_sec"`
+	Ordered         bool     `json:"ordered"`
+	// StrictOrder (with Ordered) holds a failing head until it is delivered or its retry
+	// schedule is exhausted, with no time limit (design.md section 7).
+	StrictOrder    bool       `json:"strict_order,omitempty"`
+	FailingSince   *time.Time `json:"failing_since"`
+	DisabledReason string     `json:"disabled_reason,omitempty"`
+	Version        int64      `json:"version"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
 	// CreatedLSN is the commit LSN of the endpoint's creation: events committed at or after it
 	// reach the endpoint, earlier ones never do (R13).
 	CreatedLSN LSN `json:"created_lsn"`
@@ -282,6 +285,24 @@ type Attempt struct {
 	// CircuitAt is when the sender read Circuit, right after recording this attempt's result:
 	// concurrent attempts end in any order, and the newest statement is the one that holds.
 	CircuitAt *time.Time `json:"circuit_at,omitempty"`
+	// Order is the ordered endpoint's hold right after this attempt, as the sender's lane holds
+	// it; nil for endpoints that are not ordered. The recorder keeps the newest in
+	// endpoint_health, like the circuit.
+	Order *OrderHold `json:"order,omitempty"`
+	// OrderBroken marks the final failure of a strict ordered endpoint's head: the records held
+	// behind it go on without it, so the endpoint's order gives way here (design.md section 7).
+	OrderBroken bool `json:"order_broken,omitempty"`
+}
+
+// OrderHold is an ordered endpoint's hold as the sender states it after an attempt.
+type OrderHold struct {
+	// Held is how many of the endpoint's records wait behind the head in the sender.
+	Held int `json:"held"`
+	// HeadSince is when the head began to be held (its first failed attempt in the hold); nil
+	// when no head is held (the attempt delivered or finished the head).
+	HeadSince *time.Time `json:"head_since,omitempty"`
+	// At is when the sender read the hold: the newest statement is the one that holds.
+	At time.Time `json:"at"`
 }
 
 // Circuit states of Attempt.Circuit.
