@@ -24,7 +24,7 @@ GOTEST     ?= $(GO) test -race -count=1 -timeout 30m
 # Packages whose tests use Kafka (they call testenv.NewKafka); they run on both lanes.
 KAFKA_PKGS = $(shell grep -rl --include='*_test.go' 'testenv.NewKafka' . | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build generate dev seed test test-real test-embedded test-fuzz test-rules test-deploy test-cluster test-secure test-chaos chaos vet chromium bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down kafka-cluster-up kafka-cluster-down down clean
+.PHONY: all build generate dev seed test test-real test-embedded test-fuzz test-rules test-deploy test-cluster test-secure test-datalog test-chaos chaos vet chromium connect-up connect-down bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down kafka-cluster-up kafka-cluster-down down clean
 
 all: build
 
@@ -49,7 +49,7 @@ seed:
 vet:
 	$(GO) vet ./...
 
-test: pg-up kafka-up chromium vet test-rules test-deploy test-real test-embedded test-fuzz test-cluster test-secure test-chaos
+test: pg-up kafka-up chromium vet test-rules test-deploy test-real test-embedded test-fuzz test-cluster test-secure test-datalog test-chaos
 
 test-real: pg-up kafka-up chromium
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA='$(KAFKA_REAL)' $(GOTEST) ./...
@@ -109,6 +109,27 @@ test-cluster: pg-up
 test-secure: pg-up
 	$(GO) vet -tags secure ./internal/testkit/secure/
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' $(GOTEST) -tags secure ./internal/testkit/secure/
+
+# The event log read with data teams' tools (docs/consuming-the-log.md): kcat, the doc's Python
+# snippets on confluent-kafka and Kafka Connect with Debezium's JDBC sink, on the local broker,
+# while the active cdc is SIGKILLed mid-transaction twice (internal/testkit/datalog, build tag
+# datalog: it runs here, alone). The tools come from the registries on the first run
+# (deploy/datalog/connect.sh tools: Debian's kcat, confluent-kafka from PyPI into a venv, the
+# Connect and connector jars from Maven Central into .data/datalog), about 2 minutes; then the
+# test takes about a minute. Logs stay in .data/test-datalog/logs.
+test-datalog: pg-up kafka-up
+	bash deploy/datalog/connect.sh tools
+	$(GO) vet -tags datalog ./internal/testkit/datalog/
+	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA='$(KAFKA_REAL)' $(GOTEST) -tags datalog ./internal/testkit/datalog/
+
+# Kafka Connect beside the local broker, running deploy/datalog/events-jdbc-sink.properties: the
+# events topic hookstream.events upserted into the table hookstream_events of the local database
+# (docs/consuming-the-log.md); REST on 127.0.0.1:18083, logs in .data/datalog/connect-run/logs.
+connect-up: pg-up kafka-up
+	@bash deploy/datalog/connect.sh up
+
+connect-down:
+	@bash deploy/datalog/connect.sh down
 
 # Proof under faults (docs/reliability.md): its own PostgreSQL and Kafka broker on private ports
 # under .data/chaos, every component as its own process (two of each that scales), a steady load,
@@ -203,7 +224,7 @@ kafka-cluster-up:
 kafka-cluster-down:
 	@bash deploy/kafka/kafka.sh cluster down
 
-down: kafka-down pg-down
+down: connect-down kafka-down pg-down
 
 clean: down
 	rm -rf .data bin
