@@ -173,12 +173,15 @@ func (e EndpointStatus) Valid() bool {
 // Defines values for EndpointCreateSchemaVersion.
 const (
 	EndpointCreateSchemaVersionN1 EndpointCreateSchemaVersion = 1
+	EndpointCreateSchemaVersionN2 EndpointCreateSchemaVersion = 2
 )
 
 // Valid indicates whether the value is a known member of the EndpointCreateSchemaVersion enum.
 func (e EndpointCreateSchemaVersion) Valid() bool {
 	switch e {
 	case EndpointCreateSchemaVersionN1:
+		return true
+	case EndpointCreateSchemaVersionN2:
 		return true
 	default:
 		return false
@@ -1130,17 +1133,19 @@ type EndpointCreate struct {
 	Headers *RequestHeaders `json:"headers,omitempty"`
 
 	// MaxInFlight The most requests in flight to this endpoint at once: the ceiling of the sender's adaptive concurrency, which starts at 8 and rises while the endpoint answers fast.
-	MaxInFlight     *int                         `json:"max_in_flight,omitempty"`
-	Ordered         *bool                        `json:"ordered,omitempty"`
-	RateLimitPerSec *float64                     `json:"rate_limit_per_sec,omitempty"`
-	RetryPolicy     *RetryPolicy                 `json:"retry_policy,omitempty"`
-	SchemaVersion   *EndpointCreateSchemaVersion `json:"schema_version,omitempty"`
+	MaxInFlight     *int         `json:"max_in_flight,omitempty"`
+	Ordered         *bool        `json:"ordered,omitempty"`
+	RateLimitPerSec *float64     `json:"rate_limit_per_sec,omitempty"`
+	RetryPolicy     *RetryPolicy `json:"retry_policy,omitempty"`
+
+	// SchemaVersion the event catalog's schema version the endpoint is pinned to (R14): it receives each event type in the type's newest version at or below it, converted from the version the event was written in; usage.finalized is at 2 since its cost became integer micros, every other type at 1. Default: the newest.
+	SchemaVersion *EndpointCreateSchemaVersion `json:"schema_version,omitempty"`
 
 	// URL HTTPS URL accepted by the egress policy: an allowed port, no embedded credentials, and a host that resolves to public addresses only (no loopback, private, link-local or cloud-metadata addresses), without control or bidi-control characters (percent-encode them)
 	URL string `json:"url"`
 }
 
-// EndpointCreateSchemaVersion defines model for EndpointCreate.SchemaVersion.
+// EndpointCreateSchemaVersion the event catalog's schema version the endpoint is pinned to (R14): it receives each event type in the type's newest version at or below it, converted from the version the event was written in; usage.finalized is at 2 since its cost became integer micros, every other type at 1. Default: the newest.
 type EndpointCreateSchemaVersion int
 
 // EndpointCreated defines model for EndpointCreated.
@@ -1254,7 +1259,7 @@ type EndpointPatch struct {
 	// RetryPolicy replaces the whole policy; null removes it
 	RetryPolicy *RetryPolicy `json:"retry_policy,omitempty"`
 
-	// SchemaVersion a known envelope version (1); null: the newest
+	// SchemaVersion one of the event catalog's schema versions (1 or 2), as on creation; it applies to the events fanned out after the change, while deliveries made before keep their bytes on retries; null: the newest
 	SchemaVersion *int `json:"schema_version,omitempty"`
 
 	// URL cannot be null
@@ -1295,6 +1300,17 @@ type EventType struct {
 	Schema        map[string]interface{} `json:"schema"`
 	SchemaVersion int                    `json:"schema_version"`
 	Type          string                 `json:"type"`
+
+	// Versions every published schema version of the type, oldest first; the top-level schema_version, schema and example are the newest's, which a platform writes from now on. An endpoint pinned to a version receives the type's newest version at or below it.
+	Versions []struct {
+		// Changes what changed from the version before, and why; absent on a type's first version
+		Changes *string                `json:"changes,omitempty"`
+		Example map[string]interface{} `json:"example"`
+
+		// Schema JSON Schema of data in this version
+		Schema        map[string]interface{} `json:"schema"`
+		SchemaVersion int                    `json:"schema_version"`
+	} `json:"versions"`
 }
 
 // EventTypeCategory defines model for EventType.Category.
@@ -2360,6 +2376,56 @@ type WebhookUsageFinalizedJSONBody struct {
 		// APIKeyID the API key (its identifier, never the key)
 		APIKeyID *string `json:"api_key_id,omitempty"`
 		Cost     struct {
+			// AmountMicros the amount in millionths of the currency (3418200 is 3.418200), never negative; exact, never rounded
+			AmountMicros int `json:"amount_micros"`
+
+			// Currency ISO 4217 code
+			Currency string `json:"currency"`
+		} `json:"cost"`
+
+		// CustomerID the customer
+		CustomerID   string    `json:"customer_id"`
+		InputTokens  int       `json:"input_tokens"`
+		OutputTokens int       `json:"output_tokens"`
+		PeriodEnd    time.Time `json:"period_end"`
+		PeriodStart  time.Time `json:"period_start"`
+		Requests     int       `json:"requests"`
+
+		// UsageID the finalized usage record
+		UsageID string `json:"usage_id"`
+	} `json:"data"`
+
+	// EventID stable across retries and replays; the webhook-id header
+	EventID       string      `json:"event_id"`
+	OccurredAt    time.Time   `json:"occurred_at"`
+	PartnerID     string      `json:"partner_id"`
+	SchemaVersion interface{} `json:"schema_version"`
+	Subject       struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	} `json:"subject"`
+	Type interface{} `json:"type"`
+}
+
+// WebhookUsageFinalizedParams defines parameters for WebhookUsageFinalized.
+type WebhookUsageFinalizedParams struct {
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it
+	WebhookID string `json:"webhook-id"`
+
+	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated; during a secret rotation both secrets sign
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookUsageFinalizedV1JSONBody defines parameters for WebhookUsageFinalizedV1.
+type WebhookUsageFinalizedV1JSONBody struct {
+	CorrelationID *string `json:"correlation_id,omitempty"`
+	Data          struct {
+		// APIKeyID the API key (its identifier, never the key)
+		APIKeyID *string `json:"api_key_id,omitempty"`
+		Cost     struct {
 			// Currency ISO 4217 code
 			Currency string `json:"currency"`
 
@@ -2391,8 +2457,8 @@ type WebhookUsageFinalizedJSONBody struct {
 	Type interface{} `json:"type"`
 }
 
-// WebhookUsageFinalizedParams defines parameters for WebhookUsageFinalized.
-type WebhookUsageFinalizedParams struct {
+// WebhookUsageFinalizedV1Params defines parameters for WebhookUsageFinalizedV1.
+type WebhookUsageFinalizedV1Params struct {
 	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it
 	WebhookID string `json:"webhook-id"`
 
@@ -2506,6 +2572,9 @@ type WebhookEndpointFailingJSONRequestBody WebhookEndpointFailingJSONBody
 
 // WebhookUsageFinalizedJSONRequestBody defines body for WebhookUsageFinalized for application/json ContentType.
 type WebhookUsageFinalizedJSONRequestBody WebhookUsageFinalizedJSONBody
+
+// WebhookUsageFinalizedV1JSONRequestBody defines body for WebhookUsageFinalizedV1 for application/json ContentType.
+type WebhookUsageFinalizedV1JSONRequestBody WebhookUsageFinalizedV1JSONBody
 
 // WebhookWebhookTestJSONRequestBody defines body for WebhookWebhookTest for application/json ContentType.
 type WebhookWebhookTestJSONRequestBody WebhookWebhookTestJSONBody
@@ -2674,6 +2743,8 @@ type ClientInterface interface {
 
 	// ListEventTypes The event catalog with JSON Schemas
 	//
+	// Every event type with its newest schema version, its JSON Schema and example, and every version it is published at (versions, each with its schema, example and what changed). An endpoint's schema_version pins it to a catalog version: it receives each type in the type's newest version at or below the pin (usage.finalized: version 2 since its cost became integer micros, version 1 to endpoints pinned to 1).
+	//
 	// Corresponds with GET /v1/event-types (the `ListEventTypes` operationId).
 	ListEventTypes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -2689,7 +2760,7 @@ type ClientInterface interface {
 
 	// ListOutboxDeadLetters List the outbox rows cdc refused to publish, with the reasons, newest first
 	//
-	// cdc checks every committed outbox row before it publishes it. A row that is no valid envelope (`malformed`), is over the size limit (`too_large`), has a type the event catalog does not know (`unknown_type`), another schema version than its type's (`schema_version`) or data its type's JSON Schema refuses (`invalid_data`) is not published: no partner receives it. It goes to the dlq topic and is listed here, once, with the refusal in `detail` (naming the field, e.g. `data/amount/value`). Rows are kept for the outbox retention (GET /v1/limits). Operator only: the platform wrote these rows and fixes them; partners never see them, their own included.
+	// cdc checks every committed outbox row before it publishes it. A row that is no valid envelope (`malformed`), is over the size limit (`too_large`), has a type the event catalog does not know (`unknown_type`), a schema version its type is not published at (`schema_version`) or data its type's JSON Schema refuses (`invalid_data`) is not published: no partner receives it. It goes to the dlq topic and is listed here, once, with the refusal in `detail` (naming the field, e.g. `data/amount/value`). Rows are kept for the outbox retention (GET /v1/limits). Operator only: the platform wrote these rows and fixes them; partners never see them, their own included.
 	//
 	// Corresponds with GET /v1/outbox/dead-letters (the `ListOutboxDeadLetters` operationId).
 	ListOutboxDeadLetters(ctx context.Context, params *ListOutboxDeadLettersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2992,6 +3063,8 @@ type ClientInterface interface {
 
 // ListEventTypes The event catalog with JSON Schemas
 //
+// Every event type with its newest schema version, its JSON Schema and example, and every version it is published at (versions, each with its schema, example and what changed). An endpoint's schema_version pins it to a catalog version: it receives each type in the type's newest version at or below the pin (usage.finalized: version 2 since its cost became integer micros, version 1 to endpoints pinned to 1).
+//
 // Corresponds with GET /v1/event-types (the `ListEventTypes` operationId).
 func (c *Client) ListEventTypes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListEventTypesRequest(c.Server)
@@ -3037,7 +3110,7 @@ func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // ListOutboxDeadLetters List the outbox rows cdc refused to publish, with the reasons, newest first
 //
-// cdc checks every committed outbox row before it publishes it. A row that is no valid envelope (`malformed`), is over the size limit (`too_large`), has a type the event catalog does not know (`unknown_type`), another schema version than its type's (`schema_version`) or data its type's JSON Schema refuses (`invalid_data`) is not published: no partner receives it. It goes to the dlq topic and is listed here, once, with the refusal in `detail` (naming the field, e.g. `data/amount/value`). Rows are kept for the outbox retention (GET /v1/limits). Operator only: the platform wrote these rows and fixes them; partners never see them, their own included.
+// cdc checks every committed outbox row before it publishes it. A row that is no valid envelope (`malformed`), is over the size limit (`too_large`), has a type the event catalog does not know (`unknown_type`), a schema version its type is not published at (`schema_version`) or data its type's JSON Schema refuses (`invalid_data`) is not published: no partner receives it. It goes to the dlq topic and is listed here, once, with the refusal in `detail` (naming the field, e.g. `data/amount/value`). Rows are kept for the outbox retention (GET /v1/limits). Operator only: the platform wrote these rows and fixes them; partners never see them, their own included.
 //
 // Corresponds with GET /v1/outbox/dead-letters (the `ListOutboxDeadLetters` operationId).
 func (c *Client) ListOutboxDeadLetters(ctx context.Context, params *ListOutboxDeadLettersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5660,6 +5733,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListEventTypesWithResponse The event catalog with JSON Schemas
 	//
+	// Every event type with its newest schema version, its JSON Schema and example, and every version it is published at (versions, each with its schema, example and what changed). An endpoint's schema_version pins it to a catalog version: it receives each type in the type's newest version at or below the pin (usage.finalized: version 2 since its cost became integer micros, version 1 to endpoints pinned to 1).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/event-types (the `ListEventTypes` operationId).
@@ -5681,7 +5756,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListOutboxDeadLettersWithResponse List the outbox rows cdc refused to publish, with the reasons, newest first
 	//
-	// cdc checks every committed outbox row before it publishes it. A row that is no valid envelope (`malformed`), is over the size limit (`too_large`), has a type the event catalog does not know (`unknown_type`), another schema version than its type's (`schema_version`) or data its type's JSON Schema refuses (`invalid_data`) is not published: no partner receives it. It goes to the dlq topic and is listed here, once, with the refusal in `detail` (naming the field, e.g. `data/amount/value`). Rows are kept for the outbox retention (GET /v1/limits). Operator only: the platform wrote these rows and fixes them; partners never see them, their own included.
+	// cdc checks every committed outbox row before it publishes it. A row that is no valid envelope (`malformed`), is over the size limit (`too_large`), has a type the event catalog does not know (`unknown_type`), a schema version its type is not published at (`schema_version`) or data its type's JSON Schema refuses (`invalid_data`) is not published: no partner receives it. It goes to the dlq topic and is listed here, once, with the refusal in `detail` (naming the field, e.g. `data/amount/value`). Rows are kept for the outbox retention (GET /v1/limits). Operator only: the platform wrote these rows and fixes them; partners never see them, their own included.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8463,6 +8538,8 @@ func (r CancelReplayJobResponse) ContentType() string {
 
 // ListEventTypesWithResponse The event catalog with JSON Schemas
 //
+// Every event type with its newest schema version, its JSON Schema and example, and every version it is published at (versions, each with its schema, example and what changed). An endpoint's schema_version pins it to a catalog version: it receives each type in the type's newest version at or below the pin (usage.finalized: version 2 since its cost became integer micros, version 1 to endpoints pinned to 1).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/event-types (the `ListEventTypes` operationId).
@@ -8502,7 +8579,7 @@ func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEdi
 
 // ListOutboxDeadLettersWithResponse List the outbox rows cdc refused to publish, with the reasons, newest first
 //
-// cdc checks every committed outbox row before it publishes it. A row that is no valid envelope (`malformed`), is over the size limit (`too_large`), has a type the event catalog does not know (`unknown_type`), another schema version than its type's (`schema_version`) or data its type's JSON Schema refuses (`invalid_data`) is not published: no partner receives it. It goes to the dlq topic and is listed here, once, with the refusal in `detail` (naming the field, e.g. `data/amount/value`). Rows are kept for the outbox retention (GET /v1/limits). Operator only: the platform wrote these rows and fixes them; partners never see them, their own included.
+// cdc checks every committed outbox row before it publishes it. A row that is no valid envelope (`malformed`), is over the size limit (`too_large`), has a type the event catalog does not know (`unknown_type`), a schema version its type is not published at (`schema_version`) or data its type's JSON Schema refuses (`invalid_data`) is not published: no partner receives it. It goes to the dlq topic and is listed here, once, with the refusal in `detail` (naming the field, e.g. `data/amount/value`). Rows are kept for the outbox retention (GET /v1/limits). Operator only: the platform wrote these rows and fixes them; partners never see them, their own included.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11212,6 +11289,11 @@ type WebhookInitiatorInterface interface {
 
 	WebhookUsageFinalized(ctx context.Context, targetURL string, params *WebhookUsageFinalizedParams, body WebhookUsageFinalizedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// WebhookUsageFinalizedV1WithBody fires the usage.finalized.v1 webhook with any body
+	WebhookUsageFinalizedV1WithBody(ctx context.Context, targetURL string, params *WebhookUsageFinalizedV1Params, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookUsageFinalizedV1(ctx context.Context, targetURL string, params *WebhookUsageFinalizedV1Params, body WebhookUsageFinalizedV1JSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// WebhookWebhookTestWithBody fires the webhook.test webhook with any body
 	WebhookWebhookTestWithBody(ctx context.Context, targetURL string, params *WebhookWebhookTestParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -11496,6 +11578,30 @@ func (p *WebhookInitiator) WebhookUsageFinalizedWithBody(ctx context.Context, ta
 
 func (p *WebhookInitiator) WebhookUsageFinalized(ctx context.Context, targetURL string, params *WebhookUsageFinalizedParams, body WebhookUsageFinalizedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookUsageFinalizedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookUsageFinalizedV1WithBody(ctx context.Context, targetURL string, params *WebhookUsageFinalizedV1Params, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookUsageFinalizedV1WebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookUsageFinalizedV1(ctx context.Context, targetURL string, params *WebhookUsageFinalizedV1Params, body WebhookUsageFinalizedV1JSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookUsageFinalizedV1WebhookRequest(targetURL, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12214,6 +12320,67 @@ func NewWebhookUsageFinalizedWebhookRequest(targetURL string, params *WebhookUsa
 
 // NewWebhookUsageFinalizedWebhookRequestWithBody builds a POST request for the usage.finalized webhook with any body
 func NewWebhookUsageFinalizedWebhookRequestWithBody(targetURL string, params *WebhookUsageFinalizedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookUsageFinalizedV1WebhookRequest builds a application/json POST request for the usage.finalized.v1 webhook
+func NewWebhookUsageFinalizedV1WebhookRequest(targetURL string, params *WebhookUsageFinalizedV1Params, body WebhookUsageFinalizedV1JSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookUsageFinalizedV1WebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookUsageFinalizedV1WebhookRequestWithBody builds a POST request for the usage.finalized.v1 webhook with any body
+func NewWebhookUsageFinalizedV1WebhookRequestWithBody(targetURL string, params *WebhookUsageFinalizedV1Params, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 
