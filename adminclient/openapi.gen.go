@@ -1138,14 +1138,14 @@ type EndpointCreate struct {
 	RateLimitPerSec *float64     `json:"rate_limit_per_sec,omitempty"`
 	RetryPolicy     *RetryPolicy `json:"retry_policy,omitempty"`
 
-	// SchemaVersion the event catalog's schema version the endpoint is pinned to (R14): it receives each event type in the type's newest version at or below it, converted from the version the event was written in; usage.finalized is at 2 since its cost became integer micros, every other type at 1. Default: the newest.
+	// SchemaVersion the event catalog's schema version the endpoint is pinned to: it receives each event type in the type's newest version at or below it, converted from the version the event was written in; usage.finalized is at 2 since its cost became integer micros, every other type at 1. Default: the newest.
 	SchemaVersion *EndpointCreateSchemaVersion `json:"schema_version,omitempty"`
 
 	// URL HTTPS URL accepted by the egress policy: an allowed port, no embedded credentials, and a host that resolves to public addresses only (no loopback, private, link-local or cloud-metadata addresses), without control or bidi-control characters (percent-encode them)
 	URL string `json:"url"`
 }
 
-// EndpointCreateSchemaVersion the event catalog's schema version the endpoint is pinned to (R14): it receives each event type in the type's newest version at or below it, converted from the version the event was written in; usage.finalized is at 2 since its cost became integer micros, every other type at 1. Default: the newest.
+// EndpointCreateSchemaVersion the event catalog's schema version the endpoint is pinned to: it receives each event type in the type's newest version at or below it, converted from the version the event was written in; usage.finalized is at 2 since its cost became integer micros, every other type at 1. Default: the newest.
 type EndpointCreateSchemaVersion int
 
 // EndpointCreated defines model for EndpointCreated.
@@ -3013,6 +3013,8 @@ type ClientInterface interface {
 
 	// ListEvents The cursor feed: the partner's events after a cursor, from the compacted event log
 	//
+	// Each event is the envelope as committed, in the schema version it was written in, which its schema_version states: usage.finalized may appear at version 1 (cost.value, a decimal string) and at version 2 (cost.amount_micros, integer millionths); GET /v1/event-types lists every version with its schema. Webhooks, unlike the feed, arrive in the version the endpoint is pinned to.
+	//
 	// Corresponds with GET /v1/partners/{pid}/events (the `ListEvents` operationId).
 	ListEvents(ctx context.Context, pid Pid, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -3692,6 +3694,8 @@ func (c *Client) SendTestEvent(ctx context.Context, pid Pid, eid Eid, body SendT
 }
 
 // ListEvents The cursor feed: the partner's events after a cursor, from the compacted event log
+//
+// Each event is the envelope as committed, in the schema version it was written in, which its schema_version states: usage.finalized may appear at version 1 (cost.value, a decimal string) and at version 2 (cost.amount_micros, integer millionths); GET /v1/event-types lists every version with its schema. Webhooks, unlike the feed, arrive in the version the endpoint is pinned to.
 //
 // Corresponds with GET /v1/partners/{pid}/events (the `ListEvents` operationId).
 func (c *Client) ListEvents(ctx context.Context, pid Pid, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6030,6 +6034,8 @@ type ClientWithResponsesInterface interface {
 	SendTestEventWithResponse(ctx context.Context, pid Pid, eid Eid, body SendTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*SendTestEventResponse, error)
 
 	// ListEventsWithResponse The cursor feed: the partner's events after a cursor, from the compacted event log
+	//
+	// Each event is the envelope as committed, in the schema version it was written in, which its schema_version states: usage.finalized may appear at version 1 (cost.value, a decimal string) and at version 2 (cost.amount_micros, integer millionths); GET /v1/event-types lists every version with its schema. Webhooks, unlike the feed, arrive in the version the endpoint is pinned to.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9051,6 +9057,8 @@ func (c *ClientWithResponses) SendTestEventWithResponse(ctx context.Context, pid
 }
 
 // ListEventsWithResponse The cursor feed: the partner's events after a cursor, from the compacted event log
+//
+// Each event is the envelope as committed, in the schema version it was written in, which its schema_version states: usage.finalized may appear at version 1 (cost.value, a decimal string) and at version 2 (cost.amount_micros, integer millionths); GET /v1/event-types lists every version with its schema. Webhooks, unlike the feed, arrive in the version the endpoint is pinned to.
 //
 // Returns a wrapper object for the known response body format(s).
 //
