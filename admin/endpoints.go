@@ -13,6 +13,7 @@ import (
 
 	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/eventcatalog"
 	"github.com/hookstream/hookstream/internal/eventtype"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/retrypolicy"
@@ -29,9 +30,10 @@ const (
 	maxMaxInFlight      = 1000
 )
 
-// schemaVersions are the envelope schema versions an endpoint may be pinned to (R14). A new
-// version adds its conversion in endpoints and its number here.
-var schemaVersions = []int{1}
+// schemaVersions are the schema versions an endpoint may be pinned to (R14): the event
+// catalog's, 1 through its newest; an endpoint receives each type in its newest version at or
+// below the pin (eventcatalog.PinnedVersion).
+var schemaVersions = eventcatalog.PinVersions()
 
 // endpointView is an endpoint as the API shows it: configuration and secret metadata, never a
 // secret.
@@ -315,7 +317,7 @@ func (p *problems) schemaVersion(v *int) int {
 			return s
 		}
 	}
-	p.add("schema_version", "must be one of the known envelope versions %v", schemaVersions)
+	p.add("schema_version", "must be one of the catalog's schema versions %v", schemaVersions)
 	return 0
 }
 

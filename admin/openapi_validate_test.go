@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -32,8 +33,11 @@ func TestOpenAPIDocumentValidates(t *testing.T) {
 	}
 }
 
-// TestOpenAPIWebhooksMatchCatalog: the document's webhooks section names every type of the event
-// catalog, each with its data schema, and is what make generate writes from the catalog.
+// TestOpenAPIWebhooksMatchCatalog: the document's webhooks section names every published version
+// of every type of the event catalog (the newest by the type, an older one by the type and
+// ".v" and its number, R14), each with its version's data schema, and is what make generate
+// writes from the catalog. Each version's example, in its envelope, is a valid body of its
+// webhook and of no other version's.
 func TestOpenAPIWebhooksMatchCatalog(t *testing.T) {
 	want, err := webhookdoc.Rewrite(openAPIDocument)
 	if err != nil {
@@ -46,32 +50,46 @@ func TestOpenAPIWebhooksMatchCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	types := eventcatalog.Types()
-	if len(doc.Webhooks) != len(types) {
-		t.Fatalf("%d webhooks, %d catalog types", len(doc.Webhooks), len(types))
+	versions := 0
+	for _, et := range eventcatalog.Types() {
+		versions += len(et.Versions)
+		for _, ver := range et.Versions {
+			name := et.Type
+			if ver.SchemaVersion != et.SchemaVersion {
+				name = fmt.Sprintf("%s.v%d", et.Type, ver.SchemaVersion)
+			}
+			item := doc.Webhooks[name]
+			if item == nil || item.Post == nil || item.Post.RequestBody == nil {
+				t.Errorf("webhooks has no POST %s for %s v%d", name, et.Type, ver.SchemaVersion)
+				continue
+			}
+			body := item.Post.RequestBody.Value.Content.Get("application/json")
+			got, _ := json.Marshal(body.Schema.Value.AllOf[1].Value.Properties["data"].Value)
+			var a, b any
+			_ = json.Unmarshal(got, &a)
+			_ = json.Unmarshal(ver.Schema, &b)
+			if !reflect.DeepEqual(a, b) {
+				t.Errorf("webhook %s: data schema %s, catalog %s", name, got, ver.Schema)
+			}
+			for _, other := range et.Versions {
+				ex, _ := json.Marshal(outbox.Envelope{EventID: outbox.NewEventID(), Type: et.Type, OccurredAt: time.Now().UTC(),
+					PartnerID: "acme", Subject: outbox.Subject{Type: "customer", ID: "cus_1"}, SchemaVersion: other.SchemaVersion, Data: other.Example})
+				var v any
+				_ = json.Unmarshal(ex, &v)
+				err := body.Schema.Value.VisitJSON(v)
+				if other.SchemaVersion == ver.SchemaVersion && err != nil {
+					t.Errorf("webhook %s: the catalog's example does not match its body schema: %v", name, err)
+				}
+				if other.SchemaVersion != ver.SchemaVersion && err == nil {
+					t.Errorf("webhook %s accepts the example of version %d", name, other.SchemaVersion)
+				}
+			}
+		}
 	}
-	for _, et := range types {
-		item := doc.Webhooks[et.Type]
-		if item == nil || item.Post == nil || item.Post.RequestBody == nil {
-			t.Errorf("webhooks has no POST for %s", et.Type)
-			continue
-		}
-		body := item.Post.RequestBody.Value.Content.Get("application/json")
-		got, _ := json.Marshal(body.Schema.Value.AllOf[1].Value.Properties["data"].Value)
-		var a, b any
-		_ = json.Unmarshal(got, &a)
-		_ = json.Unmarshal(et.Schema, &b)
-		if !reflect.DeepEqual(a, b) {
-			t.Errorf("webhook %s: data schema %s, catalog %s", et.Type, got, et.Schema)
-		}
-		// The catalog's example, in its envelope, is a valid body of the webhook.
-		ev, _ := eventcatalog.ExampleEvent(et.Type, "acme")
-		ex, _ := json.Marshal(outbox.Envelope{EventID: outbox.NewEventID(), Type: ev.Type, OccurredAt: time.Now().UTC(),
-			PartnerID: ev.PartnerID, Subject: ev.Subject, SchemaVersion: et.SchemaVersion, Data: ev.Data})
-		var v any
-		_ = json.Unmarshal(ex, &v)
-		if err := body.Schema.Value.VisitJSON(v); err != nil {
-			t.Errorf("webhook %s: the catalog's example does not match its body schema: %v", et.Type, err)
-		}
+	if len(doc.Webhooks) != versions {
+		t.Fatalf("%d webhooks, %d versions of catalog types", len(doc.Webhooks), versions)
+	}
+	if doc.Webhooks["usage.finalized.v1"] == nil {
+		t.Fatal("usage.finalized v1 is not in webhooks")
 	}
 }

@@ -233,12 +233,15 @@ func (e EndpointCreateOrdering) Valid() bool {
 // Defines values for EndpointCreateSchemaVersion.
 const (
 	EndpointCreateSchemaVersionN1 EndpointCreateSchemaVersion = 1
+	EndpointCreateSchemaVersionN2 EndpointCreateSchemaVersion = 2
 )
 
 // Valid indicates whether the value is a known member of the EndpointCreateSchemaVersion enum.
 func (e EndpointCreateSchemaVersion) Valid() bool {
 	switch e {
 	case EndpointCreateSchemaVersionN1:
+		return true
+	case EndpointCreateSchemaVersionN2:
 		return true
 	default:
 		return false
@@ -1421,10 +1424,12 @@ type EndpointCreate struct {
 	Ordered     *bool `json:"ordered,omitempty"`
 
 	// Ordering default: bounded when ordered is true, else none; ordered, if given too, must agree. none: no order; bounded: ordered (one request at a time in order; a failing head is held at most the sender's maximum hold, 15 minutes by default, then goes to the retry tiers and later events overtake it); strict: ordered, and a failing head is held until it is delivered or its retry schedule is exhausted, with no time limit; then it is dead-lettered, the attempt shows order_broken and the partner gets endpoint.order_broken
-	Ordering        *EndpointCreateOrdering      `json:"ordering,omitempty"`
-	RateLimitPerSec *float64                     `json:"rate_limit_per_sec,omitempty"`
-	RetryPolicy     *RetryPolicy                 `json:"retry_policy,omitempty"`
-	SchemaVersion   *EndpointCreateSchemaVersion `json:"schema_version,omitempty"`
+	Ordering        *EndpointCreateOrdering `json:"ordering,omitempty"`
+	RateLimitPerSec *float64                `json:"rate_limit_per_sec,omitempty"`
+	RetryPolicy     *RetryPolicy            `json:"retry_policy,omitempty"`
+
+	// SchemaVersion the event catalog's schema version the endpoint is pinned to: it receives each event type in the type's newest version at or below it, converted from the version the event was written in; usage.finalized is at 2 since its cost became integer micros, every other type at 1. Default: the newest.
+	SchemaVersion *EndpointCreateSchemaVersion `json:"schema_version,omitempty"`
 
 	// SignatureScheme The Standard Webhooks signature scheme of the endpoint's keys: `v1`, HMAC-SHA256 under a `whsec_` secret the receiver shares, or `v1a`, ed25519 under a `whsk_` signing key hookstream alone holds (sealed at rest, never shown); the receiver verifies with its `whpk_` public key. Both sign `msg_id.timestamp.body`; the header entry is `v1,<base64>` or `v1a,<base64>`.
 	SignatureScheme *EndpointCreateSignatureScheme `json:"signature_scheme,omitempty"`
@@ -1436,7 +1441,7 @@ type EndpointCreate struct {
 // EndpointCreateOrdering default: bounded when ordered is true, else none; ordered, if given too, must agree. none: no order; bounded: ordered (one request at a time in order; a failing head is held at most the sender's maximum hold, 15 minutes by default, then goes to the retry tiers and later events overtake it); strict: ordered, and a failing head is held until it is delivered or its retry schedule is exhausted, with no time limit; then it is dead-lettered, the attempt shows order_broken and the partner gets endpoint.order_broken
 type EndpointCreateOrdering string
 
-// EndpointCreateSchemaVersion defines model for EndpointCreate.SchemaVersion.
+// EndpointCreateSchemaVersion the event catalog's schema version the endpoint is pinned to: it receives each event type in the type's newest version at or below it, converted from the version the event was written in; usage.finalized is at 2 since its cost became integer micros, every other type at 1. Default: the newest.
 type EndpointCreateSchemaVersion int
 
 // EndpointCreateSignatureScheme The Standard Webhooks signature scheme of the endpoint's keys: `v1`, HMAC-SHA256 under a `whsec_` secret the receiver shares, or `v1a`, ed25519 under a `whsk_` signing key hookstream alone holds (sealed at rest, never shown); the receiver verifies with its `whpk_` public key. Both sign `msg_id.timestamp.body`; the header entry is `v1,<base64>` or `v1a,<base64>`.
@@ -1585,7 +1590,7 @@ type EndpointPatch struct {
 	// RetryPolicy replaces the whole policy; null removes it
 	RetryPolicy *RetryPolicy `json:"retry_policy,omitempty"`
 
-	// SchemaVersion a known envelope version (1); null: the newest
+	// SchemaVersion one of the event catalog's schema versions (1 or 2), as on creation; it applies to the events fanned out after the change, while deliveries made before keep their bytes on retries; null: the newest
 	SchemaVersion *int `json:"schema_version,omitempty"`
 
 	// SignatureScheme null: v1. A change of scheme is a rotation: a key of the new scheme is made and the current keys sign beside it for the configured rotation overlap (the header then carries a v1 and a v1a entry); moving to v1 returns the new secret in `secret`, shown only there. Naming the current scheme changes no key.
@@ -1695,6 +1700,17 @@ type EventType struct {
 	Schema        map[string]interface{} `json:"schema"`
 	SchemaVersion int                    `json:"schema_version"`
 	Type          string                 `json:"type"`
+
+	// Versions every published schema version of the type, oldest first; the top-level schema_version, schema and example are the newest's, which a platform writes from now on. An endpoint pinned to a version receives the type's newest version at or below it.
+	Versions []struct {
+		// Changes what changed from the version before, and why; absent on a type's first version
+		Changes *string                `json:"changes,omitempty"`
+		Example map[string]interface{} `json:"example"`
+
+		// Schema JSON Schema of data in this version
+		Schema        map[string]interface{} `json:"schema"`
+		SchemaVersion int                    `json:"schema_version"`
+	} `json:"versions"`
 }
 
 // EventTypeCategory defines model for EventType.Category.
@@ -2858,6 +2874,56 @@ type WebhookUsageFinalizedJSONBody struct {
 		// APIKeyID the API key (its identifier, never the key)
 		APIKeyID *string `json:"api_key_id,omitempty"`
 		Cost     struct {
+			// AmountMicros the amount in millionths of the currency (3418200 is 3.418200), never negative; exact, never rounded
+			AmountMicros int `json:"amount_micros"`
+
+			// Currency ISO 4217 code
+			Currency string `json:"currency"`
+		} `json:"cost"`
+
+		// CustomerID the customer
+		CustomerID   string    `json:"customer_id"`
+		InputTokens  int       `json:"input_tokens"`
+		OutputTokens int       `json:"output_tokens"`
+		PeriodEnd    time.Time `json:"period_end"`
+		PeriodStart  time.Time `json:"period_start"`
+		Requests     int       `json:"requests"`
+
+		// UsageID the finalized usage record
+		UsageID string `json:"usage_id"`
+	} `json:"data"`
+
+	// EventID stable across retries and replays; the webhook-id header
+	EventID       string      `json:"event_id"`
+	OccurredAt    time.Time   `json:"occurred_at"`
+	PartnerID     string      `json:"partner_id"`
+	SchemaVersion interface{} `json:"schema_version"`
+	Subject       struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	} `json:"subject"`
+	Type interface{} `json:"type"`
+}
+
+// WebhookUsageFinalizedParams defines parameters for WebhookUsageFinalized.
+type WebhookUsageFinalizedParams struct {
+	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it
+	WebhookID string `json:"webhook-id"`
+
+	// WebhookTimestamp the attempt's time in Unix seconds; refuse it when far from now (5 minutes)
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> per active secret, space separated; during a secret rotation both secrets sign
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookUsageFinalizedV1JSONBody defines parameters for WebhookUsageFinalizedV1.
+type WebhookUsageFinalizedV1JSONBody struct {
+	CorrelationID *string `json:"correlation_id,omitempty"`
+	Data          struct {
+		// APIKeyID the API key (its identifier, never the key)
+		APIKeyID *string `json:"api_key_id,omitempty"`
+		Cost     struct {
 			// Currency ISO 4217 code
 			Currency string `json:"currency"`
 
@@ -2889,8 +2955,8 @@ type WebhookUsageFinalizedJSONBody struct {
 	Type interface{} `json:"type"`
 }
 
-// WebhookUsageFinalizedParams defines parameters for WebhookUsageFinalized.
-type WebhookUsageFinalizedParams struct {
+// WebhookUsageFinalizedV1Params defines parameters for WebhookUsageFinalizedV1.
+type WebhookUsageFinalizedV1Params struct {
 	// WebhookID the event id (evt_…): the same on every retry and replay; deduplicate on it
 	WebhookID string `json:"webhook-id"`
 
@@ -3007,6 +3073,9 @@ type WebhookEndpointOrderBrokenJSONRequestBody WebhookEndpointOrderBrokenJSONBod
 
 // WebhookUsageFinalizedJSONRequestBody defines body for WebhookUsageFinalized for application/json ContentType.
 type WebhookUsageFinalizedJSONRequestBody WebhookUsageFinalizedJSONBody
+
+// WebhookUsageFinalizedV1JSONRequestBody defines body for WebhookUsageFinalizedV1 for application/json ContentType.
+type WebhookUsageFinalizedV1JSONRequestBody WebhookUsageFinalizedV1JSONBody
 
 // WebhookWebhookTestJSONRequestBody defines body for WebhookWebhookTest for application/json ContentType.
 type WebhookWebhookTestJSONRequestBody WebhookWebhookTestJSONBody
@@ -3175,6 +3244,8 @@ type ClientInterface interface {
 
 	// ListEventTypes The event catalog with JSON Schemas
 	//
+	// Every event type with its newest schema version, its JSON Schema and example, and every version it is published at (versions, each with its schema, example and what changed). An endpoint's schema_version pins it to a catalog version: it receives each type in the type's newest version at or below the pin (usage.finalized: version 2 since its cost became integer micros, version 1 to endpoints pinned to 1).
+	//
 	// Corresponds with GET /v1/event-types (the `ListEventTypes` operationId).
 	ListEventTypes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -3190,7 +3261,7 @@ type ClientInterface interface {
 
 	// ListOutboxDeadLetters List the outbox rows cdc refused to publish, with the reasons, newest first
 	//
-	// cdc checks every committed outbox row before it publishes it. A row that is no valid envelope (`malformed`), is over the size limit (`too_large`), has a type the event catalog does not know (`unknown_type`), another schema version than its type's (`schema_version`) or data its type's JSON Schema refuses (`invalid_data`) is not published: no partner receives it. It goes to the dlq topic and is listed here, once, with the refusal in `detail` (naming the field, e.g. `data/amount/value`). Rows are kept for the outbox retention (GET /v1/limits). Operator only: the platform wrote these rows and fixes them; partners never see them, their own included.
+	// cdc checks every committed outbox row before it publishes it. A row that is no valid envelope (`malformed`), is over the size limit (`too_large`), has a type the event catalog does not know (`unknown_type`), a schema version its type is not published at (`schema_version`) or data its type's JSON Schema refuses (`invalid_data`) is not published: no partner receives it. It goes to the dlq topic and is listed here, once, with the refusal in `detail` (naming the field, e.g. `data/amount/value`). Rows are kept for the outbox retention (GET /v1/limits). Operator only: the platform wrote these rows and fixes them; partners never see them, their own included.
 	//
 	// Corresponds with GET /v1/outbox/dead-letters (the `ListOutboxDeadLetters` operationId).
 	ListOutboxDeadLetters(ctx context.Context, params *ListOutboxDeadLettersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3448,6 +3519,8 @@ type ClientInterface interface {
 
 	// ListEvents The cursor feed: the partner's events after a cursor, from the compacted event log
 	//
+	// Each event is the envelope as committed, in the schema version it was written in, which its schema_version states: usage.finalized may appear at version 1 (cost.value, a decimal string) and at version 2 (cost.amount_micros, integer millionths); GET /v1/event-types lists every version with its schema. Webhooks, unlike the feed, arrive in the version the endpoint is pinned to.
+	//
 	// Corresponds with GET /v1/partners/{pid}/events (the `ListEvents` operationId).
 	ListEvents(ctx context.Context, pid Pid, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -3505,6 +3578,8 @@ type ClientInterface interface {
 
 // ListEventTypes The event catalog with JSON Schemas
 //
+// Every event type with its newest schema version, its JSON Schema and example, and every version it is published at (versions, each with its schema, example and what changed). An endpoint's schema_version pins it to a catalog version: it receives each type in the type's newest version at or below the pin (usage.finalized: version 2 since its cost became integer micros, version 1 to endpoints pinned to 1).
+//
 // Corresponds with GET /v1/event-types (the `ListEventTypes` operationId).
 func (c *Client) ListEventTypes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListEventTypesRequest(c.Server)
@@ -3550,7 +3625,7 @@ func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // ListOutboxDeadLetters List the outbox rows cdc refused to publish, with the reasons, newest first
 //
-// cdc checks every committed outbox row before it publishes it. A row that is no valid envelope (`malformed`), is over the size limit (`too_large`), has a type the event catalog does not know (`unknown_type`), another schema version than its type's (`schema_version`) or data its type's JSON Schema refuses (`invalid_data`) is not published: no partner receives it. It goes to the dlq topic and is listed here, once, with the refusal in `detail` (naming the field, e.g. `data/amount/value`). Rows are kept for the outbox retention (GET /v1/limits). Operator only: the platform wrote these rows and fixes them; partners never see them, their own included.
+// cdc checks every committed outbox row before it publishes it. A row that is no valid envelope (`malformed`), is over the size limit (`too_large`), has a type the event catalog does not know (`unknown_type`), a schema version its type is not published at (`schema_version`) or data its type's JSON Schema refuses (`invalid_data`) is not published: no partner receives it. It goes to the dlq topic and is listed here, once, with the refusal in `detail` (naming the field, e.g. `data/amount/value`). Rows are kept for the outbox retention (GET /v1/limits). Operator only: the platform wrote these rows and fixes them; partners never see them, their own included.
 //
 // Corresponds with GET /v1/outbox/dead-letters (the `ListOutboxDeadLetters` operationId).
 func (c *Client) ListOutboxDeadLetters(ctx context.Context, params *ListOutboxDeadLettersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4147,6 +4222,8 @@ func (c *Client) SendTestEvent(ctx context.Context, pid Pid, eid Eid, body SendT
 }
 
 // ListEvents The cursor feed: the partner's events after a cursor, from the compacted event log
+//
+// Each event is the envelope as committed, in the schema version it was written in, which its schema_version states: usage.finalized may appear at version 1 (cost.value, a decimal string) and at version 2 (cost.amount_micros, integer millionths); GET /v1/event-types lists every version with its schema. Webhooks, unlike the feed, arrive in the version the endpoint is pinned to.
 //
 // Corresponds with GET /v1/partners/{pid}/events (the `ListEvents` operationId).
 func (c *Client) ListEvents(ctx context.Context, pid Pid, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6319,6 +6396,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListEventTypesWithResponse The event catalog with JSON Schemas
 	//
+	// Every event type with its newest schema version, its JSON Schema and example, and every version it is published at (versions, each with its schema, example and what changed). An endpoint's schema_version pins it to a catalog version: it receives each type in the type's newest version at or below the pin (usage.finalized: version 2 since its cost became integer micros, version 1 to endpoints pinned to 1).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/event-types (the `ListEventTypes` operationId).
@@ -6340,7 +6419,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListOutboxDeadLettersWithResponse List the outbox rows cdc refused to publish, with the reasons, newest first
 	//
-	// cdc checks every committed outbox row before it publishes it. A row that is no valid envelope (`malformed`), is over the size limit (`too_large`), has a type the event catalog does not know (`unknown_type`), another schema version than its type's (`schema_version`) or data its type's JSON Schema refuses (`invalid_data`) is not published: no partner receives it. It goes to the dlq topic and is listed here, once, with the refusal in `detail` (naming the field, e.g. `data/amount/value`). Rows are kept for the outbox retention (GET /v1/limits). Operator only: the platform wrote these rows and fixes them; partners never see them, their own included.
+	// cdc checks every committed outbox row before it publishes it. A row that is no valid envelope (`malformed`), is over the size limit (`too_large`), has a type the event catalog does not know (`unknown_type`), a schema version its type is not published at (`schema_version`) or data its type's JSON Schema refuses (`invalid_data`) is not published: no partner receives it. It goes to the dlq topic and is listed here, once, with the refusal in `detail` (naming the field, e.g. `data/amount/value`). Rows are kept for the outbox retention (GET /v1/limits). Operator only: the platform wrote these rows and fixes them; partners never see them, their own included.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6621,6 +6700,8 @@ type ClientWithResponsesInterface interface {
 	SendTestEventWithResponse(ctx context.Context, pid Pid, eid Eid, body SendTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*SendTestEventResponse, error)
 
 	// ListEventsWithResponse The cursor feed: the partner's events after a cursor, from the compacted event log
+	//
+	// Each event is the envelope as committed, in the schema version it was written in, which its schema_version states: usage.finalized may appear at version 1 (cost.value, a decimal string) and at version 2 (cost.amount_micros, integer millionths); GET /v1/event-types lists every version with its schema. Webhooks, unlike the feed, arrive in the version the endpoint is pinned to.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9269,6 +9350,8 @@ func (r CancelReplayJobResponse) ContentType() string {
 
 // ListEventTypesWithResponse The event catalog with JSON Schemas
 //
+// Every event type with its newest schema version, its JSON Schema and example, and every version it is published at (versions, each with its schema, example and what changed). An endpoint's schema_version pins it to a catalog version: it receives each type in the type's newest version at or below the pin (usage.finalized: version 2 since its cost became integer micros, version 1 to endpoints pinned to 1).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/event-types (the `ListEventTypes` operationId).
@@ -9308,7 +9391,7 @@ func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEdi
 
 // ListOutboxDeadLettersWithResponse List the outbox rows cdc refused to publish, with the reasons, newest first
 //
-// cdc checks every committed outbox row before it publishes it. A row that is no valid envelope (`malformed`), is over the size limit (`too_large`), has a type the event catalog does not know (`unknown_type`), another schema version than its type's (`schema_version`) or data its type's JSON Schema refuses (`invalid_data`) is not published: no partner receives it. It goes to the dlq topic and is listed here, once, with the refusal in `detail` (naming the field, e.g. `data/amount/value`). Rows are kept for the outbox retention (GET /v1/limits). Operator only: the platform wrote these rows and fixes them; partners never see them, their own included.
+// cdc checks every committed outbox row before it publishes it. A row that is no valid envelope (`malformed`), is over the size limit (`too_large`), has a type the event catalog does not know (`unknown_type`), a schema version its type is not published at (`schema_version`) or data its type's JSON Schema refuses (`invalid_data`) is not published: no partner receives it. It goes to the dlq topic and is listed here, once, with the refusal in `detail` (naming the field, e.g. `data/amount/value`). Rows are kept for the outbox retention (GET /v1/limits). Operator only: the platform wrote these rows and fixes them; partners never see them, their own included.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -9793,6 +9876,8 @@ func (c *ClientWithResponses) SendTestEventWithResponse(ctx context.Context, pid
 }
 
 // ListEventsWithResponse The cursor feed: the partner's events after a cursor, from the compacted event log
+//
+// Each event is the envelope as committed, in the schema version it was written in, which its schema_version states: usage.finalized may appear at version 1 (cost.value, a decimal string) and at version 2 (cost.amount_micros, integer millionths); GET /v1/event-types lists every version with its schema. Webhooks, unlike the feed, arrive in the version the endpoint is pinned to.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12152,6 +12237,11 @@ type WebhookInitiatorInterface interface {
 
 	WebhookUsageFinalized(ctx context.Context, targetURL string, params *WebhookUsageFinalizedParams, body WebhookUsageFinalizedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// WebhookUsageFinalizedV1WithBody fires the usage.finalized.v1 webhook with any body
+	WebhookUsageFinalizedV1WithBody(ctx context.Context, targetURL string, params *WebhookUsageFinalizedV1Params, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookUsageFinalizedV1(ctx context.Context, targetURL string, params *WebhookUsageFinalizedV1Params, body WebhookUsageFinalizedV1JSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// WebhookWebhookTestWithBody fires the webhook.test webhook with any body
 	WebhookWebhookTestWithBody(ctx context.Context, targetURL string, params *WebhookWebhookTestParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -12460,6 +12550,30 @@ func (p *WebhookInitiator) WebhookUsageFinalizedWithBody(ctx context.Context, ta
 
 func (p *WebhookInitiator) WebhookUsageFinalized(ctx context.Context, targetURL string, params *WebhookUsageFinalizedParams, body WebhookUsageFinalizedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookUsageFinalizedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookUsageFinalizedV1WithBody(ctx context.Context, targetURL string, params *WebhookUsageFinalizedV1Params, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookUsageFinalizedV1WebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookUsageFinalizedV1(ctx context.Context, targetURL string, params *WebhookUsageFinalizedV1Params, body WebhookUsageFinalizedV1JSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookUsageFinalizedV1WebhookRequest(targetURL, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13239,6 +13353,67 @@ func NewWebhookUsageFinalizedWebhookRequest(targetURL string, params *WebhookUsa
 
 // NewWebhookUsageFinalizedWebhookRequestWithBody builds a POST request for the usage.finalized webhook with any body
 func NewWebhookUsageFinalizedWebhookRequestWithBody(targetURL string, params *WebhookUsageFinalizedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookUsageFinalizedV1WebhookRequest builds a application/json POST request for the usage.finalized.v1 webhook
+func NewWebhookUsageFinalizedV1WebhookRequest(targetURL string, params *WebhookUsageFinalizedV1Params, body WebhookUsageFinalizedV1JSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookUsageFinalizedV1WebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookUsageFinalizedV1WebhookRequestWithBody builds a POST request for the usage.finalized.v1 webhook with any body
+func NewWebhookUsageFinalizedV1WebhookRequestWithBody(targetURL string, params *WebhookUsageFinalizedV1Params, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 

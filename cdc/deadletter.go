@@ -21,7 +21,7 @@ const (
 	ReasonTooLarge = "too_large"
 	// ReasonUnknownType: the catalog has no such type (R4).
 	ReasonUnknownType = "unknown_type"
-	// ReasonSchemaVersion: the type is published at another schema version (R31).
+	// ReasonSchemaVersion: the type is not published at the row's schema version (R31).
 	ReasonSchemaVersion = "schema_version"
 	// ReasonInvalidData: the data breaks the type's JSON Schema.
 	ReasonInvalidData = "invalid_data"

@@ -4,15 +4,28 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"math"
 	"slices"
 )
 
-// EventType is one entry of the catalog, as GET /v1/event-types publishes it.
+// EventType is one entry of the catalog, as GET /v1/event-types publishes it. SchemaVersion,
+// Schema and Example are those of the type's newest version, the one a platform writes from
+// now on; Versions lists every published version, oldest first, the newest included (R14, R31).
 type EventType struct {
 	Type          string          `json:"type"`
 	Category      string          `json:"category"` // "business" or "operational"
 	Description   string          `json:"description"`
 	SchemaVersion int             `json:"schema_version"`
+	Schema        json.RawMessage `json:"schema"`
+	Example       json.RawMessage `json:"example"`
+	Versions      []Version       `json:"versions"`
+}
+
+// Version is one published schema version of a type: its JSON Schema and example, and what
+// changed from the version before it (empty on a type's first version).
+type Version struct {
+	SchemaVersion int             `json:"schema_version"`
+	Changes       string          `json:"changes,omitempty"`
 	Schema        json.RawMessage `json:"schema"`
 	Example       json.RawMessage `json:"example"`
 }
@@ -43,9 +56,24 @@ func Lookup(typ string) (EventType, bool) {
 // member holds the schema of the event's type. It returns a fresh copy on each call.
 func EnvelopeSchema() json.RawMessage { return slices.Clone(envelopeSchema) }
 
+// Version returns the published version v of the type, or false when the type has no such
+// version.
+func (et EventType) Version(v int) (Version, bool) {
+	i := slices.IndexFunc(et.Versions, func(ver Version) bool { return ver.SchemaVersion == v })
+	if i < 0 {
+		return Version{}, false
+	}
+	return et.Versions[i], true
+}
+
 func (et EventType) clone() EventType {
 	et.Schema = slices.Clone(et.Schema)
 	et.Example = slices.Clone(et.Example)
+	et.Versions = slices.Clone(et.Versions)
+	for i := range et.Versions {
+		et.Versions[i].Schema = slices.Clone(et.Versions[i].Schema)
+		et.Versions[i].Example = slices.Clone(et.Versions[i].Example)
+	}
 	return et
 }
 
@@ -77,7 +105,37 @@ var (
 	apiKeyID   = idOf("key", "the API key (its identifier, never the key)")
 	// endpointID is what hookstream's admin API issues: "ep_" and a ULID.
 	endpointID = schema{"type": "string", "pattern": "^ep_[0-9A-Z]{26}$"}
+	// micros is money as an integer count of millionths of the currency (R7's minor-unit
+	// integers, at the catalog's 6 decimals): usage.finalized's cost from version 2. Bounded to
+	// a signed 64-bit integer; a reader in JavaScript parses it as a BigInt above 2^53.
+	micros = object([]string{"amount_micros", "currency"}, schema{
+		"amount_micros": schema{"type": "integer", "minimum": 0, "maximum": int64(math.MaxInt64),
+			"description": "the amount in millionths of the currency (3418200 is 3.418200), never negative; exact, never rounded"},
+		"currency": schema{"type": "string", "pattern": "^[A-Z]{3}$", "description": "ISO 4217 code"},
+	})
 )
+
+// usageSchema is usage.finalized's data with cost of the given money shape: its versions
+// differ in that alone.
+func usageSchema(cost schema) schema {
+	return object([]string{"usage_id", "customer_id", "period_start", "period_end", "requests", "input_tokens", "output_tokens", "cost"}, schema{
+		"usage_id":      idOf("use", "the finalized usage record"),
+		"customer_id":   customerID,
+		"api_key_id":    apiKeyID,
+		"period_start":  timestamp,
+		"period_end":    timestamp,
+		"requests":      schema{"type": "integer", "minimum": 0},
+		"input_tokens":  schema{"type": "integer", "minimum": 0},
+		"output_tokens": schema{"type": "integer", "minimum": 0},
+		"cost":          cost,
+	})
+}
+
+// UsageFinalizedV2Changes is what version 2 of usage.finalized changed, published with it.
+const UsageFinalizedV2Changes = "cost is an integer count of millionths of the currency, cost.amount_micros (3418200), instead of the decimal string cost.value (\"3.418200\"). " +
+	"Usage is billed in fractions of a cent, so minor units (cents) would round it, and the catalog never rounds money; millionths hold the catalog's 6 decimals exactly, " +
+	"and a receiver sums them with 64-bit integers instead of a decimal library. The amount is the same in both versions: an endpoint pinned to version 1 " +
+	"receives cost.value with the point put back (6 decimals), and an event written at version 1 reaches an endpoint pinned to 2 with the digits shifted."
 
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)
@@ -87,9 +145,21 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
+// eventType is a type at its first version, 1.
 func eventType(typ, category, description string, s schema, example string) EventType {
+	v := Version{SchemaVersion: 1, Schema: mustJSON(s), Example: json.RawMessage(example)}
 	return EventType{Type: typ, Category: category, Description: description, SchemaVersion: 1,
-		Schema: mustJSON(s), Example: json.RawMessage(example)}
+		Schema: v.Schema, Example: v.Example, Versions: []Version{v}}
+}
+
+// nextVersion publishes version of et, which becomes its newest: a version number is a
+// catalog version (conversions.go), so version is above every number any type used before it.
+// changes says what a partner on the previous version notices and why it changed.
+func (et EventType) nextVersion(version int, changes string, s schema, example string) EventType {
+	v := Version{SchemaVersion: version, Changes: changes, Schema: mustJSON(s), Example: json.RawMessage(example)}
+	et.SchemaVersion, et.Schema, et.Example = version, v.Schema, v.Example
+	et.Versions = append(slices.Clone(et.Versions), v)
+	return et
 }
 
 // MoneyPrecision and PercentPrecision are the decimal rules of R7, published in the schemas.
@@ -179,18 +249,10 @@ var catalog = []EventType{
 		}),
 		`{"budget_id":"bud_12","customer_id":"cus_8f2k1","threshold_percent":80,"previous_percent":"78.10","current_percent":"81.35","spent":{"value":"81.35","currency":"USD"},"limit":{"value":"100.00","currency":"USD"},"period_start":"2026-03-01T00:00:00Z","period_end":"2026-04-01T00:00:00Z"}`),
 	eventType("usage.finalized", "business", "Usage of a period was finalized for billing; later corrections arrive as balance.adjusted.",
-		object([]string{"usage_id", "customer_id", "period_start", "period_end", "requests", "input_tokens", "output_tokens", "cost"}, schema{
-			"usage_id":      idOf("use", "the finalized usage record"),
-			"customer_id":   customerID,
-			"api_key_id":    apiKeyID,
-			"period_start":  timestamp,
-			"period_end":    timestamp,
-			"requests":      schema{"type": "integer", "minimum": 0},
-			"input_tokens":  schema{"type": "integer", "minimum": 0},
-			"output_tokens": schema{"type": "integer", "minimum": 0},
-			"cost":          money,
-		}),
-		`{"usage_id":"use_9a","customer_id":"cus_8f2k1","api_key_id":"key_3n9q","period_start":"2026-03-01T00:00:00Z","period_end":"2026-03-02T00:00:00Z","requests":1204,"input_tokens":880231,"output_tokens":120977,"cost":{"value":"3.418200","currency":"USD"}}`),
+		usageSchema(money),
+		`{"usage_id":"use_9a","customer_id":"cus_8f2k1","api_key_id":"key_3n9q","period_start":"2026-03-01T00:00:00Z","period_end":"2026-03-02T00:00:00Z","requests":1204,"input_tokens":880231,"output_tokens":120977,"cost":{"value":"3.418200","currency":"USD"}}`).
+		nextVersion(2, UsageFinalizedV2Changes, usageSchema(micros),
+			`{"usage_id":"use_9a","customer_id":"cus_8f2k1","api_key_id":"key_3n9q","period_start":"2026-03-01T00:00:00Z","period_end":"2026-03-02T00:00:00Z","requests":1204,"input_tokens":880231,"output_tokens":120977,"cost":{"amount_micros":3418200,"currency":"USD"}}`),
 	eventType("endpoint.failing", "operational", "One of the partner's endpoints has failed with no success since failing_since; it will be disabled if it keeps failing.",
 		object([]string{"endpoint_id", "failing_since"}, schema{
 			"endpoint_id":   endpointID,

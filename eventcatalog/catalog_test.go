@@ -2,6 +2,7 @@ package eventcatalog_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +32,31 @@ func newCatalog(t testing.TB) *eventcatalog.Catalog {
 func eventOf(et eventcatalog.EventType, data []byte) outbox.Event {
 	return outbox.Event{PartnerID: "partner_a", Type: et.Type, SchemaVersion: et.SchemaVersion,
 		Subject: outbox.Subject{Type: "test", ID: "1"}, Data: data}
+}
+
+// versioned is one published version of a type.
+type versioned struct {
+	eventcatalog.Version
+	Type string
+	et   eventcatalog.EventType
+}
+
+func (v versioned) event(data []byte) outbox.Event {
+	return outbox.Event{PartnerID: "partner_a", Type: v.Type, SchemaVersion: v.SchemaVersion,
+		Subject: outbox.Subject{Type: "test", ID: "1"}, Data: data}
+}
+
+func (v versioned) String() string { return fmt.Sprintf("%s v%d", v.Type, v.SchemaVersion) }
+
+// allVersions is every published version of every type.
+func allVersions() []versioned {
+	var out []versioned
+	for _, et := range eventcatalog.Types() {
+		for _, v := range et.Versions {
+			out = append(out, versioned{v, et.Type, et})
+		}
+	}
+	return out
 }
 
 func decode(t testing.TB, b []byte) map[string]any {
@@ -71,6 +97,30 @@ func TestCatalogEntries(t *testing.T) {
 		if got, ok := eventcatalog.Lookup(et.Type); !ok || got.Type != et.Type || !bytes.Equal(got.Schema, et.Schema) {
 			t.Errorf("Lookup(%s) = %v, %v", et.Type, got.Type, ok)
 		}
+		// R14, R31: every version is listed, oldest first; the top-level fields are the
+		// newest's; every version after the first says what changed.
+		if len(et.Versions) == 0 {
+			t.Errorf("%s: no versions", et.Type)
+			continue
+		}
+		newest := et.Versions[len(et.Versions)-1]
+		if newest.SchemaVersion != et.SchemaVersion || !bytes.Equal(newest.Schema, et.Schema) || !bytes.Equal(newest.Example, et.Example) {
+			t.Errorf("%s: the top-level fields are not those of the newest version %d", et.Type, newest.SchemaVersion)
+		}
+		for i, v := range et.Versions {
+			if v.SchemaVersion < 1 || (i > 0 && v.SchemaVersion <= et.Versions[i-1].SchemaVersion) {
+				t.Errorf("%s: versions not ascending: %d", et.Type, v.SchemaVersion)
+			}
+			if (i == 0) != (v.Changes == "") || !json.Valid(v.Schema) || !json.Valid(v.Example) {
+				t.Errorf("%s v%d: incomplete version (changes %q)", et.Type, v.SchemaVersion, v.Changes)
+			}
+			if got, ok := et.Version(v.SchemaVersion); !ok || !bytes.Equal(got.Schema, v.Schema) {
+				t.Errorf("%s: Version(%d) = %v", et.Type, v.SchemaVersion, ok)
+			}
+		}
+	}
+	if et, _ := eventcatalog.Lookup("usage.finalized"); et.SchemaVersion != 2 || len(et.Versions) != 2 {
+		t.Errorf("usage.finalized is at version %d with %d versions, want 2 and 2", et.SchemaVersion, len(et.Versions))
 	}
 	for _, want := range []string{"customer.created", "customer.updated", "customer.deleted", "api_key.created",
 		"api_key.status_changed", "balance.credited", "balance.adjusted", "balance.low", "budget.threshold_crossed",
@@ -94,6 +144,11 @@ func TestTypesAreCopies(t *testing.T) {
 	for i := range types {
 		clear(types[i].Schema)
 		clear(types[i].Example)
+		for _, v := range types[i].Versions {
+			clear(v.Schema)
+			clear(v.Example)
+		}
+		types[i].Versions[0].SchemaVersion = 7
 		types[i].Type = "x.y"
 	}
 	et, _ := eventcatalog.Lookup("customer.created")
@@ -111,25 +166,39 @@ func TestTypesAreCopies(t *testing.T) {
 	}
 }
 
-// R4, R31: every published example fits its own schema, and, wrapped in the envelope outbox
-// builds, fits the published envelope schema.
+// R4, R14, R31: every published example of every version fits its own version's schema, as
+// the Catalog checks it and as the schema stands alone, and, wrapped in the envelope outbox
+// builds, fits the published envelope schema. An example of one version does not pass for
+// another version of its type: the versions differ in a way a partner notices.
 func TestExamplesFitTheirSchemas(t *testing.T) {
 	t.Parallel()
 	c := newCatalog(t)
 	envelope := compile(t, eventcatalog.EnvelopeSchema())
-	for _, et := range eventcatalog.Types() {
-		if err := c.CheckEvent(eventOf(et, et.Example)); err != nil {
-			t.Errorf("%s: example refused: %v", et.Type, err)
+	for _, v := range allVersions() {
+		if err := c.CheckEvent(v.event(v.Example)); err != nil {
+			t.Errorf("%s: example refused: %v", v, err)
 		}
-		b := encode(t, outbox.Envelope{EventID: outbox.NewEventID(), Type: et.Type, OccurredAt: time.Now().UTC(),
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(v.Example))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := compile(t, v.Schema).Validate(doc); err != nil {
+			t.Errorf("%s: example refused by its schema alone: %v", v, err)
+		}
+		for _, other := range v.et.Versions {
+			if other.SchemaVersion != v.SchemaVersion && c.CheckEvent(v.event(other.Example)) == nil {
+				t.Errorf("%s accepts the example of v%d", v, other.SchemaVersion)
+			}
+		}
+		b := encode(t, outbox.Envelope{EventID: outbox.NewEventID(), Type: v.Type, OccurredAt: time.Now().UTC(),
 			PartnerID: "partner_a", Subject: outbox.Subject{Type: "customer", ID: "cus_8f2k1"},
-			SchemaVersion: et.SchemaVersion, CorrelationID: "req_1", Data: et.Example})
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+			SchemaVersion: v.SchemaVersion, CorrelationID: "req_1", Data: v.Example})
+		doc, err = jsonschema.UnmarshalJSON(bytes.NewReader(b))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := envelope.Validate(doc); err != nil {
-			t.Errorf("%s: envelope %s: %v", et.Type, b, err)
+			t.Errorf("%s: envelope %s: %v", v, b, err)
 		}
 	}
 }
@@ -153,24 +222,25 @@ func compile(t testing.TB, schema []byte) *jsonschema.Schema {
 	return s
 }
 
-// Every required field of every type is enforced: the example without it is refused, naming it.
+// Every required field of every version of every type is enforced: the example without it is
+// refused, naming it.
 func TestRequiredFieldsAreEnforced(t *testing.T) {
 	t.Parallel()
 	c := newCatalog(t)
-	for _, et := range eventcatalog.Types() {
-		required, _ := decode(t, et.Schema)["required"].([]any)
+	for _, v := range allVersions() {
+		required, _ := decode(t, v.Schema)["required"].([]any)
 		if len(required) == 0 {
-			t.Errorf("%s: no required fields", et.Type)
+			t.Errorf("%s: no required fields", v)
 		}
 		for _, r := range required {
 			field := r.(string)
-			data := decode(t, et.Example)
+			data := decode(t, v.Example)
 			delete(data, field)
-			err := c.CheckEvent(eventOf(et, encode(t, data)))
+			err := c.CheckEvent(v.event(encode(t, data)))
 			var verr *outbox.ValidationError
 			if !errors.As(err, &verr) || !errors.Is(err, outbox.ErrInvalidData) || verr.Field != "data" ||
 				!strings.Contains(verr.Reason, "missing property '"+field+"'") || !strings.Contains(verr.Reason, "keyword required") {
-				t.Errorf("%s without %s: %v", et.Type, field, err)
+				t.Errorf("%s without %s: %v", v, field, err)
 			}
 		}
 	}
@@ -181,11 +251,11 @@ func TestRequiredFieldsAreEnforced(t *testing.T) {
 func TestAdditionalPropertiesAreCompatible(t *testing.T) {
 	t.Parallel()
 	c := newCatalog(t)
-	for _, et := range eventcatalog.Types() {
-		data := decode(t, et.Example)
+	for _, v := range allVersions() {
+		data := decode(t, v.Example)
 		data["added_in_a_later_release"] = map[string]any{"anything": []any{1, "two", nil}}
-		if err := c.CheckEvent(eventOf(et, encode(t, data))); err != nil {
-			t.Errorf("%s: an additional property was refused: %v", et.Type, err)
+		if err := c.CheckEvent(v.event(encode(t, data))); err != nil {
+			t.Errorf("%s: an additional property was refused: %v", v, err)
 		}
 	}
 }
@@ -198,41 +268,48 @@ func TestMutatedExamplesAreRefused(t *testing.T) {
 	long := strings.Repeat("x", 501)
 	cases := []struct {
 		typ     string
+		version int // 0: the newest
 		mutate  func(d map[string]any)
 		field   string
 		keyword string
 	}{
-		{"customer.created", func(d map[string]any) { d["created_at"] = "2026-03-01 09:30:00" }, "data/created_at", "format"},
-		{"customer.created", func(d map[string]any) { d["created_at"] = "2026-02-30T09:30:00Z" }, "data/created_at", "format"},
-		{"customer.created", func(d map[string]any) { d["status"] = "deleted" }, "data/status", "enum"},
-		{"customer.created", func(d map[string]any) { d["customer_id"] = "cus-8f2k1" }, "data/customer_id", "pattern"},
-		{"customer.updated", func(d map[string]any) { d["changed"] = []any{} }, "data/changed", "minItems"},
-		{"customer.updated", func(d map[string]any) { d["changed"] = []any{"status", 7} }, "data/changed/1", "type"},
-		{"customer.updated", func(d map[string]any) { d["version"] = 0 }, "data/version", "minimum"},
-		{"customer.updated", func(d map[string]any) { d["version"] = 7.5 }, "data/version", "type"},
-		{"customer.updated", func(d map[string]any) { d["version"] = "7" }, "data/version", "type"},
-		{"customer.deleted", func(d map[string]any) { d["customer_id"] = nil }, "data/customer_id", "type"},
-		{"api_key.created", func(d map[string]any) { d["key_hint"] = "sk-live-x7Qa" }, "data/key_hint", "pattern"},
-		{"api_key.created", func(d map[string]any) { d["api_key_id"] = "sk_live_3n9q" }, "data/api_key_id", "pattern"},
-		{"api_key.status_changed", func(d map[string]any) { d["reason"] = "abuse" }, "data/reason", "enum"},
+		{"customer.created", 0, func(d map[string]any) { d["created_at"] = "2026-03-01 09:30:00" }, "data/created_at", "format"},
+		{"customer.created", 0, func(d map[string]any) { d["created_at"] = "2026-02-30T09:30:00Z" }, "data/created_at", "format"},
+		{"customer.created", 0, func(d map[string]any) { d["status"] = "deleted" }, "data/status", "enum"},
+		{"customer.created", 0, func(d map[string]any) { d["customer_id"] = "cus-8f2k1" }, "data/customer_id", "pattern"},
+		{"customer.updated", 0, func(d map[string]any) { d["changed"] = []any{} }, "data/changed", "minItems"},
+		{"customer.updated", 0, func(d map[string]any) { d["changed"] = []any{"status", 7} }, "data/changed/1", "type"},
+		{"customer.updated", 0, func(d map[string]any) { d["version"] = 0 }, "data/version", "minimum"},
+		{"customer.updated", 0, func(d map[string]any) { d["version"] = 7.5 }, "data/version", "type"},
+		{"customer.updated", 0, func(d map[string]any) { d["version"] = "7" }, "data/version", "type"},
+		{"customer.deleted", 0, func(d map[string]any) { d["customer_id"] = nil }, "data/customer_id", "type"},
+		{"api_key.created", 0, func(d map[string]any) { d["key_hint"] = "sk-live-x7Qa" }, "data/key_hint", "pattern"},
+		{"api_key.created", 0, func(d map[string]any) { d["api_key_id"] = "sk_live_3n9q" }, "data/api_key_id", "pattern"},
+		{"api_key.status_changed", 0, func(d map[string]any) { d["reason"] = "abuse" }, "data/reason", "enum"},
 		// R7: money is a decimal string, never a float, always with its currency.
-		{"balance.credited", func(d map[string]any) { d["amount"].(map[string]any)["value"] = 50.0 }, "data/amount/value", "type"},
-		{"balance.credited", func(d map[string]any) { delete(d["balance"].(map[string]any), "currency") }, "data/balance", "required"},
-		{"balance.adjusted", func(d map[string]any) { d["amount"].(map[string]any)["value"] = "-1.2500001" }, "data/amount/value", "pattern"},
-		{"balance.adjusted", func(d map[string]any) { d["amount"].(map[string]any)["value"] = "1e3" }, "data/amount/value", "pattern"},
-		{"balance.low", func(d map[string]any) { d["threshold"].(map[string]any)["currency"] = "usd" }, "data/threshold/currency", "pattern"},
-		{"balance.low", func(d map[string]any) { d["balance"] = "4.90 USD" }, "data/balance", "type"},
-		{"budget.threshold_crossed", func(d map[string]any) { d["threshold_percent"] = 75 }, "data/threshold_percent", "enum"},
-		{"budget.threshold_crossed", func(d map[string]any) { d["current_percent"] = 81.35 }, "data/current_percent", "type"},
-		{"usage.finalized", func(d map[string]any) { d["input_tokens"] = -1 }, "data/input_tokens", "minimum"},
-		{"usage.finalized", func(d map[string]any) { d["cost"].(map[string]any)["value"] = 3.4182 }, "data/cost/value", "type"},
-		{"endpoint.failing", func(d map[string]any) { d["failing_since"] = "yesterday" }, "data/failing_since", "format"},
-		{"endpoint.failing", func(d map[string]any) { d["endpoint_id"] = "ep_1" }, "data/endpoint_id", "pattern"},
-		{"endpoint.disabled", func(d map[string]any) { d["reason"] = long }, "data/reason", "maxLength"},
-		{"endpoint.disabled", func(d map[string]any) { d["disabled_by"] = "robot" }, "data/disabled_by", "enum"},
-		{"endpoint.order_broken", func(d map[string]any) { d["attempts"] = 0 }, "data/attempts", "minimum"},
-		{"endpoint.order_broken", func(d map[string]any) { d["event_id"] = "evt-1" }, "data/event_id", "pattern"},
-		{eventcatalog.TestEventType, func(d map[string]any) { d["message"] = []any{"hi"} }, "data/message", "type"},
+		{"balance.credited", 0, func(d map[string]any) { d["amount"].(map[string]any)["value"] = 50.0 }, "data/amount/value", "type"},
+		{"balance.credited", 0, func(d map[string]any) { delete(d["balance"].(map[string]any), "currency") }, "data/balance", "required"},
+		{"balance.adjusted", 0, func(d map[string]any) { d["amount"].(map[string]any)["value"] = "-1.2500001" }, "data/amount/value", "pattern"},
+		{"balance.adjusted", 0, func(d map[string]any) { d["amount"].(map[string]any)["value"] = "1e3" }, "data/amount/value", "pattern"},
+		{"balance.low", 0, func(d map[string]any) { d["threshold"].(map[string]any)["currency"] = "usd" }, "data/threshold/currency", "pattern"},
+		{"balance.low", 0, func(d map[string]any) { d["balance"] = "4.90 USD" }, "data/balance", "type"},
+		{"budget.threshold_crossed", 0, func(d map[string]any) { d["threshold_percent"] = 75 }, "data/threshold_percent", "enum"},
+		{"budget.threshold_crossed", 0, func(d map[string]any) { d["current_percent"] = 81.35 }, "data/current_percent", "type"},
+		{"usage.finalized", 1, func(d map[string]any) { d["input_tokens"] = -1 }, "data/input_tokens", "minimum"},
+		{"usage.finalized", 1, func(d map[string]any) { d["cost"].(map[string]any)["value"] = 3.4182 }, "data/cost/value", "type"},
+		// Version 2: money as an integer count of millionths, never negative, never a float.
+		{"usage.finalized", 2, func(d map[string]any) { d["input_tokens"] = -1 }, "data/input_tokens", "minimum"},
+		{"usage.finalized", 2, func(d map[string]any) { d["cost"].(map[string]any)["amount_micros"] = 3.4182 }, "data/cost/amount_micros", "type"},
+		{"usage.finalized", 2, func(d map[string]any) { d["cost"].(map[string]any)["amount_micros"] = "3418200" }, "data/cost/amount_micros", "type"},
+		{"usage.finalized", 2, func(d map[string]any) { d["cost"].(map[string]any)["amount_micros"] = -5 }, "data/cost/amount_micros", "minimum"},
+		{"usage.finalized", 2, func(d map[string]any) { delete(d["cost"].(map[string]any), "amount_micros") }, "data/cost", "required"},
+		{"endpoint.failing", 0, func(d map[string]any) { d["failing_since"] = "yesterday" }, "data/failing_since", "format"},
+		{"endpoint.failing", 0, func(d map[string]any) { d["endpoint_id"] = "ep_1" }, "data/endpoint_id", "pattern"},
+		{"endpoint.disabled", 0, func(d map[string]any) { d["reason"] = long }, "data/reason", "maxLength"},
+		{"endpoint.disabled", 0, func(d map[string]any) { d["disabled_by"] = "robot" }, "data/disabled_by", "enum"},
+		{"endpoint.order_broken", 0, func(d map[string]any) { d["attempts"] = 0 }, "data/attempts", "minimum"},
+		{"endpoint.order_broken", 0, func(d map[string]any) { d["event_id"] = "evt-1" }, "data/event_id", "pattern"},
+		{eventcatalog.TestEventType, 0, func(d map[string]any) { d["message"] = []any{"hi"} }, "data/message", "type"},
 	}
 	mutated := map[string]bool{}
 	for _, tc := range cases {
@@ -240,17 +317,22 @@ func TestMutatedExamplesAreRefused(t *testing.T) {
 		if !ok {
 			t.Fatalf("no type %s", tc.typ)
 		}
-		mutated[tc.typ] = true
-		data := decode(t, et.Example)
+		ver, ok := et.Version(cmp.Or(tc.version, et.SchemaVersion))
+		if !ok {
+			t.Fatalf("no version %d of %s", tc.version, tc.typ)
+		}
+		v := versioned{ver, et.Type, et}
+		mutated[v.String()] = true
+		data := decode(t, ver.Example)
 		tc.mutate(data)
 		b := encode(t, data)
-		t.Run(tc.typ+"/"+tc.field+"/"+tc.keyword, func(t *testing.T) {
-			err := c.CheckEvent(eventOf(et, b))
+		t.Run(fmt.Sprintf("%s/v%d/%s/%s", tc.typ, ver.SchemaVersion, tc.field, tc.keyword), func(t *testing.T) {
+			err := c.CheckEvent(v.event(b))
 			var verr *outbox.ValidationError
 			if !errors.As(err, &verr) || !errors.Is(err, outbox.ErrInvalidData) {
 				t.Fatalf("%s %s: err = %v, want a ValidationError for invalid data", tc.typ, b, err)
 			}
-			if verr.Field != tc.field || !strings.Contains(verr.Reason, "keyword "+tc.keyword) || !strings.Contains(verr.Reason, tc.typ+" v1") {
+			if verr.Field != tc.field || !strings.Contains(verr.Reason, "keyword "+tc.keyword) || !strings.Contains(verr.Reason, v.String()) {
 				t.Fatalf("%s: field %q, reason %q; want field %q, keyword %s", tc.typ, verr.Field, verr.Reason, tc.field, tc.keyword)
 			}
 			if len(err.Error()) > 400 {
@@ -258,9 +340,9 @@ func TestMutatedExamplesAreRefused(t *testing.T) {
 			}
 		})
 	}
-	for _, et := range eventcatalog.Types() {
-		if !mutated[et.Type] {
-			t.Errorf("%s has no mutated example here", et.Type)
+	for _, v := range allVersions() {
+		if !mutated[v.String()] {
+			t.Errorf("%s has no mutated example here", v)
 		}
 	}
 }
@@ -271,6 +353,7 @@ func TestTypeAndVersion(t *testing.T) {
 	t.Parallel()
 	c := newCatalog(t)
 	et, _ := eventcatalog.Lookup("customer.created")
+	usage, _ := eventcatalog.Lookup("usage.finalized")
 	cases := []struct {
 		name     string
 		ev       outbox.Event
@@ -280,6 +363,10 @@ func TestTypeAndVersion(t *testing.T) {
 		{"unknown type", outbox.Event{Type: "customer.exploded", Data: et.Example}, outbox.ErrInvalidType, "type"},
 		{"malformed type", outbox.Event{Type: "Customer Created", Data: et.Example}, outbox.ErrInvalidType, "type"},
 		{"next version", outbox.Event{Type: et.Type, SchemaVersion: 2, Data: et.Example}, outbox.ErrInvalidField, "schema_version"},
+		{"a version after the newest", outbox.Event{Type: usage.Type, SchemaVersion: 3, Data: usage.Example}, outbox.ErrInvalidField, "schema_version"},
+		{"the newest version", outbox.Event{Type: usage.Type, SchemaVersion: 2, Data: usage.Example}, nil, ""},
+		{"an older version", outbox.Event{Type: usage.Type, SchemaVersion: 1, Data: usage.Versions[0].Example}, nil, ""},
+		{"newest data as version 1", outbox.Event{Type: usage.Type, Data: usage.Example}, outbox.ErrInvalidData, "data/cost"},
 		{"negative version", outbox.Event{Type: et.Type, SchemaVersion: -1, Data: et.Example}, outbox.ErrInvalidField, "schema_version"},
 		{"default version", outbox.Event{Type: et.Type, Data: et.Example}, nil, ""},
 		{"nil data", outbox.Event{Type: "customer.deleted"}, outbox.ErrInvalidData, "data"},
@@ -387,8 +474,14 @@ func catalogProblems(schema map[string]any) []string {
 		}
 		props, _ := s["properties"].(map[string]any)
 		if _, ok := props["currency"]; ok {
-			if v, _ := props["value"].(map[string]any); v == nil || v["type"] != "string" || v["pattern"] == nil {
-				out = append(out, at+": money without a decimal string value (R7)")
+			// R7: a decimal string value, or an integer count of millionths (minor units at
+			// the catalog's 6 decimals).
+			v, _ := props["value"].(map[string]any)
+			m, _ := props["amount_micros"].(map[string]any)
+			decimal := v != nil && v["type"] == "string" && v["pattern"] != nil
+			micros := m != nil && m["type"] == "integer" && m["minimum"] != nil && m["maximum"] != nil
+			if !decimal && !micros {
+				out = append(out, at+": money without a decimal string value or bounded integer micros (R7)")
 			}
 		}
 		for name, p := range props {
@@ -412,10 +505,10 @@ func catalogProblems(schema map[string]any) []string {
 func TestCatalogCarriesNoSecretsAndNoFloats(t *testing.T) {
 	t.Parallel()
 	used := map[string]bool{}
-	for _, et := range eventcatalog.Types() {
-		s := decode(t, et.Schema)
+	for _, v := range allVersions() {
+		s := decode(t, v.Schema)
 		for _, p := range catalogProblems(s) {
-			t.Errorf("%s: %s", et.Type, p)
+			t.Errorf("%s: %s", v, p)
 		}
 		for name := range s["properties"].(map[string]any) {
 			used[name] = true
@@ -434,12 +527,14 @@ func TestCatalogCarriesNoSecretsAndNoFloats(t *testing.T) {
 		"request":    map[string]any{"type": "object", "properties": map[string]any{"Prompt": map[string]any{"type": "string"}}},
 		"provider":   map[string]any{"type": "array", "items": map[string]any{"type": "object", "properties": map[string]any{"auth_header": map[string]any{}}}},
 		"cost":       map[string]any{"type": "object", "properties": map[string]any{"value": map[string]any{"type": "number"}, "currency": map[string]any{}}},
+		"fee":        map[string]any{"type": "object", "properties": map[string]any{"amount_micros": map[string]any{"type": "integer"}, "currency": map[string]any{}}},
 	}}
 	want := []string{
 		"/api_key: may carry key material, secrets or raw content (R6)",
 		"/api_key_id: may carry key material, secrets or raw content (R6)",
 		"/cost/value: a number; money is a decimal string, counts are integers (R7)",
-		"/cost: money without a decimal string value (R7)",
+		"/cost: money without a decimal string value or bounded integer micros (R7)",
+		"/fee: money without a decimal string value or bounded integer micros (R7)",
 		"/key_hint: may carry key material, secrets or raw content (R6)",
 		"/provider/items/auth_header: may carry key material, secrets or raw content (R6)",
 		"/request/Prompt: may carry key material, secrets or raw content (R6)",

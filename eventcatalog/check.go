@@ -29,9 +29,10 @@ type Catalog struct {
 	types map[string]compiled
 }
 
+// compiled holds a type's schemas by version, and its versions in ascending order.
 type compiled struct {
-	version int
-	schema  *jsonschema.Schema
+	versions []int
+	schemas  map[int]*jsonschema.Schema
 }
 
 var _ outbox.Catalog = (*Catalog)(nil)
@@ -49,19 +50,24 @@ func New() (*Catalog, error) {
 	c.AssertFormat()
 	cat := &Catalog{types: make(map[string]compiled, len(catalog))}
 	for _, et := range catalog {
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(et.Schema))
-		if err != nil {
-			return nil, fmt.Errorf("eventcatalog: schema of %s: %w", et.Type, err)
+		t := compiled{schemas: map[int]*jsonschema.Schema{}}
+		for _, v := range et.Versions {
+			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(v.Schema))
+			if err != nil {
+				return nil, fmt.Errorf("eventcatalog: schema of %s v%d: %w", et.Type, v.SchemaVersion, err)
+			}
+			url := schemaURL(et.Type, v.SchemaVersion)
+			if err := c.AddResource(url, doc); err != nil {
+				return nil, fmt.Errorf("eventcatalog: schema of %s v%d: %w", et.Type, v.SchemaVersion, err)
+			}
+			s, err := c.Compile(url)
+			if err != nil {
+				return nil, fmt.Errorf("eventcatalog: compile schema of %s v%d: %w", et.Type, v.SchemaVersion, err)
+			}
+			t.versions = append(t.versions, v.SchemaVersion)
+			t.schemas[v.SchemaVersion] = s
 		}
-		url := schemaURL(et.Type, et.SchemaVersion)
-		if err := c.AddResource(url, doc); err != nil {
-			return nil, fmt.Errorf("eventcatalog: schema of %s: %w", et.Type, err)
-		}
-		s, err := c.Compile(url)
-		if err != nil {
-			return nil, fmt.Errorf("eventcatalog: compile schema of %s: %w", et.Type, err)
-		}
-		cat.types[et.Type] = compiled{version: et.SchemaVersion, schema: s}
+		cat.types[et.Type] = t
 	}
 	return cat, nil
 }
@@ -87,8 +93,10 @@ func schemaURL(typ string, version int) string {
 // CheckEvent returns a *outbox.ValidationError when ev does not fit the catalog:
 //
 //   - a type the catalog lacks: Field "type", wrapping outbox.ErrInvalidType;
-//   - a schema version other than the type's (zero counts as 1, as in outbox.Append): Field
-//     "schema_version", wrapping outbox.ErrInvalidField;
+//   - a schema version the type is not published at (zero counts as 1, as in outbox.Append):
+//     Field "schema_version", wrapping outbox.ErrInvalidField. Every published version is
+//     accepted, each checked against its own schema, so a platform moves to a type's new
+//     version at its own pace;
 //   - data holding a property the catalog forbids anywhere (ForbiddenWords, R6): wrapping
 //     outbox.ErrInvalidData, Field "data" and the property's JSON pointer;
 //   - data that is not a JSON object or breaks the type's schema: wrapping
@@ -104,9 +112,10 @@ func (c *Catalog) CheckEvent(ev outbox.Event) error {
 			Reason: fmt.Sprintf("%s is not in the event catalog", quote(ev.Type))}
 	}
 	version := cmp.Or(ev.SchemaVersion, 1)
-	if version != t.version {
+	schema, ok := t.schemas[version]
+	if !ok {
 		return &outbox.ValidationError{Field: "schema_version", Err: outbox.ErrInvalidField,
-			Reason: fmt.Sprintf("%s is published at version %d, got %d", ev.Type, t.version, version)}
+			Reason: fmt.Sprintf("%s is published at %s, got %d", ev.Type, versionList(t.versions), version)}
 	}
 	data := ev.Data
 	if len(data) == 0 {
@@ -122,7 +131,7 @@ func (c *Catalog) CheckEvent(ev outbox.Event) error {
 		return &outbox.ValidationError{Field: "data", Reason: "must be a JSON object", Err: outbox.ErrInvalidData}
 	}
 	// The schema first: a declared property with a wrong value is told by its own keyword.
-	err = t.schema.Validate(doc)
+	err = schema.Validate(doc)
 	if err == nil {
 		if ferr := checkForbidden(doc); ferr != nil {
 			return ferr
@@ -133,7 +142,19 @@ func (c *Catalog) CheckEvent(ev outbox.Event) error {
 	if !errors.As(err, &verr) {
 		return &outbox.ValidationError{Field: "data", Reason: cut(err.Error(), maxReason), Err: outbox.ErrInvalidData}
 	}
-	return dataError(ev.Type, t.version, verr)
+	return dataError(ev.Type, version, verr)
+}
+
+// versionList says which versions a type is published at: "version 1", "versions 1 and 2".
+func versionList(versions []int) string {
+	if len(versions) == 1 {
+		return "version " + strconv.Itoa(versions[0])
+	}
+	s := make([]string, len(versions))
+	for i, v := range versions {
+		s[i] = strconv.Itoa(v)
+	}
+	return "versions " + strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
 // dataError turns the validator's tree of errors into one short ValidationError.

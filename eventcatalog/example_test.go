@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -37,26 +38,31 @@ func ExampleCatalog_CheckEvent() {
 	// outbox: invalid data: data/amount/value: got number, want string (balance.credited v1, keyword type)
 }
 
-// The catalog as GET /v1/event-types publishes it.
+// The catalog as GET /v1/event-types publishes it: each type with its newest schema version and
+// every version it is published at.
 func ExampleTypes() {
 	for _, et := range eventcatalog.Types() {
-		fmt.Printf("%-24s v%d %s\n", et.Type, et.SchemaVersion, et.Category)
+		var versions []string
+		for _, v := range et.Versions {
+			versions = append(versions, fmt.Sprint(v.SchemaVersion))
+		}
+		fmt.Printf("%-24s v%d %-11s versions %s\n", et.Type, et.SchemaVersion, et.Category, strings.Join(versions, ","))
 	}
 	// Output:
-	// customer.created         v1 business
-	// customer.updated         v1 business
-	// customer.deleted         v1 business
-	// api_key.created          v1 business
-	// api_key.status_changed   v1 business
-	// balance.credited         v1 business
-	// balance.adjusted         v1 business
-	// balance.low              v1 business
-	// budget.threshold_crossed v1 business
-	// usage.finalized          v1 business
-	// endpoint.failing         v1 operational
-	// endpoint.disabled        v1 operational
-	// endpoint.order_broken    v1 operational
-	// webhook.test             v1 operational
+	// customer.created         v1 business    versions 1
+	// customer.updated         v1 business    versions 1
+	// customer.deleted         v1 business    versions 1
+	// api_key.created          v1 business    versions 1
+	// api_key.status_changed   v1 business    versions 1
+	// balance.credited         v1 business    versions 1
+	// balance.adjusted         v1 business    versions 1
+	// balance.low              v1 business    versions 1
+	// budget.threshold_crossed v1 business    versions 1
+	// usage.finalized          v2 business    versions 1,2
+	// endpoint.failing         v1 operational versions 1
+	// endpoint.disabled        v1 operational versions 1
+	// endpoint.order_broken    v1 operational versions 1
+	// webhook.test             v1 operational versions 1
 }
 
 // A platform records a credit and its event in one transaction through a Writer that checks

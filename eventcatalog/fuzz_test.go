@@ -31,7 +31,7 @@ func FuzzCheckEvent(f *testing.F) {
 	f.Add(uint8(0), []byte(`{"customer_id":"cus_1"} {}`))
 	f.Fuzz(func(t *testing.T, i uint8, data []byte) {
 		et := types[int(i)%len(types)]
-		err := c.CheckEvent(outbox.Event{Type: et.Type, Data: data})
+		err := c.CheckEvent(outbox.Event{Type: et.Type, SchemaVersion: et.SchemaVersion, Data: data})
 		isObject := len(data) == 0 || (json.Valid(data) && bytes.TrimLeft(data, " \t\r\n")[0] == '{')
 		if err == nil {
 			if !isObject {

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/eventcatalog"
 	"github.com/hookstream/hookstream/internal/component"
 	"github.com/hookstream/hookstream/internal/filter"
 	"github.com/hookstream/hookstream/internal/records"
@@ -263,7 +264,7 @@ func (f *Fanout) deliveries(r *kgo.Record) []*kgo.Record {
 		if !endpoints.Receives(e, ev.partnerID, ev.eventType) || e.CreatedLSN > ev.lsn {
 			continue
 		}
-		body, err := endpoints.ConvertEnvelope(r.Value, ev.schemaVersion, e.SchemaVersion)
+		body, err := eventcatalog.ConvertEnvelope(r.Value, ev.eventType, ev.schemaVersion, e.SchemaVersion)
 		if err != nil {
 			dl := records.NewDeadLetter("fanout", fmt.Sprintf("endpoint %s: %v", e.ID, err), records.ClipOriginal(r.Value))
 			dl.EventID, dl.Partner = ev.eventID, ev.partnerID

@@ -147,24 +147,31 @@ func TestEndpointCreatedWithTheEvent(t *testing.T) {
 	}
 }
 
-// An endpoint pinned to an envelope version fanout cannot convert to gets no delivery; the dead
-// letter says which event and partner it was for, so an operator can replay it once fixed.
+// An event fanout cannot convert to an endpoint's pinned version (a usage.finalized written at
+// version 1 with a negative cost, which version 2 cannot hold) gets no delivery there; the dead
+// letter says which event and partner it was for, so an operator can replay it once fixed. The
+// endpoint pinned to version 1 receives the event as written (R14).
 func TestUnconvertibleEventIsDeadLetteredWithItsID(t *testing.T) {
 	e := testenv.NewEnv(t)
 	startCDC(t, e)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('pa');
 		INSERT INTO endpoint (id, partner_id, url, event_types, schema_version) VALUES
-		  ('ep_v9', 'pa', 'https://a.example/9', '{*}', 9)`)
+		  ('ep_v2', 'pa', 'https://a.example/2', '{*}', 2), ('ep_v1', 'pa', 'https://a.example/1', '{*}', 1)`)
 	f := startFanout(t, e)
-	id := appendEvent(t, e, "pa", "customer.created")
+	id := appendEventWith(t, e, "pa", "usage.finalized", map[string]any{"cost": map[string]any{"value": "-1.00", "currency": "USD"}})
 	testenv.WaitValue(t, f.reg, "hookstream_fanout_events_consumed_total", 1, time.Minute)
 	recs := consume(t, e, e.Names.DLQ, 1, 2*time.Second)
 	var dl records.DeadLetter
 	if err := json.Unmarshal(recs[0].Value, &dl); err != nil {
 		t.Fatal(err)
 	}
-	if dl.Source != "fanout" || dl.EventID != id || dl.Partner != "pa" || string(recs[0].Key) != "ep_v9" || !strings.Contains(dl.Reason, "ep_v9") {
+	if dl.Source != "fanout" || dl.EventID != id || dl.Partner != "pa" || string(recs[0].Key) != "ep_v2" ||
+		!strings.Contains(dl.Reason, "ep_v2") || !strings.Contains(dl.Reason, "negative") {
 		t.Fatalf("dead letter %s: %+v", recs[0].Key, dl)
+	}
+	got := pairs(decodeDeliveries(t, consume(t, e, e.Names.Deliveries, 1, time.Second)))
+	if fmt.Sprint(got) != fmt.Sprint(map[string]int{pair(id, "ep_v1"): 1}) {
+		t.Fatalf("deliveries %v, want one to ep_v1", got)
 	}
 }
 

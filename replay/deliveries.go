@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/eventcatalog"
 	"github.com/hookstream/hookstream/internal/eventlog"
 	"github.com/hookstream/hookstream/internal/records"
 )
@@ -57,7 +58,7 @@ func prepareReplay(ep Endpoint, t Target, ev eventlog.Event, now time.Time) (rec
 	case !endpoints.Subscribed(ep.EventTypes, ev.Type):
 		return records.Delivery{}, reasonNotSubscribed
 	}
-	body, err := endpoints.ConvertEnvelope(ev.Body, ev.SchemaVersion, ep.SchemaVersion)
+	body, err := eventcatalog.ConvertEnvelope(ev.Body, ev.Type, ev.SchemaVersion, ep.SchemaVersion)
 	if err != nil {
 		return records.Delivery{}, err.Error()
 	}

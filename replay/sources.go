@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/eventcatalog"
 	"github.com/hookstream/hookstream/internal/eventlog"
 	"github.com/hookstream/hookstream/internal/filter"
 	"github.com/hookstream/hookstream/internal/records"
@@ -267,7 +268,7 @@ func filterOf(ep Endpoint) (func(eventlog.Event) bool, error) {
 		return nil, fmt.Errorf("the endpoint's filter does not parse: %w", err)
 	}
 	return func(ev eventlog.Event) bool {
-		body, err := endpoints.ConvertEnvelope(ev.Body, ev.SchemaVersion, ep.SchemaVersion)
+		body, err := eventcatalog.ConvertEnvelope(ev.Body, ev.Type, ev.SchemaVersion, ep.SchemaVersion)
 		if err != nil {
 			return false // prepareReplay refuses it with the reason
 		}

@@ -67,7 +67,8 @@ func (p *Platform) change(ctx context.Context, fn func(tx pgx.Tx, emit emitFunc)
 			if err != nil {
 				return fmt.Errorf("reseller: encode %s: %w", typ, err)
 			}
-			if _, err := p.writer.Append(ctx, tx, outbox.Event{PartnerID: pid, Type: typ, Subject: subject, Data: b, OccurredAt: now}); err != nil {
+			ev := outbox.Event{PartnerID: pid, Type: typ, Subject: subject, Data: b, OccurredAt: now, SchemaVersion: writtenVersions[typ]}
+			if _, err := p.writer.Append(ctx, tx, ev); err != nil {
 				return fmt.Errorf("reseller: event %s: %w", typ, err)
 			}
 			return nil
@@ -77,6 +78,15 @@ func (p *Platform) change(ctx context.Context, fn func(tx pgx.Tx, emit emitFunc)
 }
 
 type emitFunc func(pid, typ string, subject outbox.Subject, data any) error
+
+// writtenVersions are the schema versions the platform writes, by type; a type not named here
+// is written at version 1. The platform names them itself rather than follow the catalog's
+// newest, because the data it builds has one version's shape: a new version of a type is
+// adopted here, with its data, on purpose. Endpoints pinned to an older version receive the
+// event converted (R14).
+var writtenVersions = map[string]int{
+	"usage.finalized": 2, // cost as integer micros
+}
 
 // changeCustomer is change with the partner's live customer cid locked first (lockCustomer), so
 // the changes of one customer, its balance and budgets, happen one at a time.

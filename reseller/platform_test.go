@@ -140,6 +140,47 @@ func TestCrossingsThroughThePlatform(t *testing.T) {
 	}
 }
 
+// R14: the platform writes usage.finalized at version 2, its cost in exact millionths, and every
+// other type at version 1; the v2 event converted for an endpoint pinned to 1 carries the same
+// amount as a decimal string.
+func TestUsageIsWrittenAtVersion2(t *testing.T) {
+	f := newFixture(t, reseller.Config{})
+	c := f.customer("pa", nil)
+	f.must(f.usage("pa", c.ID, "20.000001"))
+	rows, err := f.db.Pool.Query(f.ctx, `SELECT type, schema_version, payload::text FROM outbox_event WHERE partner_id = 'pa' ORDER BY event_id`)
+	f.must(err)
+	defer rows.Close()
+	var usage []byte
+	for rows.Next() {
+		var (
+			typ     string
+			version int
+			payload []byte
+		)
+		f.must(rows.Scan(&typ, &version, &payload))
+		want := 1
+		if typ == "usage.finalized" {
+			want, usage = 2, payload
+		}
+		if version != want {
+			t.Errorf("%s written at version %d, want %d", typ, version, want)
+		}
+	}
+	f.must(rows.Err())
+	var data struct {
+		Cost json.RawMessage `json:"cost"`
+	}
+	f.must(json.Unmarshal(usage, &data))
+	if string(data.Cost) != `{"currency": "USD", "amount_micros": 20000001}` {
+		t.Fatalf("usage.finalized cost %s, want 20000001 micros", data.Cost)
+	}
+	v1, err := eventcatalog.ConvertData("usage.finalized", 2, 1, usage)
+	f.must(err)
+	if f.must(json.Unmarshal(v1, &data)); string(data.Cost) != `{"currency":"USD","value":"20.000001"}` {
+		t.Fatalf("converted to version 1: cost %s", data.Cost)
+	}
+}
+
 // Concurrent usage records on one budget: the spend is exact (no lost update) and each
 // threshold fires exactly once (no lost or doubled crossing).
 func TestConcurrentUsageOnOneBudget(t *testing.T) {

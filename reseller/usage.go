@@ -236,7 +236,9 @@ func (p *Platform) RecordUsage(ctx context.Context, pid, cid string, in NewUsage
 			}
 			u.CreatedAt = u.CreatedAt.UTC()
 			data := map[string]any{"usage_id": u.ID, "customer_id": cid, "period_start": u.PeriodStart, "period_end": u.PeriodEnd,
-				"requests": u.Requests, "input_tokens": u.InputTokens, "output_tokens": u.OutputTokens, "cost": u.Cost}
+				"requests": u.Requests, "input_tokens": u.InputTokens, "output_tokens": u.OutputTokens,
+				// Version 2 (writtenVersions): the cost in millionths, which Decimal holds exactly.
+				"cost": map[string]any{"amount_micros": u.Cost.Value.micros, "currency": u.Cost.Currency}}
 			if keyID != nil {
 				data["api_key_id"] = *keyID
 			}

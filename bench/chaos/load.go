@@ -23,16 +23,17 @@ type eventSource struct {
 	mu       sync.Mutex
 	rng      *rand.Rand
 	examples map[string]json.RawMessage
+	versions map[string]int // the schema version of each example: the type's newest
 }
 
 func newEventSource(seed uint64) (*eventSource, error) {
-	s := &eventSource{rng: rand.New(rand.NewPCG(seed, 1)), examples: map[string]json.RawMessage{}}
+	s := &eventSource{rng: rand.New(rand.NewPCG(seed, 1)), examples: map[string]json.RawMessage{}, versions: map[string]int{}}
 	for _, typ := range loadTypes {
 		et, ok := eventcatalog.Lookup(typ)
 		if !ok {
 			return nil, fmt.Errorf("load: the catalog has no %s", typ)
 		}
-		s.examples[typ] = et.Example
+		s.examples[typ], s.versions[typ] = et.Example, et.SchemaVersion
 	}
 	return s, nil
 }
@@ -52,5 +53,6 @@ func (s *eventSource) event(n int64) outbox.Event {
 	}
 	typ := loadTypes[t]
 	return outbox.Event{PartnerID: partner, Type: typ,
-		Subject: outbox.Subject{Type: subjectTypes[typ], ID: fmt.Sprintf("%s_%d", subjectTypes[typ], n)}, Data: s.examples[typ]}
+		Subject:       outbox.Subject{Type: subjectTypes[typ], ID: fmt.Sprintf("%s_%d", subjectTypes[typ], n)},
+		SchemaVersion: s.versions[typ], Data: s.examples[typ]}
 }

@@ -1,6 +1,7 @@
 // Package webhookdoc writes the webhooks section of the admin API's OpenAPI 3.1 document from
-// the event catalog: one operation per published event type, whose request body is the
-// envelope with that type's data schema, the Standard Webhooks headers and the response policy
+// the event catalog: one operation per published version of every event type (the newest named
+// by the type, an older one by the type and ".v" and its number), whose request body is the
+// envelope with that version's data schema, the Standard Webhooks headers and the response policy
 // a receiver is held to (design.md section 7). make generate runs it (go generate ./admin);
 // admin's TestOpenAPIWebhooksMatchCatalog fails when the committed document is not what it makes.
 package webhookdoc
@@ -100,30 +101,43 @@ func Section() ([]byte, error) {
 	}
 	out := map[string]map[string]operation{}
 	for _, et := range eventcatalog.Types() {
-		var data any
-		if err := json.Unmarshal(et.Schema, &data); err != nil {
-			return nil, fmt.Errorf("webhookdoc: schema of %s: %w", et.Type, err)
+		for _, v := range et.Versions {
+			var data any
+			if err := json.Unmarshal(v.Schema, &data); err != nil {
+				return nil, fmt.Errorf("webhookdoc: schema of %s v%d: %w", et.Type, v.SchemaVersion, err)
+			}
+			body := map[string]any{
+				"allOf": []any{envelope, map[string]any{
+					"type": "object",
+					"properties": map[string]any{
+						"type":           map[string]any{"const": et.Type},
+						"schema_version": map[string]any{"const": v.SchemaVersion},
+						"data":           data,
+					},
+				}},
+			}
+			// The newest version is named by the type; an older one by the type and its
+			// version, so every version a partner can be pinned to receive is listed (R14).
+			name := et.Type
+			if v.SchemaVersion != et.SchemaVersion {
+				name = fmt.Sprintf("%s.v%d", et.Type, v.SchemaVersion)
+			}
+			description := fmt.Sprintf("Sent to every active endpoint of the partner subscribed to %s (exactly, by a prefix wildcard, or *), signed with Standard Webhooks; schema version %d, received by endpoints pinned to %s.",
+				et.Type, v.SchemaVersion, pins(et.Type, v.SchemaVersion))
+			if v.Changes != "" {
+				description += " Changed from the version before: " + v.Changes
+			}
+			out[name] = map[string]operation{"post": {
+				OperationID: "webhook." + name,
+				Summary:     et.Description,
+				Description: description,
+				Tags:        []string{et.Category},
+				Parameters:  headers,
+				RequestBody: requestBody{Required: true, Content: map[string]mediaType{"application/json": {Schema: body}}},
+				Responses:   responses,
+				Security:    []struct{}{},
+			}}
 		}
-		body := map[string]any{
-			"allOf": []any{envelope, map[string]any{
-				"type": "object",
-				"properties": map[string]any{
-					"type":           map[string]any{"const": et.Type},
-					"schema_version": map[string]any{"const": et.SchemaVersion},
-					"data":           data,
-				},
-			}},
-		}
-		out[et.Type] = map[string]operation{"post": {
-			OperationID: "webhook." + et.Type,
-			Summary:     et.Description,
-			Description: fmt.Sprintf("Sent to every active endpoint of the partner subscribed to %s (exactly, by a prefix wildcard, or *), signed with Standard Webhooks; schema version %d.", et.Type, et.SchemaVersion),
-			Tags:        []string{et.Category},
-			Parameters:  headers,
-			RequestBody: requestBody{Required: true, Content: map[string]mediaType{"application/json": {Schema: body}}},
-			Responses:   responses,
-			Security:    []struct{}{},
-		}}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -132,6 +146,21 @@ func Section() ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSpace(buf.Bytes()), nil
+}
+
+// pins lists the schema versions an endpoint may be pinned to that receive version of typ:
+// "1", "2 and 3".
+func pins(typ string, version int) string {
+	var out []string
+	for _, p := range eventcatalog.PinVersions() {
+		if eventcatalog.PinnedVersion(typ, p) == version {
+			out = append(out, fmt.Sprint(p))
+		}
+	}
+	if len(out) < 2 {
+		return strings.Join(out, "")
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " and " + out[len(out)-1]
 }
 
 // asciiOnly escapes every non-ASCII character as \uXXXX, as the rest of the document is
