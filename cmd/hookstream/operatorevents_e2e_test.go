@@ -174,6 +174,12 @@ func TestDevOperatorEvents(t *testing.T) {
 	if s != http.StatusOK || strings.Contains(string(b), `"operator.`) || strings.Contains(string(b), refused) {
 		t.Errorf("partner feed: %d %s", s, b)
 	}
+	// The CLI lists the operator's endpoints with --operator, through the generated client.
+	var listed bytes.Buffer
+	if err := run(ctx, []string{"endpoints", "list", "--operator", "--admin-url", dev.adminURL, "--admin-token", dev.token, "--output", "json"}, &listed); err != nil ||
+		!strings.Contains(listed.String(), created.JSON201.ID) || strings.Contains(listed.String(), everyID) {
+		t.Errorf("hookstream endpoints list --operator: %v\n%s", err, listed.String())
+	}
 	// Operator routes refuse the partner's key; the reserved partner is no partner path.
 	if s, _ := call(partnerKey, "GET", "/v1/operator/endpoints", nil); s != http.StatusForbidden {
 		t.Errorf("partner key on the operator's endpoints: %d, want 403", s)
