@@ -38,6 +38,7 @@ type API struct {
 	replays      *replay.Engine
 	testEvents   *rateLog // the test-event quota of this process
 	replaysRate  *rateLog // the single-replay quota of this process
+	quotaTold    *quotaTold
 	metrics      *apiMetrics
 	operatorHash [sha256.Size]byte
 	stop         chan struct{} // closed by Close: ends the reader janitor
@@ -91,6 +92,7 @@ func New(cfg Config, pool *pgxpool.Pool) (*API, error) {
 		metrics:      m,
 		testEvents:   newRateLog(cfg.Limits.TestEventsPerMinute),
 		replaysRate:  newRateLog(cfg.Limits.ReplaysPerMinute),
+		quotaTold:    &quotaTold{at: map[quotaKey]time.Time{}, now: time.Now},
 		operatorHash: sha256.Sum256([]byte(cfg.OperatorToken)),
 		stop:         make(chan struct{}),
 		streamsEnd:   make(chan struct{}),

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookstream/hookstream/eventcatalog"
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
+	"github.com/hookstream/hookstream/outbox"
 )
 
 // TestAuthorizationMatrix calls every route as each kind of caller and checks the status: no
@@ -32,6 +34,19 @@ func TestAuthorizationMatrix(t *testing.T) {
 	n := 0
 	fresh := func() int { n++; return n }
 	epPath := "/v1/partners/acme/endpoints/" + ep.ID
+	// The operator's own endpoints (operator events): operator token only, partner keys 403.
+	newOpEndpoint := func() createdEndpoint {
+		var ep createdEndpoint
+		e.must(201, operatorToken, "POST", "/v1/operator/endpoints", map[string]any{
+			"url": "https://hooks.example.com/ops", "event_types": []string{"operator.*"},
+		}).json(t, &ep)
+		return ep
+	}
+	opEP, opDisableEP := newOpEndpoint(), newOpEndpoint()
+	opPath := "/v1/operator/endpoints/" + opEP.ID
+	opEvent := e.appendEvent(outbox.OperatorPartnerID, eventcatalog.OperatorQuotaRefused,
+		`{"partner_id":"acme","quota":"endpoints","limit":1,"usage":1}`)
+	opDids := e.seedDeliveries(outbox.OperatorPartnerID, opEP.ID, eventcatalog.OperatorQuotaRefused, "failed", 2, []string{opEvent}, []time.Time{time.Now()})
 	rows := []struct {
 		pattern string
 		want    int
@@ -95,6 +110,30 @@ func TestAuthorizationMatrix(t *testing.T) {
 		// A stream that is let through never ends; a bad cursor is refused after the access
 		// check and before the stream starts, so the callers let through get its 400.
 		{"GET /v1/partners/{pid}/events/stream", 400, func() (string, any) { return "/v1/partners/acme/events/stream?after=not-a-cursor", nil }},
+
+		{"GET /v1/operator/event-types", 200, func() (string, any) { return "/v1/operator/event-types", nil }},
+		{"POST /v1/operator/endpoints", 201, func() (string, any) {
+			return "/v1/operator/endpoints", map[string]any{"url": "https://hooks.example.com/ops-x", "event_types": []string{"operator.*"}}
+		}},
+		{"GET /v1/operator/endpoints", 200, func() (string, any) { return "/v1/operator/endpoints", nil }},
+		{"GET /v1/operator/endpoints/{eid}", 200, func() (string, any) { return opPath, nil }},
+		{"PATCH /v1/operator/endpoints/{eid}", 200, func() (string, any) {
+			return opPath, map[string]any{"description": fmt.Sprintf("change %d", fresh())}
+		}},
+		{"DELETE /v1/operator/endpoints/{eid}", 204, func() (string, any) { return "/v1/operator/endpoints/" + newOpEndpoint().ID, nil }},
+		{"POST /v1/operator/endpoints/{eid}/disable", 200, func() (string, any) {
+			return "/v1/operator/endpoints/" + opDisableEP.ID + "/disable", map[string]string{"reason": "maintenance"}
+		}},
+		{"POST /v1/operator/endpoints/{eid}/enable", 200, func() (string, any) {
+			return "/v1/operator/endpoints/" + opDisableEP.ID + "/enable", nil
+		}},
+		{"POST /v1/operator/endpoints/{eid}/secret/rotate", 200, func() (string, any) { return opPath + "/secret/rotate", nil }},
+		{"POST /v1/operator/endpoints/{eid}/secret/end-rotation", 200, func() (string, any) { return opPath + "/secret/end-rotation", nil }},
+		{"POST /v1/operator/endpoints/{eid}/test", 202, func() (string, any) { return opPath + "/test", nil }},
+		{"GET /v1/operator/endpoints/{eid}/deliveries", 200, func() (string, any) { return opPath + "/deliveries?state=failed", nil }},
+		{"GET /v1/operator/deliveries", 200, func() (string, any) { return "/v1/operator/deliveries?event_id=" + opEvent, nil }},
+		{"GET /v1/operator/deliveries/{did}", 200, func() (string, any) { return "/v1/operator/deliveries/" + opDids[0], nil }},
+		{"POST /v1/operator/deliveries/{did}/replay", 202, func() (string, any) { return "/v1/operator/deliveries/" + opDids[0] + "/replay", nil }},
 	}
 
 	accessOf := map[string]access{}

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookstream/hookstream/eventcatalog"
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
+	"github.com/hookstream/hookstream/outbox"
 )
 
 // doWith is call with extra request headers.
@@ -142,6 +144,13 @@ func TestIdempotencyKeyOnEveryPost(t *testing.T) {
 	ep := e.endpoint("acme")
 	did := e.seedDeliveries("acme", ep.ID, "customer.created", "failed", 1, []string{e.appendEvent("acme", "customer.created", `{"customer_id":"cus_1"}`)}, []time.Time{time.Now()})[0]
 
+	var opEP createdEndpoint
+	e.must(201, operatorToken, "POST", "/v1/operator/endpoints", map[string]any{
+		"url": "https://hooks.example.com/ops", "event_types": []string{"operator.*"}}).json(t, &opEP)
+	opDid := e.seedDeliveries(outbox.OperatorPartnerID, opEP.ID, eventcatalog.OperatorQuotaRefused, "failed", 1,
+		[]string{e.appendEvent(outbox.OperatorPartnerID, eventcatalog.OperatorQuotaRefused, `{"partner_id":"acme","quota":"endpoints","limit":1,"usage":1}`)},
+		[]time.Time{time.Now()})[0]
+
 	jid := newID(replayJobPrefix)
 	if _, err := e.DB.Pool.Exec(context.Background(), `INSERT INTO replay_job (id, partner_id, endpoint_id, source) VALUES ($1, 'acme', $2, 'history')`, jid, ep.ID); err != nil {
 		t.Fatal(err)
@@ -165,10 +174,17 @@ func TestIdempotencyKeyOnEveryPost(t *testing.T) {
 		{"/v1/partners/{pid}/endpoints/{eid}/replay", `{"since":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `"}`, `SELECT count(*) FROM replay_job`},
 		{"/v1/partners/{pid}/deliveries/{did}/replay", ``, `SELECT coalesce(max(attempt_no), 0) FROM replay_reservation`},
 		{"/v1/partners/{pid}/replay-jobs/{jid}/cancel", ``, `SELECT count(*) FROM replay_job WHERE state = 'canceled'`},
+		{"/v1/operator/endpoints", `{"url":"https://hooks.example.com/ops-2","event_types":["operator.*"]}`, `SELECT count(*) FROM endpoint`},
+		{"/v1/operator/endpoints/{opeid}/disable", `{"reason":"maintenance"}`, `SELECT count(*) FROM outbox_event WHERE type = 'operator.endpoint.disabled'`},
+		{"/v1/operator/endpoints/{opeid}/enable", ``, `SELECT version FROM endpoint WHERE id = '` + opEP.ID + `'`},
+		{"/v1/operator/endpoints/{opeid}/secret/rotate", ``, `SELECT count(*) FROM endpoint_secret`},
+		{"/v1/operator/endpoints/{opeid}/secret/end-rotation", ``, `SELECT version FROM endpoint WHERE id = '` + opEP.ID + `'`},
+		{"/v1/operator/endpoints/{opeid}/test", ``, deliveriesTopic},
+		{"/v1/operator/deliveries/{opdid}/replay", ``, `SELECT coalesce(max(attempt_no), 0) FROM replay_reservation`},
 	}
 	for _, c := range cases {
-		delete(posts, c.path)
-		path := strings.NewReplacer("{pid}", "acme", "{eid}", ep.ID, "{did}", did, "{jid}", jid).Replace(c.path)
+		delete(posts, strings.NewReplacer("{opeid}", "{eid}", "{opdid}", "{did}").Replace(c.path))
+		path := strings.NewReplacer("{pid}", "acme", "{eid}", ep.ID, "{did}", did, "{jid}", jid, "{opeid}", opEP.ID, "{opdid}", opDid).Replace(c.path)
 		t.Run(c.path, func(t *testing.T) {
 			key := "k-" + c.path
 			first := e.doWith(idem(key), operatorToken, "POST", path, c.body)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/hookstream/hookstream/outbox"
 )
 
 // fuzzBodies are request bodies worth trying on every write route: malformed, mistyped,
@@ -46,6 +48,12 @@ func FuzzWriteRoutes(f *testing.F) {
 	if _, err := e.DB.Pool.Exec(context.Background(), `INSERT INTO replay_job (id, partner_id, endpoint_id, source) VALUES ($1, 'acme', $2, 'history')`, jid, ep.ID); err != nil {
 		f.Fatal(err)
 	}
+	var opEP createdEndpoint
+	e.must(201, operatorToken, "POST", "/v1/operator/endpoints", map[string]any{
+		"url": "https://hooks.example.com/ops", "event_types": []string{"operator.*"}}).json(f, &opEP)
+	opPath := "/v1/operator/endpoints/" + opEP.ID
+	opEvent := e.appendEvent(outbox.OperatorPartnerID, "operator.quota.refused", `{"partner_id":"acme","quota":"endpoints","limit":1,"usage":1}`)
+	opDid := e.seedDeliveries(outbox.OperatorPartnerID, opEP.ID, "operator.quota.refused", "failed", 10, []string{opEvent}, []time.Time{time.Now()})[0]
 	targets := []struct {
 		method, path string
 		valid        []string
@@ -62,6 +70,14 @@ func FuzzWriteRoutes(f *testing.F) {
 		{"POST", epPath + "/replay", []string{`{"since":"` + since + `","source":"log","state":"missing"}`}},
 		{"POST", "/v1/partners/acme/deliveries/" + did + "/replay", []string{`{}`}},
 		{"POST", "/v1/partners/acme/replay-jobs/" + jid + "/cancel", []string{`{}`}},
+		{"POST", "/v1/operator/endpoints", []string{`{"url":"https://hooks.example.com/o","event_types":["operator.*"]}`}},
+		{"PATCH", opPath, []string{`{"description":"x","event_types":["operator.*"]}`}},
+		{"POST", opPath + "/disable", []string{`{"reason":"maintenance"}`}},
+		{"POST", opPath + "/enable", []string{`{}`}},
+		{"POST", opPath + "/secret/rotate", []string{`{"overlap_seconds":60}`}},
+		{"POST", opPath + "/secret/end-rotation", []string{`{}`}},
+		{"POST", opPath + "/test", []string{`{}`}},
+		{"POST", "/v1/operator/deliveries/" + opDid + "/replay", []string{`{}`}},
 	}
 	writes := 0
 	for _, rt := range e.api.routes {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hookstream/hookstream/outbox"
 	"github.com/hookstream/hookstream/partnerkeys"
 )
 
@@ -68,7 +69,7 @@ func (a *API) listPartners(w http.ResponseWriter, r *http.Request, _ caller) err
 		return v, err
 	}, func(last partnerView) string {
 		return encodeCursor("partners", partnerCursor{ID: last.ID})
-	}, `SELECT id, name, created_at FROM partner WHERE id > $1 ORDER BY id LIMIT $2`, after.ID, limit+1)
+	}, `SELECT id, name, created_at FROM partner WHERE id > $1 AND id <> $3 ORDER BY id LIMIT $2`, after.ID, limit+1, outbox.OperatorPartnerID)
 	if err != nil {
 		return err
 	}

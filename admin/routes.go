@@ -29,7 +29,7 @@ func (a *API) routeTable() []route {
 		partner  = "/v1/partners/{pid}"
 		endpoint = partner + "/endpoints/{eid}"
 	)
-	return []route{
+	return append([]route{
 		{"GET", "/v1/openapi.json", public, a.serveOpenAPI},
 		{"GET", "/v1/event-types", anyCaller, a.listEventTypes},
 		{"GET", "/v1/limits", anyCaller, a.getLimits},
@@ -67,7 +67,7 @@ func (a *API) routeTable() []route {
 		{"GET", partner + "/events", partnerOwn, a.listEvents},
 		{"GET", partner + "/events/stream", partnerOwn, a.streamEvents},
 		{"GET", partner + "/events/{event_id}", partnerOwn, a.getEvent},
-	}
+	}, a.operatorRoutes()...)
 }
 
 func (a *API) buildRouter() {
@@ -177,6 +177,7 @@ func (a *API) wrap(rt route) http.Handler {
 			if !errors.As(err, &ae) {
 				ae = a.fault(r.Context(), pattern, err)
 			}
+			a.tellOperatorOfQuota(r, pattern, ae)
 			writeError(sw, ae)
 		}
 	})

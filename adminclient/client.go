@@ -15,7 +15,21 @@ func New(server, token string, opts ...ClientOption) (*ClientWithResponses, erro
 		req.Header.Set("Authorization", "Bearer "+token)
 		return nil
 	}
-	return NewClientWithResponses(server, append([]ClientOption{WithRequestEditorFn(bearer)}, opts...)...)
+	return NewClientWithResponses(server, append([]ClientOption{WithRequestEditorFn(bearer), WithRequestEditorFn(operatorPaths)}, opts...)...)
+}
+
+// OperatorPartnerID is the reserved partner of the operator's own endpoints (outbox's
+// OperatorPartnerID; operator events, docs/operations.md). A client from New sends a partner
+// method's request for it to the operator's routes, /v1/partners/hookstream:operator/endpoints
+// to /v1/operator/endpoints and so on, so the partner methods (and hookstream endpoints
+// --operator) manage the operator's endpoints and deliveries as well as the Operator* methods.
+const OperatorPartnerID = "hookstream:operator"
+
+func operatorPaths(_ context.Context, req *http.Request) error {
+	if rest, ok := strings.CutPrefix(req.URL.Path, "/v1/partners/"+OperatorPartnerID+"/"); ok {
+		req.URL.Path, req.URL.RawPath = "/v1/operator/"+rest, ""
+	}
+	return nil
 }
 
 // APIError is a request the admin API refused or failed: the HTTP status and the problem the

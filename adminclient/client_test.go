@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,6 +14,7 @@ import (
 	"github.com/hookstream/hookstream/adminclient"
 	"github.com/hookstream/hookstream/egress"
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
+	"github.com/hookstream/hookstream/outbox"
 )
 
 const operatorToken = "operator-token-for-the-client-tests"
@@ -79,5 +81,32 @@ func TestClientSendsTheTokenAndCheckReadsRefusals(t *testing.T) {
 	down, _ := adminclient.New("http://127.0.0.1:1", operatorToken)
 	if err := adminclient.Check(down.ListPartnersWithResponse(ctx, nil)); err == nil || errors.As(err, &apiErr) {
 		t.Fatalf("an unreachable server: %v", err)
+	}
+}
+
+// A partner method called for the operator's reserved partner reaches the operator's route,
+// and the constant is outbox's.
+func TestOperatorPaths(t *testing.T) {
+	if adminclient.OperatorPartnerID != outbox.OperatorPartnerID {
+		t.Fatalf("adminclient.OperatorPartnerID %q, outbox's %q", adminclient.OperatorPartnerID, outbox.OperatorPartnerID)
+	}
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths = append(paths, r.URL.EscapedPath())
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"data":[],"next_cursor":"","has_more":false}`))
+	}))
+	defer srv.Close()
+	c, err := adminclient.New(srv.URL, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	_, _ = c.ListEndpointsWithResponse(ctx, adminclient.OperatorPartnerID, nil)
+	_, _ = c.GetDeliveryWithResponse(ctx, adminclient.OperatorPartnerID, "dlv_x")
+	_, _ = c.ListEndpointsWithResponse(ctx, "acme", nil)
+	want := []string{"/v1/operator/endpoints", "/v1/operator/deliveries/dlv_x", "/v1/partners/acme/endpoints"}
+	if !slices.Equal(paths, want) {
+		t.Fatalf("paths %q, want %q", paths, want)
 	}
 }

@@ -800,6 +800,108 @@ func (e TestAcceptedTrigger) Valid() bool {
 	}
 }
 
+// Defines values for OperatorSearchDeliveriesParamsState.
+const (
+	OperatorSearchDeliveriesParamsStateFailed    OperatorSearchDeliveriesParamsState = "failed"
+	OperatorSearchDeliveriesParamsStatePending   OperatorSearchDeliveriesParamsState = "pending"
+	OperatorSearchDeliveriesParamsStateRetrying  OperatorSearchDeliveriesParamsState = "retrying"
+	OperatorSearchDeliveriesParamsStateSkipped   OperatorSearchDeliveriesParamsState = "skipped"
+	OperatorSearchDeliveriesParamsStateSucceeded OperatorSearchDeliveriesParamsState = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the OperatorSearchDeliveriesParamsState enum.
+func (e OperatorSearchDeliveriesParamsState) Valid() bool {
+	switch e {
+	case OperatorSearchDeliveriesParamsStateFailed:
+		return true
+	case OperatorSearchDeliveriesParamsStatePending:
+		return true
+	case OperatorSearchDeliveriesParamsStateRetrying:
+		return true
+	case OperatorSearchDeliveriesParamsStateSkipped:
+		return true
+	case OperatorSearchDeliveriesParamsStateSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OperatorSearchDeliveriesParamsErrorCategory.
+const (
+	OperatorSearchDeliveriesParamsErrorCategoryBlockedDestination OperatorSearchDeliveriesParamsErrorCategory = "blocked_destination"
+	OperatorSearchDeliveriesParamsErrorCategoryConnectionRefused  OperatorSearchDeliveriesParamsErrorCategory = "connection_refused"
+	OperatorSearchDeliveriesParamsErrorCategoryConnectionReset    OperatorSearchDeliveriesParamsErrorCategory = "connection_reset"
+	OperatorSearchDeliveriesParamsErrorCategoryDNS                OperatorSearchDeliveriesParamsErrorCategory = "dns"
+	OperatorSearchDeliveriesParamsErrorCategoryEndpointDisabled   OperatorSearchDeliveriesParamsErrorCategory = "endpoint_disabled"
+	OperatorSearchDeliveriesParamsErrorCategoryHTTPStatus         OperatorSearchDeliveriesParamsErrorCategory = "http_status"
+	OperatorSearchDeliveriesParamsErrorCategoryInternal           OperatorSearchDeliveriesParamsErrorCategory = "internal"
+	OperatorSearchDeliveriesParamsErrorCategoryInvalidResponse    OperatorSearchDeliveriesParamsErrorCategory = "invalid_response"
+	OperatorSearchDeliveriesParamsErrorCategoryRedirect           OperatorSearchDeliveriesParamsErrorCategory = "redirect"
+	OperatorSearchDeliveriesParamsErrorCategoryTLS                OperatorSearchDeliveriesParamsErrorCategory = "tls"
+	OperatorSearchDeliveriesParamsErrorCategoryTenantMismatch     OperatorSearchDeliveriesParamsErrorCategory = "tenant_mismatch"
+	OperatorSearchDeliveriesParamsErrorCategoryTimeout            OperatorSearchDeliveriesParamsErrorCategory = "timeout"
+)
+
+// Valid indicates whether the value is a known member of the OperatorSearchDeliveriesParamsErrorCategory enum.
+func (e OperatorSearchDeliveriesParamsErrorCategory) Valid() bool {
+	switch e {
+	case OperatorSearchDeliveriesParamsErrorCategoryBlockedDestination:
+		return true
+	case OperatorSearchDeliveriesParamsErrorCategoryConnectionRefused:
+		return true
+	case OperatorSearchDeliveriesParamsErrorCategoryConnectionReset:
+		return true
+	case OperatorSearchDeliveriesParamsErrorCategoryDNS:
+		return true
+	case OperatorSearchDeliveriesParamsErrorCategoryEndpointDisabled:
+		return true
+	case OperatorSearchDeliveriesParamsErrorCategoryHTTPStatus:
+		return true
+	case OperatorSearchDeliveriesParamsErrorCategoryInternal:
+		return true
+	case OperatorSearchDeliveriesParamsErrorCategoryInvalidResponse:
+		return true
+	case OperatorSearchDeliveriesParamsErrorCategoryRedirect:
+		return true
+	case OperatorSearchDeliveriesParamsErrorCategoryTLS:
+		return true
+	case OperatorSearchDeliveriesParamsErrorCategoryTenantMismatch:
+		return true
+	case OperatorSearchDeliveriesParamsErrorCategoryTimeout:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OperatorListDeliveriesParamsState.
+const (
+	OperatorListDeliveriesParamsStateFailed    OperatorListDeliveriesParamsState = "failed"
+	OperatorListDeliveriesParamsStatePending   OperatorListDeliveriesParamsState = "pending"
+	OperatorListDeliveriesParamsStateRetrying  OperatorListDeliveriesParamsState = "retrying"
+	OperatorListDeliveriesParamsStateSkipped   OperatorListDeliveriesParamsState = "skipped"
+	OperatorListDeliveriesParamsStateSucceeded OperatorListDeliveriesParamsState = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the OperatorListDeliveriesParamsState enum.
+func (e OperatorListDeliveriesParamsState) Valid() bool {
+	switch e {
+	case OperatorListDeliveriesParamsStateFailed:
+		return true
+	case OperatorListDeliveriesParamsStatePending:
+		return true
+	case OperatorListDeliveriesParamsStateRetrying:
+		return true
+	case OperatorListDeliveriesParamsStateSkipped:
+		return true
+	case OperatorListDeliveriesParamsStateSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListOutboxDeadLettersParamsReason.
 const (
 	ListOutboxDeadLettersParamsReasonInvalidData   ListOutboxDeadLettersParamsReason = "invalid_data"
@@ -2206,6 +2308,67 @@ type GetLimitsParams struct {
 	PartnerID *string `form:"partner_id,omitempty" json:"partner_id,omitempty"`
 }
 
+// OperatorSearchDeliveriesParams defines parameters for OperatorSearchDeliveries.
+type OperatorSearchDeliveriesParams struct {
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor next_cursor of the previous page
+	Cursor     *Cursor                              `form:"cursor,omitempty" json:"cursor,omitempty"`
+	EventID    *string                              `form:"event_id,omitempty" json:"event_id,omitempty"`
+	EndpointID *string                              `form:"endpoint_id,omitempty" json:"endpoint_id,omitempty"`
+	State      *OperatorSearchDeliveriesParamsState `form:"state,omitempty" json:"state,omitempty"`
+
+	// ErrorCategory the last attempt's
+	ErrorCategory *OperatorSearchDeliveriesParamsErrorCategory `form:"error_category,omitempty" json:"error_category,omitempty"`
+
+	// Status the last attempt's HTTP status
+	Status *int `form:"status,omitempty" json:"status,omitempty"`
+
+	// Since created at or after
+	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until created before
+	Until *time.Time `form:"until,omitempty" json:"until,omitempty"`
+
+	// Type comma-separated event types or prefix wildcards
+	Type *string `form:"type,omitempty" json:"type,omitempty"`
+}
+
+// OperatorSearchDeliveriesParamsState defines parameters for OperatorSearchDeliveries.
+type OperatorSearchDeliveriesParamsState string
+
+// OperatorSearchDeliveriesParamsErrorCategory defines parameters for OperatorSearchDeliveries.
+type OperatorSearchDeliveriesParamsErrorCategory string
+
+// OperatorListEndpointsParams defines parameters for OperatorListEndpoints.
+type OperatorListEndpointsParams struct {
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor next_cursor of the previous page
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// OperatorListDeliveriesParams defines parameters for OperatorListDeliveries.
+type OperatorListDeliveriesParams struct {
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor next_cursor of the previous page
+	Cursor *Cursor                            `form:"cursor,omitempty" json:"cursor,omitempty"`
+	State  *OperatorListDeliveriesParamsState `form:"state,omitempty" json:"state,omitempty"`
+
+	// Since created at or after
+	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until created before
+	Until *time.Time `form:"until,omitempty" json:"until,omitempty"`
+
+	// Type comma-separated event types or prefix wildcards
+	Type *string `form:"type,omitempty" json:"type,omitempty"`
+}
+
+// OperatorListDeliveriesParamsState defines parameters for OperatorListDeliveries.
+type OperatorListDeliveriesParamsState string
+
 // ListOutboxDeadLettersParams defines parameters for ListOutboxDeadLetters.
 type ListOutboxDeadLettersParams struct {
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2999,6 +3162,30 @@ type WebhookWebhookTestParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// OperatorReplayDeliveryJSONRequestBody defines body for OperatorReplayDelivery for application/json ContentType.
+type OperatorReplayDeliveryJSONRequestBody = Empty
+
+// OperatorCreateEndpointJSONRequestBody defines body for OperatorCreateEndpoint for application/json ContentType.
+type OperatorCreateEndpointJSONRequestBody = EndpointCreate
+
+// OperatorUpdateEndpointJSONRequestBody defines body for OperatorUpdateEndpoint for application/json ContentType.
+type OperatorUpdateEndpointJSONRequestBody = EndpointPatch
+
+// OperatorDisableEndpointJSONRequestBody defines body for OperatorDisableEndpoint for application/json ContentType.
+type OperatorDisableEndpointJSONRequestBody = Disable
+
+// OperatorEnableEndpointJSONRequestBody defines body for OperatorEnableEndpoint for application/json ContentType.
+type OperatorEnableEndpointJSONRequestBody = Empty
+
+// OperatorEndRotationJSONRequestBody defines body for OperatorEndRotation for application/json ContentType.
+type OperatorEndRotationJSONRequestBody = Empty
+
+// OperatorRotateSecretJSONRequestBody defines body for OperatorRotateSecret for application/json ContentType.
+type OperatorRotateSecretJSONRequestBody = RotateRequest
+
+// OperatorSendTestEventJSONRequestBody defines body for OperatorSendTestEvent for application/json ContentType.
+type OperatorSendTestEventJSONRequestBody = Empty
+
 // CreatePartnerJSONRequestBody defines body for CreatePartner for application/json ContentType.
 type CreatePartnerJSONRequestBody = PartnerCreate
 
@@ -3258,6 +3445,199 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/openapi.json (the `GetOpenAPI` operationId).
 	GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorSearchDeliveries Operator endpoints: search the partner's deliveries across its endpoints
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Did partner X get event Y? The partner's deliveries, newest first, by event id, endpoint, state, the last attempt's error category and HTTP status, event type and creation time; cursor-paged. Deliveries of deleted endpoints are found while the history keeps them.
+	//
+	// Corresponds with GET /v1/operator/deliveries (the `OperatorSearchDeliveries` operationId).
+	OperatorSearchDeliveries(ctx context.Context, params *OperatorSearchDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorGetDelivery Operator endpoints: a delivery with all its attempts
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+	//
+	// Corresponds with GET /v1/operator/deliveries/{did} (the `OperatorGetDelivery` operationId).
+	OperatorGetDelivery(ctx context.Context, did Did, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorReplayDeliveryWithBody Operator endpoints: make one new attempt of a delivery (same event id, next attempt number)
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/operator/deliveries/{did}/replay (the `OperatorReplayDelivery` operationId).
+	OperatorReplayDeliveryWithBody(ctx context.Context, did Did, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorReplayDelivery Operator endpoints: make one new attempt of a delivery (same event id, next attempt number)
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/operator/deliveries/{did}/replay (the `OperatorReplayDelivery` operationId).
+	OperatorReplayDelivery(ctx context.Context, did Did, body OperatorReplayDeliveryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorListEndpoints Operator endpoints: list endpoints
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+	//
+	// Corresponds with GET /v1/operator/endpoints (the `OperatorListEndpoints` operationId).
+	OperatorListEndpoints(ctx context.Context, params *OperatorListEndpointsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorCreateEndpointWithBody Operator endpoints: create an endpoint; the response holds its secret, once
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/operator/endpoints (the `OperatorCreateEndpoint` operationId).
+	OperatorCreateEndpointWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorCreateEndpoint Operator endpoints: create an endpoint; the response holds its secret, once
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/operator/endpoints (the `OperatorCreateEndpoint` operationId).
+	OperatorCreateEndpoint(ctx context.Context, body OperatorCreateEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorDeleteEndpoint Operator endpoints: delete an endpoint (its history stays)
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+	//
+	// Corresponds with DELETE /v1/operator/endpoints/{eid} (the `OperatorDeleteEndpoint` operationId).
+	OperatorDeleteEndpoint(ctx context.Context, eid Eid, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorGetEndpoint Operator endpoints: get an endpoint
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+	//
+	// Corresponds with GET /v1/operator/endpoints/{eid} (the `OperatorGetEndpoint` operationId).
+	OperatorGetEndpoint(ctx context.Context, eid Eid, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorUpdateEndpointWithBody Operator endpoints: change an endpoint's configuration
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/operator/endpoints/{eid} (the `OperatorUpdateEndpoint` operationId).
+	OperatorUpdateEndpointWithBody(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorUpdateEndpoint Operator endpoints: change an endpoint's configuration
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/operator/endpoints/{eid} (the `OperatorUpdateEndpoint` operationId).
+	OperatorUpdateEndpoint(ctx context.Context, eid Eid, body OperatorUpdateEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorListDeliveries Operator endpoints: search the endpoint's delivery history, newest first
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+	//
+	// Corresponds with GET /v1/operator/endpoints/{eid}/deliveries (the `OperatorListDeliveries` operationId).
+	OperatorListDeliveries(ctx context.Context, eid Eid, params *OperatorListDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorDisableEndpointWithBody Operator endpoints: disable an endpoint with a reason; emits endpoint.disabled
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/operator/endpoints/{eid}/disable (the `OperatorDisableEndpoint` operationId).
+	OperatorDisableEndpointWithBody(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorDisableEndpoint Operator endpoints: disable an endpoint with a reason; emits endpoint.disabled
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/operator/endpoints/{eid}/disable (the `OperatorDisableEndpoint` operationId).
+	OperatorDisableEndpoint(ctx context.Context, eid Eid, body OperatorDisableEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorEnableEndpointWithBody Operator endpoints: enable an endpoint
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/operator/endpoints/{eid}/enable (the `OperatorEnableEndpoint` operationId).
+	OperatorEnableEndpointWithBody(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorEnableEndpoint Operator endpoints: enable an endpoint
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/operator/endpoints/{eid}/enable (the `OperatorEnableEndpoint` operationId).
+	OperatorEnableEndpoint(ctx context.Context, eid Eid, body OperatorEnableEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorEndRotationWithBody Operator endpoints: end the rotation overlap: only the newest secret signs
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/operator/endpoints/{eid}/secret/end-rotation (the `OperatorEndRotation` operationId).
+	OperatorEndRotationWithBody(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorEndRotation Operator endpoints: end the rotation overlap: only the newest secret signs
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/operator/endpoints/{eid}/secret/end-rotation (the `OperatorEndRotation` operationId).
+	OperatorEndRotation(ctx context.Context, eid Eid, body OperatorEndRotationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorRotateSecretWithBody Operator endpoints: rotate the signing secret; old and new both sign during the overlap
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/operator/endpoints/{eid}/secret/rotate (the `OperatorRotateSecret` operationId).
+	OperatorRotateSecretWithBody(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorRotateSecret Operator endpoints: rotate the signing secret; old and new both sign during the overlap
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/operator/endpoints/{eid}/secret/rotate (the `OperatorRotateSecret` operationId).
+	OperatorRotateSecret(ctx context.Context, eid Eid, body OperatorRotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorSendTestEventWithBody Operator endpoints: send a webhook.test event to this endpoint only
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/operator/endpoints/{eid}/test (the `OperatorSendTestEvent` operationId).
+	OperatorSendTestEventWithBody(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OperatorSendTestEvent Operator endpoints: send a webhook.test event to this endpoint only
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/operator/endpoints/{eid}/test (the `OperatorSendTestEvent` operationId).
+	OperatorSendTestEvent(ctx context.Context, eid Eid, body OperatorSendTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListOperatorEventTypes The operator event types (operator.*), with their JSON Schemas and examples
+	//
+	// The catalog of the events the operator subscribes its own endpoints to (POST /v1/operator/endpoints), in the shape of GET /v1/event-types. These types are written only under the reserved partner `hookstream:operator` and reach no partner: GET /v1/event-types does not list them, and an outbox row of an operator type under a real partner is refused.
+	//
+	// Corresponds with GET /v1/operator/event-types (the `ListOperatorEventTypes` operationId).
+	ListOperatorEventTypes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListOutboxDeadLetters List the outbox rows cdc refused to publish, with the reasons, newest first
 	//
@@ -3613,6 +3993,429 @@ func (c *Client) GetLimits(ctx context.Context, params *GetLimitsParams, reqEdit
 // Corresponds with GET /v1/openapi.json (the `GetOpenAPI` operationId).
 func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOpenAPIRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorSearchDeliveries Operator endpoints: search the partner's deliveries across its endpoints
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Did partner X get event Y? The partner's deliveries, newest first, by event id, endpoint, state, the last attempt's error category and HTTP status, event type and creation time; cursor-paged. Deliveries of deleted endpoints are found while the history keeps them.
+//
+// Corresponds with GET /v1/operator/deliveries (the `OperatorSearchDeliveries` operationId).
+func (c *Client) OperatorSearchDeliveries(ctx context.Context, params *OperatorSearchDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorSearchDeliveriesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorGetDelivery Operator endpoints: a delivery with all its attempts
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+//
+// Corresponds with GET /v1/operator/deliveries/{did} (the `OperatorGetDelivery` operationId).
+func (c *Client) OperatorGetDelivery(ctx context.Context, did Did, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorGetDeliveryRequest(c.Server, did)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorReplayDeliveryWithBody Operator endpoints: make one new attempt of a delivery (same event id, next attempt number)
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/operator/deliveries/{did}/replay (the `OperatorReplayDelivery` operationId).
+func (c *Client) OperatorReplayDeliveryWithBody(ctx context.Context, did Did, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorReplayDeliveryRequestWithBody(c.Server, did, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorReplayDelivery Operator endpoints: make one new attempt of a delivery (same event id, next attempt number)
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/operator/deliveries/{did}/replay (the `OperatorReplayDelivery` operationId).
+func (c *Client) OperatorReplayDelivery(ctx context.Context, did Did, body OperatorReplayDeliveryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorReplayDeliveryRequest(c.Server, did, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorListEndpoints Operator endpoints: list endpoints
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+//
+// Corresponds with GET /v1/operator/endpoints (the `OperatorListEndpoints` operationId).
+func (c *Client) OperatorListEndpoints(ctx context.Context, params *OperatorListEndpointsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorListEndpointsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorCreateEndpointWithBody Operator endpoints: create an endpoint; the response holds its secret, once
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/operator/endpoints (the `OperatorCreateEndpoint` operationId).
+func (c *Client) OperatorCreateEndpointWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorCreateEndpointRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorCreateEndpoint Operator endpoints: create an endpoint; the response holds its secret, once
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/operator/endpoints (the `OperatorCreateEndpoint` operationId).
+func (c *Client) OperatorCreateEndpoint(ctx context.Context, body OperatorCreateEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorCreateEndpointRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorDeleteEndpoint Operator endpoints: delete an endpoint (its history stays)
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+//
+// Corresponds with DELETE /v1/operator/endpoints/{eid} (the `OperatorDeleteEndpoint` operationId).
+func (c *Client) OperatorDeleteEndpoint(ctx context.Context, eid Eid, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorDeleteEndpointRequest(c.Server, eid)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorGetEndpoint Operator endpoints: get an endpoint
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+//
+// Corresponds with GET /v1/operator/endpoints/{eid} (the `OperatorGetEndpoint` operationId).
+func (c *Client) OperatorGetEndpoint(ctx context.Context, eid Eid, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorGetEndpointRequest(c.Server, eid)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorUpdateEndpointWithBody Operator endpoints: change an endpoint's configuration
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/operator/endpoints/{eid} (the `OperatorUpdateEndpoint` operationId).
+func (c *Client) OperatorUpdateEndpointWithBody(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorUpdateEndpointRequestWithBody(c.Server, eid, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorUpdateEndpoint Operator endpoints: change an endpoint's configuration
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/operator/endpoints/{eid} (the `OperatorUpdateEndpoint` operationId).
+func (c *Client) OperatorUpdateEndpoint(ctx context.Context, eid Eid, body OperatorUpdateEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorUpdateEndpointRequest(c.Server, eid, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorListDeliveries Operator endpoints: search the endpoint's delivery history, newest first
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+//
+// Corresponds with GET /v1/operator/endpoints/{eid}/deliveries (the `OperatorListDeliveries` operationId).
+func (c *Client) OperatorListDeliveries(ctx context.Context, eid Eid, params *OperatorListDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorListDeliveriesRequest(c.Server, eid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorDisableEndpointWithBody Operator endpoints: disable an endpoint with a reason; emits endpoint.disabled
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/operator/endpoints/{eid}/disable (the `OperatorDisableEndpoint` operationId).
+func (c *Client) OperatorDisableEndpointWithBody(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorDisableEndpointRequestWithBody(c.Server, eid, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorDisableEndpoint Operator endpoints: disable an endpoint with a reason; emits endpoint.disabled
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/operator/endpoints/{eid}/disable (the `OperatorDisableEndpoint` operationId).
+func (c *Client) OperatorDisableEndpoint(ctx context.Context, eid Eid, body OperatorDisableEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorDisableEndpointRequest(c.Server, eid, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorEnableEndpointWithBody Operator endpoints: enable an endpoint
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/operator/endpoints/{eid}/enable (the `OperatorEnableEndpoint` operationId).
+func (c *Client) OperatorEnableEndpointWithBody(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorEnableEndpointRequestWithBody(c.Server, eid, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorEnableEndpoint Operator endpoints: enable an endpoint
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/operator/endpoints/{eid}/enable (the `OperatorEnableEndpoint` operationId).
+func (c *Client) OperatorEnableEndpoint(ctx context.Context, eid Eid, body OperatorEnableEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorEnableEndpointRequest(c.Server, eid, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorEndRotationWithBody Operator endpoints: end the rotation overlap: only the newest secret signs
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/operator/endpoints/{eid}/secret/end-rotation (the `OperatorEndRotation` operationId).
+func (c *Client) OperatorEndRotationWithBody(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorEndRotationRequestWithBody(c.Server, eid, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorEndRotation Operator endpoints: end the rotation overlap: only the newest secret signs
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/operator/endpoints/{eid}/secret/end-rotation (the `OperatorEndRotation` operationId).
+func (c *Client) OperatorEndRotation(ctx context.Context, eid Eid, body OperatorEndRotationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorEndRotationRequest(c.Server, eid, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorRotateSecretWithBody Operator endpoints: rotate the signing secret; old and new both sign during the overlap
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/operator/endpoints/{eid}/secret/rotate (the `OperatorRotateSecret` operationId).
+func (c *Client) OperatorRotateSecretWithBody(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorRotateSecretRequestWithBody(c.Server, eid, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorRotateSecret Operator endpoints: rotate the signing secret; old and new both sign during the overlap
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/operator/endpoints/{eid}/secret/rotate (the `OperatorRotateSecret` operationId).
+func (c *Client) OperatorRotateSecret(ctx context.Context, eid Eid, body OperatorRotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorRotateSecretRequest(c.Server, eid, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorSendTestEventWithBody Operator endpoints: send a webhook.test event to this endpoint only
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/operator/endpoints/{eid}/test (the `OperatorSendTestEvent` operationId).
+func (c *Client) OperatorSendTestEventWithBody(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorSendTestEventRequestWithBody(c.Server, eid, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OperatorSendTestEvent Operator endpoints: send a webhook.test event to this endpoint only
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/operator/endpoints/{eid}/test (the `OperatorSendTestEvent` operationId).
+func (c *Client) OperatorSendTestEvent(ctx context.Context, eid Eid, body OperatorSendTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOperatorSendTestEventRequest(c.Server, eid, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListOperatorEventTypes The operator event types (operator.*), with their JSON Schemas and examples
+//
+// The catalog of the events the operator subscribes its own endpoints to (POST /v1/operator/endpoints), in the shape of GET /v1/event-types. These types are written only under the reserved partner `hookstream:operator` and reach no partner: GET /v1/event-types does not list them, and an outbox row of an operator type under a real partner is refused.
+//
+// Corresponds with GET /v1/operator/event-types (the `ListOperatorEventTypes` operationId).
+func (c *Client) ListOperatorEventTypes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListOperatorEventTypesRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -4450,6 +5253,853 @@ func NewGetOpenAPIRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/v1/openapi.json")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewOperatorSearchDeliveriesRequest constructs an http.Request for the OperatorSearchDeliveries method
+func NewOperatorSearchDeliveriesRequest(server string, params *OperatorSearchDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/operator/deliveries")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EventID != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "event_id", *params.EventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndpointID != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "endpoint_id", *params.EndpointID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ErrorCategory != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "error_category", *params.ErrorCategory, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewOperatorGetDeliveryRequest constructs an http.Request for the OperatorGetDelivery method
+func NewOperatorGetDeliveryRequest(server string, did Did) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "did", did, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/operator/deliveries/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewOperatorReplayDeliveryRequest calls the generic OperatorReplayDelivery builder with application/json body
+func NewOperatorReplayDeliveryRequest(server string, did Did, body OperatorReplayDeliveryJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOperatorReplayDeliveryRequestWithBody(server, did, "application/json", bodyReader)
+}
+
+// NewOperatorReplayDeliveryRequestWithBody constructs an http.Request for the OperatorReplayDelivery method, with any body, and a specified content type
+func NewOperatorReplayDeliveryRequestWithBody(server string, did Did, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "did", did, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/operator/deliveries/%s/replay", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewOperatorListEndpointsRequest constructs an http.Request for the OperatorListEndpoints method
+func NewOperatorListEndpointsRequest(server string, params *OperatorListEndpointsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/operator/endpoints")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewOperatorCreateEndpointRequest calls the generic OperatorCreateEndpoint builder with application/json body
+func NewOperatorCreateEndpointRequest(server string, body OperatorCreateEndpointJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOperatorCreateEndpointRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewOperatorCreateEndpointRequestWithBody constructs an http.Request for the OperatorCreateEndpoint method, with any body, and a specified content type
+func NewOperatorCreateEndpointRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/operator/endpoints")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewOperatorDeleteEndpointRequest constructs an http.Request for the OperatorDeleteEndpoint method
+func NewOperatorDeleteEndpointRequest(server string, eid Eid) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "eid", eid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/operator/endpoints/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewOperatorGetEndpointRequest constructs an http.Request for the OperatorGetEndpoint method
+func NewOperatorGetEndpointRequest(server string, eid Eid) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "eid", eid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/operator/endpoints/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewOperatorUpdateEndpointRequest calls the generic OperatorUpdateEndpoint builder with application/json body
+func NewOperatorUpdateEndpointRequest(server string, eid Eid, body OperatorUpdateEndpointJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOperatorUpdateEndpointRequestWithBody(server, eid, "application/json", bodyReader)
+}
+
+// NewOperatorUpdateEndpointRequestWithBody constructs an http.Request for the OperatorUpdateEndpoint method, with any body, and a specified content type
+func NewOperatorUpdateEndpointRequestWithBody(server string, eid Eid, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "eid", eid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/operator/endpoints/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewOperatorListDeliveriesRequest constructs an http.Request for the OperatorListDeliveries method
+func NewOperatorListDeliveriesRequest(server string, eid Eid, params *OperatorListDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "eid", eid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/operator/endpoints/%s/deliveries", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewOperatorDisableEndpointRequest calls the generic OperatorDisableEndpoint builder with application/json body
+func NewOperatorDisableEndpointRequest(server string, eid Eid, body OperatorDisableEndpointJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOperatorDisableEndpointRequestWithBody(server, eid, "application/json", bodyReader)
+}
+
+// NewOperatorDisableEndpointRequestWithBody constructs an http.Request for the OperatorDisableEndpoint method, with any body, and a specified content type
+func NewOperatorDisableEndpointRequestWithBody(server string, eid Eid, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "eid", eid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/operator/endpoints/%s/disable", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewOperatorEnableEndpointRequest calls the generic OperatorEnableEndpoint builder with application/json body
+func NewOperatorEnableEndpointRequest(server string, eid Eid, body OperatorEnableEndpointJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOperatorEnableEndpointRequestWithBody(server, eid, "application/json", bodyReader)
+}
+
+// NewOperatorEnableEndpointRequestWithBody constructs an http.Request for the OperatorEnableEndpoint method, with any body, and a specified content type
+func NewOperatorEnableEndpointRequestWithBody(server string, eid Eid, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "eid", eid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/operator/endpoints/%s/enable", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewOperatorEndRotationRequest calls the generic OperatorEndRotation builder with application/json body
+func NewOperatorEndRotationRequest(server string, eid Eid, body OperatorEndRotationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOperatorEndRotationRequestWithBody(server, eid, "application/json", bodyReader)
+}
+
+// NewOperatorEndRotationRequestWithBody constructs an http.Request for the OperatorEndRotation method, with any body, and a specified content type
+func NewOperatorEndRotationRequestWithBody(server string, eid Eid, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "eid", eid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/operator/endpoints/%s/secret/end-rotation", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewOperatorRotateSecretRequest calls the generic OperatorRotateSecret builder with application/json body
+func NewOperatorRotateSecretRequest(server string, eid Eid, body OperatorRotateSecretJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOperatorRotateSecretRequestWithBody(server, eid, "application/json", bodyReader)
+}
+
+// NewOperatorRotateSecretRequestWithBody constructs an http.Request for the OperatorRotateSecret method, with any body, and a specified content type
+func NewOperatorRotateSecretRequestWithBody(server string, eid Eid, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "eid", eid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/operator/endpoints/%s/secret/rotate", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewOperatorSendTestEventRequest calls the generic OperatorSendTestEvent builder with application/json body
+func NewOperatorSendTestEventRequest(server string, eid Eid, body OperatorSendTestEventJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOperatorSendTestEventRequestWithBody(server, eid, "application/json", bodyReader)
+}
+
+// NewOperatorSendTestEventRequestWithBody constructs an http.Request for the OperatorSendTestEvent method, with any body, and a specified content type
+func NewOperatorSendTestEventRequestWithBody(server string, eid Eid, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "eid", eid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/operator/endpoints/%s/test", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListOperatorEventTypesRequest constructs an http.Request for the ListOperatorEventTypes method
+func NewListOperatorEventTypesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/operator/event-types")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -6417,6 +8067,213 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/openapi.json (the `GetOpenAPI` operationId).
 	GetOpenAPIWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIResponse, error)
 
+	// OperatorSearchDeliveriesWithResponse Operator endpoints: search the partner's deliveries across its endpoints
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Did partner X get event Y? The partner's deliveries, newest first, by event id, endpoint, state, the last attempt's error category and HTTP status, event type and creation time; cursor-paged. Deliveries of deleted endpoints are found while the history keeps them.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/operator/deliveries (the `OperatorSearchDeliveries` operationId).
+	OperatorSearchDeliveriesWithResponse(ctx context.Context, params *OperatorSearchDeliveriesParams, reqEditors ...RequestEditorFn) (*OperatorSearchDeliveriesResponse, error)
+
+	// OperatorGetDeliveryWithResponse Operator endpoints: a delivery with all its attempts
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/operator/deliveries/{did} (the `OperatorGetDelivery` operationId).
+	OperatorGetDeliveryWithResponse(ctx context.Context, did Did, reqEditors ...RequestEditorFn) (*OperatorGetDeliveryResponse, error)
+
+	// OperatorReplayDeliveryWithBodyWithResponse Operator endpoints: make one new attempt of a delivery (same event id, next attempt number)
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/operator/deliveries/{did}/replay (the `OperatorReplayDelivery` operationId).
+	OperatorReplayDeliveryWithBodyWithResponse(ctx context.Context, did Did, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OperatorReplayDeliveryResponse, error)
+
+	// OperatorReplayDeliveryWithResponse Operator endpoints: make one new attempt of a delivery (same event id, next attempt number)
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/operator/deliveries/{did}/replay (the `OperatorReplayDelivery` operationId).
+	OperatorReplayDeliveryWithResponse(ctx context.Context, did Did, body OperatorReplayDeliveryJSONRequestBody, reqEditors ...RequestEditorFn) (*OperatorReplayDeliveryResponse, error)
+
+	// OperatorListEndpointsWithResponse Operator endpoints: list endpoints
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/operator/endpoints (the `OperatorListEndpoints` operationId).
+	OperatorListEndpointsWithResponse(ctx context.Context, params *OperatorListEndpointsParams, reqEditors ...RequestEditorFn) (*OperatorListEndpointsResponse, error)
+
+	// OperatorCreateEndpointWithBodyWithResponse Operator endpoints: create an endpoint; the response holds its secret, once
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/operator/endpoints (the `OperatorCreateEndpoint` operationId).
+	OperatorCreateEndpointWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OperatorCreateEndpointResponse, error)
+
+	// OperatorCreateEndpointWithResponse Operator endpoints: create an endpoint; the response holds its secret, once
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/operator/endpoints (the `OperatorCreateEndpoint` operationId).
+	OperatorCreateEndpointWithResponse(ctx context.Context, body OperatorCreateEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*OperatorCreateEndpointResponse, error)
+
+	// OperatorDeleteEndpointWithResponse Operator endpoints: delete an endpoint (its history stays)
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/operator/endpoints/{eid} (the `OperatorDeleteEndpoint` operationId).
+	OperatorDeleteEndpointWithResponse(ctx context.Context, eid Eid, reqEditors ...RequestEditorFn) (*OperatorDeleteEndpointResponse, error)
+
+	// OperatorGetEndpointWithResponse Operator endpoints: get an endpoint
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/operator/endpoints/{eid} (the `OperatorGetEndpoint` operationId).
+	OperatorGetEndpointWithResponse(ctx context.Context, eid Eid, reqEditors ...RequestEditorFn) (*OperatorGetEndpointResponse, error)
+
+	// OperatorUpdateEndpointWithBodyWithResponse Operator endpoints: change an endpoint's configuration
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/operator/endpoints/{eid} (the `OperatorUpdateEndpoint` operationId).
+	OperatorUpdateEndpointWithBodyWithResponse(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OperatorUpdateEndpointResponse, error)
+
+	// OperatorUpdateEndpointWithResponse Operator endpoints: change an endpoint's configuration
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/operator/endpoints/{eid} (the `OperatorUpdateEndpoint` operationId).
+	OperatorUpdateEndpointWithResponse(ctx context.Context, eid Eid, body OperatorUpdateEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*OperatorUpdateEndpointResponse, error)
+
+	// OperatorListDeliveriesWithResponse Operator endpoints: search the endpoint's delivery history, newest first
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/operator/endpoints/{eid}/deliveries (the `OperatorListDeliveries` operationId).
+	OperatorListDeliveriesWithResponse(ctx context.Context, eid Eid, params *OperatorListDeliveriesParams, reqEditors ...RequestEditorFn) (*OperatorListDeliveriesResponse, error)
+
+	// OperatorDisableEndpointWithBodyWithResponse Operator endpoints: disable an endpoint with a reason; emits endpoint.disabled
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/operator/endpoints/{eid}/disable (the `OperatorDisableEndpoint` operationId).
+	OperatorDisableEndpointWithBodyWithResponse(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OperatorDisableEndpointResponse, error)
+
+	// OperatorDisableEndpointWithResponse Operator endpoints: disable an endpoint with a reason; emits endpoint.disabled
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/operator/endpoints/{eid}/disable (the `OperatorDisableEndpoint` operationId).
+	OperatorDisableEndpointWithResponse(ctx context.Context, eid Eid, body OperatorDisableEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*OperatorDisableEndpointResponse, error)
+
+	// OperatorEnableEndpointWithBodyWithResponse Operator endpoints: enable an endpoint
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/operator/endpoints/{eid}/enable (the `OperatorEnableEndpoint` operationId).
+	OperatorEnableEndpointWithBodyWithResponse(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OperatorEnableEndpointResponse, error)
+
+	// OperatorEnableEndpointWithResponse Operator endpoints: enable an endpoint
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/operator/endpoints/{eid}/enable (the `OperatorEnableEndpoint` operationId).
+	OperatorEnableEndpointWithResponse(ctx context.Context, eid Eid, body OperatorEnableEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*OperatorEnableEndpointResponse, error)
+
+	// OperatorEndRotationWithBodyWithResponse Operator endpoints: end the rotation overlap: only the newest secret signs
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/operator/endpoints/{eid}/secret/end-rotation (the `OperatorEndRotation` operationId).
+	OperatorEndRotationWithBodyWithResponse(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OperatorEndRotationResponse, error)
+
+	// OperatorEndRotationWithResponse Operator endpoints: end the rotation overlap: only the newest secret signs
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/operator/endpoints/{eid}/secret/end-rotation (the `OperatorEndRotation` operationId).
+	OperatorEndRotationWithResponse(ctx context.Context, eid Eid, body OperatorEndRotationJSONRequestBody, reqEditors ...RequestEditorFn) (*OperatorEndRotationResponse, error)
+
+	// OperatorRotateSecretWithBodyWithResponse Operator endpoints: rotate the signing secret; old and new both sign during the overlap
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/operator/endpoints/{eid}/secret/rotate (the `OperatorRotateSecret` operationId).
+	OperatorRotateSecretWithBodyWithResponse(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OperatorRotateSecretResponse, error)
+
+	// OperatorRotateSecretWithResponse Operator endpoints: rotate the signing secret; old and new both sign during the overlap
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/operator/endpoints/{eid}/secret/rotate (the `OperatorRotateSecret` operationId).
+	OperatorRotateSecretWithResponse(ctx context.Context, eid Eid, body OperatorRotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*OperatorRotateSecretResponse, error)
+
+	// OperatorSendTestEventWithBodyWithResponse Operator endpoints: send a webhook.test event to this endpoint only
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/operator/endpoints/{eid}/test (the `OperatorSendTestEvent` operationId).
+	OperatorSendTestEventWithBodyWithResponse(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OperatorSendTestEventResponse, error)
+
+	// OperatorSendTestEventWithResponse Operator endpoints: send a webhook.test event to this endpoint only
+	//
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/operator/endpoints/{eid}/test (the `OperatorSendTestEvent` operationId).
+	OperatorSendTestEventWithResponse(ctx context.Context, eid Eid, body OperatorSendTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*OperatorSendTestEventResponse, error)
+
+	// ListOperatorEventTypesWithResponse The operator event types (operator.*), with their JSON Schemas and examples
+	//
+	// The catalog of the events the operator subscribes its own endpoints to (POST /v1/operator/endpoints), in the shape of GET /v1/event-types. These types are written only under the reserved partner `hookstream:operator` and reach no partner: GET /v1/event-types does not list them, and an outbox row of an operator type under a real partner is refused.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/operator/event-types (the `ListOperatorEventTypes` operationId).
+	ListOperatorEventTypesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListOperatorEventTypesResponse, error)
+
 	// ListOutboxDeadLettersWithResponse List the outbox rows cdc refused to publish, with the reasons, newest first
 	//
 	// cdc checks every committed outbox row before it publishes it. A row that is no valid envelope (`malformed`), is over the size limit (`too_large`), has a type the event catalog does not know (`unknown_type`), a schema version its type is not published at (`schema_version`) or data its type's JSON Schema refuses (`invalid_data`) is not published: no partner receives it. It goes to the dlq topic and is listed here, once, with the refusal in `detail` (naming the field, e.g. `data/amount/value`). Rows are kept for the outbox retention (GET /v1/limits). Operator only: the platform wrote these rows and fixes them; partners never see them, their own included.
@@ -6922,6 +8779,1370 @@ func (r GetOpenAPIResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetOpenAPIResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type OperatorSearchDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeliveryList
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OperatorSearchDeliveriesResponse) GetJSON200() *DeliveryList {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r OperatorSearchDeliveriesResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r OperatorSearchDeliveriesResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r OperatorSearchDeliveriesResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r OperatorSearchDeliveriesResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r OperatorSearchDeliveriesResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OperatorSearchDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OperatorSearchDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OperatorSearchDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OperatorSearchDeliveriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type OperatorGetDeliveryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeliveryDetail
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OperatorGetDeliveryResponse) GetJSON200() *DeliveryDetail {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r OperatorGetDeliveryResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r OperatorGetDeliveryResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r OperatorGetDeliveryResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r OperatorGetDeliveryResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OperatorGetDeliveryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OperatorGetDeliveryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OperatorGetDeliveryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OperatorGetDeliveryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// OperatorReplayDeliveryResponse429Headers the declared response headers of an HTTP 429 response for OperatorReplayDelivery
+type OperatorReplayDeliveryResponse429Headers struct {
+	RetryAfter *int
+}
+
+type OperatorReplayDeliveryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *ReplayAccepted
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Conflict
+	// ApplicationProblemJSON410 the response for an HTTP 410 `application/problem+json` response
+	ApplicationProblemJSON410 *Gone
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMedia
+	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationProblemJSON429 *QuotaExceeded
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *OperatorReplayDeliveryResponse429Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r OperatorReplayDeliveryResponse) GetJSON202() *ReplayAccepted {
+	return r.JSON202
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r OperatorReplayDeliveryResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r OperatorReplayDeliveryResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r OperatorReplayDeliveryResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r OperatorReplayDeliveryResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r OperatorReplayDeliveryResponse) GetApplicationProblemJSON409() *Conflict {
+	return r.ApplicationProblemJSON409
+}
+
+// GetApplicationProblemJSON410 returns the response for an HTTP 410 `application/problem+json` response
+func (r OperatorReplayDeliveryResponse) GetApplicationProblemJSON410() *Gone {
+	return r.ApplicationProblemJSON410
+}
+
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r OperatorReplayDeliveryResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
+}
+
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r OperatorReplayDeliveryResponse) GetApplicationProblemJSON415() *UnsupportedMedia {
+	return r.ApplicationProblemJSON415
+}
+
+// GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r OperatorReplayDeliveryResponse) GetApplicationProblemJSON422() *Validation {
+	return r.ApplicationProblemJSON422
+}
+
+// GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r OperatorReplayDeliveryResponse) GetApplicationProblemJSON429() *QuotaExceeded {
+	return r.ApplicationProblemJSON429
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r OperatorReplayDeliveryResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OperatorReplayDeliveryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OperatorReplayDeliveryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OperatorReplayDeliveryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OperatorReplayDeliveryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type OperatorListEndpointsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EndpointList
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OperatorListEndpointsResponse) GetJSON200() *EndpointList {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r OperatorListEndpointsResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r OperatorListEndpointsResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r OperatorListEndpointsResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r OperatorListEndpointsResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r OperatorListEndpointsResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OperatorListEndpointsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OperatorListEndpointsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OperatorListEndpointsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OperatorListEndpointsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// OperatorCreateEndpointResponse429Headers the declared response headers of an HTTP 429 response for OperatorCreateEndpoint
+type OperatorCreateEndpointResponse429Headers struct {
+	RetryAfter *int
+}
+
+type OperatorCreateEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *EndpointCreated
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Conflict
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMedia
+	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationProblemJSON429 *QuotaExceeded
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *OperatorCreateEndpointResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r OperatorCreateEndpointResponse) GetJSON201() *EndpointCreated {
+	return r.JSON201
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r OperatorCreateEndpointResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r OperatorCreateEndpointResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r OperatorCreateEndpointResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r OperatorCreateEndpointResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r OperatorCreateEndpointResponse) GetApplicationProblemJSON409() *Conflict {
+	return r.ApplicationProblemJSON409
+}
+
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r OperatorCreateEndpointResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
+}
+
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r OperatorCreateEndpointResponse) GetApplicationProblemJSON415() *UnsupportedMedia {
+	return r.ApplicationProblemJSON415
+}
+
+// GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r OperatorCreateEndpointResponse) GetApplicationProblemJSON422() *Validation {
+	return r.ApplicationProblemJSON422
+}
+
+// GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r OperatorCreateEndpointResponse) GetApplicationProblemJSON429() *QuotaExceeded {
+	return r.ApplicationProblemJSON429
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r OperatorCreateEndpointResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OperatorCreateEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OperatorCreateEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OperatorCreateEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OperatorCreateEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type OperatorDeleteEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r OperatorDeleteEndpointResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r OperatorDeleteEndpointResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r OperatorDeleteEndpointResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r OperatorDeleteEndpointResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OperatorDeleteEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OperatorDeleteEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OperatorDeleteEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OperatorDeleteEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type OperatorGetEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Endpoint
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OperatorGetEndpointResponse) GetJSON200() *Endpoint {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r OperatorGetEndpointResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r OperatorGetEndpointResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r OperatorGetEndpointResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r OperatorGetEndpointResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OperatorGetEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OperatorGetEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OperatorGetEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OperatorGetEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type OperatorUpdateEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Endpoint
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMedia
+	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OperatorUpdateEndpointResponse) GetJSON200() *Endpoint {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r OperatorUpdateEndpointResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r OperatorUpdateEndpointResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r OperatorUpdateEndpointResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r OperatorUpdateEndpointResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r OperatorUpdateEndpointResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
+}
+
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r OperatorUpdateEndpointResponse) GetApplicationProblemJSON415() *UnsupportedMedia {
+	return r.ApplicationProblemJSON415
+}
+
+// GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r OperatorUpdateEndpointResponse) GetApplicationProblemJSON422() *Validation {
+	return r.ApplicationProblemJSON422
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r OperatorUpdateEndpointResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OperatorUpdateEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OperatorUpdateEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OperatorUpdateEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OperatorUpdateEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type OperatorListDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeliveryList
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OperatorListDeliveriesResponse) GetJSON200() *DeliveryList {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r OperatorListDeliveriesResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r OperatorListDeliveriesResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r OperatorListDeliveriesResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r OperatorListDeliveriesResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r OperatorListDeliveriesResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OperatorListDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OperatorListDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OperatorListDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OperatorListDeliveriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type OperatorDisableEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Endpoint
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Conflict
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMedia
+	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OperatorDisableEndpointResponse) GetJSON200() *Endpoint {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r OperatorDisableEndpointResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r OperatorDisableEndpointResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r OperatorDisableEndpointResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r OperatorDisableEndpointResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r OperatorDisableEndpointResponse) GetApplicationProblemJSON409() *Conflict {
+	return r.ApplicationProblemJSON409
+}
+
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r OperatorDisableEndpointResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
+}
+
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r OperatorDisableEndpointResponse) GetApplicationProblemJSON415() *UnsupportedMedia {
+	return r.ApplicationProblemJSON415
+}
+
+// GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r OperatorDisableEndpointResponse) GetApplicationProblemJSON422() *Validation {
+	return r.ApplicationProblemJSON422
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r OperatorDisableEndpointResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OperatorDisableEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OperatorDisableEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OperatorDisableEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OperatorDisableEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type OperatorEnableEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Endpoint
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Conflict
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMedia
+	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OperatorEnableEndpointResponse) GetJSON200() *Endpoint {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r OperatorEnableEndpointResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r OperatorEnableEndpointResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r OperatorEnableEndpointResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r OperatorEnableEndpointResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r OperatorEnableEndpointResponse) GetApplicationProblemJSON409() *Conflict {
+	return r.ApplicationProblemJSON409
+}
+
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r OperatorEnableEndpointResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
+}
+
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r OperatorEnableEndpointResponse) GetApplicationProblemJSON415() *UnsupportedMedia {
+	return r.ApplicationProblemJSON415
+}
+
+// GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r OperatorEnableEndpointResponse) GetApplicationProblemJSON422() *Validation {
+	return r.ApplicationProblemJSON422
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r OperatorEnableEndpointResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OperatorEnableEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OperatorEnableEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OperatorEnableEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OperatorEnableEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type OperatorEndRotationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Endpoint
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Conflict
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMedia
+	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OperatorEndRotationResponse) GetJSON200() *Endpoint {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r OperatorEndRotationResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r OperatorEndRotationResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r OperatorEndRotationResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r OperatorEndRotationResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r OperatorEndRotationResponse) GetApplicationProblemJSON409() *Conflict {
+	return r.ApplicationProblemJSON409
+}
+
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r OperatorEndRotationResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
+}
+
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r OperatorEndRotationResponse) GetApplicationProblemJSON415() *UnsupportedMedia {
+	return r.ApplicationProblemJSON415
+}
+
+// GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r OperatorEndRotationResponse) GetApplicationProblemJSON422() *Validation {
+	return r.ApplicationProblemJSON422
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r OperatorEndRotationResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OperatorEndRotationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OperatorEndRotationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OperatorEndRotationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OperatorEndRotationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type OperatorRotateSecretResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Rotation
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Conflict
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMedia
+	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OperatorRotateSecretResponse) GetJSON200() *Rotation {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r OperatorRotateSecretResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r OperatorRotateSecretResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r OperatorRotateSecretResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r OperatorRotateSecretResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r OperatorRotateSecretResponse) GetApplicationProblemJSON409() *Conflict {
+	return r.ApplicationProblemJSON409
+}
+
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r OperatorRotateSecretResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
+}
+
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r OperatorRotateSecretResponse) GetApplicationProblemJSON415() *UnsupportedMedia {
+	return r.ApplicationProblemJSON415
+}
+
+// GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r OperatorRotateSecretResponse) GetApplicationProblemJSON422() *Validation {
+	return r.ApplicationProblemJSON422
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r OperatorRotateSecretResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OperatorRotateSecretResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OperatorRotateSecretResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OperatorRotateSecretResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OperatorRotateSecretResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// OperatorSendTestEventResponse429Headers the declared response headers of an HTTP 429 response for OperatorSendTestEvent
+type OperatorSendTestEventResponse429Headers struct {
+	RetryAfter *int
+}
+
+type OperatorSendTestEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *TestAccepted
+	// ApplicationProblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationProblemJSON400 *BadRequest
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationProblemJSON409 *Conflict
+	// ApplicationProblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationProblemJSON413 *TooLarge
+	// ApplicationProblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationProblemJSON415 *UnsupportedMedia
+	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationProblemJSON422 *Validation
+	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationProblemJSON429 *QuotaExceeded
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *OperatorSendTestEventResponse429Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r OperatorSendTestEventResponse) GetJSON202() *TestAccepted {
+	return r.JSON202
+}
+
+// GetApplicationProblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r OperatorSendTestEventResponse) GetApplicationProblemJSON400() *BadRequest {
+	return r.ApplicationProblemJSON400
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r OperatorSendTestEventResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r OperatorSendTestEventResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r OperatorSendTestEventResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r OperatorSendTestEventResponse) GetApplicationProblemJSON409() *Conflict {
+	return r.ApplicationProblemJSON409
+}
+
+// GetApplicationProblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r OperatorSendTestEventResponse) GetApplicationProblemJSON413() *TooLarge {
+	return r.ApplicationProblemJSON413
+}
+
+// GetApplicationProblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r OperatorSendTestEventResponse) GetApplicationProblemJSON415() *UnsupportedMedia {
+	return r.ApplicationProblemJSON415
+}
+
+// GetApplicationProblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r OperatorSendTestEventResponse) GetApplicationProblemJSON422() *Validation {
+	return r.ApplicationProblemJSON422
+}
+
+// GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r OperatorSendTestEventResponse) GetApplicationProblemJSON429() *QuotaExceeded {
+	return r.ApplicationProblemJSON429
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r OperatorSendTestEventResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OperatorSendTestEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OperatorSendTestEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OperatorSendTestEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OperatorSendTestEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListOperatorEventTypesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EventTypeList
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListOperatorEventTypesResponse) GetJSON200() *EventTypeList {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListOperatorEventTypesResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListOperatorEventTypesResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListOperatorEventTypesResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListOperatorEventTypesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListOperatorEventTypesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListOperatorEventTypesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListOperatorEventTypesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9389,6 +12610,351 @@ func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEdi
 	return ParseGetOpenAPIResponse(rsp)
 }
 
+// OperatorSearchDeliveriesWithResponse Operator endpoints: search the partner's deliveries across its endpoints
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Did partner X get event Y? The partner's deliveries, newest first, by event id, endpoint, state, the last attempt's error category and HTTP status, event type and creation time; cursor-paged. Deliveries of deleted endpoints are found while the history keeps them.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/operator/deliveries (the `OperatorSearchDeliveries` operationId).
+func (c *ClientWithResponses) OperatorSearchDeliveriesWithResponse(ctx context.Context, params *OperatorSearchDeliveriesParams, reqEditors ...RequestEditorFn) (*OperatorSearchDeliveriesResponse, error) {
+	rsp, err := c.OperatorSearchDeliveries(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorSearchDeliveriesResponse(rsp)
+}
+
+// OperatorGetDeliveryWithResponse Operator endpoints: a delivery with all its attempts
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/operator/deliveries/{did} (the `OperatorGetDelivery` operationId).
+func (c *ClientWithResponses) OperatorGetDeliveryWithResponse(ctx context.Context, did Did, reqEditors ...RequestEditorFn) (*OperatorGetDeliveryResponse, error) {
+	rsp, err := c.OperatorGetDelivery(ctx, did, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorGetDeliveryResponse(rsp)
+}
+
+// OperatorReplayDeliveryWithBodyWithResponse Operator endpoints: make one new attempt of a delivery (same event id, next attempt number)
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/operator/deliveries/{did}/replay (the `OperatorReplayDelivery` operationId).
+func (c *ClientWithResponses) OperatorReplayDeliveryWithBodyWithResponse(ctx context.Context, did Did, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OperatorReplayDeliveryResponse, error) {
+	rsp, err := c.OperatorReplayDeliveryWithBody(ctx, did, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorReplayDeliveryResponse(rsp)
+}
+
+// OperatorReplayDeliveryWithResponse Operator endpoints: make one new attempt of a delivery (same event id, next attempt number)
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/operator/deliveries/{did}/replay (the `OperatorReplayDelivery` operationId).
+func (c *ClientWithResponses) OperatorReplayDeliveryWithResponse(ctx context.Context, did Did, body OperatorReplayDeliveryJSONRequestBody, reqEditors ...RequestEditorFn) (*OperatorReplayDeliveryResponse, error) {
+	rsp, err := c.OperatorReplayDelivery(ctx, did, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorReplayDeliveryResponse(rsp)
+}
+
+// OperatorListEndpointsWithResponse Operator endpoints: list endpoints
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/operator/endpoints (the `OperatorListEndpoints` operationId).
+func (c *ClientWithResponses) OperatorListEndpointsWithResponse(ctx context.Context, params *OperatorListEndpointsParams, reqEditors ...RequestEditorFn) (*OperatorListEndpointsResponse, error) {
+	rsp, err := c.OperatorListEndpoints(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorListEndpointsResponse(rsp)
+}
+
+// OperatorCreateEndpointWithBodyWithResponse Operator endpoints: create an endpoint; the response holds its secret, once
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/operator/endpoints (the `OperatorCreateEndpoint` operationId).
+func (c *ClientWithResponses) OperatorCreateEndpointWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OperatorCreateEndpointResponse, error) {
+	rsp, err := c.OperatorCreateEndpointWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorCreateEndpointResponse(rsp)
+}
+
+// OperatorCreateEndpointWithResponse Operator endpoints: create an endpoint; the response holds its secret, once
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/operator/endpoints (the `OperatorCreateEndpoint` operationId).
+func (c *ClientWithResponses) OperatorCreateEndpointWithResponse(ctx context.Context, body OperatorCreateEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*OperatorCreateEndpointResponse, error) {
+	rsp, err := c.OperatorCreateEndpoint(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorCreateEndpointResponse(rsp)
+}
+
+// OperatorDeleteEndpointWithResponse Operator endpoints: delete an endpoint (its history stays)
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/operator/endpoints/{eid} (the `OperatorDeleteEndpoint` operationId).
+func (c *ClientWithResponses) OperatorDeleteEndpointWithResponse(ctx context.Context, eid Eid, reqEditors ...RequestEditorFn) (*OperatorDeleteEndpointResponse, error) {
+	rsp, err := c.OperatorDeleteEndpoint(ctx, eid, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorDeleteEndpointResponse(rsp)
+}
+
+// OperatorGetEndpointWithResponse Operator endpoints: get an endpoint
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/operator/endpoints/{eid} (the `OperatorGetEndpoint` operationId).
+func (c *ClientWithResponses) OperatorGetEndpointWithResponse(ctx context.Context, eid Eid, reqEditors ...RequestEditorFn) (*OperatorGetEndpointResponse, error) {
+	rsp, err := c.OperatorGetEndpoint(ctx, eid, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorGetEndpointResponse(rsp)
+}
+
+// OperatorUpdateEndpointWithBodyWithResponse Operator endpoints: change an endpoint's configuration
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/operator/endpoints/{eid} (the `OperatorUpdateEndpoint` operationId).
+func (c *ClientWithResponses) OperatorUpdateEndpointWithBodyWithResponse(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OperatorUpdateEndpointResponse, error) {
+	rsp, err := c.OperatorUpdateEndpointWithBody(ctx, eid, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorUpdateEndpointResponse(rsp)
+}
+
+// OperatorUpdateEndpointWithResponse Operator endpoints: change an endpoint's configuration
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/operator/endpoints/{eid} (the `OperatorUpdateEndpoint` operationId).
+func (c *ClientWithResponses) OperatorUpdateEndpointWithResponse(ctx context.Context, eid Eid, body OperatorUpdateEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*OperatorUpdateEndpointResponse, error) {
+	rsp, err := c.OperatorUpdateEndpoint(ctx, eid, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorUpdateEndpointResponse(rsp)
+}
+
+// OperatorListDeliveriesWithResponse Operator endpoints: search the endpoint's delivery history, newest first
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/operator/endpoints/{eid}/deliveries (the `OperatorListDeliveries` operationId).
+func (c *ClientWithResponses) OperatorListDeliveriesWithResponse(ctx context.Context, eid Eid, params *OperatorListDeliveriesParams, reqEditors ...RequestEditorFn) (*OperatorListDeliveriesResponse, error) {
+	rsp, err := c.OperatorListDeliveries(ctx, eid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorListDeliveriesResponse(rsp)
+}
+
+// OperatorDisableEndpointWithBodyWithResponse Operator endpoints: disable an endpoint with a reason; emits endpoint.disabled
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/operator/endpoints/{eid}/disable (the `OperatorDisableEndpoint` operationId).
+func (c *ClientWithResponses) OperatorDisableEndpointWithBodyWithResponse(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OperatorDisableEndpointResponse, error) {
+	rsp, err := c.OperatorDisableEndpointWithBody(ctx, eid, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorDisableEndpointResponse(rsp)
+}
+
+// OperatorDisableEndpointWithResponse Operator endpoints: disable an endpoint with a reason; emits endpoint.disabled
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/operator/endpoints/{eid}/disable (the `OperatorDisableEndpoint` operationId).
+func (c *ClientWithResponses) OperatorDisableEndpointWithResponse(ctx context.Context, eid Eid, body OperatorDisableEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*OperatorDisableEndpointResponse, error) {
+	rsp, err := c.OperatorDisableEndpoint(ctx, eid, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorDisableEndpointResponse(rsp)
+}
+
+// OperatorEnableEndpointWithBodyWithResponse Operator endpoints: enable an endpoint
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/operator/endpoints/{eid}/enable (the `OperatorEnableEndpoint` operationId).
+func (c *ClientWithResponses) OperatorEnableEndpointWithBodyWithResponse(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OperatorEnableEndpointResponse, error) {
+	rsp, err := c.OperatorEnableEndpointWithBody(ctx, eid, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorEnableEndpointResponse(rsp)
+}
+
+// OperatorEnableEndpointWithResponse Operator endpoints: enable an endpoint
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/operator/endpoints/{eid}/enable (the `OperatorEnableEndpoint` operationId).
+func (c *ClientWithResponses) OperatorEnableEndpointWithResponse(ctx context.Context, eid Eid, body OperatorEnableEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*OperatorEnableEndpointResponse, error) {
+	rsp, err := c.OperatorEnableEndpoint(ctx, eid, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorEnableEndpointResponse(rsp)
+}
+
+// OperatorEndRotationWithBodyWithResponse Operator endpoints: end the rotation overlap: only the newest secret signs
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/operator/endpoints/{eid}/secret/end-rotation (the `OperatorEndRotation` operationId).
+func (c *ClientWithResponses) OperatorEndRotationWithBodyWithResponse(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OperatorEndRotationResponse, error) {
+	rsp, err := c.OperatorEndRotationWithBody(ctx, eid, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorEndRotationResponse(rsp)
+}
+
+// OperatorEndRotationWithResponse Operator endpoints: end the rotation overlap: only the newest secret signs
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/operator/endpoints/{eid}/secret/end-rotation (the `OperatorEndRotation` operationId).
+func (c *ClientWithResponses) OperatorEndRotationWithResponse(ctx context.Context, eid Eid, body OperatorEndRotationJSONRequestBody, reqEditors ...RequestEditorFn) (*OperatorEndRotationResponse, error) {
+	rsp, err := c.OperatorEndRotation(ctx, eid, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorEndRotationResponse(rsp)
+}
+
+// OperatorRotateSecretWithBodyWithResponse Operator endpoints: rotate the signing secret; old and new both sign during the overlap
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/operator/endpoints/{eid}/secret/rotate (the `OperatorRotateSecret` operationId).
+func (c *ClientWithResponses) OperatorRotateSecretWithBodyWithResponse(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OperatorRotateSecretResponse, error) {
+	rsp, err := c.OperatorRotateSecretWithBody(ctx, eid, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorRotateSecretResponse(rsp)
+}
+
+// OperatorRotateSecretWithResponse Operator endpoints: rotate the signing secret; old and new both sign during the overlap
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/operator/endpoints/{eid}/secret/rotate (the `OperatorRotateSecret` operationId).
+func (c *ClientWithResponses) OperatorRotateSecretWithResponse(ctx context.Context, eid Eid, body OperatorRotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*OperatorRotateSecretResponse, error) {
+	rsp, err := c.OperatorRotateSecret(ctx, eid, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorRotateSecretResponse(rsp)
+}
+
+// OperatorSendTestEventWithBodyWithResponse Operator endpoints: send a webhook.test event to this endpoint only
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/operator/endpoints/{eid}/test (the `OperatorSendTestEvent` operationId).
+func (c *ClientWithResponses) OperatorSendTestEventWithBodyWithResponse(ctx context.Context, eid Eid, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OperatorSendTestEventResponse, error) {
+	rsp, err := c.OperatorSendTestEventWithBody(ctx, eid, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorSendTestEventResponse(rsp)
+}
+
+// OperatorSendTestEventWithResponse Operator endpoints: send a webhook.test event to this endpoint only
+//
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/operator/endpoints/{eid}/test (the `OperatorSendTestEvent` operationId).
+func (c *ClientWithResponses) OperatorSendTestEventWithResponse(ctx context.Context, eid Eid, body OperatorSendTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*OperatorSendTestEventResponse, error) {
+	rsp, err := c.OperatorSendTestEvent(ctx, eid, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOperatorSendTestEventResponse(rsp)
+}
+
+// ListOperatorEventTypesWithResponse The operator event types (operator.*), with their JSON Schemas and examples
+//
+// The catalog of the events the operator subscribes its own endpoints to (POST /v1/operator/endpoints), in the shape of GET /v1/event-types. These types are written only under the reserved partner `hookstream:operator` and reach no partner: GET /v1/event-types does not list them, and an outbox row of an operator type under a real partner is refused.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/operator/event-types (the `ListOperatorEventTypes` operationId).
+func (c *ClientWithResponses) ListOperatorEventTypesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListOperatorEventTypesResponse, error) {
+	rsp, err := c.ListOperatorEventTypes(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListOperatorEventTypesResponse(rsp)
+}
+
 // ListOutboxDeadLettersWithResponse List the outbox rows cdc refused to publish, with the reasons, newest first
 //
 // cdc checks every committed outbox row before it publishes it. A row that is no valid envelope (`malformed`), is over the size limit (`too_large`), has a type the event catalog does not know (`unknown_type`), a schema version its type is not published at (`schema_version`) or data its type's JSON Schema refuses (`invalid_data`) is not published: no partner receives it. It goes to the dlq topic and is listed here, once, with the refusal in `detail` (naming the field, e.g. `data/amount/value`). Rows are kept for the outbox retention (GET /v1/limits). Operator only: the platform wrote these rows and fixes them; partners never see them, their own included.
@@ -10100,6 +13666,1166 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseOperatorSearchDeliveriesResponse parses an HTTP response from a OperatorSearchDeliveriesWithResponse call
+func ParseOperatorSearchDeliveriesResponse(rsp *http.Response) (*OperatorSearchDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OperatorSearchDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeliveryList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseOperatorGetDeliveryResponse parses an HTTP response from a OperatorGetDeliveryWithResponse call
+func ParseOperatorGetDeliveryResponse(rsp *http.Response) (*OperatorGetDeliveryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OperatorGetDeliveryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeliveryDetail
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseOperatorReplayDeliveryResponse parses an HTTP response from a OperatorReplayDeliveryWithResponse call
+func ParseOperatorReplayDeliveryResponse(rsp *http.Response) (*OperatorReplayDeliveryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OperatorReplayDeliveryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest ReplayAccepted
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest Gone
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMedia
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Validation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest QuotaExceeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers OperatorReplayDeliveryResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseOperatorListEndpointsResponse parses an HTTP response from a OperatorListEndpointsWithResponse call
+func ParseOperatorListEndpointsResponse(rsp *http.Response) (*OperatorListEndpointsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OperatorListEndpointsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EndpointList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseOperatorCreateEndpointResponse parses an HTTP response from a OperatorCreateEndpointWithResponse call
+func ParseOperatorCreateEndpointResponse(rsp *http.Response) (*OperatorCreateEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OperatorCreateEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest EndpointCreated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMedia
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Validation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest QuotaExceeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers OperatorCreateEndpointResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseOperatorDeleteEndpointResponse parses an HTTP response from a OperatorDeleteEndpointWithResponse call
+func ParseOperatorDeleteEndpointResponse(rsp *http.Response) (*OperatorDeleteEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OperatorDeleteEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseOperatorGetEndpointResponse parses an HTTP response from a OperatorGetEndpointWithResponse call
+func ParseOperatorGetEndpointResponse(rsp *http.Response) (*OperatorGetEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OperatorGetEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Endpoint
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseOperatorUpdateEndpointResponse parses an HTTP response from a OperatorUpdateEndpointWithResponse call
+func ParseOperatorUpdateEndpointResponse(rsp *http.Response) (*OperatorUpdateEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OperatorUpdateEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Endpoint
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMedia
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Validation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseOperatorListDeliveriesResponse parses an HTTP response from a OperatorListDeliveriesWithResponse call
+func ParseOperatorListDeliveriesResponse(rsp *http.Response) (*OperatorListDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OperatorListDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeliveryList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseOperatorDisableEndpointResponse parses an HTTP response from a OperatorDisableEndpointWithResponse call
+func ParseOperatorDisableEndpointResponse(rsp *http.Response) (*OperatorDisableEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OperatorDisableEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Endpoint
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMedia
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Validation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseOperatorEnableEndpointResponse parses an HTTP response from a OperatorEnableEndpointWithResponse call
+func ParseOperatorEnableEndpointResponse(rsp *http.Response) (*OperatorEnableEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OperatorEnableEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Endpoint
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMedia
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Validation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseOperatorEndRotationResponse parses an HTTP response from a OperatorEndRotationWithResponse call
+func ParseOperatorEndRotationResponse(rsp *http.Response) (*OperatorEndRotationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OperatorEndRotationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Endpoint
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMedia
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Validation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseOperatorRotateSecretResponse parses an HTTP response from a OperatorRotateSecretWithResponse call
+func ParseOperatorRotateSecretResponse(rsp *http.Response) (*OperatorRotateSecretResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OperatorRotateSecretResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Rotation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMedia
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Validation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseOperatorSendTestEventResponse parses an HTTP response from a OperatorSendTestEventWithResponse call
+func ParseOperatorSendTestEventResponse(rsp *http.Response) (*OperatorSendTestEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OperatorSendTestEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest TestAccepted
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMedia
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Validation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest QuotaExceeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers OperatorSendTestEventResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListOperatorEventTypesResponse parses an HTTP response from a ListOperatorEventTypesWithResponse call
+func ParseListOperatorEventTypesResponse(rsp *http.Response) (*ListOperatorEventTypesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListOperatorEventTypesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EventTypeList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
 
 	}
 

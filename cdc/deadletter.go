@@ -2,9 +2,12 @@ package cdc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/hookstream/hookstream/internal/clip"
 	"github.com/hookstream/hookstream/internal/records"
@@ -78,19 +81,54 @@ func (s *session) deadLetter(ctx context.Context, env outbox.Envelope, rw row, r
 }
 
 // recordDeadLetter inserts the operator's row of a refused outbox row, keyed like the outbox
-// row itself so that streaming it again changes nothing.
+// row itself so that streaming it again changes nothing, and, in the same transaction and only
+// when the row is new, the operator's operator.cdc.dead_lettered event (design.md section 8,
+// "Operator events"): that event is an outbox row like any other, which this cdc streams and
+// publishes in turn, so it is written once per refused row and delivered at least once.
 func (s *session) recordDeadLetter(ctx context.Context, env outbox.Envelope, reason string, cause error) error {
-	_, err := s.lock.Exec(ctx, `INSERT INTO outbox_dead_letter
-		(event_id, occurred_at, partner_id, type, schema_version, subject_type, subject_id, reason, detail, commit_lsn)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::pg_lsn)
-		ON CONFLICT (event_id, occurred_at) DO NOTHING`,
-		clip.Bytes(env.EventID, maxRecordedText), env.OccurredAt, clip.Bytes(env.PartnerID, maxRecordedText), clip.Bytes(env.Type, maxRecordedText),
-		env.SchemaVersion, clip.Bytes(env.Subject.Type, maxRecordedText), clip.Bytes(env.Subject.ID, maxRecordedText),
-		reason, clip.Bytes(cause.Error(), maxRecordedDetail), s.commitLSN.String())
+	detail := clip.Bytes(cause.Error(), maxRecordedDetail)
+	err := pgx.BeginFunc(ctx, s.lock, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `INSERT INTO outbox_dead_letter
+			(event_id, occurred_at, partner_id, type, schema_version, subject_type, subject_id, reason, detail, commit_lsn)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::pg_lsn)
+			ON CONFLICT (event_id, occurred_at) DO NOTHING`,
+			clip.Bytes(env.EventID, maxRecordedText), env.OccurredAt, clip.Bytes(env.PartnerID, maxRecordedText), clip.Bytes(env.Type, maxRecordedText),
+			env.SchemaVersion, clip.Bytes(env.Subject.Type, maxRecordedText), clip.Bytes(env.Subject.ID, maxRecordedText),
+			reason, detail, s.commitLSN.String())
+		// A refused operator.cdc.dead_lettered is not told again: that could only repeat itself.
+		if err != nil || tag.RowsAffected() == 0 || env.Type == operatorDeadLettered {
+			return err
+		}
+		b, err := json.Marshal(rowDeadLettered{PartnerID: clip.Bytes(env.PartnerID, maxRecordedText),
+			EventID: clip.Bytes(env.EventID, maxRecordedText), Type: clip.Bytes(env.Type, maxRecordedText),
+			Reason: reason, Detail: detail})
+		if err != nil {
+			return err
+		}
+		subject := clip.Bytes(env.EventID, maxRecordedText)
+		if subject == "" {
+			subject = s.commitLSN.String()
+		}
+		_, err = outbox.Append(ctx, tx, outbox.Event{PartnerID: outbox.OperatorPartnerID, Type: operatorDeadLettered,
+			Subject: outbox.Subject{Type: "outbox_event", ID: subject}, Data: b})
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("cdc: record dead letter of %s in outbox_dead_letter: %w", env.EventID, err)
 	}
 	return nil
+}
+
+// operatorDeadLettered is eventcatalog.OperatorOutboxRowDeadLettered.
+const operatorDeadLettered = "operator.cdc.dead_lettered"
+
+// rowDeadLettered is the data of an operator.cdc.dead_lettered event.
+type rowDeadLettered struct {
+	PartnerID string `json:"partner_id"`
+	EventID   string `json:"event_id"`
+	Type      string `json:"type"`
+	Reason    string `json:"reason"`
+	Detail    string `json:"detail"`
 }
 
 // expireDeadLetters deletes the operator's rows older than the outbox retention: the outbox

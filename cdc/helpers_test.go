@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/cdc"
+	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
 	"github.com/hookstream/hookstream/outbox"
 )
@@ -109,6 +110,19 @@ func deadLetterRows(t *testing.T, e *env) []deadLetterRow {
 // consumed is what a read_committed reader of a topic sees.
 type consumed struct {
 	records []*kgo.Record
+	// operator holds the records of the operator's partner (operator.cdc.dead_lettered, which
+	// cdc writes for each refused row), apart from the platform's events the tests count.
+	operator []*kgo.Record
+}
+
+// ofOperator reports whether r is an event of the operator's reserved partner.
+func ofOperator(r *kgo.Record) bool {
+	for _, h := range r.Headers {
+		if h.Key == records.HeaderPartnerID {
+			return string(h.Value) == outbox.OperatorPartnerID
+		}
+	}
+	return false
 }
 
 func (c *consumed) keys() []string {
@@ -165,7 +179,13 @@ func consumeFor(t *testing.T, e *env, topic string, want int, timeout, extra tim
 		ctx, cancel := context.WithDeadline(context.Background(), minTime(end, now.Add(2*time.Second)))
 		fs := cl.PollFetches(ctx)
 		cancel()
-		fs.EachRecord(func(r *kgo.Record) { out.records = append(out.records, r) })
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Topic == e.Names.Events && ofOperator(r) {
+				out.operator = append(out.operator, r)
+				return
+			}
+			out.records = append(out.records, r)
+		})
 	}
 }
 

@@ -81,11 +81,31 @@ func Disable(ctx context.Context, tx pgx.Tx, d Disabling) (changed bool, err err
 	if err != nil {
 		return false, fmt.Errorf("endpoints: disable %s: %w", d.EndpointID, err)
 	}
-	if _, err := outbox.Append(ctx, tx, outbox.Event{
-		PartnerID: d.PartnerID, Type: DisabledEventType,
-		Subject: outbox.Subject{Type: "endpoint", ID: d.EndpointID}, Data: b,
-	}); err != nil {
+	subject := outbox.Subject{Type: "endpoint", ID: d.EndpointID}
+	events := []outbox.Event{{PartnerID: d.PartnerID, Type: DisabledEventType, Subject: subject, Data: b}}
+	// The operator hears of every disabling too (design.md section 8, "Operator events"); the
+	// operator's own endpoints have no partner to tell.
+	op, err := json.Marshal(OperatorDisabled{PartnerID: d.PartnerID, Disabled: data})
+	if err != nil {
+		return false, fmt.Errorf("endpoints: disable %s: %w", d.EndpointID, err)
+	}
+	opEvent := outbox.Event{PartnerID: outbox.OperatorPartnerID, Type: OperatorDisabledEventType, Subject: subject, Data: op}
+	if d.PartnerID == outbox.OperatorPartnerID {
+		events = events[:0]
+	}
+	if _, err := outbox.AppendAll(ctx, tx, append(events, opEvent)); err != nil {
 		return false, fmt.Errorf("endpoints: disable %s: %w", d.EndpointID, err)
 	}
 	return true, nil
+}
+
+// OperatorDisabledEventType is the operator's event of a disabled endpoint, written with every
+// endpoint.disabled (eventcatalog.OperatorEndpointDisabled).
+const OperatorDisabledEventType = "operator.endpoint.disabled"
+
+// OperatorDisabled is the data of an operator.endpoint.disabled event: the partner's event's
+// data and the partner it was about.
+type OperatorDisabled struct {
+	PartnerID string `json:"partner_id"`
+	Disabled
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,7 +97,7 @@ func TestDisable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := db.Pool.Query(ctx, `SELECT partner_id, type, subject_type, subject_id, payload FROM outbox_event ORDER BY subject_id`)
+	rows, err := db.Pool.Query(ctx, `SELECT partner_id, type, subject_type, subject_id, payload FROM outbox_event WHERE partner_id = 'p1' ORDER BY subject_id`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,6 +125,74 @@ func TestDisable(t *testing.T) {
 			t.Errorf("event %d does not fit the catalog: %v", i, err)
 		}
 	}
+}
+
+// The operator hears of every disabling (design.md section 8, "Operator events"): one
+// operator.endpoint.disabled under the operator's partner in the same transaction, naming the
+// partner; a disabled operator endpoint writes that one only, since endpoint.disabled under the
+// operator's partner is no event the catalog publishes.
+func TestDisableTellsTheOperator(t *testing.T) {
+	db := testenv.NewDatabase(t)
+	ctx := context.Background()
+	const (
+		partners = "ep_01J9Z8Q4W6T1V2X3Y4Z5A6B7D0"
+		operator = "ep_01J9Z8Q4W6T1V2X3Y4Z5A6B7D1"
+	)
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO partner (id) VALUES ('p1');
+		INSERT INTO endpoint (id, partner_id, url) VALUES ('`+partners+`', 'p1', 'https://a.example'),
+		  ('`+operator+`', '`+outbox.OperatorPartnerID+`', 'https://ops.example')`); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []endpoints.Disabling{
+		{PartnerID: "p1", EndpointID: partners, Reason: "maintenance", By: endpoints.ByOperator},
+		{PartnerID: outbox.OperatorPartnerID, EndpointID: operator, Reason: "the receiver answered 410 Gone"},
+	} {
+		if err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+			_, err := endpoints.Disable(ctx, tx, d)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := db.Pool.Query(ctx, `SELECT partner_id, type, subject_type, subject_id, payload FROM outbox_event ORDER BY subject_id, type`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	var ev outbox.Event
+	if _, err := pgx.ForEachRow(rows, []any{&ev.PartnerID, &ev.Type, &ev.Subject.Type, &ev.Subject.ID, &ev.Data},
+		func() error {
+			if err := eventcatalog.Published().CheckEvent(ev); err != nil {
+				t.Errorf("%s of %s does not fit the catalog: %v", ev.Type, ev.PartnerID, err)
+			}
+			got = append(got, ev.PartnerID+" "+ev.Type+" "+ev.Subject.ID+" "+canonical(t, ev.Data))
+			return nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`p1 endpoint.disabled ` + partners + ` {"endpoint_id":"` + partners + `","reason":"maintenance","disabled_by":"operator"}`,
+		outbox.OperatorPartnerID + ` operator.endpoint.disabled ` + partners + ` {"partner_id":"p1","endpoint_id":"` + partners + `","reason":"maintenance","disabled_by":"operator"}`,
+		outbox.OperatorPartnerID + ` operator.endpoint.disabled ` + operator + ` {"partner_id":"` + outbox.OperatorPartnerID + `","endpoint_id":"` + operator + `","reason":"the receiver answered 410 Gone"}`,
+	}
+	for i, w := range want {
+		head, data, _ := strings.Cut(w, " {")
+		want[i] = head + " " + canonical(t, []byte("{"+data))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("outbox:\n got %q\nwant %q", got, want)
+	}
+}
+
+// canonical is b with its object keys sorted, as jsonb returns them in another order.
+func canonical(t *testing.T, b []byte) string {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
 }
 
 // endpoints.Disabled and the catalog's published schema of endpoint.disabled name the same

@@ -43,11 +43,12 @@ func Types() []EventType {
 	return out
 }
 
-// Lookup returns the entry of typ (a copy), or false when the catalog has no such type.
+// Lookup returns the entry of typ (a copy), or false when the catalog has no such type. It
+// finds the operator's types too (OperatorTypes).
 func Lookup(typ string) (EventType, bool) {
 	i := slices.IndexFunc(catalog, func(et EventType) bool { return et.Type == typ })
 	if i < 0 {
-		return EventType{}, false
+		return lookupOperator(typ)
 	}
 	return catalog[i].clone(), true
 }

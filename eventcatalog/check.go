@@ -48,8 +48,8 @@ func New() (*Catalog, error) {
 	// failing_since or period_start as RFC 3339 must never get something else, and a platform
 	// is better told at Append time than its partners at delivery time.
 	c.AssertFormat()
-	cat := &Catalog{types: make(map[string]compiled, len(catalog))}
-	for _, et := range catalog {
+	cat := &Catalog{types: make(map[string]compiled, len(catalog)+len(operatorCatalog))}
+	for _, et := range slices.Concat(catalog, operatorCatalog) {
 		t := compiled{schemas: map[int]*jsonschema.Schema{}}
 		for _, v := range et.Versions {
 			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(v.Schema))
@@ -92,7 +92,9 @@ func schemaURL(typ string, version int) string {
 
 // CheckEvent returns a *outbox.ValidationError when ev does not fit the catalog:
 //
-//   - a type the catalog lacks: Field "type", wrapping outbox.ErrInvalidType;
+//   - a type the catalog lacks, or one for the other audience (an operator type under a real
+//     partner, a partner type under outbox.OperatorPartnerID): Field "type", wrapping
+//     outbox.ErrInvalidType;
 //   - a schema version the type is not published at (zero counts as 1, as in outbox.Append):
 //     Field "schema_version", wrapping outbox.ErrInvalidField. Every published version is
 //     accepted, each checked against its own schema, so a platform moves to a type's new
@@ -106,6 +108,9 @@ func schemaURL(typ string, version int) string {
 //
 // Messages are bounded: values are cut, never dumped whole.
 func (c *Catalog) CheckEvent(ev outbox.Event) error {
+	if err := checkAudience(ev); err != nil {
+		return err
+	}
 	t, ok := c.types[ev.Type]
 	if !ok {
 		return &outbox.ValidationError{Field: "type", Err: outbox.ErrInvalidType,

@@ -3,6 +3,7 @@ package recorder
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -28,6 +29,7 @@ import (
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/topics"
 	"github.com/hookstream/hookstream/internal/tracing"
+	"github.com/hookstream/hookstream/outbox"
 )
 
 // Config configures the Recorder.
@@ -553,13 +555,22 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 			last_status = EXCLUDED.last_status, last_latency_ms = EXCLUDED.last_latency_ms,
 			last_error_category = EXCLUDED.last_error_category, last_attempt_at = EXCLUDED.last_attempt_at, updated_at = now()
 		WHERE (d.attempt_count, coalesce(d.last_attempt_at, '-infinity')) < (EXCLUDED.attempt_count, EXCLUDED.last_attempt_at)
-		RETURNING delivery_id`,
+		RETURNING delivery_id, state`,
 		d.id, d.event, d.endpoint, d.partner, d.eventType, d.state, d.attemptNo, d.next, d.status, d.latency, d.category, d.started, redone)
 	if err != nil {
 		return 0, fmt.Errorf("deliveries: %w", err)
 	}
-	changed, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
+	var (
+		changed, failed []string
+		id, state       string
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&id, &state}, func() error {
+		changed = append(changed, id)
+		if state == deliveryStates[records.OutcomeFailed] {
+			failed = append(failed, id)
+		}
+		return nil
+	}); err != nil {
 		return 0, fmt.Errorf("deliveries: %w", err)
 	}
 
@@ -603,7 +614,56 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 	if err := announceOrderBreaks(ctx, tx, breaks); err != nil {
 		return 0, err
 	}
+	if err := tellOperatorOfFailures(ctx, tx, failed, newestOf); err != nil {
+		return 0, err
+	}
 	return disabled, nil
+}
+
+// tellOperatorOfFailures writes, in the transaction that marks them failed, the operator's
+// operator.delivery.dead_lettered of each delivery whose newest attempt ended it for good
+// (design.md section 8, "Operator events"). A batch recorded again returns no row for a
+// delivery already at that attempt, so each failure is told once. The rows are new outbox rows
+// no other transaction writes, outside the lock order above. Deliveries to the operator's own
+// endpoints are left out: their failure would be told to those same endpoints.
+func tellOperatorOfFailures(ctx context.Context, tx pgx.Tx, failed []string, newestOf map[string]records.Attempt) error {
+	var evs []outbox.Event
+	for _, id := range failed {
+		a := newestOf[id]
+		if a.Outcome != records.OutcomeFailed || a.PartnerID == outbox.OperatorPartnerID {
+			continue
+		}
+		b, err := json.Marshal(deadLettered{PartnerID: a.PartnerID, EndpointID: a.EndpointID, DeliveryID: a.DeliveryID,
+			EventID: a.EventID, EventType: a.EventType, AttemptCount: a.AttemptNo, LastStatus: nullableStatus(a.Status),
+			LastErrorCategory: a.ErrorCategory})
+		if err != nil {
+			return err
+		}
+		evs = append(evs, outbox.Event{PartnerID: outbox.OperatorPartnerID, Type: operatorDeadLettered,
+			Subject: outbox.Subject{Type: "delivery", ID: a.DeliveryID}, Data: b})
+	}
+	if len(evs) == 0 {
+		return nil
+	}
+	if _, err := outbox.AppendAll(ctx, tx, evs); err != nil {
+		return fmt.Errorf("operator events: %w", err)
+	}
+	return nil
+}
+
+// operatorDeadLettered is eventcatalog.OperatorDeliveryDeadLettered.
+const operatorDeadLettered = "operator.delivery.dead_lettered"
+
+// deadLettered is the data of an operator.delivery.dead_lettered event.
+type deadLettered struct {
+	PartnerID         string `json:"partner_id"`
+	EndpointID        string `json:"endpoint_id"`
+	DeliveryID        string `json:"delivery_id"`
+	EventID           string `json:"event_id"`
+	EventType         string `json:"event_type"`
+	AttemptCount      int    `json:"attempt_count"`
+	LastStatus        *int32 `json:"last_status,omitempty"`
+	LastErrorCategory string `json:"last_error_category,omitempty"`
 }
 
 // updateEndpoints keeps endpoint.failing_since (set at the first failure after a success,

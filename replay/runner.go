@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/hookstream/hookstream/internal/clip"
+	"github.com/hookstream/hookstream/outbox"
 )
 
 // Bulk replays (R24) run as jobs recorded in replay_job: state, counts and position live in
@@ -242,13 +245,21 @@ func (e *Engine) releaseJob(j *job, after time.Duration) {
 	}
 }
 
-// finishJob records a job's final state.
+// finishJob records a job's final state and, in the same transaction, the operator's event of
+// it (design.md section 8, "Operator events"), so the operator hears of a job once it is final
+// and only then.
 func (e *Engine) finishJob(ctx context.Context, j *job, state, reason string) error {
 	pos, _ := json.Marshal(j.Pos)
-	_, err := e.pool.Exec(ctx, `UPDATE replay_job SET state = $3, total = $4, done = $5, failed = $6, position = $7,
-			error = $8, lease_owner = NULL, lease_until = NULL, finished_at = now(), updated_at = now()
-		WHERE id = $1 AND lease_owner = $2`,
-		j.ID, e.instance, state, j.Total, j.Done, j.Failed, string(pos), reason)
+	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE replay_job SET state = $3, total = $4, done = $5, failed = $6, position = $7,
+				error = $8, lease_owner = NULL, lease_until = NULL, finished_at = now(), updated_at = now()
+			WHERE id = $1 AND lease_owner = $2`,
+			j.ID, e.instance, state, j.Total, j.Done, j.Failed, string(pos), reason)
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		return appendJobFinished(ctx, tx, j, state, reason)
+	})
 	if err != nil {
 		return err
 	}
@@ -274,4 +285,39 @@ func (e *Engine) refreshJobGauge(ctx context.Context) {
 	for s, n := range counts {
 		e.metrics.jobs.WithLabelValues(s).Set(n)
 	}
+}
+
+// The operator's events of a finished job (eventcatalog.OperatorReplayJobSucceeded and
+// OperatorReplayJobFailed).
+const (
+	operatorJobSucceeded = "operator.replay_job.succeeded"
+	operatorJobFailed    = "operator.replay_job.failed"
+)
+
+// jobFinished is the data of the operator's event of a finished job.
+type jobFinished struct {
+	PartnerID  string `json:"partner_id"`
+	EndpointID string `json:"endpoint_id"`
+	JobID      string `json:"job_id"`
+	State      string `json:"state"`
+	Total      int    `json:"total"`
+	Done       int    `json:"done"`
+	Failed     int    `json:"failed"`
+	Error      string `json:"error,omitempty"`
+}
+
+// appendJobFinished writes, in tx, the operator's event of j finished in state.
+func appendJobFinished(ctx context.Context, tx pgx.Tx, j *job, state, reason string) error {
+	typ := operatorJobSucceeded
+	if state == JobFailed {
+		typ = operatorJobFailed
+	}
+	b, err := json.Marshal(jobFinished{PartnerID: j.PartnerID, EndpointID: j.EndpointID, JobID: j.ID, State: state,
+		Total: j.Total, Done: j.Done, Failed: j.Failed, Error: clip.Bytes(reason, 2048)})
+	if err != nil {
+		return err
+	}
+	_, err = outbox.Append(ctx, tx, outbox.Event{PartnerID: outbox.OperatorPartnerID, Type: typ,
+		Subject: outbox.Subject{Type: "replay_job", ID: j.ID}, Data: b})
+	return err
 }

@@ -117,6 +117,12 @@ func (w *FailureWindow) warn(ctx context.Context, tx pgx.Tx, now time.Time) (int
 		return 0, fmt.Errorf("retrytopics: endpoint.failing: %w", err)
 	}
 	for _, h := range hits {
+		if h.partner == outbox.OperatorPartnerID {
+			// endpoint.failing is a partner's event: the operator's own endpoints are warned of
+			// in the log only (design.md section 8, "Operator events").
+			w.log.Warn("operator endpoint failing", "endpoint_id", h.id, "failing_since", h.since)
+			continue
+		}
 		b, _ := json.Marshal(map[string]any{"endpoint_id": h.id, "failing_since": h.since.UTC()})
 		if _, err := outbox.Append(ctx, tx, outbox.Event{PartnerID: h.partner, Type: "endpoint.failing",
 			Subject: outbox.Subject{Type: "endpoint", ID: h.id}, Data: b}); err != nil {

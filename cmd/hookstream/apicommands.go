@@ -46,6 +46,8 @@ const apiUsageTail = `
 The token is --api-key (a partner API key, which acts on its own partner only), else
 --admin-token (the operator's), else the one hookstream dev keeps in --data-dir. --partner
 names the partner; without it, the API key's own, or the deployment's only partner.
+--operator acts on the operator's own endpoints and deliveries instead (operator events,
+subscribed to operator.*), with the operator token.
 The config file HOOKSTREAM_CONFIG (default ~/.config/hookstream/config; mode 600, or it is
 refused) may hold them as key = value lines: admin_url, api_key, admin_token, partner. A flag
 wins over a variable, a variable over the file.
@@ -105,6 +107,10 @@ func runPlainAPICommand(ctx context.Context, name, usage string, flags func(fs *
 // as the command line `hookstream <title>`.
 func runAPISubcommand(ctx context.Context, fs *commandFlags, title string, sc apiSubcommand, args []string, out io.Writer) error {
 	partner := fs.String("partner", "", "the partner; empty: the API key's own, or the deployment's only partner")
+	operatorOwn := new(bool)
+	if strings.HasPrefix(title, "endpoints ") || strings.HasPrefix(title, "deliveries ") {
+		fs.BoolVar(operatorOwn, "operator", false, "the operator's own endpoints and deliveries (operator events; the operator token), not a partner's")
+	}
 	output := "table"
 	fs.Var(choice(&output, "json", "table"), "output", "json or table")
 	runSub := sc.flags(fs)
@@ -119,6 +125,12 @@ func runAPISubcommand(ctx context.Context, fs *commandFlags, title string, sc ap
 		if err := fs.check(); err != nil {
 			return fs.usageError(err)
 		}
+	}
+	if *operatorOwn {
+		if *partner != "" {
+			return fs.usageError(errors.New("--operator and --partner: name one"))
+		}
+		*partner = adminclient.OperatorPartnerID // the client sends it to /v1/operator/...
 	}
 	_, api, err := openAPISession(ctx, fs, s, *partner, output, out)
 	if err != nil {

@@ -84,7 +84,7 @@ func triggerPartner(ctx context.Context, conn *pgx.Conn, given string) (string, 
 		}
 		return given, nil
 	}
-	rows, _ := conn.Query(ctx, `SELECT id FROM partner ORDER BY id LIMIT 6`)
+	rows, _ := conn.Query(ctx, `SELECT id FROM partner WHERE id <> $1 ORDER BY id LIMIT 6`, outbox.OperatorPartnerID)
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return "", fmt.Errorf("trigger: list partners: %w", err)
