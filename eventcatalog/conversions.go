@@ -54,11 +54,10 @@ func PinVersions() []int {
 // version at or below pin, or its first when it has none there. A type the catalog lacks is
 // sent as it is, in the version it has: pin itself.
 func PinnedVersion(typ string, pin int) int {
-	i := slices.IndexFunc(catalog, func(et EventType) bool { return et.Type == typ })
-	if i < 0 {
+	versions, ok := versionsOf(typ)
+	if !ok {
 		return pin
 	}
-	versions := catalog[i].Versions
 	out := versions[0].SchemaVersion
 	for _, v := range versions {
 		if v.SchemaVersion <= pin {
@@ -101,16 +100,25 @@ func ConvertData(typ string, from, to int, data []byte) ([]byte, error) {
 
 // nextVersion is the version of typ after v in direction dir (+1 up, -1 down), or 0.
 func nextVersion(typ string, v, dir int) int {
-	i := slices.IndexFunc(catalog, func(et EventType) bool { return et.Type == typ })
-	if i < 0 {
+	versions, ok := versionsOf(typ)
+	if !ok {
 		return 0
 	}
-	versions := catalog[i].Versions
 	j := slices.IndexFunc(versions, func(ver Version) bool { return ver.SchemaVersion == v })
 	if j < 0 || j+dir < 0 || j+dir >= len(versions) {
 		return 0
 	}
 	return versions[j+dir].SchemaVersion
+}
+
+// versionsOf returns the published versions of typ, a partner's type or an operator's.
+func versionsOf(typ string) ([]Version, bool) {
+	for _, c := range [][]EventType{catalog, operatorCatalog} {
+		if i := slices.IndexFunc(c, func(et EventType) bool { return et.Type == typ }); i >= 0 {
+			return c[i].Versions, true
+		}
+	}
+	return nil, false
 }
 
 // ConvertEnvelope returns body, the envelope of an event of typ in schema version from, as an

@@ -260,3 +260,19 @@ func FuzzConvertUsageCost(f *testing.F) {
 		}
 	})
 }
+
+// An operator's type is published at version 1 only: an operator endpoint on the newest pin
+// gets it as written, not a failed conversion.
+func TestOperatorTypesKeepTheirVersionUnderAnyPin(t *testing.T) {
+	t.Parallel()
+	for _, et := range eventcatalog.OperatorTypes() {
+		if got := eventcatalog.PinnedVersion(et.Type, 2); got != 1 {
+			t.Errorf("PinnedVersion(%s, 2) = %d, want 1", et.Type, got)
+		}
+		body := []byte(`{"type":"` + et.Type + `","schema_version":1,"data":{}}`)
+		out, err := eventcatalog.ConvertEnvelope(body, et.Type, 1, 2)
+		if err != nil || string(out) != string(body) {
+			t.Errorf("ConvertEnvelope(%s, 1, pin 2) = %s, %v; want the body as it is", et.Type, out, err)
+		}
+	}
+}
