@@ -37,9 +37,9 @@ type partition struct {
 	finishes, committedFinishes uint64
 	// done: offsets the previous owner committed as finished above its mark (finished.go),
 	// finished at intake without a request.
-	done []offsetRange
-	active     int               // records being handled now (not merely queued)
-	idle       []chan struct{}   // closed when active drops to zero
+	done   []offsetRange
+	active int             // records being handled now (not merely queued)
+	idle   []chan struct{} // closed when active drops to zero
 
 	// Records intake has taken and routed, waiting for their partner's feeder to offer them
 	// to their lanes in offset order (Sender.feed): a feeder per partner, so one partner's
