@@ -29,6 +29,10 @@ type Options struct {
 	// Outages are the times a sender or the broker was down (killed, or exited), if known:
 	// they classify duplicates and the requests that match no attempt.
 	Outages []Outage
+	// Kills are the other faults (a component of another kind killed, PostgreSQL down), if
+	// known: they only attribute duplicates that no outage explains (Report.DuplicatesByKill),
+	// since a kill of a transactional component should cost none.
+	Kills []Outage
 	// MaxUnrecorded bounds the requests seen by a receiver that match no attempt; negative: no
 	// bound.
 	MaxUnrecorded int
@@ -348,6 +352,20 @@ func (c *checker) outageAt(from, to time.Time) *Outage {
 	return nil
 }
 
+// killKind names what was down between two requests of one pair: the kind of the first outage
+// whose window meets [from, to], else of the first other kill's; "" when none.
+func (c *checker) killKind(from, to time.Time) string {
+	if o := c.outageAt(from, to); o != nil {
+		return o.Kind
+	}
+	for _, k := range c.o.Kills {
+		if !k.From.Add(-c.requestTimeout()).After(to) && !k.To.Add(30*time.Second).Before(from) {
+			return k.Kind
+		}
+	}
+	return ""
+}
+
 // receiptDuplicates classifies every acceptance of p after its first.
 func (c *checker) receiptDuplicates(p *pair, accepted, matchOf []int) {
 	for n := 1; n < len(accepted); n++ {
@@ -357,8 +375,9 @@ func (c *checker) receiptDuplicates(p *pair, accepted, matchOf []int) {
 		switch {
 		case matchOf[cur] >= 0 && isReplay(p.attempts[matchOf[cur]].trigger):
 			cause = "replay"
-		case c.outageWithin(prevR.ReceivedAt, curR.ReceivedAt):
+		case c.killKind(prevR.ReceivedAt, curR.ReceivedAt) != "":
 			cause = "kill"
+			c.rep.DuplicatesByKill[c.killKind(prevR.ReceivedAt, curR.ReceivedAt)]++
 		case matchOf[prev] >= 0 && !p.attempts[matchOf[prev]].succeeded():
 			cause = "late answer"
 		case matchOf[prev] < 0:
@@ -382,8 +401,9 @@ func (c *checker) historyDuplicates(p *pair) {
 			switch {
 			case isReplay(a.trigger):
 				cause = "replay"
-			case c.outageWithin(prev.startedAt, a.startedAt):
+			case c.killKind(prev.startedAt, a.startedAt) != "":
 				cause = "kill"
+				c.rep.DuplicatesByKill[c.killKind(prev.startedAt, a.startedAt)]++
 			}
 			c.rep.Duplicates++
 			c.rep.DuplicatesByCause[cause]++
