@@ -352,18 +352,21 @@ func (c *checker) outageAt(from, to time.Time) *Outage {
 	return nil
 }
 
-// killKind names what was down between two requests of one pair: the kind of the first outage
-// whose window meets [from, to], else of the first other kill's; "" when none.
-func (c *checker) killKind(from, to time.Time) string {
+// killed says whether something was down between two requests of one pair, and counts the
+// duplicate by its kind: the first outage whose window meets [from, to], else the first other
+// kill's.
+func (c *checker) killed(from, to time.Time) bool {
 	if o := c.outageAt(from, to); o != nil {
-		return o.Kind
+		c.rep.DuplicatesByKill[o.Kind]++
+		return true
 	}
 	for _, k := range c.o.Kills {
 		if !k.From.Add(-c.requestTimeout()).After(to) && !k.To.Add(30*time.Second).Before(from) {
-			return k.Kind
+			c.rep.DuplicatesByKill[k.Kind]++
+			return true
 		}
 	}
-	return ""
+	return false
 }
 
 // receiptDuplicates classifies every acceptance of p after its first.
@@ -375,9 +378,8 @@ func (c *checker) receiptDuplicates(p *pair, accepted, matchOf []int) {
 		switch {
 		case matchOf[cur] >= 0 && isReplay(p.attempts[matchOf[cur]].trigger):
 			cause = "replay"
-		case c.killKind(prevR.ReceivedAt, curR.ReceivedAt) != "":
+		case c.killed(prevR.ReceivedAt, curR.ReceivedAt):
 			cause = "kill"
-			c.rep.DuplicatesByKill[c.killKind(prevR.ReceivedAt, curR.ReceivedAt)]++
 		case matchOf[prev] >= 0 && !p.attempts[matchOf[prev]].succeeded():
 			cause = "late answer"
 		case matchOf[prev] < 0:
@@ -401,9 +403,8 @@ func (c *checker) historyDuplicates(p *pair) {
 			switch {
 			case isReplay(a.trigger):
 				cause = "replay"
-			case c.killKind(prev.startedAt, a.startedAt) != "":
+			case c.killed(prev.startedAt, a.startedAt):
 				cause = "kill"
-				c.rep.DuplicatesByKill[c.killKind(prev.startedAt, a.startedAt)]++
 			}
 			c.rep.Duplicates++
 			c.rep.DuplicatesByCause[cause]++
