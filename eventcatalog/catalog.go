@@ -33,6 +33,12 @@ type Version struct {
 // TestEventType is the type of the test events an endpoint owner asks for (R25).
 const TestEventType = "webhook.test"
 
+// ReservedTypes returns the catalog's types the platform never writes to the outbox: hookstream
+// sends them itself (webhook.test goes to one endpoint straight through the deliveries topic).
+// PostgreSQL refuses an outbox row of one of them (migration 0021, constraint
+// outbox_event_type_reserved; design.md section 4), whoever writes it.
+func ReservedTypes() []string { return []string{TestEventType} }
+
 // Types returns the catalog in display order. It is a deep copy: a caller that changes it
 // changes neither what is published nor what Catalog checks.
 func Types() []EventType {

@@ -18,6 +18,7 @@ import (
 // commits, alone.
 func TestWriterRefusesNonconformingEvent(t *testing.T) {
 	db := testenv.NewDatabase(t)
+	db.Partners(t, "partner_a")
 	ctx := context.Background()
 	w := outbox.Writer{Catalog: newCatalog(t)}
 	et, _ := eventcatalog.Lookup("balance.credited")

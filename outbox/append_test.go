@@ -31,7 +31,7 @@ func countRows(t *testing.T, db *testenv.Database, where string, args ...any) in
 
 // R9: the event row commits with the caller's transaction.
 func TestAppendCommittedLeavesOneRow(t *testing.T) {
-	db := testenv.NewDatabase(t)
+	db := newDatabase(t)
 	ctx := context.Background()
 	var id string
 	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
@@ -75,7 +75,7 @@ func TestAppendCommittedLeavesOneRow(t *testing.T) {
 
 // R10: nothing escapes a rolled-back transaction.
 func TestAppendRolledBackLeavesNothing(t *testing.T) {
-	db := testenv.NewDatabase(t)
+	db := newDatabase(t)
 	ctx := context.Background()
 	tx, err := db.Pool.Begin(ctx)
 	if err != nil {
@@ -93,7 +93,7 @@ func TestAppendRolledBackLeavesNothing(t *testing.T) {
 }
 
 func TestAppendRejectsBadEventsAndWritesNothing(t *testing.T) {
-	db := testenv.NewDatabase(t)
+	db := newDatabase(t)
 	ctx := context.Background()
 	huge := `{"blob":"` + strings.Repeat("x", outbox.MaxDataBytes) + `"}`
 	cases := []struct {
@@ -157,7 +157,7 @@ func (refuseAll) CheckEvent(ev outbox.Event) error {
 
 // The catalog seam: a Writer with a Catalog consults it before writing.
 func TestWriterConsultsCatalog(t *testing.T) {
-	db := testenv.NewDatabase(t)
+	db := newDatabase(t)
 	ctx := context.Background()
 	w := outbox.Writer{Catalog: refuseAll{}}
 	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
@@ -173,21 +173,25 @@ func TestWriterConsultsCatalog(t *testing.T) {
 }
 
 // An event stamped outside the prepared day partitions lands in the default partition instead of
-// failing the business transaction, and moves to its own partition once that is created.
+// failing the business transaction, and moves to its own partition once that is created. Since
+// migration 0021 such a row is one committed before it (an old occurred_at is refused now) or one
+// written while partition maintenance lagged; the test writes an old one with the checks off.
 func TestOutOfRangeEventsAreKeptAndMoved(t *testing.T) {
-	db := testenv.NewDatabase(t)
+	db := newDatabase(t)
 	ctx := context.Background()
 	old := time.Date(2020, 2, 3, 10, 0, 0, 0, time.UTC)
 	ev := validEvent()
 	ev.OccurredAt = old
 	var id string
-	if err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-		var err error
-		id, err = outbox.Append(ctx, tx, ev)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	db.WithoutOutboxChecks(t, func() {
+		if err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+			var err error
+			id, err = outbox.Append(ctx, tx, ev)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
 	var table string
 	if err := db.Pool.QueryRow(ctx, `SELECT tableoid::regclass::text FROM outbox_event WHERE event_id = $1`, id).Scan(&table); err != nil {
 		t.Fatal(err)
@@ -238,4 +242,13 @@ func TestOutOfRangeEventsAreKeptAndMoved(t *testing.T) {
 	if want := "outbox_event_" + time.Now().UTC().Format("20060102"); table != want {
 		t.Fatalf("current event stored in %s, want %s", table, want)
 	}
+}
+
+// newDatabase is a database holding the partners the tests write events of: the outbox refuses
+// an event of a partner it does not hold (migration 0021).
+func newDatabase(t *testing.T) *testenv.Database {
+	t.Helper()
+	db := testenv.NewDatabase(t)
+	db.Partners(t, "partner_a", "partner_b")
+	return db
 }

@@ -9,14 +9,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/hookstream/hookstream/internal/testkit/testenv"
 	"github.com/hookstream/hookstream/outbox"
 )
 
 // AppendAll stores every event as Append would, in the order given, and returns their ids in
 // that order.
 func TestAppendAllStoresEveryEventInOrder(t *testing.T) {
-	db := testenv.NewDatabase(t)
+	db := newDatabase(t)
 	ctx := context.Background()
 	evs := make([]outbox.Event, 50)
 	for i := range evs {
@@ -70,7 +69,7 @@ func TestAppendAllStoresEveryEventInOrder(t *testing.T) {
 // One refused event refuses the batch: the error names its index and wraps its
 // *ValidationError, nothing is written, and the transaction stays usable.
 func TestAppendAllRefusesTheBatchForOneBadEvent(t *testing.T) {
-	db := testenv.NewDatabase(t)
+	db := newDatabase(t)
 	ctx := context.Background()
 	evs := []outbox.Event{validEvent(), validEvent(), validEvent()}
 	evs[2].Type = "Bad Type"
@@ -97,7 +96,7 @@ func TestAppendAllRefusesTheBatchForOneBadEvent(t *testing.T) {
 
 // An id given twice in one batch, or one the outbox already holds, is ErrDuplicateEventID.
 func TestAppendAllRefusesDuplicateIDs(t *testing.T) {
-	db := testenv.NewDatabase(t)
+	db := newDatabase(t)
 	ctx := context.Background()
 	held := validEvent()
 	held.ID = outbox.NewEventID()
@@ -124,7 +123,7 @@ func TestAppendAllRefusesDuplicateIDs(t *testing.T) {
 
 // An empty batch writes nothing and is no error.
 func TestAppendAllOfNothing(t *testing.T) {
-	db := testenv.NewDatabase(t)
+	db := newDatabase(t)
 	ctx := context.Background()
 	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 		ids, err := outbox.AppendAll(ctx, tx, nil)

@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/hookstream/hookstream/internal/testkit/testenv"
 	"github.com/hookstream/hookstream/outbox"
 )
 
@@ -17,7 +16,7 @@ import (
 // a value that is no W3C traceparent is refused naming the field, with nothing written and the
 // transaction usable.
 func TestAppendStoresTheTraceContext(t *testing.T) {
-	db := testenv.NewDatabase(t)
+	db := newDatabase(t)
 	ctx := context.Background()
 	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
 	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")

@@ -7,6 +7,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -19,10 +20,12 @@ func (s *Sender) partitionOf(id int32) *partition {
 	return s.parts[id]
 }
 
-func (s *Sender) onAssigned(_ context.Context, cl *kgo.Client, assigned map[string][]int32) {
+func (s *Sender) onAssigned(ctx context.Context, cl *kgo.Client, assigned map[string][]int32) {
 	// A pause of an earlier assignment's feeder (feed) must not outlive it: the new owner
 	// starts fetching.
 	cl.ResumeFetchPartitions(assigned)
+	// Read before fetching starts (it waits for this callback): the first records must see them.
+	done := s.finishedRunsOf(ctx, cl, assigned[s.names.Deliveries])
 	s.partsMu.Lock()
 	defer s.partsMu.Unlock()
 	for _, id := range assigned[s.names.Deliveries] {
@@ -31,6 +34,7 @@ func (s *Sender) onAssigned(_ context.Context, cl *kgo.Client, assigned map[stri
 			old.cancel()
 		}
 		s.parts[id] = newPartition(s.workCtx, s.names.Deliveries, id)
+		s.parts[id].done = done[id]
 	}
 	s.m.partitions.Set(float64(len(s.parts)))
 	s.log.Info("partitions assigned", "partitions", assigned[s.names.Deliveries])
@@ -124,21 +128,35 @@ func (s *Sender) commitLoop(ctx context.Context) {
 	})
 }
 
-// commit commits each partition up to its mark, the lowest unfinished record.
+// commit commits each partition up to its mark, the lowest unfinished record, with the runs of
+// finished records above the mark in the commit's metadata (finished.go).
 func (s *Sender) commit(ctx context.Context, cl *kgo.Client, parts []*partition) {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
 	offsets := map[int32]kgo.EpochOffset{}
+	runs := map[int32]string{}
+	finishes := map[int32]uint64{}
 	byID := map[int32]*partition{}
 	for _, p := range parts {
-		if eo, ok := p.mark(); ok {
-			offsets[p.id] = eo
+		if eo, r, f, ok := p.commitPoint(); ok {
+			offsets[p.id], runs[p.id], finishes[p.id] = eo, r, f
 			byID[p.id] = p
 		}
 	}
 	if len(offsets) == 0 {
 		return
 	}
+	ctx = kgo.PreCommitFnContext(ctx, func(req *kmsg.OffsetCommitRequest) error {
+		for i := range req.Topics {
+			for j := range req.Topics[i].Partitions {
+				rp := &req.Topics[i].Partitions[j]
+				if r, ok := runs[rp.Partition]; ok && req.Topics[i].Topic == s.names.Deliveries {
+					rp.Metadata = kmsg.StringPtr(r)
+				}
+			}
+		}
+		return nil
+	})
 	cl.CommitOffsetsSync(ctx, map[string]map[int32]kgo.EpochOffset{s.names.Deliveries: offsets},
 		func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 			if err != nil {
@@ -156,9 +174,34 @@ func (s *Sender) commit(ctx context.Context, cl *kgo.Client, parts []*partition)
 						continue
 					}
 					if p := byID[rp.Partition]; p != nil {
-						p.committedAt(offsets[rp.Partition].Offset)
+						p.committedAt(offsets[rp.Partition].Offset, finishes[rp.Partition])
 					}
 				}
 			}
 		})
+}
+
+// finishedRunsOf reads, for partitions just assigned, the finished runs their previous owner
+// committed above its mark (finished.go). On an error the partitions start without: what was
+// finished is sent again, as it would be without the runs.
+func (s *Sender) finishedRunsOf(ctx context.Context, cl *kgo.Client, ids []int32) map[int32][]offsetRange {
+	if len(ids) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := kadm.NewClient(cl).FetchOffsetsForTopics(ctx, s.cfg.group(), s.names.Deliveries)
+	if err != nil {
+		s.log.Warn("committed offsets not read; finished work above them may be sent again", "err", err)
+		return nil
+	}
+	out := map[int32][]offsetRange{}
+	for _, id := range ids {
+		if o, ok := resp.Lookup(s.names.Deliveries, id); ok && o.Err == nil {
+			if r := parseFinished(o.Metadata, o.At); len(r) > 0 {
+				out[id] = r
+			}
+		}
+	}
+	return out
 }

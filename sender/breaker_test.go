@@ -2,6 +2,7 @@ package sender
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -115,7 +116,7 @@ func TestPartitionMark(t *testing.T) {
 		t.Fatal("mark before any record")
 	}
 	for o := int64(10); o < 15; o++ {
-		if !p.add(&kgo.Record{Offset: o, LeaderEpoch: 3}) || !p.begin() {
+		if taken, _ := p.add(&kgo.Record{Offset: o, LeaderEpoch: 3}); !taken || !p.begin() {
 			t.Fatal("add/begin refused")
 		}
 	}
@@ -146,7 +147,7 @@ func TestPartitionMark(t *testing.T) {
 		t.Fatal("not idle with nothing active")
 	}
 	p.stop()
-	if p.add(&kgo.Record{Offset: 15}) || p.begin() {
+	if taken, _ := p.add(&kgo.Record{Offset: 15}); taken || p.begin() {
 		t.Fatal("stopped partition took work")
 	}
 	if p.stopCtx.Err() == nil || p.ctx.Err() != nil {
@@ -222,6 +223,72 @@ func TestPartitionMarkEpochs(t *testing.T) {
 		p.finish(c.finish)
 		if got, _ := p.mark(); got != c.mark {
 			t.Fatalf("after finishing %d: mark %+v, want %+v", c.finish, got, c.mark)
+		}
+	}
+}
+
+// The finished runs above the mark (finished.go): encoded at a commit, read back by the next
+// owner only for that committed offset, cut at the metadata bound without claiming more.
+func TestFinishedRuns(t *testing.T) {
+	p := newPartition(t.Context(), "d", 0)
+	for o := int64(100); o < 110; o++ {
+		p.add(&kgo.Record{Offset: o})
+		p.begin()
+	}
+	for _, o := range []int64{101, 102, 105, 109} {
+		p.finish(o)
+	}
+	eo, runs, _, ok := p.commitPoint()
+	if !ok || eo.Offset != 100 || runs != finishedPrefix+"100,1,2,2,1,3,1" {
+		t.Fatalf("commit point %d %q %v", eo.Offset, runs, ok)
+	}
+	got := parseFinished(runs, 100)
+	want := []offsetRange{{101, 103}, {105, 106}, {109, 110}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("parsed %v, want %v", got, want)
+	}
+	for _, bad := range []string{runs[:len(runs)-2] + "x", "other metadata", finishedPrefix + "100,0,3"} {
+		if r := parseFinished(bad, 100); r != nil {
+			t.Errorf("%q read as %v", bad, r)
+		}
+	}
+	if r := parseFinished(runs, 99); r != nil {
+		t.Errorf("runs of offset 100 read for a commit at 99: %v", r)
+	}
+
+	// The next owner passes over the finished records and handles the others.
+	q := newPartition(t.Context(), "d", 0)
+	q.done = got
+	var handled []int64
+	for o := int64(100); o < 112; o++ {
+		if taken, done := q.add(&kgo.Record{Offset: o}); taken && !done {
+			handled = append(handled, o)
+		}
+	}
+	if !slices.Equal(handled, []int64{100, 103, 104, 106, 107, 108, 110, 111}) {
+		t.Fatalf("handled %v", handled)
+	}
+
+	// Alternating finished and unfinished records beyond the bound: the runs stop under it.
+	r := newPartition(t.Context(), "d", 0)
+	for o := int64(0); o < 10000; o++ {
+		r.add(&kgo.Record{Offset: o})
+		r.begin()
+		if o%2 == 1 {
+			r.finish(o)
+		}
+	}
+	_, runs, _, _ = r.commitPoint()
+	if len(runs) > commitMetadataMax {
+		t.Fatalf("runs of %d bytes", len(runs))
+	}
+	last := parseFinished(runs, 0)
+	if len(last) == 0 || last[len(last)-1].to > 10000 {
+		t.Fatalf("runs cut wrongly: %d ranges", len(last))
+	}
+	for _, rg := range last {
+		if rg.from%2 != 1 || rg.to != rg.from+1 {
+			t.Fatalf("range %v claims an unfinished record", rg)
 		}
 	}
 }

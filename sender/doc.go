@@ -97,9 +97,12 @@
 // # Offsets
 //
 // Offsets are committed by hand, per partition, up to the lowest unfinished record, every
-// Config.CommitInterval, on revocation and at shutdown. A record is finished when its outcome
-// is durably in Kafka: the attempt record (and the retry hand-off) acknowledged, the deferral
-// or dead letter written. On revocation the partition stops taking work, its queued records
+// Config.CommitInterval (100 ms), on revocation and at shutdown. A record is finished when its
+// outcome is durably in Kafka: the attempt record (and the retry hand-off) acknowledged, the
+// deferral or dead letter written. Each commit's metadata also lists the records above that
+// mark that are finished, as runs (finished.go), and the partition's next owner passes over
+// them: a killed sender's successor sends again what was in flight and what finished in the
+// last interval, not everything above a record one slow endpoint still holds. On revocation the partition stops taking work, its queued records
 // are dropped, running requests get Config.ShutdownGrace to finish, and the commit never
 // passes what is still unfinished, so the next owner delivers it again. Shutdown does the
 // same for every partition, then leaves the group.

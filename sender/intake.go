@@ -19,9 +19,18 @@ import (
 // loop stops taking records: that is the backpressure that paces intake to the endpoints' rate.
 func (s *Sender) intake(ctx context.Context, r *kgo.Record) {
 	part := s.partitionOf(r.Partition)
-	if part == nil || !part.add(r) {
+	if part == nil {
+		s.log.Debug("record of a partition no longer assigned left alone", "partition", r.Partition, "offset", r.Offset)
+		return
+	}
+	taken, done := part.add(r)
+	if !taken {
 		// Revoked meanwhile: the next owner reads it.
 		s.log.Debug("record of a partition no longer assigned left alone", "partition", r.Partition, "offset", r.Offset)
+		return
+	}
+	if done {
+		// Its previous owner finished it and said so in its commit (finished.go).
 		return
 	}
 	d, head, reason := decodeDelivery(r.Value, s.cfg.MaxBodyBytes)

@@ -32,8 +32,14 @@ type partition struct {
 	epochs     []kgo.EpochOffset // leader epoch changes: the epoch in force from each offset on
 	next       kgo.EpochOffset   // one past the last intaken record; Offset < 0 before the first
 	committed  int64             // the last offset this owner committed; -1 before the first
-	active     int               // records being handled now (not merely queued)
-	idle       []chan struct{}   // closed when active drops to zero
+	// finishes counts the records finished; committedFinishes is its value at the last
+	// successful commit, so a commit goes out when the mark or the finished runs above it moved.
+	finishes, committedFinishes uint64
+	// done: offsets the previous owner committed as finished above its mark (finished.go),
+	// finished at intake without a request.
+	done   []offsetRange
+	active int             // records being handled now (not merely queued)
+	idle   []chan struct{} // closed when active drops to zero
 
 	// Records intake has taken and routed, waiting for their partner's feeder to offer them
 	// to their lanes in offset order (Sender.feed): a feeder per partner, so one partner's
@@ -67,19 +73,26 @@ func newPartition(parent context.Context, topic string, id int32) *partition {
 	return p
 }
 
-// add registers an intaken record; false once the partition has stopped.
-func (p *partition) add(r *kgo.Record) bool {
+// add registers an intaken record; false once the partition has stopped. done says the
+// previous owner finished it already (finished.go): it is passed over, not handled.
+func (p *partition) add(r *kgo.Record) (taken, done bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stopped || r.Offset < p.next.Offset {
-		return false // stopped, or a record seen before (never expected from one assignment)
+		return false, false // stopped, or a record seen before (never expected from one assignment)
 	}
-	p.unfinished.add(r.Offset)
+	done = p.finishedBefore(r.Offset)
+	if !done {
+		p.unfinished.add(r.Offset)
+	}
 	if n := len(p.epochs); n == 0 || p.epochs[n-1].Epoch != r.LeaderEpoch {
 		p.epochs = append(p.epochs, kgo.EpochOffset{Epoch: r.LeaderEpoch, Offset: r.Offset})
 	}
 	p.next = kgo.EpochOffset{Epoch: r.LeaderEpoch, Offset: r.Offset + 1}
-	return true
+	if done {
+		p.finishes++
+	}
+	return true, done
 }
 
 // begin marks a record as being handled; false once the partition has stopped, in which case
@@ -99,6 +112,7 @@ func (p *partition) finish(offset int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.unfinished.remove(offset)
+	p.finishes++
 	p.endActive()
 }
 
@@ -136,12 +150,27 @@ func (p *partition) mark() (eo kgo.EpochOffset, ok bool) {
 	return eo, eo.Offset > p.committed
 }
 
-// committedAt records a successful commit of offset.
-func (p *partition) committedAt(offset int64) {
+// commitPoint returns what to commit: the mark, the finished runs above it (finished.go) and
+// the finish count they reflect; ok is false when neither moved since the last commit.
+func (p *partition) commitPoint() (eo kgo.EpochOffset, runs string, finishes uint64, ok bool) {
+	eo, moved := p.mark()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.next.Offset < 0 {
+		return eo, "", 0, false
+	}
+	return eo, p.finishedRuns(eo.Offset), p.finishes, moved || p.finishes > p.committedFinishes
+}
+
+// committedAt records a successful commit of offset, with the finishes its runs reflect.
+func (p *partition) committedAt(offset int64, finishes ...uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if offset > p.committed {
 		p.committed = offset
+	}
+	for _, f := range finishes {
+		p.committedFinishes = max(p.committedFinishes, f)
 	}
 }
 

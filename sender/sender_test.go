@@ -570,6 +570,11 @@ func TestRestartRedeliversUnfinishedWork(t *testing.T) {
 		t.Fatalf("ep_stuck received %v; want the same event twice (at least once)", got)
 	}
 	waitFor(t, 10*time.Second, "the commit of everything", func() bool { return e.committed(cfg, 0) == offsets[4]+1 })
+	// What finished above the stuck record is not sent again: the commit carried it as finished
+	// (finished.go), so the restart re-sent what was in flight and nothing else.
+	if got := e.rcv.eventIDs("ep_ok"); len(got) != 4 {
+		t.Fatalf("ep_ok received %d requests, want its 4 events once each: %v", len(got), got)
+	}
 }
 
 // Records that cannot be sent now or ever do not block the partition: malformed ones go to

@@ -45,7 +45,10 @@ type report struct {
 	faultSpan  [2]time.Time
 	goneStatus string
 	ledger     *ledger.Report
-	failures   []string
+	// inFlight is the endpoints' max_in_flight summed: the most requests a sender has in flight,
+	// so the most duplicate receipts one sender kill may cost.
+	inFlight int
+	failures []string
 
 	receiptsFile, databaseURL, dir string
 }
@@ -163,6 +166,53 @@ func (r *report) outages() []ledger.Outage {
 	return out
 }
 
+// kills are the faults other than a sender's or the broker's (a component of another kind
+// killed, PostgreSQL down): the ledger attributes to them only duplicates no outage explains.
+func (r *report) kills() []ledger.Outage {
+	var out []ledger.Outage
+	for _, f := range r.faults {
+		if f.kind == "sender" || f.kind == faultBroker {
+			continue
+		}
+		back := f.back
+		if back < 0 {
+			back = 2 * time.Minute
+		}
+		out = append(out, ledger.Outage{Kind: f.kind, From: f.at, To: f.at.Add(back)})
+	}
+	return out
+}
+
+// judgeDuplicates fails the run when kills cost more duplicate receipts than they must
+// (docs/reliability.md, "Duplicates"): a sender kill at most what it had in flight (inFlight),
+// a broker outage likewise (the sender's attempt records unacknowledged when the broker went
+// away), and a kill of any other kind none, since fanout, cdc, retry and recorder are
+// transactional and admin sends nothing.
+func (r *report) judgeDuplicates(done map[string]int) {
+	if r.ledger == nil {
+		return
+	}
+	byKill := r.ledger.DuplicatesByKill
+	senderDown := done["sender"]
+	for id, exits := range r.exits {
+		if kindOf(id) == "sender" {
+			senderDown += len(exits) // only senders' exits are outages (outages)
+		}
+	}
+	if d := byKill["sender"] + byKill["sender exit"]; d > max(senderDown, 1)*r.inFlight {
+		r.failures = append(r.failures, fmt.Sprintf("%d duplicate receipts after %d sender kills or exits, more than %d each (the endpoints' max_in_flight summed)",
+			d, senderDown, r.inFlight))
+	}
+	if d := byKill[faultBroker]; d > max(done[faultBroker], 1)*r.inFlight {
+		r.failures = append(r.failures, fmt.Sprintf("%d duplicate receipts after %d broker outages, more than %d each", d, done[faultBroker], r.inFlight))
+	}
+	for _, k := range slices.Sorted(maps.Keys(byKill)) {
+		if k != "sender" && k != "sender exit" && k != faultBroker && byKill[k] > 0 {
+			r.failures = append(r.failures, fmt.Sprintf("%d duplicate receipts after kills of %s, which must cost none", byKill[k], k))
+		}
+	}
+}
+
 // unrecordedBound is the most requests the history may miss: the in-flight cap per outage.
 func (r *report) unrecordedBound() int { return len(r.outages()) * inFlightCap }
 
@@ -207,6 +257,7 @@ func (r *report) judge() {
 			done[f.kind]++
 		}
 	}
+	r.judgeDuplicates(done)
 	for _, k := range kinds {
 		if done[k] < 2 {
 			r.failures = append(r.failures, fmt.Sprintf("%s was killed %d times, want at least 2", k, done[k]))
@@ -277,6 +328,7 @@ func (r *report) print(w io.Writer) {
 	if r.ledger != nil {
 		fmt.Fprintln(w, "ledger:")
 		r.ledger.Print(w)
+		r.printDuplicates(w)
 	}
 	if r.dir != "" {
 		fmt.Fprintf(w, "logs: %s/logs; receipts: %s\n  (again: deploy/local/pg.sh up with HOOKSTREAM_DATA_DIR=%s PG_PORT=<port of %s>, then\n   hookstream verify-ledger -database-url '%s' -receipts %s -receipts-complete)\n",
@@ -353,4 +405,26 @@ func pct(v []float64, p float64) float64 {
 	}
 	i := int(math.Ceil(p/100*float64(len(v)))) - 1
 	return v[min(max(i, 0), len(v)-1)]
+}
+
+// printDuplicates writes the duplicate receipts per kill of each kind beside the in-flight bound.
+func (r *report) printDuplicates(w io.Writer) {
+	kills := map[string]int{}
+	for _, f := range r.faults {
+		if f.err == "" {
+			kills[f.kind]++
+		}
+	}
+	for id, exits := range r.exits {
+		if kindOf(id) == "sender" {
+			kills["sender exit"] += len(exits)
+		}
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(kills)) {
+		d := r.ledger.DuplicatesByKill[k]
+		parts = append(parts, fmt.Sprintf("%s %d in %d (%.0f each)", k, d, kills[k], float64(d)/float64(max(kills[k], 1))))
+	}
+	fmt.Fprintf(w, "duplicate receipts per kill, by kind: %s; in-flight bound (max_in_flight summed) %d per sender kill or broker outage, 0 for other kinds\n",
+		strings.Join(parts, ", "), r.inFlight)
 }

@@ -321,8 +321,12 @@ func (s *session) finish(ctx context.Context) error {
 		return fmt.Errorf("410 endpoint status: %w", err)
 	}
 	s.logf("senders stopped; running the ledger")
+	// The in-flight bound of a sender kill: every endpoint's max_in_flight at once.
+	if err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(max_in_flight), 0) FROM endpoint`).Scan(&s.rep.inFlight); err != nil {
+		return fmt.Errorf("max_in_flight of the endpoints: %w", err)
+	}
 	lr, err := ledger.Check(ctx, s.pool, ledger.Options{Receipts: s.rec.snapshot(), CoverAll: true, ClockSkew: 500 * time.Millisecond,
-		Boundary: 100 * time.Millisecond, Outages: s.rep.outages(), MaxUnrecorded: s.rep.unrecordedBound(), RequestTimeout: s.o.requestTimeout})
+		Boundary: 100 * time.Millisecond, Outages: s.rep.outages(), Kills: s.rep.kills(), MaxUnrecorded: s.rep.unrecordedBound(), RequestTimeout: s.o.requestTimeout})
 	if err != nil {
 		return err
 	}

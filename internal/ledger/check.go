@@ -29,6 +29,10 @@ type Options struct {
 	// Outages are the times a sender or the broker was down (killed, or exited), if known:
 	// they classify duplicates and the requests that match no attempt.
 	Outages []Outage
+	// Kills are the other faults (a component of another kind killed, PostgreSQL down), if
+	// known: they only attribute duplicates that no outage explains (Report.DuplicatesByKill),
+	// since a kill of a transactional component should cost none.
+	Kills []Outage
 	// MaxUnrecorded bounds the requests seen by a receiver that match no attempt; negative: no
 	// bound.
 	MaxUnrecorded int
@@ -348,6 +352,23 @@ func (c *checker) outageAt(from, to time.Time) *Outage {
 	return nil
 }
 
+// killed says whether something was down between two requests of one pair, and counts the
+// duplicate by its kind: the first outage whose window meets [from, to], else the first other
+// kill's.
+func (c *checker) killed(from, to time.Time) bool {
+	if o := c.outageAt(from, to); o != nil {
+		c.rep.DuplicatesByKill[o.Kind]++
+		return true
+	}
+	for _, k := range c.o.Kills {
+		if !k.From.Add(-c.requestTimeout()).After(to) && !k.To.Add(30*time.Second).Before(from) {
+			c.rep.DuplicatesByKill[k.Kind]++
+			return true
+		}
+	}
+	return false
+}
+
 // receiptDuplicates classifies every acceptance of p after its first.
 func (c *checker) receiptDuplicates(p *pair, accepted, matchOf []int) {
 	for n := 1; n < len(accepted); n++ {
@@ -357,7 +378,7 @@ func (c *checker) receiptDuplicates(p *pair, accepted, matchOf []int) {
 		switch {
 		case matchOf[cur] >= 0 && isReplay(p.attempts[matchOf[cur]].trigger):
 			cause = "replay"
-		case c.outageWithin(prevR.ReceivedAt, curR.ReceivedAt):
+		case c.killed(prevR.ReceivedAt, curR.ReceivedAt):
 			cause = "kill"
 		case matchOf[prev] >= 0 && !p.attempts[matchOf[prev]].succeeded():
 			cause = "late answer"
@@ -382,7 +403,7 @@ func (c *checker) historyDuplicates(p *pair) {
 			switch {
 			case isReplay(a.trigger):
 				cause = "replay"
-			case c.outageWithin(prev.startedAt, a.startedAt):
+			case c.killed(prev.startedAt, a.startedAt):
 				cause = "kill"
 			}
 			c.rep.Duplicates++

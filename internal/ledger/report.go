@@ -32,6 +32,9 @@ type Report struct {
 	// Duplicates counts acceptances of a pair after its first, by cause (see doc.go).
 	Duplicates        int
 	DuplicatesByCause map[string]int
+	// DuplicatesByKill splits the duplicates of cause kill by the kind of what was down
+	// between the two requests: an outage's kind (Options.Outages) first, else a kill's.
+	DuplicatesByKill map[string]int
 	// Unrecorded counts requests seen by a receiver that match no attempt; UnrecordedAtKill
 	// those of them within the request timeout before to 30 s after a known kill.
 	Unrecorded, UnrecordedAtKill int
@@ -53,7 +56,7 @@ type Report struct {
 }
 
 func newReport(o Options) *Report {
-	return &Report{Pairs: map[string]int{}, MissingByState: map[string]int{}, DuplicatesByCause: map[string]int{}, UnrecordedByOutage: map[string]int{},
+	return &Report{Pairs: map[string]int{}, MissingByState: map[string]int{}, DuplicatesByCause: map[string]int{}, DuplicatesByKill: map[string]int{}, UnrecordedByOutage: map[string]int{},
 		MaxUnrecorded: o.MaxUnrecorded, examples: map[string][]string{}}
 }
 
@@ -123,6 +126,9 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "      e.g. %s\n", ex)
 	}
 	fmt.Fprintf(w, "  %-36s %8d  %s\n", "duplicates", r.Duplicates, formatCounts(r.DuplicatesByCause))
+	if len(r.DuplicatesByKill) > 0 {
+		fmt.Fprintf(w, "  %-36s %8s  %s\n", "duplicates after a kill, by kind", "", formatCounts(r.DuplicatesByKill))
+	}
 	fmt.Fprintf(w, "  reported only: %d receipts whose attempt recorded another status, %d pairs sent before their endpoint existed, "+
 		"%d after its disable, %d rows or receipts of deleted endpoints, %d repeated event ids, "+
 		"%d outbox rows cdc refused (GET /v1/outbox/dead-letters)\n",

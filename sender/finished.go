@@ -1,0 +1,130 @@
+package sender
+
+// Finished work above the commit mark, carried in the offset commit's metadata so that a
+// partition's next owner does not send it again (design.md section 7, R21).
+//
+// The committed offset is the lowest unfinished record: records finish out of order across
+// endpoints, and one slow or backlogged endpoint's record holds the mark while its partition's
+// other endpoints finish thousands of later records. Committing the offset alone, a sender killed
+// then made its successor send all of those again: seconds of work whose answers it already had.
+// Each commit therefore also states which records from the mark up to the newest taken one are
+// finished, as alternating run lengths (unfinished, finished, unfinished, ...), in the commit's
+// metadata; the next owner reads it when the partition is assigned and finishes those records
+// at intake without sending them. So a killed sender costs what it had in flight, and what
+// finished after its last commit (Config.CommitInterval).
+//
+// Brokers bound the metadata (offset.metadata.max.bytes, 4,096 bytes by default): the runs
+// stop at commitMetadataMax, and what lies past the last run is sent again, as before. The
+// runs name the offset they start from, and a reader takes them only when it is the committed
+// offset, so stale or foreign metadata is never read as finished work.
+
+import (
+	"math/bits"
+	"strconv"
+	"strings"
+)
+
+const (
+	// finishedPrefix begins the metadata of a commit carrying finished runs.
+	finishedPrefix = "hookstream.finished.v1:"
+	// commitMetadataMax bounds the metadata below the brokers' default limit of 4,096 bytes.
+	commitMetadataMax = 4000
+)
+
+// offsetRange is the offsets [from, to).
+type offsetRange struct{ from, to int64 }
+
+// has reports whether o is a member.
+func (s *offsetSet) has(o int64) bool {
+	i := o - s.origin
+	return s.count > 0 && i >= 0 && i/64 < int64(len(s.words)) && s.words[i/64]&(1<<(i%64)) != 0
+}
+
+// runEnd returns the first offset after o, at most to, whose membership differs from o's.
+// o must not be below the set's origin (the commit mark, its lowest member, never is).
+func (s *offsetSet) runEnd(o, to int64) int64 {
+	member := s.has(o)
+	for o < to {
+		i := o - s.origin
+		w := i / 64
+		if i < 0 || w >= int64(len(s.words)) {
+			if member {
+				return o
+			}
+			if i < 0 {
+				o = s.origin
+				continue
+			}
+			return to
+		}
+		word := s.words[w]
+		if !member {
+			word = ^word
+		}
+		shift := uint(i % 64)
+		run := bits.TrailingZeros64(^(word >> shift)) // members (or non-members) from o on, in this word
+		if run < 64-int(shift) {
+			return min(o+int64(run), to)
+		}
+		o += int64(64 - shift)
+	}
+	return to
+}
+
+// finishedRuns encodes which offsets in [mark, next) are finished, for a commit at mark; ""
+// when none is (mark is next). The caller holds p.mu.
+func (p *partition) finishedRuns(mark int64) string {
+	next := p.next.Offset
+	if mark >= next {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(finishedPrefix)
+	b.WriteString(strconv.FormatInt(mark, 10))
+	for o := mark; o < next; {
+		end := p.unfinished.runEnd(o, next)
+		n := strconv.FormatInt(end-o, 10)
+		if b.Len()+1+len(n) > commitMetadataMax {
+			break
+		}
+		b.WriteByte(',')
+		b.WriteString(n)
+		o = end
+	}
+	return b.String()
+}
+
+// parseFinished reads the finished ranges a commit at committed carries in meta; nil when meta
+// is not such a commit's (another format, another offset, malformed).
+func parseFinished(meta string, committed int64) []offsetRange {
+	rest, ok := strings.CutPrefix(meta, finishedPrefix)
+	if !ok {
+		return nil
+	}
+	fields := strings.Split(rest, ",")
+	if from, err := strconv.ParseInt(fields[0], 10, 64); err != nil || from != committed {
+		return nil
+	}
+	var out []offsetRange
+	o := committed
+	for i, f := range fields[1:] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || n <= 0 || n > 1<<40 {
+			return nil
+		}
+		if i%2 == 1 { // runs alternate unfinished, finished, ...
+			out = append(out, offsetRange{o, o + n})
+		}
+		o += n
+	}
+	return out
+}
+
+// finishedBefore reports whether the previous owner committed offset o as finished, dropping the
+// ranges intake has passed (offsets come in increasing order). The caller holds p.mu.
+func (p *partition) finishedBefore(o int64) bool {
+	for len(p.done) > 0 && p.done[0].to <= o {
+		p.done = p.done[1:]
+	}
+	return len(p.done) > 0 && p.done[0].from <= o
+}
