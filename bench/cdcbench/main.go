@@ -81,6 +81,11 @@ func run(server string, brokers []string, events, txnSize, writers, rate int, st
 		return res, err
 	}
 	defer pool.Close()
+	// The outbox takes events of existing partners only (migration 0021): p0…p49 and steady.
+	if _, err := pool.Exec(ctx, `INSERT INTO partner (id) SELECT 'p' || i FROM generate_series(0, 49) i
+		UNION ALL SELECT 'steady' ON CONFLICT (id) DO NOTHING`); err != nil {
+		return res, err
+	}
 
 	prefix := "bench" + scratch.RandomHex(4)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))

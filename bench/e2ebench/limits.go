@@ -51,7 +51,11 @@ func measureLimits(ctx context.Context, o options, rx *harness.Receiver) (limits
 		return lim, fmt.Errorf("postgres limit: %w", err)
 	}
 	defer pool.Close()
-	gen, err := newGenerator(pool, "bench", o.clients)
+	// The outbox takes events of existing partners only (migration 0021).
+	if _, err := pool.Exec(ctx, `INSERT INTO partner (id) VALUES ($1) ON CONFLICT (id) DO NOTHING`, partner); err != nil {
+		return lim, fmt.Errorf("postgres limit: partner: %w", err)
+	}
+	gen, err := newGenerator(pool, partner, o.clients)
 	if err != nil {
 		return lim, err
 	}
