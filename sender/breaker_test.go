@@ -3,6 +3,7 @@ package sender
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -269,26 +270,46 @@ func TestFinishedRuns(t *testing.T) {
 		t.Fatalf("handled %v", handled)
 	}
 
-	// Alternating finished and unfinished records beyond the bound: the runs stop under it.
+	// Alternating finished and unfinished records: runs would cover about 2,000 of them, so
+	// the commit carries a bitmap, which covers all 10,000.
 	r := newPartition(t.Context(), "d", 0)
-	for o := int64(0); o < 10000; o++ {
-		r.add(&kgo.Record{Offset: o})
-		r.begin()
-		if o%2 == 1 {
-			r.finish(o)
-		}
+	alternate(r, 0, 10000)
+	_, runs, _, _ = r.commitPoint()
+	if !strings.HasPrefix(runs, finishedBitsPrefix) || len(runs) > commitMetadataMax {
+		t.Fatalf("alternating records: %d bytes of %.30q, want a bitmap within %d", len(runs), runs, commitMetadataMax)
 	}
+	if got := parseFinished(runs, 0); len(got) != 5000 || got[0] != (offsetRange{1, 2}) || got[4999] != (offsetRange{9999, 10000}) {
+		t.Fatalf("bitmap read as %d ranges", len(got))
+	}
+	if parseFinished(runs, 1) != nil || parseFinished(runs[:len(finishedBitsPrefix)+2]+"!", 0) != nil {
+		t.Fatal("a bitmap read for another offset, or a malformed one read")
+	}
+
+	// Beyond what a bitmap holds too: it stops under the bound and claims no unfinished record.
+	r = newPartition(t.Context(), "d", 0)
+	alternate(r, 0, 40000)
 	_, runs, _, _ = r.commitPoint()
 	if len(runs) > commitMetadataMax {
-		t.Fatalf("runs of %d bytes", len(runs))
+		t.Fatalf("bitmap of %d bytes", len(runs))
 	}
 	last := parseFinished(runs, 0)
-	if len(last) == 0 || last[len(last)-1].to > 10000 {
-		t.Fatalf("runs cut wrongly: %d ranges", len(last))
+	if len(last) < 10000 || last[len(last)-1].to > 40000 {
+		t.Fatalf("bitmap cut wrongly: %d ranges", len(last))
 	}
 	for _, rg := range last {
 		if rg.from%2 != 1 || rg.to != rg.from+1 {
 			t.Fatalf("range %v claims an unfinished record", rg)
+		}
+	}
+}
+
+// alternate takes the records [from, to) into p and finishes the odd ones.
+func alternate(p *partition, from, to int64) {
+	for o := from; o < to; o++ {
+		p.add(&kgo.Record{Offset: o})
+		p.begin()
+		if o%2 == 1 {
+			p.finish(o)
 		}
 	}
 }

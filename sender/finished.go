@@ -14,11 +14,15 @@ package sender
 // finished after its last commit (Config.CommitInterval).
 //
 // Brokers bound the metadata (offset.metadata.max.bytes, 4,096 bytes by default): the runs
-// stop at commitMetadataMax, and what lies past the last run is sent again, as before. The
-// runs name the offset they start from, and a reader takes them only when it is the committed
-// offset, so stale or foreign metadata is never read as finished work.
+// stop at commitMetadataMax, and what lies past the last run is sent again, as before. Where
+// finished and unfinished records alternate (endpoints sharing a partition, one of them slow),
+// runs cost a few bytes a record; then a bitmap, a bit a record in base64 (about 23,000 records
+// in the bound), is written instead, whichever says more. Both name the offset they start from,
+// and a reader takes them only when it is the committed offset, so stale or foreign metadata is
+// never read as finished work.
 
 import (
+	"encoding/base64"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -27,6 +31,10 @@ import (
 const (
 	// finishedPrefix begins the metadata of a commit carrying finished runs.
 	finishedPrefix = "hookstream.finished.v1:"
+	// finishedBitsPrefix begins the metadata of a commit carrying a bitmap of finished records:
+	// the mark, a comma, then base64 (URL alphabet, unpadded) of bytes whose bit i (least
+	// significant first) says whether offset mark+8×byte+i is finished.
+	finishedBitsPrefix = "hookstream.finished.b1:"
 	// commitMetadataMax bounds the metadata below the brokers' default limit of 4,096 bytes.
 	commitMetadataMax = 4000
 )
@@ -72,7 +80,8 @@ func (s *offsetSet) runEnd(o, to int64) int64 {
 }
 
 // finishedRuns encodes which offsets in [mark, next) are finished, for a commit at mark; ""
-// when none is (mark is next). The caller holds p.mu.
+// when none is (mark is next): as runs, or as a bitmap where that covers more offsets. The
+// caller holds p.mu.
 func (p *partition) finishedRuns(mark int64) string {
 	next := p.next.Offset
 	if mark >= next {
@@ -81,7 +90,8 @@ func (p *partition) finishedRuns(mark int64) string {
 	var b strings.Builder
 	b.WriteString(finishedPrefix)
 	b.WriteString(strconv.FormatInt(mark, 10))
-	for o := mark; o < next; {
+	o := mark
+	for o < next {
 		end := p.unfinished.runEnd(o, next)
 		n := strconv.FormatInt(end-o, 10)
 		if b.Len()+1+len(n) > commitMetadataMax {
@@ -91,12 +101,39 @@ func (p *partition) finishedRuns(mark int64) string {
 		b.WriteString(n)
 		o = end
 	}
+	if o < next {
+		if bitmap, covered := p.finishedBits(mark, next); covered > o-mark {
+			return bitmap
+		}
+	}
 	return b.String()
+}
+
+// finishedBits encodes [mark, next) as a bitmap of finished offsets, as many as fit under
+// commitMetadataMax, and returns it with how many offsets it covers. The caller holds p.mu.
+func (p *partition) finishedBits(mark, next int64) (string, int64) {
+	head := finishedBitsPrefix + strconv.FormatInt(mark, 10) + ","
+	maxBytes := int64(base64.RawURLEncoding.DecodedLen(commitMetadataMax - len(head)))
+	n := min(next-mark, maxBytes*8)
+	raw := make([]byte, (n+7)/8)
+	for o := mark; o < mark+n; {
+		end := p.unfinished.runEnd(o, mark+n)
+		if !p.unfinished.has(o) {
+			for i := o - mark; i < end-mark; i++ {
+				raw[i/8] |= 1 << (i % 8)
+			}
+		}
+		o = end
+	}
+	return head + base64.RawURLEncoding.EncodeToString(raw), n
 }
 
 // parseFinished reads the finished ranges a commit at committed carries in meta; nil when meta
 // is not such a commit's (another format, another offset, malformed).
 func parseFinished(meta string, committed int64) []offsetRange {
+	if rest, ok := strings.CutPrefix(meta, finishedBitsPrefix); ok {
+		return parseFinishedBits(rest, committed)
+	}
 	rest, ok := strings.CutPrefix(meta, finishedPrefix)
 	if !ok {
 		return nil
@@ -116,6 +153,35 @@ func parseFinished(meta string, committed int64) []offsetRange {
 			out = append(out, offsetRange{o, o + n})
 		}
 		o += n
+	}
+	return out
+}
+
+// parseFinishedBits reads a bitmap of finished offsets (finishedBitsPrefix) of a commit at
+// committed as ranges; nil when it is not one.
+func parseFinishedBits(rest string, committed int64) []offsetRange {
+	mark, bitmap, ok := strings.Cut(rest, ",")
+	if !ok {
+		return nil
+	}
+	if from, err := strconv.ParseInt(mark, 10, 64); err != nil || from != committed {
+		return nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(bitmap)
+	if err != nil {
+		return nil
+	}
+	var out []offsetRange
+	for i := int64(0); i < int64(len(raw))*8; i++ {
+		if raw[i/8]&(1<<(i%8)) == 0 {
+			continue
+		}
+		o := committed + i
+		if k := len(out) - 1; k >= 0 && out[k].to == o {
+			out[k].to = o + 1
+		} else {
+			out = append(out, offsetRange{o, o + 1})
+		}
 	}
 	return out
 }
