@@ -96,7 +96,7 @@ func TestEndpointChangesArePublished(t *testing.T) {
 	e := newEnv(t)
 	startStreaming(t, e, e.config(t))
 	ctx := context.Background()
-	e.DB.Exec(t, `INSERT INTO partner (id, name) VALUES ('p1', 'Partner One')`)
+	e.DB.Exec(t, `INSERT INTO partner (id, name) VALUES ('p1', 'Partner One') ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name`)
 	err := pgx.BeginFunc(ctx, e.DB.Pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO endpoint (id, partner_id, url, event_types, rate_limit_per_sec)
 			VALUES ('ep_1', 'p1', 'https://example.com/hook', '{customer.*,"api_key.created"}', 2.5)`); err != nil {
@@ -163,7 +163,7 @@ func TestEndpointChangeIsCommittedBeforeLaterEvents(t *testing.T) {
 	appendEvents(t, e, "p0", 1)
 	first := consume(t, e, e.Names.Events, 1, 30*time.Second).records[0]
 	ctx := context.Background()
-	if _, err := e.DB.Pool.Exec(ctx, `INSERT INTO partner (id) VALUES ('p1');
+	if _, err := e.DB.Pool.Exec(ctx, `INSERT INTO partner (id) VALUES ('p1') ON CONFLICT (id) DO NOTHING;
 		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep_1', 'p1', 'https://example.com/hook')`); err != nil {
 		t.Fatal(err)
 	}
@@ -458,7 +458,7 @@ func TestSlotStreamsOnlyAfterItsConsistentPoint(t *testing.T) {
 	default:
 		t.Fatal("the slot was reported streaming while a transaction in the cluster was still open")
 	}
-	if _, err := e.DB.Pool.Exec(ctx, `INSERT INTO partner (id, name) VALUES ('p1', 'P');
+	if _, err := e.DB.Pool.Exec(ctx, `INSERT INTO partner (id, name) VALUES ('p1', 'P') ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name;
 		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep_1', 'p1', 'https://example.com/hook')`); err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestEndpointFilterAndRetryPolicyArePublished(t *testing.T) {
 	}
 	policy, _ := json.Marshal(map[string]any{"attempts": 7, "event_types": rules})
 	const filter = `data.amount.value >= 100 and data.source in ["purchase", "refund"]`
-	e.DB.Exec(t, `INSERT INTO partner (id) VALUES ('p1')`)
+	e.DB.Exec(t, `INSERT INTO partner (id) VALUES ('p1') ON CONFLICT (id) DO NOTHING`)
 	e.DB.Exec(t, `INSERT INTO endpoint (id, partner_id, url, event_types, filter, retry_policy) VALUES ('ep_1', 'p1', 'https://example.com/hook', '{*}', $1, $2)`,
 		filter, policy)
 	var stored int

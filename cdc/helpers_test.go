@@ -21,8 +21,15 @@ type env struct{ *testenv.Env }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	return &env{testenv.NewEnv(t)}
+	e := &env{testenv.NewEnv(t)}
+	// The partners the tests write events of: the outbox takes events of existing partners only
+	// (migration 0021), as the admin API creates them.
+	e.DB.Partners(t, testPartners...)
+	return e
 }
+
+// testPartners are the partners every test database holds.
+var testPartners = []string{"partner_a", "partner_b", "p0", "p1", "p2", "p3", "p4", "p5", "p6"}
 
 func (e *env) config(t *testing.T) cdc.Config {
 	cfg := cdc.DefaultConfig()

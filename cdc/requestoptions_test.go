@@ -29,7 +29,7 @@ func TestEndpointRequestOptionsArePublished(t *testing.T) {
 		ClientCertificate: &records.ClientCertificate{CertificatePEM: chain.String(), KeyCiphertext: []byte{4, 5, 6}},
 		EgressProxy:       "eu",
 	}
-	e.DB.Exec(t, `INSERT INTO partner (id, name) VALUES ('p1', 'Partner One')`)
+	e.DB.Exec(t, `INSERT INTO partner (id, name) VALUES ('p1', 'Partner One') ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name`)
 	e.DB.Exec(t, `INSERT INTO endpoint (id, partner_id, url, event_types, request_options) VALUES ('ep_1', 'p1', 'https://example.com/hook', '{*}', $1)`, big)
 	var toast string
 	if err := e.DB.Pool.QueryRow(ctx, `SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = 'endpoint'::regclass`).Scan(&toast); err != nil {

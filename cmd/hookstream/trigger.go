@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -30,7 +31,9 @@ func knownTypes() string {
 	var b strings.Builder
 	b.WriteString("event types (GET /v1/event-types):\n")
 	for _, et := range eventcatalog.Types() {
-		fmt.Fprintf(&b, "  %-26s %s\n", et.Type, et.Category)
+		if !slices.Contains(eventcatalog.ReservedTypes(), et.Type) {
+			fmt.Fprintf(&b, "  %-26s %s\n", et.Type, et.Category)
+		}
 	}
 	return b.String()
 }
@@ -45,6 +48,10 @@ func runTrigger(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if len(typ) == 0 {
 		return &usageError{err: errors.New("trigger: want an event type"), help: knownTypes()}
+	}
+	if slices.Contains(eventcatalog.ReservedTypes(), typ[0]) {
+		// hookstream sends these itself; the outbox refuses them (design.md section 4).
+		return &usageError{err: fmt.Errorf("trigger: %s is sent by hookstream to one endpoint, not written to the outbox: use `hookstream endpoints test <endpoint-id>`", typ[0])}
 	}
 	ev, ok := eventcatalog.ExampleEvent(typ[0], *partner)
 	if !ok {
