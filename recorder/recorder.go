@@ -578,9 +578,9 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 	for _, a := range slices.SortedFunc(slices.Values(attempts), compareAttemptKeys) {
 		at.add(a)
 	}
-	// RETURNING names the strict order breaks inserted now, not those recorded before: each is
-	// announced once (orderbreak.go).
-	rows, err = tx.Query(ctx, `INSERT INTO delivery_attempt
+	// The statement names the strict order breaks inserted now, not those recorded before: each
+	// is announced once (orderbreak.go). Only those rows come back, not one per attempt.
+	rows, err = tx.Query(ctx, `WITH inserted AS (INSERT INTO delivery_attempt
 		(delivery_id, attempt_no, trigger, started_at, status, latency_ms, error_category, response_excerpt, next_attempt_at, order_broken)
 		SELECT u.id, u.attempt_no, u.trigger, u.started, u.status, u.latency, u.category, u.excerpt, u.next, u.broken
 		FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::text[],
@@ -588,7 +588,8 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 			WITH ORDINALITY AS u(id, attempt_no, trigger, started, status, latency, category, excerpt, next, broken, n)
 		ORDER BY u.n
 		ON CONFLICT (delivery_id, attempt_no, started_at) DO NOTHING
-		RETURNING CASE WHEN order_broken THEN delivery_id END, attempt_no`,
+		RETURNING delivery_id, attempt_no, order_broken)
+		SELECT delivery_id, attempt_no FROM inserted WHERE order_broken`,
 		at.id, at.attemptNo, at.trigger, at.started, at.status, at.latency, at.category, at.excerpt, at.next, at.broken)
 	if err != nil {
 		return 0, fmt.Errorf("attempts: %w", err)
