@@ -673,6 +673,8 @@ func TestCDCStandbyTakesOver(t *testing.T) {
 	}
 	testenv.WaitSlotStreaming(t, in.db.Pool, in.db.Name, startTimeout)
 
+	// The outbox takes events of existing partners only (migration 0021); no admin runs here.
+	in.db.Partners(t, "p1", "p2", "p3")
 	// One client: its commits are the commit order, which each partner's events keep.
 	gen, err := harness.NewGenerator(in.db.Pool, 1, func(n int64) outbox.Event { return harness.NewEvent([]string{"p1", "p2", "p3"}[n%3], n) })
 	if err != nil {
