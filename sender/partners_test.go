@@ -105,12 +105,16 @@ func TestPartnerCapHolds(t *testing.T) {
 		if span := at[len(at)-1].Sub(at[0]); span < 1800*time.Millisecond {
 			t.Fatalf("40 requests took %s; the partner's rate of 20/s allows no less than 1.95s", span)
 		}
+		// The gate spaces the requests' starts; the receiver sees their arrivals, which the
+		// scheduler (and the race detector) can shift by tens of milliseconds, so two requests
+		// 50 ms apart may arrive closer. Any second of arrivals holds the rate, the burst of one
+		// and two such shifted arrivals at most; without the gate it held all 40.
 		for i := range at {
 			n := 0
 			for j := i; j < len(at) && at[j].Sub(at[i]) < time.Second; j++ {
 				n++
 			}
-			if n > rate+1 {
+			if n > rate+3 {
 				t.Fatalf("%d requests of the partner within one second; its rate is %v/s", n, rate)
 			}
 		}
