@@ -280,32 +280,12 @@ func cdcActive(probe string) bool {
 	return missed == 0 && sums["hookstream_cdc_active"] == 1
 }
 
-// outboxIDs is every event id of the outbox, by partner in commit order of its transaction id
-// (xmin): with one committing client that is the order cdc must publish.
-func (in *installation) outboxIDs() (all []string, byPartner map[string][]string) {
-	t := in.t
-	rows, err := in.db.Pool.Query(context.Background(), `SELECT event_id, partner_id FROM outbox_event ORDER BY xmin::text::bigint, event_id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	byPartner = map[string][]string{}
-	var id, partner string
-	if _, err := pgx.ForEachRow(rows, []any{&id, &partner}, func() error {
-		all = append(all, id)
-		byPartner[partner] = append(byPartner[partner], id)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return all, byPartner
-}
-
 // checkEventsTopic fails the test unless the events topic holds every outbox event exactly
 // once and nothing else.
 func (in *installation) checkEventsTopic() []*kgo.Record {
 	t := in.t
 	t.Helper()
-	ids, _ := in.outboxIDs()
+	ids, _ := in.db.OutboxInCommitOrder(in.t)
 	records, err := harness.ReadTopic(context.Background(), in.b.Addrs(), topics.For(in.prefix).Events, len(ids), 3*time.Second, drainTimeout)
 	count := harness.CountKeys(records, ids)
 	t.Logf("events topic: %s; %d events committed", count, len(ids))
@@ -699,7 +679,7 @@ func TestCDCStandbyTakesOver(t *testing.T) {
 	}
 
 	published := in.checkEventsTopic()
-	_, order := in.outboxIDs()
+	_, order := in.db.OutboxInCommitOrder(in.t)
 	got := map[string][]string{}
 	for _, r := range published {
 		for _, h := range r.Headers {

@@ -267,26 +267,6 @@ func (l *lane) killMidTransaction(active *harness.Process) {
 	}
 }
 
-// committed is every outbox event id in commit order (xmin; one committing client), and each
-// partner's.
-func (l *lane) committed() (all []string, byPartner map[string][]string) {
-	t := l.t
-	rows, err := l.db.Pool.Query(context.Background(), `SELECT event_id, partner_id FROM outbox_event ORDER BY xmin::text::bigint, event_id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	byPartner = map[string][]string{}
-	var id, p string
-	if _, err := pgx.ForEachRow(rows, []any{&id, &p}, func() error {
-		all = append(all, id)
-		byPartner[p] = append(byPartner[p], id)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return all, byPartner
-}
-
 // read is one record as a reader printed it.
 type read struct {
 	Key       string `json:"key"`
@@ -486,7 +466,7 @@ func TestDataTeamsReadTheLog(t *testing.T) {
 	if err := <-loaded; err != nil {
 		t.Fatal(err)
 	}
-	all, byPartner := l.committed()
+	all, byPartner := l.db.OutboxInCommitOrder(l.t)
 	t.Logf("%d events committed, %d of partner %s", len(all), len(byPartner[partner]), partner)
 
 	// Everything committed is in the log once the franz-go read_committed reader has it all.

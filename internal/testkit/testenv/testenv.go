@@ -101,6 +101,26 @@ func (d *Database) Partners(t testing.TB, ids ...string) {
 	d.Exec(t, `INSERT INTO partner (id) SELECT unnest($1::text[]) ON CONFLICT (id) DO NOTHING`, ids)
 }
 
+// OutboxInCommitOrder returns every event id of the outbox in the order of its transactions'
+// ids (xmin), and each partner's: with one committing client, the order cdc must publish.
+func (d *Database) OutboxInCommitOrder(t testing.TB) (all []string, byPartner map[string][]string) {
+	t.Helper()
+	rows, err := d.Pool.Query(context.Background(), `SELECT event_id, partner_id FROM outbox_event ORDER BY xmin::text::bigint, event_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPartner = map[string][]string{}
+	var id, partner string
+	if _, err := pgx.ForEachRow(rows, []any{&id, &partner}, func() error {
+		all = append(all, id)
+		byPartner[partner] = append(byPartner[partner], id)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return all, byPartner
+}
+
 // WithoutOutboxChecks runs f with the outbox's row checks (trigger outbox_event_check_row,
 // migrations 0013 to 0021) disabled on this database, then enables them again: rows f writes
 // stand for rows committed before those checks, e.g. an event far in the past that sits in the
