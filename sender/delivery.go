@@ -80,7 +80,7 @@ func (s *Sender) deliver(l *lane, w *work, probe bool) {
 		s.produceAttemptAsync(w, s.refusalAttempt(w.d, ref))
 		return
 	}
-	res, sent, ok := s.attemptOnce(l, w.part, ep, w.d)
+	res, sent, ok := s.attemptOnce(l, w, ep, w.d)
 	if !ok {
 		releaseProbe()
 		s.end(w, false)
@@ -115,9 +115,11 @@ func (s *Sender) report(w *work, ep *records.Endpoint, res result) {
 	s.produceAttemptAsync(w, attemptOf(w.d, res))
 }
 
-// attemptOnce signs and sends d to ep after waiting for the rate limit. sent is false when no
-// request was made (the secrets could not be opened); ok is false when the work was abandoned.
-func (s *Sender) attemptOnce(l *lane, part *partition, ep *records.Endpoint, d records.Delivery) (res result, sent, ok bool) {
+// attemptOnce signs and sends d, w's delivery, to ep after waiting for the rate limit and its
+// partner's gate. sent is false when no request was made (the secrets could not be opened); ok
+// is false when the work was abandoned.
+func (s *Sender) attemptOnce(l *lane, w *work, ep *records.Endpoint, d records.Delivery) (res result, sent, ok bool) {
+	part := w.part
 	now := s.now()
 	signer, err := l.signerFor(ep, s.cfg.SecretKeys, now)
 	if err != nil {
@@ -137,7 +139,7 @@ func (s *Sender) attemptOnce(l *lane, part *partition, ep *records.Endpoint, d r
 	if limiter != nil && limiter.Wait(part.stopCtx) != nil {
 		return res, false, false
 	}
-	leave, ok := s.enterGate(part.stopCtx, l, d.PartnerID)
+	leave, ok := s.enterGate(part.stopCtx, l, w.partner, d.PartnerID)
 	if !ok {
 		return res, false, false
 	}

@@ -77,7 +77,7 @@ func (s *Sender) deliverOrdered(l *lane, w *work) bool {
 			a.Order = hold.state(s.now(), false)
 			return s.produceAttempt(w.part.ctx, a)
 		}
-		res, _, ok := s.attemptOnce(l, w.part, ep, d)
+		res, _, ok := s.attemptOnce(l, w, ep, d)
 		if !ok {
 			return false
 		}

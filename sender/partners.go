@@ -140,11 +140,15 @@ func (s *Sender) applyPause(p *partition) {
 // Config.PartnerMaxInFlight, then its rate (Config.PartnerRatePerSec). The wait is the
 // partner's, not the endpoint's: meanwhile the lane is not judged slow (lane.partnerWaits), so
 // a capped partner's backlog waits in its own feeder rather than going round a retry tier.
-// leave gives the slot back; ok is false when the partition stopped first.
-func (s *Sender) enterGate(ctx context.Context, l *lane, partnerID string) (leave func(), ok bool) {
-	s.partnersMu.Lock()
-	ps := s.partnerFor(partnerID)
-	s.partnersMu.Unlock()
+// ps is the partner's state the record counts against (work.partner, set by takeShare, which
+// keeps it from being swept meanwhile); nil, it is looked up. leave gives the slot back; ok is
+// false when the partition stopped first.
+func (s *Sender) enterGate(ctx context.Context, l *lane, ps *partnerState, partnerID string) (leave func(), ok bool) {
+	if ps == nil {
+		s.partnersMu.Lock()
+		ps = s.partnerFor(partnerID)
+		s.partnersMu.Unlock()
+	}
 	leave = func() { <-ps.slots }
 	held := false
 	select {
