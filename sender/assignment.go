@@ -24,11 +24,25 @@ func (s *Sender) onAssigned(ctx context.Context, cl *kgo.Client, assigned map[st
 	// A pause of an earlier assignment's feeder (feed) must not outlive it: the new owner
 	// starts fetching.
 	cl.ResumeFetchPartitions(assigned)
+	ids := assigned[s.names.Deliveries]
 	// Read before fetching starts (it waits for this callback): the first records must see them.
-	done := s.finishedRunsOf(ctx, cl, assigned[s.names.Deliveries])
+	done := s.finishedRunsOf(ctx, cl, ids)
+	if done == nil {
+		done = map[int32][]offsetRange{}
+	}
+	// A partition this sender lost and gets back: what its work finished since the last commit
+	// is finished too (its attempt records are in Kafka), once that work ended or lostWait passed.
+	deadline := time.Now().Add(lostWait)
+	for _, id := range ids {
+		if p := s.takeLost(id); p != nil {
+			p.waitIdle(deadline)
+			done[id] = mergeRanges(done[id], p.finishedRanges())
+			p.cancel() // what still runs is sent again (at least once)
+		}
+	}
 	s.partsMu.Lock()
 	defer s.partsMu.Unlock()
-	for _, id := range assigned[s.names.Deliveries] {
+	for _, id := range ids {
 		if old := s.parts[id]; old != nil {
 			old.stop()
 			old.cancel()
@@ -37,7 +51,7 @@ func (s *Sender) onAssigned(ctx context.Context, cl *kgo.Client, assigned map[st
 		s.parts[id].done = done[id]
 	}
 	s.m.partitions.Set(float64(len(s.parts)))
-	s.log.Info("partitions assigned", "partitions", assigned[s.names.Deliveries])
+	s.log.Info("partitions assigned", "partitions", ids)
 }
 
 // onRevoked stops the revoked partitions, lets their requests in flight finish (up to
@@ -56,17 +70,54 @@ func (s *Sender) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[stri
 	}
 }
 
-// onLost drops lost partitions at once: another member owns them and a commit would fail.
+// onLost stops intake of lost partitions at once, but lets their running work go on: a loss
+// is mostly the broker or the group coordinator away (the session cannot be confirmed), and
+// a request answered meanwhile, its attempt record produced once the broker is back, need not
+// be sent again if the partition comes back to this sender (onAssigned). If another member
+// owns it now, both may send a record (at least once), as after any loss. The work is
+// abandoned after lostHold; no commit is tried (it would fail).
 func (s *Sender) onLost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
 	parts := s.detach(lost[s.names.Deliveries])
 	for _, p := range parts {
 		p.stop()
-		p.cancel()
 	}
 	s.dropQueued()
+	s.partsMu.Lock()
+	for _, p := range parts {
+		if old := s.lost[p.id]; old != nil {
+			old.cancel()
+		}
+		s.lost[p.id] = p
+		time.AfterFunc(lostHold, func() {
+			if s.takeLostIf(p) {
+				p.cancel()
+			}
+		})
+	}
+	s.partsMu.Unlock()
 	if len(parts) > 0 {
 		s.log.Warn("partitions lost", "partitions", lost[s.names.Deliveries])
 	}
+}
+
+// takeLost removes and returns the lost partition id, if any.
+func (s *Sender) takeLost(id int32) *partition {
+	s.partsMu.Lock()
+	defer s.partsMu.Unlock()
+	p := s.lost[id]
+	delete(s.lost, id)
+	return p
+}
+
+// takeLostIf removes p from the lost partitions if it is still there, and says so.
+func (s *Sender) takeLostIf(p *partition) bool {
+	s.partsMu.Lock()
+	defer s.partsMu.Unlock()
+	if s.lost[p.id] != p {
+		return false
+	}
+	delete(s.lost, p.id)
+	return true
 }
 
 // detach removes the given partitions from the assignment and returns them. franz-go calls

@@ -313,3 +313,40 @@ func alternate(p *partition, from, to int64) {
 		}
 	}
 }
+
+// A partition lost and assigned to this sender again (onLost, onAssigned): what its work
+// finished since the last commit is passed over, with the committed runs; what it left
+// unfinished, and what it never took, is handled.
+func TestLostPartitionKeepsWhatItFinished(t *testing.T) {
+	lost := newPartition(t.Context(), "d", 0)
+	lost.done = []offsetRange{{101, 102}} // finished by the owner before it
+	for o := int64(100); o < 108; o++ {
+		lost.add(&kgo.Record{Offset: o})
+		lost.begin()
+	}
+	for _, o := range []int64{103, 104, 106} {
+		lost.finish(o)
+	}
+	if got, want := lost.finishedRanges(), []offsetRange{{101, 102}, {103, 105}, {106, 107}}; !slices.Equal(got, want) {
+		t.Fatalf("finished ranges %v, want %v", got, want)
+	}
+	if got := newPartition(t.Context(), "d", 0).finishedRanges(); got != nil {
+		t.Fatalf("a partition that took nothing finished %v", got)
+	}
+
+	committed := []offsetRange{{100, 101}, {104, 106}}
+	again := newPartition(t.Context(), "d", 0)
+	again.done = mergeRanges(committed, lost.finishedRanges())
+	if want := []offsetRange{{100, 102}, {103, 107}}; !slices.Equal(again.done, want) {
+		t.Fatalf("merged %v, want %v", again.done, want)
+	}
+	var handled []int64
+	for o := int64(100); o < 110; o++ {
+		if taken, done := again.add(&kgo.Record{Offset: o}); taken && !done {
+			handled = append(handled, o)
+		}
+	}
+	if want := []int64{102, 107, 108, 109}; !slices.Equal(handled, want) {
+		t.Fatalf("handled %v, want %v", handled, want)
+	}
+}

@@ -81,9 +81,10 @@
 // Partners share the sender fairly (partners.go, design.md section 7): every request passes its
 // partner's gate, at most Config.PartnerMaxInFlight out at once and Config.PartnerRatePerSec a
 // second for all its endpoints together; a partition's records are fed by a feeder per partner,
-// so one partner's full lanes never hold another's records back; and a partner holds at most an
-// equal share of the buffer, its overflow deferred (reason partner_share) on a partition another
-// partner uses, and waiting in Kafka (the partition's fetching paused) on one it has alone.
+// so one partner's full lanes never hold another's records back; and once the buffer is crowded
+// a partner holds at most an equal share of it, its overflow deferred (reason partner_share) on a
+// partition another partner uses, and waiting in Kafka (the partition's fetching paused) on one
+// it has alone.
 //
 // A circuit breaker opens after Config.BreakerFailures consecutive failed attempts; while open,
 // new work is deferred the same way; after Config.BreakerCooldown (10 s) one probe goes out,

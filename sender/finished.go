@@ -22,8 +22,10 @@ package sender
 // never read as finished work.
 
 import (
+	"cmp"
 	"encoding/base64"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -193,4 +195,35 @@ func (p *partition) finishedBefore(o int64) bool {
 		p.done = p.done[1:]
 	}
 	return len(p.done) > 0 && p.done[0].from <= o
+}
+
+// finishedRanges returns the offsets this owner took and finished (or passed over as finished
+// by its predecessor), from its first record on: what need not be sent again.
+func (p *partition) finishedRanges() []offsetRange {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []offsetRange
+	for o := p.first; o >= 0 && o < p.next.Offset; {
+		end := p.unfinished.runEnd(o, p.next.Offset)
+		if !p.unfinished.has(o) {
+			out = append(out, offsetRange{o, end})
+		}
+		o = end
+	}
+	return out
+}
+
+// mergeRanges returns the union of a and b, sorted and without overlaps.
+func mergeRanges(a, b []offsetRange) []offsetRange {
+	all := append(slices.Clone(a), b...)
+	slices.SortFunc(all, func(x, y offsetRange) int { return cmp.Compare(x.from, y.from) })
+	var out []offsetRange
+	for _, r := range all {
+		if k := len(out) - 1; k >= 0 && r.from <= out[k].to {
+			out[k].to = max(out[k].to, r.to)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }

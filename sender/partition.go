@@ -31,6 +31,7 @@ type partition struct {
 	unfinished offsetSet         // intaken and not finished
 	epochs     []kgo.EpochOffset // leader epoch changes: the epoch in force from each offset on
 	next       kgo.EpochOffset   // one past the last intaken record; Offset < 0 before the first
+	first      int64             // the first intaken record's offset; -1 before it
 	committed  int64             // the last offset this owner committed; -1 before the first
 	// finishes counts the records finished; committedFinishes is its value at the last
 	// successful commit, so a commit goes out when the mark or the finished runs above it moved.
@@ -67,7 +68,7 @@ type feed struct {
 }
 
 func newPartition(parent context.Context, topic string, id int32) *partition {
-	p := &partition{topic: topic, id: id, next: kgo.EpochOffset{Epoch: -1, Offset: -1}, committed: -1}
+	p := &partition{topic: topic, id: id, next: kgo.EpochOffset{Epoch: -1, Offset: -1}, first: -1, committed: -1}
 	p.ctx, p.cancel = context.WithCancel(parent)
 	p.stopCtx, p.stopWork = context.WithCancel(p.ctx)
 	return p
@@ -84,6 +85,9 @@ func (p *partition) add(r *kgo.Record) (taken, done bool) {
 	done = p.finishedBefore(r.Offset)
 	if !done {
 		p.unfinished.add(r.Offset)
+	}
+	if p.first < 0 {
+		p.first = r.Offset
 	}
 	if n := len(p.epochs); n == 0 || p.epochs[n-1].Epoch != r.LeaderEpoch {
 		p.epochs = append(p.epochs, kgo.EpochOffset{Epoch: r.LeaderEpoch, Offset: r.Offset})

@@ -60,8 +60,18 @@ func (s *Sender) partnerShare() int {
 	return max(s.cfg.QueueSize, s.cfg.MaxBuffered/(s.activePartners+1))
 }
 
+// crowded says whether the buffer's free room is below one partner's share, in records or in
+// bytes. Until then a partner over its share holds nobody back (a partner that comes finds its
+// share free) and its records are taken as any others: deferring them would only send a
+// backlog round a retry tier while the buffer had room for it. The caller holds s.partnersMu.
+func (s *Sender) crowded() bool {
+	n := int64(s.activePartners + 1)
+	return int64(s.cfg.MaxBuffered)-s.buffered.Load() < int64(s.partnerShare()) ||
+		s.cfg.MaxBufferedBytes-s.bufferedBytes.Load() < s.cfg.MaxBufferedBytes/n
+}
+
 // takeShare counts w, routed to a lane, against its partner's share of the buffer. A partner
-// over its share has its overflow deferred (true) where the partition carries another partner's
+// over its share while the buffer is crowded has its overflow deferred (true) where the partition carries another partner's
 // records, and otherwise queued while the partition's fetching pauses until the partner's
 // buffered records are down to half its share: so one partner's backlog never takes the buffer,
 // nor its feeder, from another, and a backlog alone on its partitions waits in Kafka, not in a
@@ -71,7 +81,7 @@ func (s *Sender) takeShare(w *work) (deferIt bool) {
 	s.partnersMu.Lock()
 	defer s.partnersMu.Unlock()
 	ps := s.partnerFor(w.d.PartnerID)
-	over := ps.buffered >= s.partnerShare()
+	over := ps.buffered >= s.partnerShare() && s.crowded()
 	if over && others {
 		return true
 	}

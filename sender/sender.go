@@ -61,6 +61,11 @@ const (
 	maxUnrecorded = 1024
 	// fetchMaxBytes bounds one fetch, which the Kafka client may hold beside the buffered records.
 	fetchMaxBytes = 16 << 20
+	// lostHold is how long the work of a lost partition may go on (its requests answered, its
+	// attempt records waiting for the broker to come back) before it is abandoned; lostWait,
+	// how long an assignment of the partition again waits for that work to end.
+	lostHold = time.Minute
+	lostWait = 5 * time.Second
 	// finalCommitTimeout bounds the commit at shutdown.
 	finalCommitTimeout = 10 * time.Second
 	// intakeRecheck: intake waiting for room in a lane judges the lane again this often.
@@ -108,6 +113,10 @@ type Sender struct {
 
 	partsMu sync.Mutex
 	parts   map[int32]*partition
+	// lost: partitions the group session lost (a broker or coordinator outage, mostly), whose
+	// running work goes on; if one is assigned again, what it finished is not sent again
+	// (assignment.go, onLost).
+	lost map[int32]*partition
 
 	lanesMu sync.Mutex
 	lanes   map[string]*lane
@@ -159,6 +168,7 @@ func New(cfg Config, view EndpointView, retrier Retrier) (*Sender, error) {
 		now:     time.Now,
 		tracer:  tracing.New(cfg.TracerProvider),
 		parts:   map[int32]*partition{},
+		lost:    map[int32]*partition{},
 		lanes:   map[string]*lane{},
 		holds:   map[*orderHold]struct{}{},
 		tokens:  map[string]*tokenSource{},
