@@ -19,7 +19,11 @@ import (
 // whose attempt records Kafka may not have acknowledged yet (the sender's maxUnrecorded). A
 // sender killed mid-request, or while the broker is away, leaves at most that many requests
 // its history never hears of.
-const inFlightCap = 64*9 + 1024
+const inFlightCap = 64*9 + unacknowledgedCap
+
+// unacknowledgedCap is the sender's maxUnrecorded: the answered requests whose attempt records
+// Kafka has not acknowledged yet, which a killed sender's successor sends again.
+const unacknowledgedCap = 1024
 
 // report is what the run measured and judged.
 type report struct {
@@ -45,8 +49,9 @@ type report struct {
 	faultSpan  [2]time.Time
 	goneStatus string
 	ledger     *ledger.Report
-	// inFlight is the endpoints' max_in_flight summed: the most requests a sender has in flight,
-	// so the most duplicate receipts one sender kill may cost.
+	// inFlight is the endpoints' max_in_flight summed: the most requests a sender has in flight.
+	// With the answered ones not yet acknowledged (unacknowledgedCap) it bounds the duplicate
+	// receipts one sender kill or broker outage may cost (duplicateBound).
 	inFlight int
 	failures []string
 
@@ -183,11 +188,14 @@ func (r *report) kills() []ledger.Outage {
 	return out
 }
 
+// duplicateBound is the most duplicate receipts one sender kill or broker outage may cost: the
+// requests in flight and the answered ones whose attempt records Kafka had not acknowledged.
+func (r *report) duplicateBound() int { return r.inFlight + unacknowledgedCap }
+
 // judgeDuplicates fails the run when kills cost more duplicate receipts than they must
-// (docs/reliability.md, "Duplicates"): a sender kill at most what it had in flight (inFlight),
-// a broker outage likewise (the sender's attempt records unacknowledged when the broker went
-// away), and a kill of any other kind none, since fanout, cdc, retry and recorder are
-// transactional and admin sends nothing.
+// (docs/reliability.md, "Duplicates"): a sender kill or a broker outage at most duplicateBound,
+// and a kill of any other kind none, since fanout, cdc, retry and recorder are transactional
+// and admin sends nothing.
 func (r *report) judgeDuplicates(done map[string]int) {
 	if r.ledger == nil {
 		return
@@ -199,12 +207,13 @@ func (r *report) judgeDuplicates(done map[string]int) {
 			senderDown += len(exits) // only senders' exits are outages (outages)
 		}
 	}
-	if d := byKill["sender"] + byKill["sender exit"]; d > max(senderDown, 1)*r.inFlight {
-		r.failures = append(r.failures, fmt.Sprintf("%d duplicate receipts after %d sender kills or exits, more than %d each (the endpoints' max_in_flight summed)",
-			d, senderDown, r.inFlight))
+	bound := r.duplicateBound()
+	if d := byKill["sender"] + byKill["sender exit"]; d > max(senderDown, 1)*bound {
+		r.failures = append(r.failures, fmt.Sprintf("%d duplicate receipts after %d sender kills or exits, more than %d each (in flight and unacknowledged)",
+			d, senderDown, bound))
 	}
-	if d := byKill[faultBroker]; d > max(done[faultBroker], 1)*r.inFlight {
-		r.failures = append(r.failures, fmt.Sprintf("%d duplicate receipts after %d broker outages, more than %d each", d, done[faultBroker], r.inFlight))
+	if d := byKill[faultBroker]; d > max(done[faultBroker], 1)*bound {
+		r.failures = append(r.failures, fmt.Sprintf("%d duplicate receipts after %d broker outages, more than %d each", d, done[faultBroker], bound))
 	}
 	for _, k := range slices.Sorted(maps.Keys(byKill)) {
 		if k != "sender" && k != "sender exit" && k != faultBroker && byKill[k] > 0 {
@@ -425,6 +434,6 @@ func (r *report) printDuplicates(w io.Writer) {
 		d := r.ledger.DuplicatesByKill[k]
 		parts = append(parts, fmt.Sprintf("%s %d in %d (%.0f each)", k, d, kills[k], float64(d)/float64(max(kills[k], 1))))
 	}
-	fmt.Fprintf(w, "duplicate receipts per kill, by kind: %s; in-flight bound (max_in_flight summed) %d per sender kill or broker outage, 0 for other kinds\n",
-		strings.Join(parts, ", "), r.inFlight)
+	fmt.Fprintf(w, "duplicate receipts per kill, by kind: %s; bound %d per sender kill or broker outage (in flight, the endpoints' max_in_flight summed, %d; answered, unacknowledged, %d), 0 for other kinds\n",
+		strings.Join(parts, ", "), r.duplicateBound(), r.inFlight, unacknowledgedCap)
 }

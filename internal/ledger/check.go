@@ -369,16 +369,23 @@ func (c *checker) killed(from, to time.Time) bool {
 	return false
 }
 
-// receiptDuplicates classifies every acceptance of p after its first.
+// receiptDuplicates classifies every acceptance of p after its first. A kill counts from the
+// pair's first request on, not only between the two acceptances: a record sent again after a
+// kill, and failing, goes round the retry tiers beside its first copy's retries, so the fork a
+// kill made can reach the receiver as two acceptances long after it, both with no kill between.
 func (c *checker) receiptDuplicates(p *pair, accepted, matchOf []int) {
+	if len(accepted) < 2 {
+		return
+	}
+	first := c.o.Receipts[p.receipts[0]].ReceivedAt
 	for n := 1; n < len(accepted); n++ {
 		prev, cur := accepted[n-1], accepted[n]
-		prevR, curR := c.o.Receipts[p.receipts[prev]], c.o.Receipts[p.receipts[cur]]
+		curR := c.o.Receipts[p.receipts[cur]]
 		cause := "other"
 		switch {
 		case matchOf[cur] >= 0 && isReplay(p.attempts[matchOf[cur]].trigger):
 			cause = "replay"
-		case c.killed(prevR.ReceivedAt, curR.ReceivedAt):
+		case c.killed(first, curR.ReceivedAt):
 			cause = "kill"
 		case matchOf[prev] >= 0 && !p.attempts[matchOf[prev]].succeeded():
 			cause = "late answer"

@@ -201,6 +201,23 @@ func TestLedgerFindings(t *testing.T) {
 			}
 			return r.DuplicatesByCause["kill"]
 		}, false},
+		{"duplicate of a retry chain a kill forked, accepted twice long after it", func(f *fixture) {
+			// e2 → A1 failed at 121 s; the kill at 125 s made it sent again (failing, unrecorded),
+			// so two copies went round the retry tiers and both were accepted minutes later.
+			f.receipts[2].Status = 500
+			f.exec(`UPDATE delivery_attempt SET status = 500 WHERE delivery_id = $1`, records.DeliveryID(e2, epA1))
+			f.receipt(e2, epA1, "pa", 126*time.Second, 500)
+			f.delivery(e2, epA1, "pa", "succeeded", 3)
+			f.attempt(e2, epA1, 2, "retry", 300*time.Second, 200)
+			f.receipt(e2, epA1, "pa", 300*time.Second, 200)
+			f.attempt(e2, epA1, 3, "retry", 301*time.Second, 200)
+			f.receipt(e2, epA1, "pa", 301*time.Second, 200)
+		}, []time.Duration{125 * time.Second}, func(r *Report) int {
+			if r.DuplicatesByCause["other"] != 0 {
+				return -1
+			}
+			return r.DuplicatesByCause["kill"]
+		}, false},
 		{"a request held past the deadline, in flight when the sender was killed", func(f *fixture) {
 			// Received 12 s before the kill at 100 s and never answered: the sender was still
 			// waiting for it (15 s deadline) when it was killed, so its attempt was never written.
