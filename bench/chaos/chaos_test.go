@@ -143,3 +143,26 @@ func TestJudge(t *testing.T) {
 		}
 	}
 }
+
+// Sender kills and broker outages share one budget of duplicates, each bringing its bound (the
+// ledger counts a duplicate against the first of them whose window meets it, and their windows
+// overlap); a kill of another kind may cost none.
+func TestDuplicateBudget(t *testing.T) {
+	done := map[string]int{"sender": 2, faultBroker: 1, "retry": 2}
+	cases := []struct {
+		byKill map[string]int
+		fails  bool
+	}{
+		{map[string]int{faultBroker: 2058}, false}, // two sender kills inside the outage's window
+		{map[string]int{"sender": 1000, faultBroker: 3000}, false},
+		{map[string]int{"sender": 1000, faultBroker: 3801}, true}, // over 3 × 1,600
+		{map[string]int{"retry": 1}, true},
+	}
+	for _, c := range cases {
+		r := &report{inFlight: 576, ledger: &ledger.Report{DuplicatesByKill: c.byKill}}
+		r.judgeDuplicates(done)
+		if got := len(r.failures) > 0; got != c.fails {
+			t.Errorf("%v: failed %v (%q), want %v", c.byKill, got, r.failures, c.fails)
+		}
+	}
+}
