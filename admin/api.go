@@ -100,8 +100,8 @@ func New(cfg Config, pool *pgxpool.Pool) (*API, error) {
 	// The event log's readers send franz-go's warnings and errors to the API's log too.
 	readerOpts := slices.Concat(cfg.Security, []kgo.Opt{kgo.WithLogger(component.KafkaLogger(log))}, cfg.KafkaOptions)
 	a.events = eventlog.New(eventlog.Config{
-		Topic: names.Events, Brokers: cfg.Brokers, KafkaOptions: readerOpts, Admin: a.adm,
-		MaxReaders: cfg.MaxLogReaders, LookupWindow: cfg.EventLookupWindow, Scanned: m.feedRecs,
+		Topic: names.Events, Checkpoints: names.Checkpoints, Brokers: cfg.Brokers, KafkaOptions: readerOpts, Admin: a.adm,
+		MaxReaders: cfg.MaxLogReaders, CountTTL: cfg.PartitionCountTTL, LookupWindow: cfg.EventLookupWindow, Scanned: m.feedRecs,
 	})
 	a.replays, err = replay.New(replay.Config{
 		Client: cl, Deliveries: names.Deliveries, Log: a.events, AutomaticAttempts: cfg.AutomaticAttempts,

@@ -93,6 +93,10 @@ type Config struct {
 	// proxies and the client keep an idle stream open.
 	StreamPoll      time.Duration
 	StreamHeartbeat time.Duration
+	// PartitionCountTTL is how long the events topic's partition count cdc publishes with is
+	// kept before it is read again (from cdc's newest checkpoint): after partitions were added,
+	// feeds and streams follow a partner to its new partition within this long of cdc's move.
+	PartitionCountTTL time.Duration
 
 	// Limits are the quotas of every partner, stated by GET /v1/limits.
 	Limits Limits
@@ -120,6 +124,7 @@ func DefaultConfig() Config {
 		EventLookupWindow: time.Hour,
 		StreamPoll:        250 * time.Millisecond,
 		StreamHeartbeat:   15 * time.Second,
+		PartitionCountTTL: 30 * time.Second,
 		Limits:            quotas.Defaults(),
 		Retry:             DefaultRetryLimits(),
 	}
@@ -151,6 +156,7 @@ func (c Config) Validate() error {
 		"event lookup window": c.EventLookupWindow,
 		"stream poll":         c.StreamPoll,
 		"stream heartbeat":    c.StreamHeartbeat,
+		"partition count ttl": c.PartitionCountTTL,
 	})...)
 	if c.OutboxRetention < 0 {
 		errs = append(errs, fmt.Errorf("outbox retention %s is negative", c.OutboxRetention))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookstream/hookstream/endpoints"
 	"github.com/hookstream/hookstream/internal/eventlog"
+	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/outbox"
 )
 
@@ -91,6 +92,15 @@ func (a *API) listEvents(w http.ResponseWriter, r *http.Request, _ caller) error
 	}
 	page.NextCursor = feedCursorAt(pid, p, n, next)
 	page.HasMore = next < end
+	if pos.moved && next >= end {
+		// Every event the partner had in the partition it left was examined: the next page
+		// reads its new partition from the start.
+		np, nn, nfrom, err := a.feedMoveOn(ctx, pid)
+		if err != nil {
+			return err
+		}
+		page.NextCursor, page.HasMore = feedCursorAt(pid, np, nn, nfrom), true
+	}
 	a.metrics.feedReads.Inc()
 	respond(w, http.StatusOK, page)
 	return nil
@@ -127,31 +137,59 @@ func parseFeedCursor(s, pid string) (*feedCursor, *apiError) {
 }
 
 // feedPos is where a read of a partner's feed starts: its partition p of n, the offset from,
-// and the end of the committed log then.
+// and the end of the committed log then. moved says that p is where the partner's events went
+// before partitions were added: once the read reaches end, the partner's events go on from the
+// start of its partition under the new count (feedMoveOn).
 type feedPos struct {
 	p, n      int32
 	from, end int64
+	moved     bool
 }
 
 // feedPosition finds the partner's partition and the offset a read resumes at from cur; with
 // no cursor the read starts at the oldest retained event, or with fromEnd at the end (from now
-// on). A cursor of another partitioning, past the retention or past the end is refused.
+// on). A cursor past the retention or past the end is refused.
+//
+// The partition count is the one cdc publishes with (eventlog.Log.PartitionCounts). A cursor
+// made under the count before cdc's last change still resumes with no gap (design.md section
+// 5): cdc's sessions publish with one count each, so when a checkpoint names the new count every
+// event published under the old one is committed, and the rest of the old partition then the
+// new one hold the partner's events in commit order. A cursor of a larger count than this
+// process has seen yet (another process saw cdc's new count first) is read as it is; one of an
+// older count is refused (410).
 func (a *API) feedPosition(ctx context.Context, pid string, cur *feedCursor, fromEnd bool) (feedPos, error) {
-	p, n, err := a.events.PartitionOf(ctx, pid)
+	n, before, err := a.events.PartitionCounts(ctx)
 	if err != nil {
 		return feedPos{}, err
+	}
+	p := records.EventPartition(pid, n)
+	moved := false
+	if cur != nil {
+		if cur.Partitions <= 0 || records.EventPartition(pid, cur.Partitions) != cur.Partition {
+			return feedPos{}, badCursor()
+		}
+		switch {
+		case cur.Partitions == n:
+		case cur.Partitions == before:
+			moved = cur.Partition != p
+			if moved {
+				p, n = cur.Partition, cur.Partitions
+			}
+		case cur.Partitions > n:
+			p, n = cur.Partition, cur.Partitions
+		default:
+			return feedPos{}, repartitionedCursor()
+		}
 	}
 	start, end, err := a.events.Bounds(ctx, p)
 	if err != nil {
 		return feedPos{}, err
 	}
-	pos := feedPos{p: p, n: n, from: start, end: end}
+	pos := feedPos{p: p, n: n, from: start, end: end, moved: moved}
 	switch {
 	case cur == nil && fromEnd:
 		pos.from = end
 	case cur == nil:
-	case cur.Partitions != n || cur.Partition != p:
-		return feedPos{}, errorf(http.StatusGone, CodeGone, "the events topic was repartitioned since this cursor was issued; start again without a cursor and reconcile through the platform's state APIs")
 	case cur.Offset < start:
 		return feedPos{}, expiredCursor(a)
 	case cur.Offset > end:
@@ -160,6 +198,24 @@ func (a *API) feedPosition(ctx context.Context, pid string, cur *feedCursor, fro
 		pos.from = cur.Offset
 	}
 	return pos, nil
+}
+
+// repartitionedCursor refuses a position under a partition count older than the one before
+// cdc's last change: partitions were added more than once since, and where the partner's events
+// went in between is not known.
+func repartitionedCursor() *apiError {
+	return errorf(http.StatusGone, CodeGone, "partitions were added to the events topic more than once since this cursor was issued; start again without a cursor and reconcile through the platform's state APIs")
+}
+
+// feedMoveOn is where a read goes on after reaching the end of the partition the partner's
+// events left (feedPos.moved): the start of its partition under cdc's count now.
+func (a *API) feedMoveOn(ctx context.Context, pid string) (p, n int32, from int64, err error) {
+	p, n, err = a.events.PartitionOf(ctx, pid)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	from, _, err = a.events.Bounds(ctx, p)
+	return p, n, from, err
 }
 
 // feedCursorAt is the partner's cursor at offset of partition p of n.

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/internal/eventlog"
+	"github.com/hookstream/hookstream/internal/records"
 )
 
 // streamEvents is the cursor feed as it happens, in server-sent events (for
@@ -51,7 +52,7 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) err
 	if err != nil {
 		return err
 	}
-	p, n, from := pos.p, pos.n, pos.from
+	p, n, from, moved := pos.p, pos.n, pos.from, pos.moved
 
 	rc := http.NewResponseController(w)
 	h := w.Header()
@@ -84,24 +85,48 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) err
 		case <-poll.C:
 		}
 		var (
-			next int64
-			err  error
+			next, end int64
+			err       error
 		)
 		if time.Since(verified) >= streamCredentialRecheck {
 			err = live()
 		}
 		if err == nil {
-			next, err = a.streamStep(ctx, s, live, pid, types, p, n, from)
+			next, end, err = a.streamStep(ctx, s, live, pid, types, p, n, from)
 		}
-		var end *apiError
+		if err == nil && next >= end {
+			// At the end of the partition: partitions may have been added since. The count is
+			// looked at before the next step reads the end again, so that step still reads
+			// whatever cdc published in the old partition before it moved on (feedPosition).
+			switch {
+			case moved:
+				p, n, next, err = a.feedMoveOn(ctx, pid)
+				moved, s.at = false, -1 // the cursor names the new partition from now on
+			default:
+				var nn, before int32
+				nn, before, err = a.events.PartitionCounts(ctx)
+				switch {
+				case err != nil || nn <= n:
+				case before != n:
+					err = errRepartitioned
+				case records.EventPartition(pid, nn) == p:
+					n = nn
+				default:
+					moved = true
+				}
+			}
+		}
+		var ending *apiError
 		switch {
 		case errors.Is(err, eventlog.ErrOffsetExpired):
-			end = expiredCursor(a)
+			ending = expiredCursor(a)
+		case errors.Is(err, errRepartitioned):
+			ending = repartitionedCursor()
 		case errors.Is(err, errCredentialRevoked):
-			end = errorf(http.StatusUnauthorized, CodeUnauthorized, "the API key this stream was opened with was revoked; the stream ends")
+			ending = errorf(http.StatusUnauthorized, CodeUnauthorized, "the API key this stream was opened with was revoked; the stream ends")
 		}
-		if end != nil {
-			body, _ := json.Marshal(end.problem(w.Header().Get(RequestIDHeader)))
+		if ending != nil {
+			body, _ := json.Marshal(ending.problem(w.Header().Get(RequestIDHeader)))
 			s.message("", "error", body)
 			s.flush()
 			return nil
@@ -128,6 +153,10 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) err
 // partner key still verifies; a stream about to send records checks it first in any case.
 const streamCredentialRecheck = 5 * time.Second
 
+// errRepartitioned ends a stream whose partition count is older than the one before cdc's last
+// change (repartitionedCursor).
+var errRepartitioned = errors.New("admin: partitions were added more than once under the stream")
+
 // errCredentialRevoked ends a stream whose partner key no longer verifies.
 var errCredentialRevoked = errors.New("admin: the stream's partner key no longer verifies")
 
@@ -152,23 +181,23 @@ func (a *API) credentialLive(ctx context.Context, c caller) error {
 
 // streamStep sends the partner's events between from and the end of the committed log now, at
 // most MaxFeedScan records at a time so the reader slot is shared with feed pages, and returns
-// the offset after the last record examined. live is asked before any record is read: a stream
+// the offset after the last record examined and the end it read to. live is asked before any record is read: a stream
 // whose credential no longer verifies sends nothing more.
-func (a *API) streamStep(ctx context.Context, s *eventStream, live func() error, pid string, types []string, p, n int32, from int64) (int64, error) {
-	_, end, err := a.events.Bounds(ctx, p)
+func (a *API) streamStep(ctx context.Context, s *eventStream, live func() error, pid string, types []string, p, n int32, from int64) (next, end int64, err error) {
+	_, end, err = a.events.Bounds(ctx, p)
 	if err != nil || from >= end {
-		return from, err
+		return from, end, err
 	}
 	if err := live(); err != nil {
-		return from, err
+		return from, end, err
 	}
 	release, err := a.events.Acquire(ctx)
 	if err != nil {
-		return from, err
+		return from, end, err
 	}
 	defer release()
 	scanned := 0
-	return a.events.Scan(ctx, p, from, end, func(rec *kgo.Record) bool {
+	next, err = a.events.Scan(ctx, p, from, end, func(rec *kgo.Record) bool {
 		scanned++
 		if ev, ok := a.wanted(rec, pid, types); ok {
 			s.message(feedCursorAt(pid, p, n, rec.Offset+1), ev.Type, rec.Value)
@@ -177,6 +206,7 @@ func (a *API) streamStep(ctx context.Context, s *eventStream, live func() error,
 		}
 		return s.err == nil && scanned < a.cfg.MaxFeedScan
 	})
+	return next, end, err
 }
 
 // eventStream writes server-sent events; the first write error is kept and ends the stream.

@@ -482,3 +482,30 @@ func TestSlotStreamsOnlyAfterItsConsistentPoint(t *testing.T) {
 		t.Fatalf("endpoint record %q", got.records[0].Key)
 	}
 }
+
+// Every checkpoint names the partition count cdc published its events with, which readers of
+// one partner's partition follow after partitions are added (design.md section 5).
+func TestCheckpointNamesThePartitionCount(t *testing.T) {
+	e := newEnv(t)
+	startStreaming(t, e, e.config(t))
+	appendEvents(t, e, "p0", 3)
+	consume(t, e, e.Names.Events, 3, 30*time.Second)
+	want := int32(e.Kafka.TopicConfig().Partitions)
+	n := 0
+	for _, r := range consume(t, e, e.Names.Checkpoints, -1, 5*time.Second).records {
+		if strings.HasSuffix(string(r.Key), "/session") {
+			continue // the session markers
+		}
+		var cp records.Checkpoint
+		if err := json.Unmarshal(r.Value, &cp); err != nil {
+			t.Fatal(err)
+		}
+		if cp.EventsPartitions != want {
+			t.Fatalf("checkpoint at offset %d names %d partitions, the events were published with %d", r.Offset, cp.EventsPartitions, want)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no checkpoint")
+	}
+}

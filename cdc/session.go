@@ -37,6 +37,9 @@ type session struct {
 	rels  *relations       // relation cache of the stream
 	table *endpointTable   // endpoint tables as of the last processed change
 	parts map[string]int32 // partition counts of the topics produced to
+	// partsBefore is the events topic's count before its last change, for the checkpoints
+	// (records.Checkpoint.EventsPartitionsBefore).
+	partsBefore int32
 
 	checkpoint *records.Checkpoint // last committed to Kafka
 	confirmed  records.LSN         // last position confirmed to the slot
@@ -95,6 +98,19 @@ func (c *CDC) session(ctx context.Context) (err error) {
 	}
 	if err := s.readPartitionCounts(ctx); err != nil {
 		return err
+	}
+	s.partsBefore = 0
+	if cp := s.checkpoint; cp != nil {
+		switch now := s.parts[c.names.Events]; {
+		case cp.EventsPartitions != 0 && cp.EventsPartitions != now:
+			// Partitions were added since the last session: partners whose partition
+			// changes continue in their new one from this session's first event.
+			s.partsBefore = cp.EventsPartitions
+			c.log.Info("the events topic has a new partition count: events are published with it from now on",
+				"partitions", now, "before", cp.EventsPartitions)
+		default:
+			s.partsBefore = cp.EventsPartitionsBefore
+		}
 	}
 	if s.checkpoint != nil {
 		s.endpointsAt = s.checkpoint.EndpointsOffset
@@ -729,7 +745,8 @@ func (s *session) commitPG(end records.LSN) (rematch bool, err error) {
 	if end == 0 {
 		end = s.commitLSN
 	}
-	s.pending = &records.Checkpoint{V: records.CheckpointVersion, Slot: s.c.cfg.Slot, CommitLSN: s.commitLSN, EndLSN: end}
+	s.pending = &records.Checkpoint{V: records.CheckpointVersion, Slot: s.c.cfg.Slot, CommitLSN: s.commitLSN, EndLSN: end,
+		EventsPartitions: s.parts[s.c.names.Events], EventsPartitionsBefore: s.partsBefore}
 	return s.table.takeRematch(), nil
 }
 

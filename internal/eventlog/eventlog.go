@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -31,20 +32,26 @@ const (
 	// ClockSlack covers clock differences between the platform (event ids), PostgreSQL (commit
 	// times) and the producer (record timestamps) when a time is turned into an offset.
 	ClockSlack = 5 * time.Minute
-	// partitionsTTL is how long the events topic's partition count is cached.
-	partitionsTTL = 30 * time.Second
+	// defaultCountTTL is how long the partition count is kept when Config.CountTTL is 0.
+	defaultCountTTL = 30 * time.Second
 )
 
 // Config configures a Log.
 type Config struct {
 	// Topic is the events topic (topics.Names.Events).
 	Topic string
+	// Checkpoints is cdc's checkpoint topic (topics.Names.Checkpoints), whose newest checkpoint
+	// says the partition count cdc publishes with; "" (or no such checkpoint yet): the events
+	// topic's own count.
+	Checkpoints string
 	// Brokers are the Kafka seed brokers of the readers; KafkaOptions extra franz-go options of
 	// each (e.g. for tests).
 	Brokers      []string
 	KafkaOptions []kgo.Opt
 	// Admin lists the topic's partitions and offsets.
 	Admin *kadm.Client
+	// CountTTL is how long Partitions keeps the count it read; 0: 30 seconds.
+	CountTTL time.Duration
 	// MaxReaders bounds the concurrent reads (Acquire) and the readers kept for continuations.
 	MaxReaders int
 	// LookupWindow is how long after its id was made an event may reach the events topic (Find).
@@ -61,11 +68,12 @@ type Log struct {
 	topic string
 	sem   chan struct{}
 
-	mu      sync.Mutex
-	parts   int32
-	partsAt time.Time
-	readers map[readerKey]*reader // kept for continuations
-	closed  bool
+	mu          sync.Mutex
+	parts       int32 // PartitionCounts
+	partsBefore int32
+	partsAt     time.Time
+	readers     map[readerKey]*reader // kept for continuations
+	closed      bool
 }
 
 // New returns a Log of cfg.Topic. It does not contact Kafka until a read needs it.
@@ -85,15 +93,48 @@ func (l *Log) Acquire(ctx context.Context) (release func(), err error) {
 	}
 }
 
-// Partitions is the events topic's partition count, which records.EventPartition needs.
+// Partitions is the partition count records.EventPartition needs: the count cdc publishes
+// with (PartitionCounts).
 func (l *Log) Partitions(ctx context.Context) (int32, error) {
+	n, _, err := l.PartitionCounts(ctx)
+	return n, err
+}
+
+// PartitionCounts is the partition count cdc publishes with, from its newest checkpoint, or the
+// events topic's count when no checkpoint names one, and the count cdc published with before
+// the last change (0: none known). The topic's count and cdc's differ after partitions were
+// added and before cdc's next session, when every partner's events still go where they went
+// (design.md section 5). Kept for CountTTL: a stale count only keeps a reader on a partition
+// cdc has left, never ahead of cdc.
+func (l *Log) PartitionCounts(ctx context.Context) (now, before int32, err error) {
+	ttl := l.cfg.CountTTL
+	if ttl <= 0 {
+		ttl = defaultCountTTL
+	}
 	l.mu.Lock()
-	if l.parts > 0 && time.Since(l.partsAt) < partitionsTTL {
-		n := l.parts
+	if l.parts > 0 && time.Since(l.partsAt) < ttl {
+		now, before = l.parts, l.partsBefore
 		l.mu.Unlock()
-		return n, nil
+		return now, before, nil
 	}
 	l.mu.Unlock()
+	now, before, err = l.publishedPartitions(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	if now == 0 {
+		if now, err = l.topicPartitions(ctx); err != nil {
+			return 0, 0, err
+		}
+	}
+	l.mu.Lock()
+	l.parts, l.partsBefore, l.partsAt = now, before, time.Now()
+	l.mu.Unlock()
+	return now, before, nil
+}
+
+// topicPartitions is the events topic's partition count in the broker's metadata.
+func (l *Log) topicPartitions(ctx context.Context) (int32, error) {
 	details, err := l.cfg.Admin.ListTopics(ctx, l.topic)
 	if err != nil {
 		return 0, fmt.Errorf("%w: describe %s: %v", ErrUnavailable, l.topic, err)
@@ -102,11 +143,86 @@ func (l *Log) Partitions(ctx context.Context) (int32, error) {
 	if !ok || d.Err != nil || len(d.Partitions) == 0 {
 		return 0, fmt.Errorf("%w: topic %s is missing (run `hookstream topics create`)", ErrUnavailable, l.topic)
 	}
-	n := int32(len(d.Partitions))
-	l.mu.Lock()
-	l.parts, l.partsAt = n, time.Now()
-	l.mu.Unlock()
-	return n, nil
+	return int32(len(d.Partitions)), nil
+}
+
+// checkpointTail is how many offsets before the checkpoint topic's end publishedPartitions
+// reads: every cdc transaction ends with a checkpoint and a commit marker, so the newest
+// checkpoint is among the last few.
+const checkpointTail = 32
+
+// publishedPartitions is EventsPartitions and EventsPartitionsBefore of the newest committed
+// checkpoint near the end of the checkpoint topic; 0 when there is none (no Checkpoints topic
+// configured, no checkpoint yet, or checkpoints of a cdc that did not write the count).
+func (l *Log) publishedPartitions(ctx context.Context) (now, before int32, err error) {
+	topic := l.cfg.Checkpoints
+	if topic == "" {
+		return 0, 0, nil
+	}
+	starts, err := l.cfg.Admin.ListStartOffsets(ctx, topic)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: start offsets of %s: %v", ErrUnavailable, topic, err)
+	}
+	ends, err := l.cfg.Admin.ListCommittedOffsets(ctx, topic)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: stable offsets of %s: %v", ErrUnavailable, topic, err)
+	}
+	s, ok1 := starts.Lookup(topic, 0)
+	e, ok2 := ends.Lookup(topic, 0)
+	if !ok1 || !ok2 || s.Err != nil || e.Err != nil {
+		return 0, 0, fmt.Errorf("%w: offsets of %s unavailable", ErrUnavailable, topic)
+	}
+	if e.Offset <= s.Offset {
+		return 0, 0, nil
+	}
+	from := max(s.Offset, e.Offset-checkpointTail)
+	cl, err := kgo.NewClient(append([]kgo.Opt{
+		kgo.SeedBrokers(l.cfg.Brokers...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().At(from)}}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.KeepControlRecords(),
+		kgo.FetchMaxWait(250 * time.Millisecond),
+	}, l.cfg.KafkaOptions...)...)
+	if err != nil {
+		return 0, 0, fmt.Errorf("eventlog: checkpoint reader: %w", err)
+	}
+	defer cl.Close()
+	for next := from; next < e.Offset; {
+		pctx, cancel := context.WithTimeout(ctx, scanIdle)
+		fs := cl.PollFetches(pctx)
+		cancel()
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
+		var ferr error
+		fs.EachError(func(_ string, _ int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && ferr == nil {
+				ferr = err
+			}
+		})
+		if ferr != nil {
+			return 0, 0, fmt.Errorf("%w: read %s: %v", ErrUnavailable, topic, ferr)
+		}
+		if fs.NumRecords() == 0 {
+			if next == from {
+				// Not even the commit markers came: the broker did not answer. The topic's
+				// count may be ahead of cdc's, so it is no answer either.
+				return 0, 0, fmt.Errorf("%w: %s did not answer fetches within %s", ErrUnavailable, topic, scanIdle)
+			}
+			break // the rest was removed by the cleaner: what was read decides
+		}
+		for _, r := range fs.Records() {
+			next = r.Offset + 1
+			if r.Attrs.IsControl() || r.Offset >= e.Offset {
+				continue
+			}
+			var cp records.Checkpoint
+			if json.Unmarshal(r.Value, &cp) == nil && cp.EventsPartitions > 0 {
+				now, before = cp.EventsPartitions, cp.EventsPartitionsBefore
+			}
+		}
+	}
+	return now, before, nil
 }
 
 // PartitionOf is the partner's partition and the partition count it was computed with.

@@ -130,8 +130,18 @@ type Checkpoint struct {
 	EndLSN    LSN    `json:"end_lsn"`
 	// EndpointsOffset is the offset after the last endpoints-topic record cdc had committed: the
 	// endpoint table as of this checkpoint is the endpoints topic read up to it.
-	EndpointsOffset int64     `json:"endpoints_offset"`
-	At              time.Time `json:"at"`
+	EndpointsOffset int64 `json:"endpoints_offset"`
+	// EventsPartitions is the partition count of the events topic cdc published the
+	// transaction's events with (records.EventPartition). It is the topic's count except after
+	// partitions were added and before cdc's next session: readers of one partner's partition
+	// follow it, not the topic's metadata (design.md section 5). 0 in checkpoints of older cdc.
+	EventsPartitions int32 `json:"events_partitions,omitempty"`
+	// EventsPartitionsBefore is the count cdc published with before the last change of
+	// EventsPartitions (0: none known), so a reader holding a position under that count can
+	// follow a partner from its old partition to its new one, and one under an older count
+	// knows it cannot.
+	EventsPartitionsBefore int32     `json:"events_partitions_before,omitempty"`
+	At                     time.Time `json:"at"`
 }
 
 // CheckpointVersion is the format version of Checkpoint.
