@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/hookstream/hookstream/adminclient"
 	"github.com/hookstream/hookstream/outbox"
+	"github.com/hookstream/hookstream/sender"
 	"github.com/hookstream/hookstream/webhook"
 )
 
@@ -25,16 +27,28 @@ Streams the partner's events as the deployment commits them (GET …/events/stre
 API at --admin-url) and forwards each to --forward-to, signed the Standard Webhooks way with a
 session secret printed at start, like 'stripe listen': a receiver on your machine gets real
 events with no public URL and no endpoint. One line per event: time, type, event id, the local
-answer's status and latency. A failed forward is shown, not retried.
+answer's status and latency.
+
+Events are forwarded one at a time, in commit order, and each until the local URL acknowledges
+it with a 2xx. A forward that fails (connection refused, a timeout, any other status) is made
+again after a backoff from 0.5 s doubling up to 10 s, with jitter (a Retry-After up to 10 s
+is honoured), one line per attempt, and the later events wait for it. A 4xx is retried as
+well, as the deployment's sender does by default: the receiver under work may be fixed
+meanwhile (a receiver still verifying with the last session's secret answers 401 until it has
+this one). --skip-client-errors moves on past an event answered with a 4xx other than 408,
+425 and 429 instead: it is shown as skipped and is not forwarded again.
 
 --forward-to may be any URL, localhost included: this process makes the request, on your
 machine. The server's egress guard, which keeps endpoints off private addresses, is not in the
 path, and no endpoint is created.
 
-The cursor of the last event forwarded is kept in --data-dir (listen-<partner>.cursor), and the
-next listen of the partner resumes there, with no gap and no duplicate; without one it starts
-with the events committed from now on. --after resumes at a cursor printed before (or a feed
-page's next_cursor); --after now skips what was kept. On a dropped connection listen reconnects,
+The cursor is kept in --data-dir (listen-<partner>.cursor) and moves only past events the local
+URL acknowledged (or that were skipped): the next listen of the partner resumes at the first
+event not acknowledged, also when this one was stopped while retrying it. No event is lost, and
+one comes again only when its answer was not seen (listen stopped during the request, a
+timeout), with the same webhook-id. Without a kept cursor listen starts with the events
+committed from now on. --after resumes at a cursor printed before (or a feed page's
+next_cursor); --after now skips what was kept. On a dropped connection listen reconnects,
 backing off up to 10 s, from its last cursor.
 
 The token is --api-key (a partner API key, which streams its own partner only), else
@@ -44,10 +58,13 @@ them: admin_url, api_key, admin_token, partner; flags and variables win over it.
 `
 
 // listenBackoff bounds the wait between reconnections; listenSilence is how long a stream may
-// stay silent (the server writes a heartbeat every 15 s) before it is taken for dead.
+// stay silent (the server writes a heartbeat every 15 s) before it is taken for dead;
+// listenRetryFirst is the wait before a failed forward is made again, doubling up to
+// listenBackoff.
 const (
-	listenBackoff = 10 * time.Second
-	listenSilence = 45 * time.Second
+	listenBackoff    = 10 * time.Second
+	listenSilence    = 45 * time.Second
+	listenRetryFirst = 500 * time.Millisecond
 )
 
 func runListen(ctx context.Context, args []string, out io.Writer) error {
@@ -58,6 +75,7 @@ func runListen(ctx context.Context, args []string, out io.Writer) error {
 	var events []string
 	fs.Var((*listValue)(&events), "events", "comma-separated event types or wildcards (usage.*), as in endpoint filters; empty: every type")
 	after := fs.String("after", "", "the cursor to resume after, or now; empty: the one kept in --data-dir, else now")
+	skipClientErrors := fs.Bool("skip-client-errors", false, "move on past an event the local URL answers with a 4xx other than 408, 425 and 429, instead of retrying it")
 	s, err := fs.parse(args, out)
 	if err != nil {
 		return err
@@ -82,7 +100,7 @@ func runListen(ctx context.Context, args []string, out io.Writer) error {
 	}
 	l := &listener{api: api, to: *forwardTo, types: strings.Join(events, ","), signer: signer, out: out,
 		cursorFile: filepath.Join(s.DataDir, "listen-"+api.partner+".cursor"),
-		local:      &http.Client{Timeout: 30 * time.Second}}
+		local:      &http.Client{Timeout: 30 * time.Second}, skipClientErrors: *skipClientErrors}
 	switch *after {
 	case "now":
 	case "":
@@ -123,8 +141,18 @@ type listener struct {
 	signer     *webhook.Signer
 	local      *http.Client
 	out        io.Writer
-	cursor     string // the SSE id of the last message handled
+	cursor     string // the SSE id of the last message handled: events up to it were acknowledged
 	cursorFile string
+	// skipClientErrors moves the cursor past an event answered with a 4xx other than 408, 425
+	// and 429; otherwise every failed forward is retried.
+	skipClientErrors bool
+}
+
+// heldEvent is an event whose forward failed: later events wait until it is acknowledged.
+type heldEvent struct {
+	id   string // the cursor after it
+	body []byte
+	wait time.Duration // before the next attempt
 }
 
 // run streams until ctx ends or the API refuses the stream; a dropped or silent stream is
@@ -132,7 +160,14 @@ type listener struct {
 func (l *listener) run(ctx context.Context) error {
 	wait := 250 * time.Millisecond
 	for {
-		got, err := l.stream(ctx)
+		got, held, err := l.stream(ctx)
+		if held != nil {
+			if err := l.retry(ctx, held); err != nil {
+				return err
+			}
+			wait = 250 * time.Millisecond
+			continue // from the cursor after the held event
+		}
 		var refused *adminclient.APIError
 		if ctx.Err() != nil || (errors.As(err, &refused) && refused.Status < 500) {
 			return err
@@ -150,8 +185,34 @@ func (l *listener) run(ctx context.Context) error {
 	}
 }
 
-// stream reads one connection of the stream until it ends; got is whether it was opened.
-func (l *listener) stream(ctx context.Context) (got bool, err error) {
+// retry forwards the held event again, backing off, until it is acknowledged (or skipped) and the
+// cursor moves past it, or ctx ends with the cursor still before it.
+func (l *listener) retry(ctx context.Context, held *heldEvent) error {
+	for attempt := 2; ; attempt++ {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(held.wait):
+		}
+		wait, done := l.forward(ctx, held.body, attempt)
+		if done {
+			if held.id != "" {
+				l.keep(held.id)
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		held.wait = wait
+	}
+}
+
+// stream reads one connection of the stream until it ends; got is whether it was opened. An event
+// whose forward fails ends the connection and is returned as held: the server is not left
+// writing to a reader that stopped reading while the event is retried, and the next connection
+// starts after it once it is acknowledged.
+func (l *listener) stream(ctx context.Context) (got bool, held *heldEvent, err error) {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	params := &adminclient.StreamEventsParams{}
@@ -163,12 +224,12 @@ func (l *listener) stream(ctx context.Context) (got bool, err error) {
 	}
 	resp, err := l.api.c.StreamEvents(sctx, l.api.partner, params)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		return false, adminclient.Check(rawResponse{resp.StatusCode, body}, nil)
+		return false, nil, adminclient.Check(rawResponse{resp.StatusCode, body}, nil)
 	}
 	fmt.Fprintf(l.out, "%s  connected\n", time.Now().Format("15:04:05"))
 	// The watchdog ends a stream that stopped sending even its heartbeats (a half-open TCP
@@ -196,7 +257,7 @@ func (l *listener) stream(ctx context.Context) (got bool, err error) {
 			if sctx.Err() != nil && ctx.Err() == nil {
 				err = fmt.Errorf("silent for %s", listenSilence)
 			}
-			return true, err
+			return true, nil, err
 		}
 		select {
 		case alive <- struct{}{}:
@@ -209,10 +270,12 @@ func (l *listener) stream(ctx context.Context) (got bool, err error) {
 			if body.Status >= 400 {
 				status = body.Status // 401 when the stream's key was revoked
 			}
-			return true, &adminclient.APIError{Status: status, Problem: body}
+			return true, nil, &adminclient.APIError{Status: status, Problem: body}
 		}
 		if m.Data != nil {
-			l.forward(ctx, m.Data)
+			if wait, done := l.forward(ctx, m.Data, 1); !done {
+				return true, &heldEvent{id: m.ID, body: m.Data, wait: wait}, nil
+			}
 		}
 		if m.ID != "" && m.ID != l.cursor {
 			l.keep(m.ID)
@@ -221,33 +284,64 @@ func (l *listener) stream(ctx context.Context) (got bool, err error) {
 }
 
 // forward POSTs one envelope to the local URL, signed with the session secret, and prints its
-// line. The cursor moves past it whatever the answer: listen shows a failure and goes on, as a
-// developer's receiver under work fails often.
-func (l *listener) forward(ctx context.Context, body []byte) {
+// line. done is whether the cursor may move past it: acknowledged with a 2xx, skipped as a client
+// error with --skip-client-errors, or no envelope to forward. Otherwise (and unless ctx ended
+// during the request) wait is the backoff before attempt+1.
+func (l *listener) forward(ctx context.Context, body []byte, attempt int) (wait time.Duration, done bool) {
 	var env outbox.Envelope
 	if err := json.Unmarshal(body, &env); err != nil {
 		fmt.Fprintf(l.out, "%s  an event that is not an envelope: %v\n", time.Now().Format("15:04:05"), err)
-		return
+		return 0, true
 	}
 	began := time.Now()
-	status := ""
+	var resp *http.Response
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.to, bytes.NewReader(body))
 	if err == nil {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("User-Agent", thisBuild().userAgent()+" (listen)")
 		l.signer.SetHeaders(req.Header, env.EventID, began, body)
-		var resp *http.Response
-		if resp, err = l.local.Do(req); err == nil {
-			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-			resp.Body.Close()
-			status = fmt.Sprint(resp.StatusCode)
-		}
+		resp, err = l.local.Do(req)
 	}
-	if err != nil {
+	status := ""
+	if err == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		status = fmt.Sprint(resp.StatusCode)
+	} else {
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			err = ue.Err // the method and URL are those of every line
+		}
 		status = "error: " + err.Error()
 	}
-	fmt.Fprintf(l.out, "%s  %-26s %s  -> %s  %.1fms\n", began.Format("15:04:05"), printable(env.Type), printable(env.EventID), printable(status),
+	line := fmt.Sprintf("%s  %-26s %s  -> %s  %.1fms", began.Format("15:04:05"), printable(env.Type), printable(env.EventID), printable(status),
 		float64(time.Since(began).Microseconds())/1000)
+	// The deployment's response policy (design.md section 7) with its default for client errors,
+	// retried (R20); --skip-client-errors makes them final instead.
+	failure := sender.Classify(resp, err, time.Now(), sender.Policy{RetryClientErrors: true, MaxRetryAfter: listenBackoff})
+	switch {
+	case failure == nil:
+		fmt.Fprintln(l.out, line)
+		return 0, true
+	case ctx.Err() != nil:
+		fmt.Fprintf(l.out, "%s  (stopped; not acknowledged)\n", line)
+		return 0, false
+	case l.skipClientErrors && (failure.ClientError || failure.Gone):
+		fmt.Fprintf(l.out, "%s  skipped (--skip-client-errors)\n", line)
+		return 0, true
+	}
+	wait = listenRetryWait(attempt, failure.RetryAfter)
+	fmt.Fprintf(l.out, "%s  attempt %d; again in %.1fs, later events wait\n", line, attempt, wait.Seconds())
+	return wait, false
+}
+
+// listenRetryWait is the wait after the failed attempt (1 the first): listenRetryFirst doubling
+// up to listenBackoff, less up to a quarter of jitter (so that listens restarted together do not
+// retry in step), or the local server's Retry-After when longer (capped at listenBackoff by
+// the caller).
+func listenRetryWait(attempt int, retryAfter time.Duration) time.Duration {
+	wait := min(listenRetryFirst<<min(max(attempt, 1)-1, 10), listenBackoff)
+	wait -= time.Duration(rand.Int64N(int64(wait/4) + 1))
+	return max(wait, retryAfter)
 }
 
 // keep records the cursor, in memory and in the cursor file (a failure to write it is said
