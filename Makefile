@@ -246,4 +246,4 @@ kafka-cluster-down:
 down: connect-down kafka-down pg-down
 
 clean: down
-	rm -rf .data bin
+	rm -rf .data bin clients/typescript/node_modules clients/typescript/dist
