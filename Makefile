@@ -24,7 +24,7 @@ GOTEST     ?= $(GO) test -race -count=1 -timeout 30m
 # Packages whose tests use Kafka (they call testenv.NewKafka); they run on both lanes.
 KAFKA_PKGS = $(shell grep -rl --include='*_test.go' 'testenv.NewKafka' . | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build generate dev seed test test-real test-embedded test-fuzz test-rules test-deploy test-cluster test-secure test-datalog test-chaos chaos vet chromium connect-up connect-down bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down kafka-cluster-up kafka-cluster-down down clean
+.PHONY: all build generate clients dev seed test test-real test-embedded test-fuzz test-rules test-deploy test-cluster test-secure test-datalog test-clients test-chaos chaos vet chromium connect-up connect-down bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down kafka-cluster-up kafka-cluster-down down clean
 
 all: build
 
@@ -39,6 +39,13 @@ build:
 generate:
 	$(GO) generate ./...
 
+# Regenerates the committed TypeScript and Python clients of the admin API from admin/openapi.json
+# (clients/clients.sh: openapi-typescript and openapi-python-client at the versions pinned in
+# clients/, installed from npm and PyPI on the first run); make test-clients fails until this has
+# been run after a change of the document.
+clients:
+	bash clients/clients.sh generate
+
 # deploy/local/dev.sh: HOOKSTREAM_DATABASE_URL when set, else the local cluster (started).
 dev:
 	PG_PORT='$(PG_PORT)' PG_DATA='$(PG_DATA)' GO='$(GO)' bash deploy/local/dev.sh
@@ -49,7 +56,7 @@ seed:
 vet:
 	$(GO) vet ./...
 
-test: pg-up kafka-up chromium vet test-rules test-deploy test-real test-embedded test-fuzz test-cluster test-secure test-datalog test-chaos
+test: pg-up kafka-up chromium vet test-rules test-deploy test-real test-embedded test-fuzz test-cluster test-secure test-datalog test-clients test-chaos
 
 test-real: pg-up kafka-up chromium
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA='$(KAFKA_REAL)' $(GOTEST) ./...
@@ -121,6 +128,18 @@ test-datalog: pg-up kafka-up
 	bash deploy/datalog/connect.sh tools
 	$(GO) vet -tags datalog ./internal/testkit/datalog/
 	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA='$(KAFKA_REAL)' $(GOTEST) -tags datalog ./internal/testkit/datalog/
+
+# The admin API's TypeScript and Python clients (clients/README.md): the committed clients are
+# what the pinned generators make of admin/openapi.json (else: make clients), and each language's
+# examples, run as their READMEs say against `hookstream dev` (embedded Kafka), create an endpoint,
+# send it a test event and read the delivery back, which its Standard Webhooks receiver verified
+# (internal/testkit/clients, build tag clients). Node.js, npm and Python 3 come from Debian when
+# missing; npm ci (the committed lockfile) and two venvs under .data/clients (pinned lists from
+# PyPI) on the first run, about a minute; then about a minute.
+test-clients: pg-up
+	bash clients/clients.sh check
+	$(GO) vet -tags clients ./internal/testkit/clients/
+	HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' $(GOTEST) -tags clients ./internal/testkit/clients/
 
 # Kafka Connect beside the local broker, running deploy/datalog/events-jdbc-sink.properties: the
 # events topic hookstream.events upserted into the table hookstream_events of the local database
@@ -227,4 +246,4 @@ kafka-cluster-down:
 down: connect-down kafka-down pg-down
 
 clean: down
-	rm -rf .data bin
+	rm -rf .data bin clients/typescript/node_modules clients/typescript/dist

@@ -1,0 +1,164 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.event_type_list import EventTypeList
+from ...models.problem import Problem
+from ...types import Response
+
+
+def _get_kwargs() -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/operator/event-types",
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> EventTypeList | Problem | None:
+    if response.status_code == 200:
+        response_200 = EventTypeList.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[EventTypeList | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient,
+) -> Response[EventTypeList | Problem]:
+    """The operator event types (operator.*), with their JSON Schemas and examples
+
+     The catalog of the events the operator subscribes its own endpoints to (POST
+    /v1/operator/endpoints), in the shape of GET /v1/event-types. These types are written only under the
+    reserved partner `hookstream:operator` and reach no partner: GET /v1/event-types does not list them,
+    and an outbox row of an operator type under a real partner is refused.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[EventTypeList | Problem]
+    """
+
+    kwargs = _get_kwargs()
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient,
+) -> EventTypeList | Problem | None:
+    """The operator event types (operator.*), with their JSON Schemas and examples
+
+     The catalog of the events the operator subscribes its own endpoints to (POST
+    /v1/operator/endpoints), in the shape of GET /v1/event-types. These types are written only under the
+    reserved partner `hookstream:operator` and reach no partner: GET /v1/event-types does not list them,
+    and an outbox row of an operator type under a real partner is refused.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        EventTypeList | Problem
+    """
+
+    return sync_detailed(
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient,
+) -> Response[EventTypeList | Problem]:
+    """The operator event types (operator.*), with their JSON Schemas and examples
+
+     The catalog of the events the operator subscribes its own endpoints to (POST
+    /v1/operator/endpoints), in the shape of GET /v1/event-types. These types are written only under the
+    reserved partner `hookstream:operator` and reach no partner: GET /v1/event-types does not list them,
+    and an outbox row of an operator type under a real partner is refused.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[EventTypeList | Problem]
+    """
+
+    kwargs = _get_kwargs()
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient,
+) -> EventTypeList | Problem | None:
+    """The operator event types (operator.*), with their JSON Schemas and examples
+
+     The catalog of the events the operator subscribes its own endpoints to (POST
+    /v1/operator/endpoints), in the shape of GET /v1/event-types. These types are written only under the
+    reserved partner `hookstream:operator` and reach no partner: GET /v1/event-types does not list them,
+    and an outbox row of an operator type under a real partner is refused.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        EventTypeList | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+        )
+    ).parsed

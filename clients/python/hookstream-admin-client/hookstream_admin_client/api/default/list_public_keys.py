@@ -1,0 +1,224 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.problem import Problem
+from ...models.public_key_list import PublicKeyList
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    pid: str,
+    *,
+    limit: int | Unset = 100,
+    cursor: str | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["limit"] = limit
+
+    params["cursor"] = cursor
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/partners/{pid}/public-keys".format(
+            pid=quote(str(pid), safe=""),
+        ),
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Problem | PublicKeyList | None:
+    if response.status_code == 200:
+        response_200 = PublicKeyList.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Problem | PublicKeyList]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    pid: str,
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = 100,
+    cursor: str | Unset = UNSET,
+) -> Response[Problem | PublicKeyList]:
+    """The public keys of every active v1a key of the partner's endpoints
+
+     What a partner's receivers trust: each `whpk_` key with its endpoint, ordered by endpoint and key
+    id. Keys in a rotation overlap are listed until their expiry; v1 secrets never appear.
+
+    Args:
+        pid (str):
+        limit (int | Unset):  Default: 100.
+        cursor (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | PublicKeyList]
+    """
+
+    kwargs = _get_kwargs(
+        pid=pid,
+        limit=limit,
+        cursor=cursor,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    pid: str,
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = 100,
+    cursor: str | Unset = UNSET,
+) -> Problem | PublicKeyList | None:
+    """The public keys of every active v1a key of the partner's endpoints
+
+     What a partner's receivers trust: each `whpk_` key with its endpoint, ordered by endpoint and key
+    id. Keys in a rotation overlap are listed until their expiry; v1 secrets never appear.
+
+    Args:
+        pid (str):
+        limit (int | Unset):  Default: 100.
+        cursor (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | PublicKeyList
+    """
+
+    return sync_detailed(
+        pid=pid,
+        client=client,
+        limit=limit,
+        cursor=cursor,
+    ).parsed
+
+
+async def asyncio_detailed(
+    pid: str,
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = 100,
+    cursor: str | Unset = UNSET,
+) -> Response[Problem | PublicKeyList]:
+    """The public keys of every active v1a key of the partner's endpoints
+
+     What a partner's receivers trust: each `whpk_` key with its endpoint, ordered by endpoint and key
+    id. Keys in a rotation overlap are listed until their expiry; v1 secrets never appear.
+
+    Args:
+        pid (str):
+        limit (int | Unset):  Default: 100.
+        cursor (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | PublicKeyList]
+    """
+
+    kwargs = _get_kwargs(
+        pid=pid,
+        limit=limit,
+        cursor=cursor,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    pid: str,
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = 100,
+    cursor: str | Unset = UNSET,
+) -> Problem | PublicKeyList | None:
+    """The public keys of every active v1a key of the partner's endpoints
+
+     What a partner's receivers trust: each `whpk_` key with its endpoint, ordered by endpoint and key
+    id. Keys in a rotation overlap are listed until their expiry; v1 secrets never appear.
+
+    Args:
+        pid (str):
+        limit (int | Unset):  Default: 100.
+        cursor (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | PublicKeyList
+    """
+
+    return (
+        await asyncio_detailed(
+            pid=pid,
+            client=client,
+            limit=limit,
+            cursor=cursor,
+        )
+    ).parsed

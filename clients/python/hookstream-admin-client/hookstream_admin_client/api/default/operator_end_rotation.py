@@ -1,0 +1,235 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.empty import Empty
+from ...models.endpoint import Endpoint
+from ...models.problem import Problem
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    eid: str,
+    *,
+    body: Empty | Unset = UNSET,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/operator/endpoints/{eid}/secret/end-rotation".format(
+            eid=quote(str(eid), safe=""),
+        ),
+    }
+
+    if not isinstance(body, Unset):
+        _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Endpoint | Problem | None:
+    if response.status_code == 200:
+        response_200 = Endpoint.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = Problem.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 415:
+        response_415 = Problem.from_dict(response.json())
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Endpoint | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    eid: str,
+    *,
+    client: AuthenticatedClient,
+    body: Empty | Unset = UNSET,
+) -> Response[Endpoint | Problem]:
+    """Operator endpoints: end the rotation overlap: only the newest secret signs
+
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key
+    header (see the API description): a repeat gets the first answer.
+
+    Args:
+        eid (str):
+        body (Empty | Unset): no fields; the body may also be omitted
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Endpoint | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        eid=eid,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    eid: str,
+    *,
+    client: AuthenticatedClient,
+    body: Empty | Unset = UNSET,
+) -> Endpoint | Problem | None:
+    """Operator endpoints: end the rotation overlap: only the newest secret signs
+
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key
+    header (see the API description): a repeat gets the first answer.
+
+    Args:
+        eid (str):
+        body (Empty | Unset): no fields; the body may also be omitted
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Endpoint | Problem
+    """
+
+    return sync_detailed(
+        eid=eid,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    eid: str,
+    *,
+    client: AuthenticatedClient,
+    body: Empty | Unset = UNSET,
+) -> Response[Endpoint | Problem]:
+    """Operator endpoints: end the rotation overlap: only the newest secret signs
+
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key
+    header (see the API description): a repeat gets the first answer.
+
+    Args:
+        eid (str):
+        body (Empty | Unset): no fields; the body may also be omitted
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Endpoint | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        eid=eid,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    eid: str,
+    *,
+    client: AuthenticatedClient,
+    body: Empty | Unset = UNSET,
+) -> Endpoint | Problem | None:
+    """Operator endpoints: end the rotation overlap: only the newest secret signs
+
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key
+    header (see the API description): a repeat gets the first answer.
+
+    Args:
+        eid (str):
+        body (Empty | Unset): no fields; the body may also be omitted
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Endpoint | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            eid=eid,
+            client=client,
+            body=body,
+        )
+    ).parsed

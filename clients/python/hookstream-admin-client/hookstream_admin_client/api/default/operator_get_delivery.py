@@ -1,0 +1,188 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.delivery_detail import DeliveryDetail
+from ...models.problem import Problem
+from ...types import Response
+
+
+def _get_kwargs(
+    did: str,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/operator/deliveries/{did}".format(
+            did=quote(str(did), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> DeliveryDetail | Problem | None:
+    if response.status_code == 200:
+        response_200 = DeliveryDetail.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[DeliveryDetail | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    did: str,
+    *,
+    client: AuthenticatedClient,
+) -> Response[DeliveryDetail | Problem]:
+    """Operator endpoints: a delivery with all its attempts
+
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route.
+
+    Args:
+        did (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[DeliveryDetail | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        did=did,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    did: str,
+    *,
+    client: AuthenticatedClient,
+) -> DeliveryDetail | Problem | None:
+    """Operator endpoints: a delivery with all its attempts
+
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route.
+
+    Args:
+        did (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        DeliveryDetail | Problem
+    """
+
+    return sync_detailed(
+        did=did,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    did: str,
+    *,
+    client: AuthenticatedClient,
+) -> Response[DeliveryDetail | Problem]:
+    """Operator endpoints: a delivery with all its attempts
+
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route.
+
+    Args:
+        did (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[DeliveryDetail | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        did=did,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    did: str,
+    *,
+    client: AuthenticatedClient,
+) -> DeliveryDetail | Problem | None:
+    """Operator endpoints: a delivery with all its attempts
+
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route.
+
+    Args:
+        did (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        DeliveryDetail | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            did=did,
+            client=client,
+        )
+    ).parsed

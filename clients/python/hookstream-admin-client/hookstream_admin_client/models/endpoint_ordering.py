@@ -1,0 +1,10 @@
+from enum import StrEnum
+
+
+class EndpointOrdering(StrEnum):
+    BOUNDED = "bounded"
+    NONE = "none"
+    STRICT = "strict"
+
+    def __str__(self) -> str:
+        return str(self.value)

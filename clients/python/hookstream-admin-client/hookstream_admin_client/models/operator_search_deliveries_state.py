@@ -1,0 +1,12 @@
+from enum import StrEnum
+
+
+class OperatorSearchDeliveriesState(StrEnum):
+    FAILED = "failed"
+    PENDING = "pending"
+    RETRYING = "retrying"
+    SKIPPED = "skipped"
+    SUCCEEDED = "succeeded"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+
+class RetryLimitsClientErrors(StrEnum):
+    RETRY = "retry"
+    STOP = "stop"
+
+    def __str__(self) -> str:
+        return str(self.value)
