@@ -24,7 +24,7 @@ GOTEST     ?= $(GO) test -race -count=1 -timeout 30m
 # Packages whose tests use Kafka (they call testenv.NewKafka); they run on both lanes.
 KAFKA_PKGS = $(shell grep -rl --include='*_test.go' 'testenv.NewKafka' . | xargs -r -n1 dirname | sort -u)
 
-.PHONY: all build generate clients dev seed test test-real test-embedded test-fuzz test-rules test-deploy test-cluster test-secure test-datalog test-clients test-chaos chaos vet chromium connect-up connect-down bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down kafka-cluster-up kafka-cluster-down down clean
+.PHONY: all build generate clients dev seed test test-real test-embedded test-fuzz test-rules test-deploy test-cluster test-secure test-datalog test-clients test-chaos chaos vet chromium console-screenshots connect-up connect-down bench bench-cdc bench-fanout bench-sender bench-retry pg-up pg-down kafka-up kafka-down kafka-cluster-up kafka-cluster-down down clean
 
 all: build
 
@@ -213,6 +213,12 @@ bench-retry: kafka-up
 
 pg-up:
 	@$(PG_SH) up >/dev/null
+
+# The console's screenshots in docs/console/ (shown in docs/console.md), taken again by its browser
+# test; commit what changed. Without HOOKSTREAM_UPDATE_SCREENSHOTS the test only checks they exist.
+console-screenshots: pg-up chromium
+	HOOKSTREAM_UPDATE_SCREENSHOTS=1 HOOKSTREAM_TEST_DATABASE_URL='$(PG_URL)' HOOKSTREAM_TEST_KAFKA=embedded \
+		$(GO) test -count=1 -run 'TestConsoleInBrowser$$' ./cmd/hookstream/
 
 # Headless Chromium for the console's browser tests (Debian's chromium package, driven from Go by
 # chromedp: no driver binary needed). Installed only when missing; the package index is updated

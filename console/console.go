@@ -43,14 +43,17 @@ type Config struct {
 	// MaxSessionsPerCredential bounds the sessions of one credential (a partner key, the operator
 	// token): its next sign-in ends its own oldest session, never another credential's.
 	MaxSessionsPerCredential int
-	Logger                   *slog.Logger
-	Registerer               prometheus.Registerer // nil: metrics are not registered
+	// UserAgent is the User-Agent the sender sends (its build's), shown on an attempt's evidence.
+	UserAgent  string
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer // nil: metrics are not registered
 }
 
 // DefaultConfig returns the defaults: 12-hour sessions, at most 10,000 at once and 20 per
 // credential.
 func DefaultConfig() Config {
-	return Config{SessionTTL: 12 * time.Hour, MaxSessions: 10000, MaxSessionsPerCredential: 20, Logger: slog.Default()}
+	return Config{SessionTTL: 12 * time.Hour, MaxSessions: 10000, MaxSessionsPerCredential: 20, UserAgent: "hookstream/dev",
+		Logger: slog.Default()}
 }
 
 // Validate reports what is wrong with c.
@@ -137,6 +140,7 @@ func (c *Console) routes() http.Handler {
 		"GET /console/{$}":                               c.home,
 		"POST /console/sign-out":                         c.signOut,
 		"GET /console/event-types":                       c.eventTypes,
+		"GET " + partner + "/event-types":                c.partnerEventTypes,
 		"GET " + partner + "/endpoints":                  c.endpoints,
 		"GET " + partner + "/endpoints/new":              c.newEndpointPage,
 		"POST " + partner + "/endpoints":                 c.createEndpoint,
@@ -260,7 +264,8 @@ func (c *Console) api(ss *session) *adminclient.ClientWithResponses {
 type pageError struct {
 	status int
 	msg    string
-	code   string // the API's error code, when it came from the API
+	code   string                   // the API's error code, when it came from the API
+	fields []adminclient.FieldError // the API's refusal per field, for a validation failure
 }
 
 func (e *pageError) Error() string { return fmt.Sprintf("%d: %s", e.status, e.msg) }
@@ -271,7 +276,11 @@ func check(res adminclient.Response, err error) error {
 	err = adminclient.Check(res, err)
 	var ae *adminclient.APIError
 	if errors.As(err, &ae) {
-		return &pageError{status: ae.Status, msg: ae.Problem.Detail, code: string(ae.Problem.Code)}
+		pe := &pageError{status: ae.Status, msg: ae.Problem.Detail, code: string(ae.Problem.Code)}
+		if ae.Problem.Errors != nil {
+			pe.fields = *ae.Problem.Errors
+		}
+		return pe
 	}
 	if err != nil {
 		return fmt.Errorf("admin API call: %w", err)

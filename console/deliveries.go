@@ -77,7 +77,7 @@ func (c *Console) attempt(w http.ResponseWriter, r *http.Request, ss *session) e
 		{"webhook-timestamp", strconv.FormatInt(a.StartedAt.Unix(), 10) + " (about; the sender stamps it as it sends)"},
 		{"webhook-signature", "v1,… one per active secret (never shown)"},
 		{"content-type", "application/json"},
-		{"user-agent", "hookstream/ and its version number, e.g. hookstream/1.4.2"},
+		{"user-agent", c.cfg.UserAgent},
 	}}
 	ev, err := c.api(ss).GetEventWithResponse(r.Context(), d.PartnerID, d.EventID)
 	if err := check(ev, err); err == nil {

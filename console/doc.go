@@ -20,5 +20,9 @@
 //     come only from the embedded files under /console/static/, which are compiled into the
 //     binary (no CDN, nothing fetched at run time).
 //   - A secret (endpoint creation, rotation) is shown once, on the page right after the action,
-//     and then forgotten by the console as the API forgets it.
+//     and then forgotten by the console as the API forgets it. A secret typed into the endpoint
+//     form (authentication, a client certificate's key) is write-only: sent to the API, never
+//     written into a page again.
+//   - The endpoint form sets everything the API sets on an endpoint and validates nothing itself:
+//     the API's refusals come back per field and are shown beside the fields they name.
 package console

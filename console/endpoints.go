@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -259,77 +258,45 @@ func (v endpointView) NextURL() string {
 	return pathOf("partners", v.E.PartnerID, "endpoints", v.E.ID) + "?" + q.Encode()
 }
 
-// endpointForm is the create and edit form, as typed.
-type endpointForm struct {
-	PID, EID, URL, EventTypes, Description, MaxInFlight, RateLimit string
-	Ordered                                                        bool
-	Error                                                          string
-	Edit                                                           bool
-	KnownTypes                                                     []string
-}
-
-func readEndpointForm(r *http.Request) endpointForm {
-	f := r.PostForm
-	return endpointForm{URL: strings.TrimSpace(f.Get("url")), EventTypes: f.Get("event_types"),
-		Description: f.Get("description"), MaxInFlight: strings.TrimSpace(f.Get("max_in_flight")),
-		RateLimit: strings.TrimSpace(f.Get("rate_limit_per_sec")), Ordered: f.Get("ordered") == "on"}
-}
-
-func splitTypes(s string) []string {
-	out := []string{}
-	for _, t := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == '\t' }) {
-		out = append(out, t)
-	}
-	return out
-}
-
-// body is the endpoint's JSON for the API: what the form holds, with an empty rate limit sent as
-// null on edit (the API removes the limit) and left out on creation.
-func (f endpointForm) body() (map[string]any, error) {
-	b := map[string]any{"url": f.URL, "event_types": splitTypes(f.EventTypes), "description": f.Description, "ordered": f.Ordered}
-	if f.MaxInFlight != "" {
-		n, err := strconv.Atoi(f.MaxInFlight)
-		if err != nil {
-			return nil, fmt.Errorf("max in flight must be a whole number")
-		}
-		b["max_in_flight"] = n
-	}
-	switch {
-	case f.RateLimit != "":
-		x, err := strconv.ParseFloat(f.RateLimit, 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, fmt.Errorf("rate limit must be a number of requests per second")
-		}
-		b["rate_limit_per_sec"] = x
-	case f.Edit:
-		b["rate_limit_per_sec"] = nil
-	}
-	return b, nil
-}
-
-func (c *Console) knownTypes(r *http.Request, ss *session) []string {
+// catalogInfo is what the endpoint form offers from the catalog: the known types, for the
+// event types field's suggestions, and the schema versions an endpoint may be pinned to (1
+// through the newest of any type).
+func (c *Console) catalogInfo(r *http.Request, ss *session) (types []string, versions []int) {
 	res, err := c.api(ss).ListEventTypesWithResponse(r.Context())
 	if check(res, err) != nil {
-		return nil
+		return nil, nil
 	}
-	var out []string
+	newest := 0
 	for _, t := range res.JSON200.Data {
-		out = append(out, t.Type)
+		types = append(types, t.Type)
+		newest = max(newest, t.SchemaVersion)
 	}
-	return out
+	for v := 1; v <= newest; v++ {
+		versions = append(versions, v)
+	}
+	return types, versions
+}
+
+func (c *Console) showEndpointForm(w http.ResponseWriter, r *http.Request, ss *session, status int, f endpointForm) error {
+	f.KnownTypes, f.Versions = c.catalogInfo(r, ss)
+	title := "New endpoint"
+	if f.Edit {
+		title = "Edit endpoint"
+	}
+	return c.render(w, r, ss, status, "endpoint_form.html", title, f)
 }
 
 func (c *Console) newEndpointPage(w http.ResponseWriter, r *http.Request, ss *session) error {
-	f := endpointForm{PID: r.PathValue("pid"), EventTypes: "*", KnownTypes: c.knownTypes(r, ss)}
-	return c.render(w, r, ss, http.StatusOK, "endpoint_form.html", "New endpoint", f)
+	f := endpointForm{PID: r.PathValue("pid"), EventTypes: "*", Ordering: "none", SignatureScheme: "v1", AuthType: "none"}
+	return c.showEndpointForm(w, r, ss, http.StatusOK, f)
 }
 
 func (c *Console) createEndpoint(w http.ResponseWriter, r *http.Request, ss *session) error {
 	pid := r.PathValue("pid")
-	f := readEndpointForm(r)
+	f := readEndpointForm(r.PostForm)
 	f.PID = pid
 	var res *adminclient.CreateEndpointResponse
-	if sent, err := c.submitEndpointForm(w, r, ss, f, "New endpoint", func(body io.Reader) (adminclient.Response, error) {
+	if sent, err := c.submitEndpointForm(w, r, ss, f, func(body io.Reader) (adminclient.Response, error) {
 		var err error
 		res, err = c.api(ss).CreateEndpointWithBodyWithResponse(r.Context(), pid, "application/json", body)
 		return res, err
@@ -337,9 +304,11 @@ func (c *Console) createEndpoint(w http.ResponseWriter, r *http.Request, ss *ses
 		return err
 	}
 	e := res.JSON201
-	return c.redirect(w, r, ss, pathOf("partners", pid, "endpoints", e.ID), &flash{
-		Message: "Endpoint created. This is its signing secret; it is shown only now, copy it:",
-		Secret:  e.Secret})
+	done := &flash{Message: "Endpoint created. This is its signing secret; it is shown only now, copy it:", Secret: e.Secret}
+	if e.Secret == "" {
+		done = &flash{Message: "Endpoint created. It signs with ed25519 (v1a): receivers verify with its public key, listed under Secrets; the signing key is never shown."}
+	}
+	return c.redirect(w, r, ss, pathOf("partners", pid, "endpoints", e.ID), done)
 }
 
 func (c *Console) editEndpointPage(w http.ResponseWriter, r *http.Request, ss *session) error {
@@ -348,46 +317,59 @@ func (c *Console) editEndpointPage(w http.ResponseWriter, r *http.Request, ss *s
 	if err := check(res, err); err != nil {
 		return err
 	}
-	e := res.JSON200
-	f := endpointForm{PID: pid, EID: eid, Edit: true, URL: e.URL, EventTypes: strings.Join(e.EventTypes, ", "),
-		Description: e.Description, MaxInFlight: strconv.Itoa(e.MaxInFlight), Ordered: e.Ordered, KnownTypes: c.knownTypes(r, ss)}
-	if e.RateLimitPerSec != nil {
-		f.RateLimit = strconv.FormatFloat(*e.RateLimitPerSec, 'f', -1, 64)
-	}
-	return c.render(w, r, ss, http.StatusOK, "endpoint_form.html", "Edit endpoint", f)
+	f := endpointForm{PID: pid, EID: eid, Edit: true}
+	f.fillFrom(*res.JSON200)
+	return c.showEndpointForm(w, r, ss, http.StatusOK, f)
 }
 
 func (c *Console) editEndpoint(w http.ResponseWriter, r *http.Request, ss *session) error {
 	pid, eid := r.PathValue("pid"), r.PathValue("eid")
-	f := readEndpointForm(r)
+	f := readEndpointForm(r.PostForm)
 	f.PID, f.EID, f.Edit = pid, eid, true
-	if sent, err := c.submitEndpointForm(w, r, ss, f, "Edit endpoint", func(body io.Reader) (adminclient.Response, error) {
-		return c.api(ss).UpdateEndpointWithBodyWithResponse(r.Context(), pid, eid, "application/json", body)
+	// What the form keeps (the authentication, the certificate) is described again if the form
+	// is shown again.
+	if cur, err := c.api(ss).GetEndpointWithResponse(r.Context(), pid, eid); check(cur, err) == nil {
+		var was endpointForm
+		was.fillFrom(*cur.JSON200)
+		f.CurrentAuth, f.CurrentCertificate = was.CurrentAuth, was.CurrentCertificate
+	}
+	var res *adminclient.UpdateEndpointResponse
+	if sent, err := c.submitEndpointForm(w, r, ss, f, func(body io.Reader) (adminclient.Response, error) {
+		var err error
+		res, err = c.api(ss).UpdateEndpointWithBodyWithResponse(r.Context(), pid, eid, "application/json", body)
+		return res, err
 	}); !sent {
 		return err
 	}
-	return c.redirect(w, r, ss, pathOf("partners", pid, "endpoints", eid), &flash{Message: "Endpoint saved."})
+	done := &flash{Message: "Endpoint saved."}
+	if res.JSON200 != nil && res.JSON200.Secret != "" {
+		done = &flash{Message: "Endpoint saved. It signs with HMAC (v1) now; this is its new signing secret, shown only now, copy it:",
+			Secret: res.JSON200.Secret}
+	}
+	return c.redirect(w, r, ss, pathOf("partners", pid, "endpoints", eid), done)
 }
 
 // submitEndpointForm sends the endpoint form f as the API's request body with send. What the
-// form says that the console or the API refuses (a 4xx other than 404 and 403) shows the form,
-// titled title, again with the reason. sent is false when the form was shown again (err is
-// then that page's) or the call failed otherwise (err).
-func (c *Console) submitEndpointForm(w http.ResponseWriter, r *http.Request, ss *session, f endpointForm, title string,
+// console cannot read, or the API refuses (a 4xx other than 404 and 403), shows the form again
+// with the reasons beside their fields. sent is false when the form was shown again (err is then
+// that page's) or the call failed otherwise (err).
+func (c *Console) submitEndpointForm(w http.ResponseWriter, r *http.Request, ss *session, f endpointForm,
 	send func(body io.Reader) (adminclient.Response, error)) (sent bool, err error) {
-	again := func(msg string) error {
-		f.Error, f.KnownTypes = msg, c.knownTypes(r, ss)
-		return c.render(w, r, ss, http.StatusUnprocessableEntity, "endpoint_form.html", title, f)
+	body := f.body()
+	if len(f.Errors) > 0 {
+		f.Error = "The console could not read some fields; the reasons are shown beside them. Nothing was sent."
+		return false, c.showEndpointForm(w, r, ss, http.StatusUnprocessableEntity, f)
 	}
-	body, err := f.body()
+	raw, err := json.Marshal(body)
 	if err != nil {
-		return false, again(err.Error())
+		return false, fmt.Errorf("endpoint form: %w", err)
 	}
-	raw, _ := json.Marshal(body)
 	res, err := send(bytes.NewReader(raw))
 	if err := check(res, err); err != nil {
-		if pe, ok := err.(*pageError); ok && pe.status >= 400 && pe.status < 500 && pe.status != http.StatusNotFound && pe.status != http.StatusForbidden {
-			return false, again(pe.msg)
+		if pe, ok := err.(*pageError); ok && pe.status >= 400 && pe.status < 500 && pe.status != http.StatusNotFound &&
+			pe.status != http.StatusForbidden && pe.status != http.StatusUnauthorized {
+			f.refusedBy(pe)
+			return false, c.showEndpointForm(w, r, ss, http.StatusUnprocessableEntity, f)
 		}
 		return false, err
 	}

@@ -29,24 +29,30 @@ func FuzzFilterAndEndpointForm(f *testing.F) {
 				}
 			}
 		}
-		form := url.Values{"url": {u}, "event_types": {types}, "max_in_flight": {inFlight}, "rate_limit_per_sec": {rate}, "ordered": {ordered}}
+		form := url.Values{"url": {u}, "event_types": {types}, "max_in_flight": {inFlight}, "rate_limit_per_sec": {rate},
+			"ordering": {ordered}, "retry_delays": {inFlight + "," + rate}, "retry_attempts": {inFlight},
+			"retry_event_types": {typ}, "headers": {types}, "auth_type": {ordered}, "auth_scopes": {types}}
 		pr := httptest.NewRequest(http.MethodPost, "/console/x", strings.NewReader(form.Encode()))
 		pr.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		if err := pr.ParseForm(); err != nil {
 			return
 		}
 		for _, edit := range []bool{false, true} {
-			ef := readEndpointForm(pr)
+			ef := readEndpointForm(pr.PostForm)
 			ef.Edit = edit
-			b, err := ef.body()
-			if err != nil {
-				if err.Error() == "" {
-					t.Fatal("a refused form without a message")
+			b := ef.body()
+			for field, msgs := range ef.Errors {
+				if formField(field) != field && !strings.HasPrefix(field, "retry_") {
+					t.Fatalf("a refusal of %q, which is no field of the form", field)
 				}
-				continue
+				for _, m := range msgs {
+					if m == "" {
+						t.Fatal("a refused field without a message")
+					}
+				}
 			}
 			if _, err := json.Marshal(b); err != nil {
-				t.Fatalf("a form taken makes no JSON: %v", err)
+				t.Fatalf("a form makes no JSON: %v", err)
 			}
 			if _, ok := b["event_types"].([]string); !ok {
 				t.Fatalf("event_types %T", b["event_types"])

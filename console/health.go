@@ -86,7 +86,8 @@ func (h health) Rate() string {
 	return fmt.Sprintf("%.1f %%", 100*float64(h.Succeeded)/float64(n))
 }
 
-// MedianLatency is the median of the hourly medians with data, as "12 ms", or "no data".
+// MedianLatency is the median of the hourly medians with data, as "12 ms" (formatLatency), or
+// "no data".
 func (h health) MedianLatency() string {
 	var ms []int
 	for _, b := range h.Buckets {
@@ -98,7 +99,7 @@ func (h health) MedianLatency() string {
 		return "no data"
 	}
 	sort.Ints(ms)
-	return fmt.Sprintf("%d ms", ms[(len(ms)-1)/2])
+	return formatLatency(ms[(len(ms)-1)/2])
 }
 
 // The charts are inline SVG drawn here (no script, no inline style: the CSP allows neither), so
@@ -160,12 +161,43 @@ func (h health) LatencyChart(width, height int) template.HTML {
 		x := float64(i)*bw + bw/2
 		y := float64(height-3) - float64(bk.P50)/float64(max)*float64(height-6)
 		pts = append(pts, fmt.Sprintf("%.1f,%.1f", x, y))
-		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="2" fill="#1971c2"><title>%s: median %d ms</title></circle>`,
-			x, y, bk.Start.UTC().Format("15:04"), bk.P50)
+		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="2" fill="#1971c2"><title>%s: median %s</title></circle>`,
+			x, y, bk.Start.UTC().Format("15:04"), formatLatency(bk.P50))
 	}
 	if len(pts) > 1 {
 		fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="#1971c2" stroke-width="1.5"/>`, strings.Join(pts, " "))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// formatLatency shows a latency in milliseconds (as the API records it: whole milliseconds) in
+// the unit that fits: "under 1 ms" for 0 (a local receiver answers in microseconds, which the
+// record rounds down to 0), "240 ms", "1.25 s". nil is "—".
+func formatLatency(v any) string {
+	var ms int
+	switch x := v.(type) {
+	case int:
+		ms = x
+	case *int:
+		if x == nil {
+			return "—"
+		}
+		ms = *x
+	case int32:
+		ms = int(x)
+	default:
+		return "—"
+	}
+	switch {
+	case ms < 0:
+		return "—"
+	case ms == 0:
+		return "under 1 ms"
+	case ms < 1000:
+		return fmt.Sprintf("%d ms", ms)
+	case ms < 10000:
+		return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", float64(ms)/1000), "0"), ".") + " s"
+	}
+	return fmt.Sprintf("%.0f s", float64(ms)/1000)
 }

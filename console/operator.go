@@ -115,11 +115,3 @@ func (c *Console) operatorDeadLetters(w http.ResponseWriter, r *http.Request, ss
 	}
 	return c.render(w, r, ss, http.StatusOK, "dead_letters.html", "Outbox dead letters", v)
 }
-
-func (c *Console) eventTypes(w http.ResponseWriter, r *http.Request, ss *session) error {
-	res, err := c.api(ss).ListEventTypesWithResponse(r.Context())
-	if err := check(res, err); err != nil {
-		return err
-	}
-	return c.render(w, r, ss, http.StatusOK, "event_types.html", "Event types", res.JSON200.Data)
-}

@@ -74,6 +74,17 @@ var templateFuncs = template.FuncMap{
 		return string(b)
 	},
 	"path": pathOf,
-	"inc":  func(i int) int { return i + 1 },
-	"join": func(ss []string) string { return strings.Join(ss, ", ") },
+	// field is what the "fielderror" template of the endpoint form needs: the form and the
+	// name of one of its fields.
+	"field":     func(f endpointForm, name string) fieldRef { return fieldRef{F: f, Name: name} },
+	"latency":   formatLatency,
+	"authText":  describeAuth,
+	"retryRule": retryRuleText,
+	"inc":       func(i int) int { return i + 1 },
+	"join":      func(ss []string) string { return strings.Join(ss, ", ") },
+}
+
+type fieldRef struct {
+	F    endpointForm
+	Name string
 }

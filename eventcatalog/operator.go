@@ -115,7 +115,7 @@ var operatorCatalog = []EventType{
 			"route":      schema{"type": "string", "maxLength": 200, "description": "the route refused, as the admin API's metrics name it"},
 		}),
 		`{"partner_id":"acme","quota":"test_events_per_minute","limit":10,"usage":10,"route":"POST /v1/partners/{pid}/endpoints/{eid}/test"}`),
-	operatorType(OperatorOutboxRowDeadLettered, "cdc refused to publish an outbox row (design.md section 6): it is in GET /v1/outbox/dead-letters and the dlq topic, and reached no partner. Written by cdc in the transaction that inserts the outbox_dead_letter row, once per row.",
+	operatorType(OperatorOutboxRowDeadLettered, "cdc refused to publish an outbox row (the platform wrote a row it could not publish: malformed, too large, of an unknown type or version, or with invalid data): it is in GET /v1/outbox/dead-letters and the dlq topic, and reached no partner. Written by cdc in the transaction that inserts the outbox_dead_letter row, once per row.",
 		object([]string{"partner_id", "event_id", "type", "reason", "detail"}, schema{
 			"partner_id": schema{"type": "string", "maxLength": 255, "description": "the refused row's partner_id, as written"},
 			"event_id":   schema{"type": "string", "maxLength": 255, "description": "the refused row's event_id, as written (it may be malformed)"},

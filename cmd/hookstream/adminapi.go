@@ -68,6 +68,7 @@ func serveAdmin(ctx context.Context, s settings, log *slog.Logger, reg *promethe
 
 	ccfg := console.DefaultConfig()
 	ccfg.API, ccfg.Logger, ccfg.Registerer = api.Handler(), log, reg
+	ccfg.UserAgent = thisBuild().userAgent() // the sender's, from the same build
 	web, err := console.New(ccfg)
 	if err != nil {
 		return err

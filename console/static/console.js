@@ -12,6 +12,19 @@ document.addEventListener("DOMContentLoaded", function () {
     });
   });
 
+  // The endpoint form shows the fields of the chosen kind of authentication only (without
+  // JavaScript all are shown, and the console sends the chosen kind's fields only).
+  var authType = document.getElementById("auth-type");
+  if (authType) {
+    var showKind = function () {
+      document.querySelectorAll(".auth-kind").forEach(function (el) {
+        el.classList.toggle("hidden", el.dataset.kind !== authType.value);
+      });
+    };
+    authType.addEventListener("change", showKind);
+    showKind();
+  }
+
   // A replay job's live progress: poll its progress until it has finished.
   var job = document.getElementById("job");
   if (job && job.dataset.finished !== "true") {
