@@ -16,6 +16,7 @@ import (
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
 	"github.com/hookstream/hookstream/outbox"
+	"github.com/hookstream/hookstream/retrytopics"
 )
 
 // Writers of the history take their row locks in one order (the lock order, recorder.go), so
@@ -130,4 +131,80 @@ func writeBatch(ctx context.Context, r *Recorder, attempts []records.Attempt) er
 		err = fmt.Errorf("%d attempts not stored: %s", len(unstorable), unstorable[0].detail)
 	}
 	return err
+}
+
+// The failure window (retrytopics, R23) writes the endpoint rows the recorder locks last: it
+// warns about and disables endpoints failing for long while the recorder clears their
+// failing_since on a success, so it takes them in the lock order too. The test sets the two
+// against each other where a writer locking rows in the order it reads them would lose: the rows
+// lie in the table in the opposite of the lock order (created from the last id to the first, as
+// updates can leave them), and a third transaction holds ep001 until both wait, the recorder
+// holding ep000 and the failure window in its statements. Once it lets go, one must wait on the
+// other, never each on the other.
+func TestFailureWindowBesideHistoryWritersNeverDeadlocks(t *testing.T) {
+	db := testenv.NewDatabase(t)
+	ctx := context.Background()
+	const endpointsN = 40
+	now := time.Now().UTC()
+	db.Exec(t, `INSERT INTO partner (id) VALUES ('p1')`)
+	for i := endpointsN - 1; i >= 0; i-- {
+		// Failing for a day and a half, to be warned; every third one for six days, to be disabled.
+		since := now.Add(-36 * time.Hour)
+		if i%3 == 0 {
+			since = now.Add(-6 * 24 * time.Hour)
+		}
+		db.Exec(t, `INSERT INTO endpoint (id, partner_id, url, failing_since) VALUES ($1, 'p1', 'https://x.example', $2)`,
+			fmt.Sprintf("ep%03d", i), since)
+	}
+	cfg := retrytopics.DefaultFailureWindowConfig()
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	w, err := retrytopics.NewFailureWindow(cfg, db.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A success for every endpoint: the recorder clears failing_since on all of them.
+	var successes []records.Attempt
+	evt := outbox.NewEventID()
+	for i := range endpointsN {
+		ep := fmt.Sprintf("ep%03d", i)
+		successes = append(successes, records.Attempt{V: records.AttemptVersion, DeliveryID: records.DeliveryID(evt, ep),
+			EventID: evt, EndpointID: ep, PartnerID: "p1", EventType: "customer.created", AttemptNo: 1,
+			Trigger: records.TriggerInitial, StartedAt: now, Outcome: records.OutcomeDelivered, Status: 200})
+	}
+
+	holder, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback(ctx)
+	if _, err := holder.Exec(ctx, `SELECT 1 FROM endpoint WHERE id = 'ep001' FOR NO KEY UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	waiting := func(n int) func() bool {
+		return func() bool {
+			return testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM pg_stat_activity
+				WHERE datname = current_database() AND wait_event_type = 'Lock'`) >= n
+		}
+	}
+	errs := make(chan error, 2)
+	go func() { _, err := storeAttempts(ctx, db.Pool, successes); errs <- err }()
+	testenv.Eventually(t, 10*time.Second, "the recorder waiting on ep001", waiting(1))
+	go func() { errs <- w.Check(ctx, now) }()
+	testenv.Eventually(t, 10*time.Second, "the failure window waiting", waiting(2))
+	if err := holder.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.Code == "40P01" {
+				t.Fatalf("the failure window and the recorder deadlocked (SQLSTATE 40P01): %v", err)
+			}
+			t.Fatal(err)
+		}
+	}
+	// Whichever went first, the recorder's successes hold: no endpoint is failing.
+	if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM endpoint WHERE failing_since IS NOT NULL`); n != 0 {
+		t.Fatalf("%d endpoints still failing after their successes were recorded", n)
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -90,13 +92,17 @@ func (w *FailureWindow) Run(ctx context.Context) error {
 // Check sends the due warnings and disables the endpoints past the window, as of now.
 func (w *FailureWindow) Check(ctx context.Context, now time.Time) error {
 	return pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		warned, err := w.warn(ctx, tx, now)
+		ids, err := lockFailing(ctx, tx, now.Add(-w.cfg.WarnAfter))
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		warned, err := w.warn(ctx, tx, ids, now)
 		if err != nil {
 			return err
 		}
 		// An endpoint found past the whole window at once (the checker was down) is warned above
 		// and disabled here, in the same transaction: its owner still hears both.
-		disabled, err := w.disable(ctx, tx, now)
+		disabled, err := w.disable(ctx, tx, ids, now)
 		if err != nil {
 			return err
 		}
@@ -106,16 +112,37 @@ func (w *FailureWindow) Check(ctx context.Context, now time.Time) error {
 	})
 }
 
-// warn sends endpoint.failing once per failing period for each active endpoint failing for
-// WarnAfter.
-func (w *FailureWindow) warn(ctx context.Context, tx pgx.Tx, now time.Time) (int, error) {
+// lockFailing locks every active endpoint failing since before cutoff, the rows both the warning
+// and the disabling may write, and returns their ids. The recorder writes the same rows
+// (failing_since, 410 disables), so they are locked in its lock order (design.md section 4): all
+// at once, before any is written, by id in byte order (COLLATE "C", Go's order, which the
+// recorder sorts by). An UPDATE would lock them in the order it reads them, which a recorder
+// locking two of them the other way round would deadlock against. The statements after it touch
+// only these rows: an endpoint that starts to qualify meanwhile waits for the next check.
+func lockFailing(ctx context.Context, tx pgx.Tx, cutoff time.Time) ([]string, error) {
+	rows, err := tx.Query(ctx, `SELECT id FROM endpoint WHERE status = 'active' AND failing_since <= $1
+		ORDER BY id COLLATE "C" FOR NO KEY UPDATE`, cutoff)
+	if err != nil {
+		return nil, fmt.Errorf("retrytopics: failing endpoints: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("retrytopics: failing endpoints: %w", err)
+	}
+	return ids, nil
+}
+
+// warn sends endpoint.failing once per failing period for each of the locked endpoints (ids)
+// failing for WarnAfter, in the order of their ids.
+func (w *FailureWindow) warn(ctx context.Context, tx pgx.Tx, ids []string, now time.Time) (int, error) {
 	hits, err := failing(ctx, tx, `UPDATE endpoint SET failing_warned_at = $1
-		WHERE status = 'active' AND failing_since <= $2
+		WHERE id = ANY($3) AND status = 'active' AND failing_since <= $2
 		  AND (failing_warned_at IS NULL OR failing_warned_at < failing_since)
-		RETURNING id, partner_id, failing_since`, now, now.Add(-w.cfg.WarnAfter))
+		RETURNING id, partner_id, failing_since`, now, now.Add(-w.cfg.WarnAfter), ids)
 	if err != nil {
 		return 0, fmt.Errorf("retrytopics: endpoint.failing: %w", err)
 	}
+	slices.SortFunc(hits, func(a, b failingEndpoint) int { return strings.Compare(a.id, b.id) })
 	for _, h := range hits {
 		if h.partner == outbox.OperatorPartnerID {
 			// endpoint.failing is a partner's event: the operator's own endpoints are warned of
@@ -133,11 +160,12 @@ func (w *FailureWindow) warn(ctx context.Context, tx pgx.Tx, now time.Time) (int
 	return len(hits), nil
 }
 
-// disable disables each active endpoint failing for DisableAfter, through endpoints.Disable.
-func (w *FailureWindow) disable(ctx context.Context, tx pgx.Tx, now time.Time) (int, error) {
+// disable disables each of the locked endpoints (ids) failing for DisableAfter, through
+// endpoints.Disable, in the order of their ids.
+func (w *FailureWindow) disable(ctx context.Context, tx pgx.Tx, ids []string, now time.Time) (int, error) {
 	hits, err := failing(ctx, tx, `SELECT id, partner_id, failing_since FROM endpoint
-		WHERE status = 'active' AND failing_since <= $1
-		ORDER BY id FOR UPDATE`, now.Add(-w.cfg.DisableAfter))
+		WHERE id = ANY($2) AND status = 'active' AND failing_since <= $1
+		ORDER BY id COLLATE "C"`, now.Add(-w.cfg.DisableAfter), ids)
 	if err != nil {
 		return 0, fmt.Errorf("retrytopics: endpoint.disabled: %w", err)
 	}
