@@ -497,8 +497,13 @@ var deliveryStates = map[string]string{
 // first), and each writes its rows in key order: the arrays are sorted in Go (strings by their
 // bytes) and unnest WITH ORDINALITY … ORDER BY the ordinal feeds the rows in that order, so an
 // INSERT … SELECT locks (or waits on) each row in turn in it. The order is the same in every
-// statement because it is Go's, never a collation's. Two transactions then wait on each other
-// only in one direction, and never deadlock.
+// statement because it is Go's, never a collation's (SQL that orders ids itself says COLLATE
+// "C", the same byte order). The failure window (retrytopics) writes endpoint rows too and takes
+// them the same way: all at once, by id, before it writes any. A transaction waiting for a lock
+// then waits only on one that holds lower keys of the order and goes on upward: no chain of
+// waits comes back to where it began, so none deadlocks. Rows taken as a side effect count too:
+// an ON CONFLICT DO UPDATE locks the conflicting row even when its WHERE is false, and the
+// attempts' foreign key locks (KEY SHARE) delivery rows the transaction already holds.
 
 // compareAttemptKeys orders attempts by delivery_attempt's key, the lock order of its rows.
 func compareAttemptKeys(a, b records.Attempt) int {
@@ -723,7 +728,9 @@ func updateEndpoints(ctx context.Context, tx pgx.Tx, newest []records.Attempt) (
 	// An UPDATE takes its row locks in the order of its join, which it cannot be told; the
 	// locking SELECT can: ORDER BY is applied before FOR NO KEY UPDATE, so it locks the rows
 	// in the arrays' order (after a concurrent change, the WHERE is checked again on the row's
-	// newest version).
+	// newest version). The row of a 410 is locked whatever its status: Disable reads the status
+	// anew, and a row it found active but this statement had not locked (enabled again in
+	// between) would be locked after rows of higher ids.
 	_, err := tx.Exec(ctx, `WITH locked AS MATERIALIZED (
 			SELECT e.id, u.clear, u.since,
 				u.decided AND CASE WHEN u.clear THEN e.failing_since IS NOT NULL ELSE e.failing_since IS NULL END AS moves
@@ -731,7 +738,7 @@ func updateEndpoints(ctx context.Context, tx pgx.Tx, newest []records.Attempt) (
 				WITH ORDINALITY AS u(id, decided, clear, since, gone, n)
 			JOIN endpoint e ON e.id = u.id
 			WHERE u.decided AND CASE WHEN u.clear THEN e.failing_since IS NOT NULL ELSE e.failing_since IS NULL END
-				OR u.gone AND e.status = 'active'
+				OR u.gone
 			ORDER BY u.n
 			FOR NO KEY UPDATE OF e)
 		UPDATE endpoint e SET failing_since = CASE WHEN l.clear THEN NULL ELSE l.since END
