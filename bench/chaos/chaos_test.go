@@ -3,6 +3,8 @@ package main
 import (
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -164,5 +166,34 @@ func TestDuplicateBudget(t *testing.T) {
 		if got := len(r.failures) > 0; got != c.fails {
 			t.Errorf("%v: failed %v (%q), want %v", c.byKill, got, r.failures, c.fails)
 		}
+	}
+}
+
+// The run's deadlock scan reads the processes' logs and the run's own PostgreSQL server log,
+// which names every deadlock PostgreSQL detected, whether or not a process logged it.
+func TestDeadlocksInReadsProcessAndServerLogs(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("logs/recorder-1.log", `{"msg":"started"}`+"\n")
+	write("pg-5433.log", "2026-12-05 06:00:00.000 UTC [42] LOG:  database system is ready to accept connections\n")
+	write("receipts.jsonl", "deadlock detected\n") // not a log
+	if got, err := deadlocksIn(dir); err != nil || len(got) != 0 {
+		t.Fatalf("clean logs: %v, %v; want none", got, err)
+	}
+	write("pg-5433.log", "2026-12-05 06:00:01.000 UTC [43] ERROR:  deadlock detected\n"+
+		"2026-12-05 06:00:01.000 UTC [43] DETAIL:  Process 43 waits for ShareLock on transaction 9; blocked by process 44.\n")
+	write("logs/recorder-2.log", `{"msg":"batch not stored; trying it again","err":"ERROR: deadlock detected (SQLSTATE 40P01)"}`+"\n")
+	got, err := deadlocksIn(dir)
+	if err != nil || len(got) != 2 || filepath.Base(got[0].Path) != "recorder-2.log" || filepath.Base(got[1].Path) != "pg-5433.log" ||
+		got[1].Lines != 1 || got[1].First != "2026-12-05 06:00:01.000 UTC [43] ERROR:  deadlock detected" {
+		t.Fatalf("deadlocks %v, %v; want recorder-2.log and the server log's line", got, err)
 	}
 }

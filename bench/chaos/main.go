@@ -12,8 +12,9 @@
 // load stops, the run waits (bounded) until every expected delivery was accepted and the
 // history has settled, runs the ledger (internal/ledger, as `hookstream verify-ledger`) with
 // the receivers' records, prints its report and exits 1 when a promise was broken, or when a
-// log under -dir/logs says PostgreSQL detected a deadlock (the history's writers take their row
-// locks in one order, design.md section 4; work tried again after a deadlock is still a bug).
+// log under -dir/logs, or the run's PostgreSQL server log (-dir/pg-<port>.log), says PostgreSQL
+// detected a deadlock (the history's writers take their row locks in one order, design.md
+// section 4; work tried again after a deadlock is still a bug).
 //
 //	CHAOS_DURATION=60s CHAOS_RATE=1000 make chaos
 //

@@ -333,7 +333,7 @@ func (s *session) finish(ctx context.Context) error {
 	s.rep.ledger = lr
 	// Every writer takes its row locks in one order (design.md section 4): a deadlock any
 	// process or PostgreSQL logged is a broken promise, though the work was tried again.
-	if s.rep.deadlocks, err = harness.FindInLogs(filepath.Join(s.inf.dir, "logs"), harness.DeadlockDetected); err != nil {
+	if s.rep.deadlocks, err = deadlocksIn(s.inf.dir); err != nil {
 		return fmt.Errorf("log scan: %w", err)
 	}
 	s.rep.judge()
@@ -386,3 +386,16 @@ func (s *session) gone() *endpoint {
 
 // kindOf is the kind of a fault target ("sender-2" → "sender").
 func kindOf(target string) string { k, _, _ := strings.Cut(target, "-"); return k }
+
+// deadlocksIn reads the logs of the run in dir for PostgreSQL's "deadlock detected": the
+// processes' logs (dir/logs) and the run's own cluster's server log (dir/pg-<port>.log,
+// deploy/local/pg.sh), which has every deadlock PostgreSQL detected whichever client met it,
+// whether that client logged it or not.
+func deadlocksIn(dir string) ([]harness.LogMatch, error) {
+	processes, err := harness.FindInLogs(filepath.Join(dir, "logs"), harness.DeadlockDetected)
+	if err != nil {
+		return nil, err
+	}
+	server, err := harness.FindInLogs(dir, harness.DeadlockDetected)
+	return append(processes, server...), err
+}
