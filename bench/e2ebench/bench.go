@@ -92,6 +92,28 @@ func warmUp(ctx context.Context, o options, rx *harness.Receiver, rep *report, w
 	return nil
 }
 
+// envDeadlocks says what shows a deadlock in an environment: its process logs in dir
+// (logDeadlocks) and server, the deadlocks PostgreSQL counted in its database (scratch.Deadlocks,
+// serverErr when it could not be read), which has them all even when no process logged one.
+// Empty: none.
+func envDeadlocks(dir string, server int64, serverErr error) string {
+	logs, err := logDeadlocks(dir)
+	var says []string
+	switch {
+	case err != nil:
+		says = append(says, "reading the logs for deadlocks: "+err.Error())
+	case logs != "":
+		says = append(says, logs)
+	}
+	switch {
+	case serverErr != nil:
+		says = append(says, "reading PostgreSQL's count of deadlocks: "+serverErr.Error())
+	case server > 0:
+		says = append(says, fmt.Sprintf("PostgreSQL counted %d deadlocks (SQLSTATE 40P01) in the environment's database (pg_stat_database)", server))
+	}
+	return strings.Join(says, "; ")
+}
+
 // logDeadlocks reads the process logs in dir and says which hold PostgreSQL's "deadlock
 // detected" (SQLSTATE 40P01): every writer takes its row locks in one order (design.md section
 // 4), so one is a bug even though the work was tried again and stored. Empty: none.
@@ -133,7 +155,8 @@ func runOne(ctx context.Context, o options, rx *harness.Receiver, lim limits, ru
 }
 
 // measure starts the workload's environment, runs the workload in it and stops it again. Once
-// the processes are stopped, it reads their logs for deadlocks (logDeadlocks).
+// the processes are stopped, it reads their logs and PostgreSQL's count for deadlocks
+// (envDeadlocks).
 func measure(ctx context.Context, o options, rx *harness.Receiver, lim limits, run int, mode string, wl workload, w io.Writer) (res *result, err error) {
 	e, err := startEnv(ctx, o, envSpec{run: run, mode: mode, workload: wl.name, retrySchedule: wl.retrySchedule})
 	if err != nil {
@@ -146,11 +169,7 @@ func measure(ctx context.Context, o options, rx *harness.Receiver, lim limits, r
 		if res == nil {
 			return
 		}
-		deadlocks, serr := logDeadlocks(e.logDir())
-		if serr != nil {
-			deadlocks = "reading the logs for deadlocks: " + serr.Error()
-		}
-		res.deadlocks = deadlocks
+		res.deadlocks = envDeadlocks(e.logDir(), e.serverDeadlocks, e.serverDeadlocksErr)
 	}()
 	rx.Reset()
 	gen, err := newGenerator(e.pool, partner, o.clients)

@@ -42,9 +42,14 @@ type env struct {
 	metricsURLs []string
 	procs       []*harness.Process
 	devDir      string
+	dbName      string
 	dropDB      func()
-	stopOnce    sync.Once
-	stopErr     error
+	// serverDeadlocks is what PostgreSQL counted in the database once every process stopped
+	// (scratch.Deadlocks); serverDeadlocksErr says why it could not be read.
+	serverDeadlocks    int64
+	serverDeadlocksErr error
+	stopOnce           sync.Once
+	stopErr            error
 }
 
 // envSpec says which environment to start.
@@ -74,7 +79,7 @@ func startEnv(ctx context.Context, o options, spec envSpec) (started *env, err e
 	if err != nil {
 		return e, fmt.Errorf("database: %w", err)
 	}
-	e.dropDB = func() { _ = scratch.DropDatabase(o.databaseURL, dbName) }
+	e.dbName, e.dropDB = dbName, func() { _ = scratch.DropDatabase(o.databaseURL, dbName) }
 	if e.pool, err = harness.NewPool(ctx, url, o.clients+4); err != nil {
 		return e, err
 	}
@@ -240,6 +245,11 @@ func (e *env) stop() error {
 			}
 		}
 		if e.dropDB != nil {
+			// Before the database goes: PostgreSQL's own count of the deadlocks it detected
+			// there, whatever the processes logged (at any log level).
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			e.serverDeadlocks, e.serverDeadlocksErr = scratch.Deadlocks(ctx, e.o.databaseURL, e.dbName, 10*time.Second)
+			cancel()
 			e.dropDB()
 		}
 		if e.devDir != "" {

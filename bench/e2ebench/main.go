@@ -29,8 +29,9 @@
 //
 // It prints per-run tables and the medians over the runs, writes them to -out/results.md and
 // draws -out/latency-<workload>-<mode>.png. It exits 1 when a delivery is missing after the
-// bounded wait, a signature does not verify or a process's log says PostgreSQL detected a
-// deadlock (the warm-up's included), saying which.
+// bounded wait, a signature does not verify, or a process's log says PostgreSQL detected a
+// deadlock or PostgreSQL counted one in the environment's database (pg_stat_database; the
+// warm-up's included), saying which.
 package main
 
 import (

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,6 +86,37 @@ func buildHookstream(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// PostgreSQL's own count of an environment's deadlocks fails the workload even when no process
+// log names one (a process logging above warnings, a client that swallowed the error).
+func TestServerDeadlocksFailTheWorkload(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "recorder.log"), []byte(`{"msg":"started"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := envDeadlocks(dir, 0, nil); got != "" {
+		t.Fatalf("no deadlock: %q, want none", got)
+	}
+	got := envDeadlocks(dir, 3, nil)
+	if !strings.Contains(got, "PostgreSQL counted 3 deadlocks") {
+		t.Fatalf("3 counted: %q, want them named", got)
+	}
+	res := newResult(1, modeDev, "b")
+	res.deadlocks = got
+	rep := &report{results: []*result{res}}
+	if f := rep.failures(); len(f) != 1 || !strings.Contains(f[0], "PostgreSQL counted 3 deadlocks") {
+		t.Fatalf("failures %q, want the deadlocks", f)
+	}
+	if got := envDeadlocks(dir, 0, errors.New("connection refused")); !strings.Contains(got, "reading PostgreSQL's count of deadlocks: connection refused") {
+		t.Fatalf("count not read: %q, want the reason", got)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "recorder.log"), []byte(`{"err":"ERROR: deadlock detected (SQLSTATE 40P01)"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := envDeadlocks(dir, 1, nil); !strings.Contains(got, "1 log lines in recorder.log") || !strings.Contains(got, "PostgreSQL counted 1 deadlocks") {
+		t.Fatalf("logged and counted: %q, want both", got)
+	}
 }
 
 // A process log saying PostgreSQL detected a deadlock fails the workload, naming the logs; logs

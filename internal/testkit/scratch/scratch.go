@@ -121,3 +121,35 @@ func WaitSlotStreaming(ctx context.Context, pool *pgxpool.Pool, slot string, tim
 		}
 	}
 }
+
+// Deadlocks returns how many deadlocks PostgreSQL detected in database name on server
+// (pg_stat_database.deadlocks, SQLSTATE 40P01), whichever client met them and whether or not it
+// logged them. A session reports its counts when it goes idle or ends, so Deadlocks first waits
+// (at most wait) until no session is connected to the database; call it after the database's
+// users have stopped.
+func Deadlocks(ctx context.Context, server, name string, wait time.Duration) (int64, error) {
+	conn, err := pgx.Connect(ctx, server)
+	if err != nil {
+		return 0, fmt.Errorf("scratch: deadlocks of %s: %w", name, err)
+	}
+	defer conn.Close(context.Background())
+	for deadline := time.Now().Add(wait); ; {
+		var sessions int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1`, name).Scan(&sessions); err != nil {
+			return 0, fmt.Errorf("scratch: deadlocks of %s: %w", name, err)
+		}
+		if sessions == 0 || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	var n int64
+	if err := conn.QueryRow(ctx, `SELECT coalesce(sum(deadlocks), 0) FROM pg_stat_database WHERE datname = $1`, name).Scan(&n); err != nil {
+		return 0, fmt.Errorf("scratch: deadlocks of %s: %w", name, err)
+	}
+	return n, nil
+}
