@@ -232,7 +232,7 @@ func TestProblemDetails(t *testing.T) {
 		{"unknown field", operatorToken, "POST", base, `{"url":"https://hooks.example.com/","event_types":["*"],"colour":"red"}`, 400, CodeInvalidRequest, "colour", nil},
 		{"wrong type", operatorToken, "POST", base, `{"url":5}`, 400, CodeInvalidRequest, "url", nil},
 		{"query parameter", operatorToken, "GET", base + "?limit=0", ``, 400, CodeInvalidRequest, "limit", nil},
-		{"url refused", operatorToken, "POST", base, `{"url":"https://private.example.com/","event_types":["*"]}`, 422, CodeURLRefused, "", nil},
+		{"url refused", operatorToken, "POST", base, `{"url":"https://private.example.com/","event_types":["*"]}`, 422, CodeURLRefused, "url", []string{"url"}},
 		{"not found", operatorToken, "GET", base + "/ep_01J9Z8Q4W6T1V2X3Y4Z5A6B7C8", ``, 404, CodeNotFound, "", nil},
 		{"no route", operatorToken, "GET", "/v1/nothing", ``, 404, CodeNotFound, "", nil},
 		{"unauthorized", "wrong-token-of-some-length", "GET", base, ``, 401, CodeUnauthorized, "", nil},

@@ -191,17 +191,11 @@ func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) e
 	flt := p.filter(req.Filter)
 	policy := p.retryPolicy(req.RetryPolicy, a.cfg.Retry.Bounds)
 	scheme := p.signatureScheme(req.SignatureScheme)
-	if e := p.err(); e != nil {
-		return e
-	}
-	if e := a.checkURL(r.Context(), req.URL); e != nil {
-		return e
-	}
-
+	a.checkURL(r.Context(), &p, "url", req.URL)
 	pid := r.PathValue("pid")
 	eid, sid := newID(endpointIDPrefix), newID(secretIDPrefix)
-	opts, e := a.checkRequestOptions(r.Context(), eid, req.requestOptionsRequest)
-	if e != nil {
+	opts := a.checkRequestOptions(r.Context(), &p, eid, req.requestOptionsRequest)
+	if e := p.err(); e != nil {
 		return e
 	}
 	key, err := a.newSigningKey(eid, sid, scheme)
@@ -239,41 +233,41 @@ func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) e
 	return nil
 }
 
-// checkURL applies the egress guard's registration policy (R26). A refusal is the client's
-// problem (422, naming the rule), never a server fault. A URL with control characters is refused
-// before, as a validation failure of the field url (urlControls).
-func (a *API) checkURL(ctx context.Context, raw string) *apiError {
-	if e := urlControls("url", raw); e != nil {
-		return e
+// checkURL applies the egress guard's registration policy (R26) to the URL of field, unless
+// the field already failed its text checks: a refusal is one more of the request's problems
+// (url_refused, naming the field and the rule), never a server fault. A URL with control
+// characters is refused before, as a validation failure of the field (urlControls).
+func (a *API) checkURL(ctx context.Context, p *problems, field, raw string) {
+	if p.has(field) || !p.urlControls(field, raw) {
+		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	err := a.guard.CheckURL(ctx, raw)
 	if err == nil {
-		return nil
+		return
 	}
 	var pe *egress.PolicyError
 	if errors.As(err, &pe) {
-		return &apiError{Status: http.StatusUnprocessableEntity, Code: CodeURLRefused, Rule: pe.Rule,
-			Message: fmt.Sprintf("url refused by the egress policy (rule %s): %s", pe.Rule, pe.Detail)}
+		p.refuse(field, pe.Rule, "refused by the egress policy (rule %s): %s", pe.Rule, pe.Detail)
+		return
 	}
-	return &apiError{Status: http.StatusUnprocessableEntity, Code: CodeURLRefused, Rule: egress.RuleURL,
-		Message: "url could not be checked: " + err.Error()}
+	p.refuse(field, egress.RuleURL, "could not be checked (rule %s): %s", egress.RuleURL, err.Error())
 }
 
 // urlControls refuses a URL holding a control character (C0, DEL, C1) or a Unicode bidi control
 // (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C): such a URL is shown to operators and
 // partners in terminals and pages, where the first are obeyed and the second reorder what is
 // read, so the URL shown would not be the URL called. Percent-encoded, they are ordinary text.
-func urlControls(field, raw string) *apiError {
+// It says whether the URL is free of them.
+func (p *problems) urlControls(field, raw string) bool {
 	for _, r := range raw {
 		if unicode.IsControl(r) || isBidiControl(r) {
-			var p problems
 			p.add(field, "must not contain control or bidirectional-text characters (found U+%04X); percent-encode it", r)
-			return p.err()
+			return false
 		}
 	}
-	return nil
+	return true
 }
 
 func isBidiControl(r rune) bool {
@@ -409,7 +403,7 @@ type endpointPatch struct {
 	flt       *string
 	setPolicy bool // retry_policy is given; policy nil means the deployment's
 	policy    *retrypolicy.Policy
-	options   requestOptionsPatch
+	options   optionsChange
 	scheme    *string // signature_scheme: a change rotates to a key of the new scheme (signing.go)
 }
 
@@ -429,14 +423,9 @@ func (a *API) patchEndpoint(w http.ResponseWriter, r *http.Request, _ caller) er
 	if e != nil {
 		return e
 	}
-	c, e := a.checkEndpointPatch(&req)
+	c, e := a.checkEndpointPatch(r.Context(), eid, &req)
 	if e != nil {
 		return e
-	}
-	if c.url != nil {
-		if e := a.checkURL(r.Context(), *c.url); e != nil {
-			return e
-		}
 	}
 	if !c.changes() {
 		return a.getEndpoint(w, r, caller{})
@@ -460,11 +449,16 @@ type patchedEndpoint struct {
 	Secret string `json:"secret,omitempty"`
 }
 
-// checkEndpointPatch checks every field of a PATCH and reports all their problems at once.
-func (a *API) checkEndpointPatch(req *patchEndpointRequest) (endpointPatch, *apiError) {
+// checkEndpointPatch checks every field of a PATCH of endpoint eid, the URLs against the
+// egress policy too, and reports all their problems at once.
+func (a *API) checkEndpointPatch(ctx context.Context, eid string, req *patchEndpointRequest) (endpointPatch, *apiError) {
 	var p problems
-	c := endpointPatch{setFilter: req.Filter.Set, setPolicy: req.RetryPolicy.Set, options: req.requestOptionsPatch}
+	c := endpointPatch{setFilter: req.Filter.Set, setPolicy: req.RetryPolicy.Set}
 	p.patchSubscription(req, &c)
+	if c.url != nil {
+		a.checkURL(ctx, &p, "url", *c.url)
+	}
+	c.options = a.checkRequestOptionsPatch(ctx, &p, eid, req.requestOptionsPatch)
 	p.patchDelivery(req, &c)
 	if req.Filter.Set && !req.Filter.Null {
 		c.flt = p.filter(&req.Filter.Value)

@@ -102,10 +102,13 @@ type errorBody struct {
 	Quota     *quotaDetail `json:"quota,omitempty"`
 }
 
-// fieldError is one failing field of a validation problem.
+// fieldError is one failing field of a validation problem: the field, the code of its failure
+// (validation_failed, or url_refused with the egress rule) and what is wrong with it.
 type fieldError struct {
 	Field  string `json:"field"`
+	Code   string `json:"code"`
 	Detail string `json:"detail"`
+	Rule   string `json:"rule,omitempty"`
 }
 
 // problemTitles are the problems' short summaries, one per code (RFC 9457 title: the same for

@@ -73,25 +73,50 @@ func noBody(r *http.Request) *apiError {
 	return decodeBody(r, &req, false)
 }
 
-// problems collects validation failures so a client learns of all of them at once.
+// problems collects validation failures so a client learns of all of them at once: every
+// field's checks run, the egress policy's of the URLs included.
 type problems []fieldError
 
 func (p *problems) add(field, format string, args ...any) {
-	*p = append(*p, fieldError{Field: field, Detail: fmt.Sprintf(format, args...)})
+	*p = append(*p, fieldError{Field: field, Code: CodeValidation, Detail: fmt.Sprintf(format, args...)})
+}
+
+// refuse adds field's refusal by the egress policy's rule.
+func (p *problems) refuse(field, rule, format string, args ...any) {
+	*p = append(*p, fieldError{Field: field, Code: CodeURLRefused, Detail: fmt.Sprintf(format, args...), Rule: rule})
+}
+
+// has says whether field already failed.
+func (p problems) has(field string) bool {
+	for _, f := range p {
+		if f.Field == field {
+			return true
+		}
+	}
+	return false
 }
 
 // err is the 422 of the collected failures: the message lists them all ("url: is required;
-// …"), and the problem names each field.
+// …"), and the problem names each field in errors, the first in field. Its code is
+// url_refused, with the rule, when the egress policy's refusals are all there is, and
+// validation_failed otherwise.
 func (p problems) err() *apiError {
 	if len(p) == 0 {
 		return nil
 	}
 	msgs := make([]string, len(p))
+	code := CodeURLRefused
 	for i, f := range p {
 		msgs[i] = f.Field + ": " + f.Detail
+		if f.Code != CodeURLRefused {
+			code = CodeValidation
+		}
 	}
-	e := errorf(http.StatusUnprocessableEntity, CodeValidation, "%s", strings.Join(msgs, "; "))
-	e.Errors = p
+	e := errorf(http.StatusUnprocessableEntity, code, "%s", strings.Join(msgs, "; "))
+	e.Errors, e.Field = p, p[0].Field
+	if code == CodeURLRefused {
+		e.Rule = p[0].Rule
+	}
 	return e
 }
 

@@ -142,72 +142,84 @@ func viewRequestOptions(o records.RequestOptions) requestOptionsView {
 	return v
 }
 
-// checkRequestOptions validates a creation's options and seals their secrets for endpoint eid.
-func (a *API) checkRequestOptions(ctx context.Context, eid string, req requestOptionsRequest) (records.RequestOptions, *apiError) {
-	var (
-		p    problems
-		opts records.RequestOptions
-	)
+// checkRequestOptions validates a creation's options, adding their problems to p, and seals
+// their secrets for endpoint eid.
+func (a *API) checkRequestOptions(ctx context.Context, p *problems, eid string, req requestOptionsRequest) records.RequestOptions {
+	var opts records.RequestOptions
 	opts.Headers = p.headers(req.Headers)
 	if req.Auth != nil {
-		opts.Auth = a.checkAuth(&p, eid, *req.Auth)
+		opts.Auth = a.checkAuth(p, eid, *req.Auth)
 	}
 	if req.ClientCertificate != nil {
-		opts.ClientCertificate = a.checkClientCertificate(&p, eid, *req.ClientCertificate)
+		opts.ClientCertificate = a.checkClientCertificate(p, eid, *req.ClientCertificate)
 	}
 	if req.EgressProxy != nil {
-		opts.EgressProxy = a.checkEgressProxy(&p, *req.EgressProxy)
+		opts.EgressProxy = a.checkEgressProxy(p, *req.EgressProxy)
 	}
 	p.authHeaderFree(opts)
-	if e := p.err(); e != nil {
-		return opts, e
-	}
-	if opts.Auth != nil && opts.Auth.Type == records.AuthOAuth2 {
-		if e := a.checkTokenURL(ctx, opts.Auth.TokenURL); e != nil {
-			return opts, e
-		}
-	}
-	return opts, nil
+	a.checkTokenURL(ctx, p, opts.Auth)
+	return opts
 }
 
-// applyRequestOptionsPatch changes the partner's endpoint's stored options as patch says, in
-// tx, after the endpoint row was updated (and so locked) by the caller. The result is checked
-// as a whole (the auth header must not be among the headers, whichever of the two changed).
-func (a *API) applyRequestOptionsPatch(ctx context.Context, tx pgx.Tx, pid, eid string, patch requestOptionsPatch) error {
+// optionsChange is a checked PATCH of request options: each given field's new value (nil or ""
+// for null), secrets sealed.
+type optionsChange struct {
+	setHeaders, setAuth, setCert, setProxy bool
+
+	headers map[string]string
+	auth    *records.Auth
+	cert    *records.ClientCertificate
+	proxy   string
+}
+
+func (c optionsChange) any() bool { return c.setHeaders || c.setAuth || c.setCert || c.setProxy }
+
+// checkRequestOptionsPatch validates the request options of a PATCH of endpoint eid, adding
+// their problems to p, and seals their secrets.
+func (a *API) checkRequestOptionsPatch(ctx context.Context, p *problems, eid string, patch requestOptionsPatch) optionsChange {
+	c := optionsChange{setHeaders: patch.Headers.Set, setAuth: patch.Auth.Set, setCert: patch.ClientCertificate.Set,
+		setProxy: patch.EgressProxy.Set}
+	if patch.Headers.Set {
+		c.headers = p.headers(patch.Headers.Value) // null: none
+	}
+	if patch.Auth.Set && !patch.Auth.Null {
+		c.auth = a.checkAuth(p, eid, patch.Auth.Value)
+		a.checkTokenURL(ctx, p, c.auth)
+	}
+	if patch.ClientCertificate.Set && !patch.ClientCertificate.Null {
+		c.cert = a.checkClientCertificate(p, eid, patch.ClientCertificate.Value)
+	}
+	if patch.EgressProxy.Set && !patch.EgressProxy.Null {
+		c.proxy = a.checkEgressProxy(p, patch.EgressProxy.Value)
+	}
+	return c
+}
+
+// applyRequestOptionsPatch changes the partner's endpoint's stored options as the checked c
+// says, in tx, after the endpoint row was updated (and so locked) by the caller. The result is
+// checked as a whole (the auth header must not be among the headers, whichever of the two
+// changed).
+func (a *API) applyRequestOptionsPatch(ctx context.Context, tx pgx.Tx, pid, eid string, c optionsChange) error {
 	var cur records.RequestOptions
 	if err := tx.QueryRow(ctx, `SELECT request_options FROM endpoint WHERE id = $1 AND partner_id = $2`, eid, pid).Scan(&cur); err != nil {
 		return err
 	}
+	if c.setHeaders {
+		cur.Headers = c.headers
+	}
+	if c.setAuth {
+		cur.Auth = c.auth
+	}
+	if c.setCert {
+		cur.ClientCertificate = c.cert
+	}
+	if c.setProxy {
+		cur.EgressProxy = c.proxy
+	}
 	var p problems
-	if patch.Headers.Set {
-		cur.Headers = p.headers(patch.Headers.Value) // null: none
-	}
-	if patch.Auth.Set {
-		cur.Auth = nil
-		if !patch.Auth.Null {
-			cur.Auth = a.checkAuth(&p, eid, patch.Auth.Value)
-		}
-	}
-	if patch.ClientCertificate.Set {
-		cur.ClientCertificate = nil
-		if !patch.ClientCertificate.Null {
-			cur.ClientCertificate = a.checkClientCertificate(&p, eid, patch.ClientCertificate.Value)
-		}
-	}
-	if patch.EgressProxy.Set {
-		cur.EgressProxy = ""
-		if !patch.EgressProxy.Null {
-			cur.EgressProxy = a.checkEgressProxy(&p, patch.EgressProxy.Value)
-		}
-	}
 	p.authHeaderFree(cur)
 	if e := p.err(); e != nil {
 		return e
-	}
-	if patch.Auth.Set && !patch.Auth.Null && cur.Auth.Type == records.AuthOAuth2 {
-		if e := a.checkTokenURL(ctx, cur.Auth.TokenURL); e != nil {
-			return e
-		}
 	}
 	_, err := tx.Exec(ctx, `UPDATE endpoint SET request_options = $3 WHERE id = $1 AND partner_id = $2`, eid, pid, cur)
 	return err
@@ -429,17 +441,13 @@ func (a *API) checkEgressProxy(p *problems, name string) string {
 	return ""
 }
 
-// checkTokenURL applies the egress guard's registration policy to an OAuth token URL: the
-// token is fetched through the guard like the webhook is sent.
-func (a *API) checkTokenURL(ctx context.Context, raw string) *apiError {
-	if e := urlControls("auth.token_url", raw); e != nil {
-		return e
+// checkTokenURL applies the egress guard's registration policy to the token URL of an OAuth
+// auth (nil or another type: nothing to check): the token is fetched through the guard like
+// the webhook is sent.
+func (a *API) checkTokenURL(ctx context.Context, p *problems, auth *records.Auth) {
+	if auth != nil && auth.Type == records.AuthOAuth2 {
+		a.checkURL(ctx, p, "auth.token_url", auth.TokenURL)
 	}
-	e := a.checkURL(ctx, raw)
-	if e != nil {
-		e.Message = "auth.token_url: " + strings.TrimPrefix(e.Message, "url ")
-	}
-	return e
 }
 
 // isPrivateKey says whether der parses as a private key in any of the encodings PEM carries

@@ -133,3 +133,56 @@ func TestEndpointURLControlCharactersRefused(t *testing.T) {
 	}
 	e.must(201, key, "POST", "/v1/partners/acme/endpoints", map[string]any{"url": "https://hooks.example.com/in/%E2%80%AEgpj.exe", "event_types": []string{"*"}})
 }
+
+// TestValidationReportsEveryField: a creation or a change with three bad fields (a URL the
+// egress policy refuses, an empty event type, a rate out of range) answers one 422 problem
+// listing all three, each with its field and code, the refused URL with its rule; the same
+// with an OAuth token URL refused beside a bad header.
+func TestValidationReportsEveryField(t *testing.T) {
+	e := newEnv(t)
+	key := e.partner("acme")
+	ep := e.endpoint("acme")
+	bad := map[string]any{"url": "https://private.example.com/in", "event_types": []string{""}, "rate_limit_per_sec": -1}
+	want := map[string]fieldError{
+		"url":                {Field: "url", Code: CodeURLRefused, Rule: egress.RuleBlockedAddress},
+		"event_types[0]":     {Field: "event_types[0]", Code: CodeValidation},
+		"rate_limit_per_sec": {Field: "rate_limit_per_sec", Code: CodeValidation},
+	}
+	for _, req := range []struct{ method, path string }{
+		{"POST", "/v1/partners/acme/endpoints"},
+		{"PATCH", "/v1/partners/acme/endpoints/" + ep.ID},
+	} {
+		r := e.do(key, req.method, req.path, bad)
+		var p errorBody
+		r.json(t, &p)
+		if r.Status != 422 || p.Code != CodeValidation || p.Type != problemTypePrefix+CodeValidation || len(p.Errors) != len(want) {
+			t.Fatalf("%s: %s, want one 422 validation_failed listing %d fields", req.method, r, len(want))
+		}
+		for _, f := range p.Errors {
+			w, ok := want[f.Field]
+			if !ok || f.Code != w.Code || f.Rule != w.Rule || f.Detail == "" || !strings.Contains(p.Detail, f.Field+": ") {
+				t.Errorf("%s: error %+v, want %+v in %s", req.method, f, w, r)
+			}
+		}
+		if p.Field != p.Errors[0].Field {
+			t.Errorf("%s: field %q, want the first of errors", req.method, p.Field)
+		}
+	}
+	r := e.do(key, "PATCH", "/v1/partners/acme/endpoints/"+ep.ID, map[string]any{
+		"headers": map[string]string{"Bad Header": "x"},
+		"auth":    map[string]any{"type": "oauth2", "token_url": "https://10.0.0.1/token", "client_id": "c", "client_secret": testClientSecret}})
+	var p errorBody
+	r.json(t, &p)
+	fields := map[string]string{}
+	for _, f := range p.Errors {
+		fields[f.Field] = f.Code
+	}
+	if r.Status != 422 || p.Code != CodeValidation || len(p.Errors) != 2 || fields["auth.token_url"] != CodeURLRefused || fields["headers.Bad Header"] != CodeValidation {
+		t.Errorf("a bad header beside a refused token URL: %s, want both", r)
+	}
+	var got endpointView
+	e.must(200, key, "GET", "/v1/partners/acme/endpoints/"+ep.ID, nil).json(t, &got)
+	if got.URL != ep.URL || got.Version != ep.Version {
+		t.Errorf("refused changes altered the endpoint: %+v", got)
+	}
+}

@@ -464,6 +464,24 @@ func (e EventTypeCategory) Valid() bool {
 	}
 }
 
+// Defines values for FieldErrorCode.
+const (
+	FieldErrorCodeURLRefused       FieldErrorCode = "url_refused"
+	FieldErrorCodeValidationFailed FieldErrorCode = "validation_failed"
+)
+
+// Valid indicates whether the value is a known member of the FieldErrorCode enum.
+func (e FieldErrorCode) Valid() bool {
+	switch e {
+	case FieldErrorCodeURLRefused:
+		return true
+	case FieldErrorCodeValidationFailed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OutboxDeadLetterReason.
 const (
 	OutboxDeadLetterReasonInvalidData   OutboxDeadLetterReason = "invalid_data"
@@ -1828,11 +1846,23 @@ type EventTypeList struct {
 	NextCursor string `json:"next_cursor"`
 }
 
-// FieldError defines model for FieldError.
+// FieldError One failing field of a 422 problem. Every field of the request is checked, the egress policy of its URLs included, so one answer lists every failure.
 type FieldError struct {
+	// Code url_refused: the egress policy refused the URL (rule names why); validation_failed: any other unacceptable value
+	Code FieldErrorCode `json:"code"`
+
+	// Detail what is wrong with the field
 	Detail string `json:"detail"`
-	Field  string `json:"field"`
+
+	// Field the body field (dotted, with [index] for array elements: event_types[0], auth.token_url)
+	Field string `json:"field"`
+
+	// Rule for url_refused: the egress rule that refused the URL (url, scheme, port, userinfo, host, metadata, blocked_address, resolve)
+	Rule *string `json:"rule,omitempty"`
 }
+
+// FieldErrorCode url_refused: the egress policy refused the URL (rule names why); validation_failed: any other unacceptable value
+type FieldErrorCode string
 
 // Limits defines model for Limits.
 type Limits struct {
@@ -1927,7 +1957,7 @@ type Problem struct {
 	// Detail what went wrong with this request
 	Detail string `json:"detail"`
 
-	// Errors for validation_failed: every field that failed
+	// Errors for validation_failed and url_refused: every field that failed, each with its own code
 	Errors *[]FieldError `json:"errors,omitempty"`
 
 	// Field the request field, query parameter or header that failed (the first of errors when there are several)
@@ -1939,7 +1969,7 @@ type Problem struct {
 	// RequestID the X-Request-Id of the answer
 	RequestID string `json:"request_id"`
 
-	// Rule for url_refused: the egress rule that refused the URL (url, scheme, port, userinfo, host, metadata, blocked_address, resolve)
+	// Rule for url_refused (when the egress policy's refusals are the only failures; a mix with other failures is validation_failed, each refusal's rule in errors): the egress rule that refused the first URL (url, scheme, port, userinfo, host, metadata, blocked_address, resolve)
 	Rule *string `json:"rule,omitempty"`
 
 	// Status the HTTP status
