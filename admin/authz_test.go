@@ -63,6 +63,11 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"POST /v1/partners/{pid}/api-keys", 201, func() (string, any) { return "/v1/partners/acme/api-keys", nil }},
 		{"GET /v1/partners/{pid}/api-keys", 200, func() (string, any) { return "/v1/partners/acme/api-keys", nil }},
 		{"GET /v1/outbox/dead-letters", 200, func() (string, any) { return "/v1/outbox/dead-letters?partner_id=acme", nil }},
+		{"GET /v1/partners/{pid}/api-keys/{kid}", 200, func() (string, any) {
+			var k createdAPIKey
+			e.must(201, operatorToken, "POST", "/v1/partners/acme/api-keys", nil).json(t, &k)
+			return "/v1/partners/acme/api-keys/" + k.ID, nil
+		}},
 		{"DELETE /v1/partners/{pid}/api-keys/{kid}", 204, func() (string, any) {
 			var k createdAPIKey
 			e.must(201, operatorToken, "POST", "/v1/partners/acme/api-keys", nil).json(t, &k)
@@ -176,6 +181,9 @@ func TestAuthorizationMatrix(t *testing.T) {
 				t.Errorf("%s as %s: %s, want %d", row.pattern, c.name, r, want)
 				continue
 			}
+			if r.Status == http.StatusCreated || r.Status == http.StatusAccepted {
+				checkLocation(t, e, row.pattern, r)
+			}
 			if r.Status >= 400 {
 				var eb errorBody
 				r.json(t, &eb)
@@ -192,6 +200,30 @@ func TestAuthorizationMatrix(t *testing.T) {
 		if !covered[p] {
 			t.Errorf("route %s is missing from the authorization matrix", p)
 		}
+	}
+}
+
+// checkLocation: a 201 or 202 names the created resource, or the one showing the accepted
+// work's state, in Location, and that resource answers a GET (a test event's delivery once
+// recorded: no recorder runs here, so only its route is checked).
+func checkLocation(t *testing.T, e *env, pattern string, r response) {
+	t.Helper()
+	loc, route := r.Header.Get("Location"), ""
+	if strings.HasPrefix(loc, "/v1/") {
+		_, route = e.api.mux.Handler(httptest.NewRequest("GET", loc, nil))
+	}
+	if !strings.HasPrefix(route, "GET /v1/") {
+		t.Errorf("%s: %d with Location %q, want the path of a resource one can GET", pattern, r.Status, loc)
+		return
+	}
+	if strings.HasSuffix(pattern, "/test") {
+		if !strings.HasSuffix(route, "/deliveries/{did}") || !strings.Contains(string(r.Body), `"delivery_id":"`+loc[strings.LastIndex(loc, "/")+1:]+`"`) {
+			t.Errorf("%s: Location %q, want the test event's delivery", pattern, loc)
+		}
+		return
+	}
+	if g := e.do(operatorToken, "GET", loc, nil); g.Status != http.StatusOK {
+		t.Errorf("%s: GET of its Location %s: %s", pattern, loc, g)
 	}
 }
 

@@ -52,7 +52,7 @@ func TestIdempotencyKey(t *testing.T) {
 	// The same object serialised another way is the same request.
 	again := e.doWith(idem("create-1"), operatorToken, "POST", base, "{ \"event_types\": [\"customer.*\"],\n \"url\": \"https://hooks.example.com/in\" }")
 	if again.Status != 201 || !bytes.Equal(again.Body, first.Body) || again.Header.Get(IdempotencyReplayedHeader) != "true" ||
-		again.Header.Get("Content-Type") != "application/json" {
+		again.Header.Get("Content-Type") != "application/json" || again.Header.Get("Location") != first.Header.Get("Location") {
 		t.Fatalf("repeated request: %s (replayed %q), want the first answer %s", again, again.Header.Get(IdempotencyReplayedHeader), first)
 	}
 	if n := e.countEndpoints("acme"); n != 1 {

@@ -229,7 +229,7 @@ func (a *API) createEndpoint(w http.ResponseWriter, r *http.Request, _ caller) e
 		a.metrics.secretsOut.Inc()
 	}
 	a.log.Info("endpoint created", "partner_id", pid, "endpoint_id", eid, "scheme", scheme) // never the secret
-	respond(w, http.StatusCreated, out)
+	respondAt(w, http.StatusCreated, partnerPath(r)+"/endpoints/"+eid, out)
 	return nil
 }
 

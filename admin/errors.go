@@ -170,6 +170,23 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	respondAs(w, e.Status, ProblemContentType, e.problem(h.Get(RequestIDHeader)))
 }
 
+// respondAt writes v as the 201 or 202 of a request that created, or queued work at, the
+// resource at path (under /v1): its Location header names it, the status resource of accepted
+// work (a replay job, a delivery) included.
+func respondAt(w http.ResponseWriter, status int, path string, v any) {
+	w.Header().Set("Location", path)
+	respond(w, status, v)
+}
+
+// partnerPath is the path of the caller's partner's resources on this request's route:
+// /v1/operator for the operator's own (operator.go), else /v1/partners/{pid}.
+func partnerPath(r *http.Request) string {
+	if strings.Contains(r.Pattern, " /v1/operator/") {
+		return "/v1/operator"
+	}
+	return "/v1/partners/" + r.PathValue("pid")
+}
+
 // respond writes v as JSON. HTML characters are not escaped, so envelopes in a response keep
 // the bytes the platform wrote; nosniff keeps browsers from reading it as anything but JSON.
 func respond(w http.ResponseWriter, status int, v any) {

@@ -38,6 +38,7 @@ type storedAnswer struct {
 	Status     int    `json:"status"`
 	Type       string `json:"content_type,omitempty"`
 	RetryAfter string `json:"retry_after,omitempty"`
+	Location   string `json:"location,omitempty"`
 	Body       []byte `json:"body"`
 }
 
@@ -84,7 +85,7 @@ func (a *API) idempotent(w http.ResponseWriter, r *http.Request, c caller, key s
 		return nil
 	}
 	h := rec.Header()
-	plain, _ := json.Marshal(storedAnswer{Status: status, Type: h.Get("Content-Type"), RetryAfter: h.Get("Retry-After"), Body: rec.body.Bytes()})
+	plain, _ := json.Marshal(storedAnswer{Status: status, Type: h.Get("Content-Type"), RetryAfter: h.Get("Retry-After"), Location: h.Get("Location"), Body: rec.body.Bytes()})
 	sealed, err := a.cfg.SecretKeys.Seal(plain, idempotencyAAD(scope, key))
 	if err == nil {
 		_, err = a.pool.Exec(sctx, `UPDATE idempotency_key SET status = $3, response = $4 WHERE scope = $1 AND key = $2`,
@@ -160,6 +161,9 @@ func (a *API) replayAnswer(ctx context.Context, w http.ResponseWriter, scope, ke
 	}
 	if ans.RetryAfter != "" {
 		h.Set("Retry-After", ans.RetryAfter)
+	}
+	if ans.Location != "" {
+		h.Set("Location", ans.Location)
 	}
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")

@@ -114,8 +114,7 @@ func (a *API) createReplayJob(w http.ResponseWriter, r *http.Request, c caller) 
 	}
 	a.replays.Notify()
 	a.log.Info("replay job queued", "job_id", id, "partner_id", pid, "endpoint_id", eid, "source", req.Source)
-	w.Header().Set("Location", "/v1/partners/"+pid+"/replay-jobs/"+id)
-	respond(w, http.StatusAccepted, jobAccepted{JobID: id, State: replay.JobQueued})
+	respondAt(w, http.StatusAccepted, "/v1/partners/"+pid+"/replay-jobs/"+id, jobAccepted{JobID: id, State: replay.JobQueued})
 	return nil
 }
 

@@ -48,7 +48,7 @@ func (a *API) createPartner(w http.ResponseWriter, r *http.Request, _ caller) er
 	if err != nil {
 		return err
 	}
-	respond(w, http.StatusCreated, out)
+	respondAt(w, http.StatusCreated, "/v1/partners/"+out.ID, out)
 	return nil
 }
 
@@ -133,7 +133,7 @@ func (a *API) createAPIKey(w http.ResponseWriter, r *http.Request, _ caller) err
 		return err
 	}
 	a.log.Info("partner api key created", "partner_id", out.PartnerID, "key_id", out.ID)
-	respond(w, http.StatusCreated, out)
+	respondAt(w, http.StatusCreated, "/v1/partners/"+out.PartnerID+"/api-keys/"+out.ID, out)
 	return nil
 }
 
@@ -156,6 +156,25 @@ func (a *API) listAPIKeys(w http.ResponseWriter, r *http.Request, _ caller) erro
 		return err
 	}
 	respond(w, http.StatusOK, out)
+	return nil
+}
+
+// getAPIKey shows one key of the partner, revoked or not (the Location of its creation).
+func (a *API) getAPIKey(w http.ResponseWriter, r *http.Request, _ caller) error {
+	if !validID(apiKeyIDPrefix, r.PathValue("kid")) {
+		return notFound("api key")
+	}
+	var v apiKeyView
+	err := a.pool.QueryRow(r.Context(), `SELECT id, name, partner_id, created_at, last_used_at, revoked_at FROM partner_api_key
+		WHERE id = $1 AND partner_id = $2`, r.PathValue("kid"), r.PathValue("pid")).
+		Scan(&v.ID, &v.Name, &v.PartnerID, &v.CreatedAt, &v.LastUsedAt, &v.RevokedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return notFound("api key")
+	}
+	if err != nil {
+		return err
+	}
+	respond(w, http.StatusOK, v)
 	return nil
 }
 

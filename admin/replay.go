@@ -69,7 +69,7 @@ func (a *API) replayDelivery(w http.ResponseWriter, r *http.Request, _ caller) e
 		return err
 	}
 	a.log.Info("delivery replayed", "partner_id", pid, "delivery_id", did, "attempt_no", p.AttemptNo)
-	respond(w, http.StatusAccepted, replayAccepted{DeliveryID: p.DeliveryID, EventID: p.EventID,
+	respondAt(w, http.StatusAccepted, partnerPath(r)+"/deliveries/"+p.DeliveryID, replayAccepted{DeliveryID: p.DeliveryID, EventID: p.EventID,
 		EndpointID: p.EndpointID, AttemptNo: p.AttemptNo, Trigger: p.Trigger})
 	return nil
 }

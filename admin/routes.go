@@ -39,6 +39,7 @@ func (a *API) routeTable() []route {
 		{"GET", partner, partnerOwn, a.getPartner},
 		{"POST", partner + "/api-keys", operator, a.createAPIKey},
 		{"GET", partner + "/api-keys", operator, a.listAPIKeys},
+		{"GET", partner + "/api-keys/{kid}", operator, a.getAPIKey},
 		{"DELETE", partner + "/api-keys/{kid}", operator, a.revokeAPIKey},
 		{"GET", "/v1/outbox/dead-letters", operator, a.listOutboxDeadLetters},
 

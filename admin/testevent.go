@@ -65,7 +65,7 @@ func (a *API) sendTestEvent(w http.ResponseWriter, r *http.Request, _ caller) er
 		a.testEvents.refund(pid, taken) // nothing was sent
 		return err
 	}
-	respond(w, http.StatusAccepted, testAccepted{EventID: d.EventID, DeliveryID: d.DeliveryID, EndpointID: ep.ID,
+	respondAt(w, http.StatusAccepted, partnerPath(r)+"/deliveries/"+d.DeliveryID, testAccepted{EventID: d.EventID, DeliveryID: d.DeliveryID, EndpointID: ep.ID,
 		AttemptNo: 1, Trigger: records.TriggerTest})
 	return nil
 }

@@ -3732,6 +3732,13 @@ type ClientInterface interface {
 	// Corresponds with DELETE /v1/partners/{pid}/api-keys/{kid} (the `RevokeAPIKey` operationId).
 	RevokeAPIKey(ctx context.Context, pid Pid, kid Kid, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetAPIKey Get an API key
+	//
+	// The key's metadata (never the key itself), revoked or not: the Location of its creation.
+	//
+	// Corresponds with GET /v1/partners/{pid}/api-keys/{kid} (the `GetAPIKey` operationId).
+	GetAPIKey(ctx context.Context, pid Pid, kid Kid, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SearchDeliveries Search the partner's deliveries across its endpoints
 	//
 	// Did partner X get event Y? The partner's deliveries, newest first, by event id, endpoint, state, the last attempt's error category and HTTP status, event type and creation time; cursor-paged. Deliveries of deleted endpoints are found while the history keeps them.
@@ -4599,6 +4606,23 @@ func (c *Client) CreateAPIKey(ctx context.Context, pid Pid, body CreateAPIKeyJSO
 // Corresponds with DELETE /v1/partners/{pid}/api-keys/{kid} (the `RevokeAPIKey` operationId).
 func (c *Client) RevokeAPIKey(ctx context.Context, pid Pid, kid Kid, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRevokeAPIKeyRequest(c.Server, pid, kid)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAPIKey Get an API key
+//
+// The key's metadata (never the key itself), revoked or not: the Location of its creation.
+//
+// Corresponds with GET /v1/partners/{pid}/api-keys/{kid} (the `GetAPIKey` operationId).
+func (c *Client) GetAPIKey(ctx context.Context, pid Pid, kid Kid, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAPIKeyRequest(c.Server, pid, kid)
 	if err != nil {
 		return nil, err
 	}
@@ -6538,6 +6562,47 @@ func NewRevokeAPIKeyRequest(server string, pid Pid, kid Kid) (*http.Request, err
 	return req, nil
 }
 
+// NewGetAPIKeyRequest constructs an http.Request for the GetAPIKey method
+func NewGetAPIKeyRequest(server string, pid Pid, kid Kid) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "pid", pid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "kid", kid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/partners/%s/api-keys/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewSearchDeliveriesRequest constructs an http.Request for the SearchDeliveries method
 func NewSearchDeliveriesRequest(server string, pid Pid, params *SearchDeliveriesParams) (*http.Request, error) {
 	var err error
@@ -8377,6 +8442,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /v1/partners/{pid}/api-keys/{kid} (the `RevokeAPIKey` operationId).
 	RevokeAPIKeyWithResponse(ctx context.Context, pid Pid, kid Kid, reqEditors ...RequestEditorFn) (*RevokeAPIKeyResponse, error)
 
+	// GetAPIKeyWithResponse Get an API key
+	//
+	// The key's metadata (never the key itself), revoked or not: the Location of its creation.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/partners/{pid}/api-keys/{kid} (the `GetAPIKey` operationId).
+	GetAPIKeyWithResponse(ctx context.Context, pid Pid, kid Kid, reqEditors ...RequestEditorFn) (*GetAPIKeyResponse, error)
+
 	// SearchDeliveriesWithResponse Search the partner's deliveries across its endpoints
 	//
 	// Did partner X get event Y? The partner's deliveries, newest first, by event id, endpoint, state, the last attempt's error category and HTTP status, event type and creation time; cursor-paged. Deliveries of deleted endpoints are found while the history keeps them.
@@ -8960,6 +9034,11 @@ func (r OperatorGetDeliveryResponse) ContentType() string {
 	return ""
 }
 
+// OperatorReplayDeliveryResponse202Headers the declared response headers of an HTTP 202 response for OperatorReplayDelivery
+type OperatorReplayDeliveryResponse202Headers struct {
+	Location *string
+}
+
 // OperatorReplayDeliveryResponse429Headers the declared response headers of an HTTP 429 response for OperatorReplayDelivery
 type OperatorReplayDeliveryResponse429Headers struct {
 	RetryAfter *int
@@ -8992,6 +9071,8 @@ type OperatorReplayDeliveryResponse struct {
 	ApplicationProblemJSON429 *QuotaExceeded
 	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationProblemJSON503 *Unavailable
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *OperatorReplayDeliveryResponse202Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *OperatorReplayDeliveryResponse429Headers
 }
@@ -9161,6 +9242,11 @@ func (r OperatorListEndpointsResponse) ContentType() string {
 	return ""
 }
 
+// OperatorCreateEndpointResponse201Headers the declared response headers of an HTTP 201 response for OperatorCreateEndpoint
+type OperatorCreateEndpointResponse201Headers struct {
+	Location *string
+}
+
 // OperatorCreateEndpointResponse429Headers the declared response headers of an HTTP 429 response for OperatorCreateEndpoint
 type OperatorCreateEndpointResponse429Headers struct {
 	RetryAfter *int
@@ -9191,6 +9277,8 @@ type OperatorCreateEndpointResponse struct {
 	ApplicationProblemJSON429 *QuotaExceeded
 	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationProblemJSON503 *Unavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *OperatorCreateEndpointResponse201Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *OperatorCreateEndpointResponse429Headers
 }
@@ -9999,6 +10087,11 @@ func (r OperatorRotateSecretResponse) ContentType() string {
 	return ""
 }
 
+// OperatorSendTestEventResponse202Headers the declared response headers of an HTTP 202 response for OperatorSendTestEvent
+type OperatorSendTestEventResponse202Headers struct {
+	Location *string
+}
+
 // OperatorSendTestEventResponse429Headers the declared response headers of an HTTP 429 response for OperatorSendTestEvent
 type OperatorSendTestEventResponse429Headers struct {
 	RetryAfter *int
@@ -10029,6 +10122,8 @@ type OperatorSendTestEventResponse struct {
 	ApplicationProblemJSON429 *QuotaExceeded
 	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationProblemJSON503 *Unavailable
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *OperatorSendTestEventResponse202Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *OperatorSendTestEventResponse429Headers
 }
@@ -10317,6 +10412,11 @@ func (r ListPartnersResponse) ContentType() string {
 	return ""
 }
 
+// CreatePartnerResponse201Headers the declared response headers of an HTTP 201 response for CreatePartner
+type CreatePartnerResponse201Headers struct {
+	Location *string
+}
+
 type CreatePartnerResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10338,6 +10438,8 @@ type CreatePartnerResponse struct {
 	ApplicationProblemJSON422 *Validation
 	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationProblemJSON503 *Unavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreatePartnerResponse201Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -10552,6 +10654,11 @@ func (r ListAPIKeysResponse) ContentType() string {
 	return ""
 }
 
+// CreateAPIKeyResponse201Headers the declared response headers of an HTTP 201 response for CreateAPIKey
+type CreateAPIKeyResponse201Headers struct {
+	Location *string
+}
+
 type CreateAPIKeyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10575,6 +10682,8 @@ type CreateAPIKeyResponse struct {
 	ApplicationProblemJSON422 *Validation
 	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationProblemJSON503 *Unavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateAPIKeyResponse201Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -10718,6 +10827,75 @@ func (r RevokeAPIKeyResponse) ContentType() string {
 	return ""
 }
 
+type GetAPIKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *APIKey
+	// ApplicationProblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationProblemJSON401 *Unauthorized
+	// ApplicationProblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationProblemJSON403 *Forbidden
+	// ApplicationProblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationProblemJSON404 *NotFound
+	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationProblemJSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAPIKeyResponse) GetJSON200() *APIKey {
+	return r.JSON200
+}
+
+// GetApplicationProblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetAPIKeyResponse) GetApplicationProblemJSON401() *Unauthorized {
+	return r.ApplicationProblemJSON401
+}
+
+// GetApplicationProblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetAPIKeyResponse) GetApplicationProblemJSON403() *Forbidden {
+	return r.ApplicationProblemJSON403
+}
+
+// GetApplicationProblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetAPIKeyResponse) GetApplicationProblemJSON404() *NotFound {
+	return r.ApplicationProblemJSON404
+}
+
+// GetApplicationProblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetAPIKeyResponse) GetApplicationProblemJSON503() *Unavailable {
+	return r.ApplicationProblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAPIKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAPIKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAPIKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAPIKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type SearchDeliveriesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10849,6 +11027,11 @@ func (r GetDeliveryResponse) ContentType() string {
 	return ""
 }
 
+// ReplayDeliveryResponse202Headers the declared response headers of an HTTP 202 response for ReplayDelivery
+type ReplayDeliveryResponse202Headers struct {
+	Location *string
+}
+
 // ReplayDeliveryResponse429Headers the declared response headers of an HTTP 429 response for ReplayDelivery
 type ReplayDeliveryResponse429Headers struct {
 	RetryAfter *int
@@ -10879,6 +11062,8 @@ type ReplayDeliveryResponse struct {
 	ApplicationProblemJSON429 *QuotaExceeded
 	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationProblemJSON503 *Unavailable
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *ReplayDeliveryResponse202Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ReplayDeliveryResponse429Headers
 }
@@ -11036,6 +11221,11 @@ func (r ListEndpointsResponse) ContentType() string {
 	return ""
 }
 
+// CreateEndpointResponse201Headers the declared response headers of an HTTP 201 response for CreateEndpoint
+type CreateEndpointResponse201Headers struct {
+	Location *string
+}
+
 // CreateEndpointResponse429Headers the declared response headers of an HTTP 429 response for CreateEndpoint
 type CreateEndpointResponse429Headers struct {
 	RetryAfter *int
@@ -11064,6 +11254,8 @@ type CreateEndpointResponse struct {
 	ApplicationProblemJSON429 *QuotaExceeded
 	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationProblemJSON503 *Unavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateEndpointResponse201Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateEndpointResponse429Headers
 }
@@ -11617,6 +11809,11 @@ func (r EnableEndpointResponse) ContentType() string {
 	return ""
 }
 
+// CreateReplayJobResponse202Headers the declared response headers of an HTTP 202 response for CreateReplayJob
+type CreateReplayJobResponse202Headers struct {
+	Location *string
+}
+
 // CreateReplayJobResponse429Headers the declared response headers of an HTTP 429 response for CreateReplayJob
 type CreateReplayJobResponse429Headers struct {
 	RetryAfter *int
@@ -11645,6 +11842,8 @@ type CreateReplayJobResponse struct {
 	ApplicationProblemJSON429 *QuotaExceeded
 	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationProblemJSON503 *Unavailable
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *CreateReplayJobResponse202Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateReplayJobResponse429Headers
 }
@@ -11984,6 +12183,11 @@ func (r RotateSecretResponse) ContentType() string {
 	return ""
 }
 
+// SendTestEventResponse202Headers the declared response headers of an HTTP 202 response for SendTestEvent
+type SendTestEventResponse202Headers struct {
+	Location *string
+}
+
 // SendTestEventResponse429Headers the declared response headers of an HTTP 429 response for SendTestEvent
 type SendTestEventResponse429Headers struct {
 	RetryAfter *int
@@ -12012,6 +12216,8 @@ type SendTestEventResponse struct {
 	ApplicationProblemJSON429 *QuotaExceeded
 	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationProblemJSON503 *Unavailable
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *SendTestEventResponse202Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SendTestEventResponse429Headers
 }
@@ -13112,6 +13318,21 @@ func (c *ClientWithResponses) RevokeAPIKeyWithResponse(ctx context.Context, pid 
 	return ParseRevokeAPIKeyResponse(rsp)
 }
 
+// GetAPIKeyWithResponse Get an API key
+//
+// The key's metadata (never the key itself), revoked or not: the Location of its creation.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/partners/{pid}/api-keys/{kid} (the `GetAPIKey` operationId).
+func (c *ClientWithResponses) GetAPIKeyWithResponse(ctx context.Context, pid Pid, kid Kid, reqEditors ...RequestEditorFn) (*GetAPIKeyResponse, error) {
+	rsp, err := c.GetAPIKey(ctx, pid, kid, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAPIKeyResponse(rsp)
+}
+
 // SearchDeliveriesWithResponse Search the partner's deliveries across its endpoints
 //
 // Did partner X get event Y? The partner's deliveries, newest first, by event id, endpoint, state, the last attempt's error category and HTTP status, event type and creation time; cursor-paged. Deliveries of deleted endpoints are found while the history keeps them.
@@ -13918,6 +14139,16 @@ func ParseOperatorReplayDeliveryResponse(rsp *http.Response) (*OperatorReplayDel
 	}
 
 	switch {
+	case rsp.StatusCode == 202:
+		var headers OperatorReplayDeliveryResponse202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers202 = &headers
 	case rsp.StatusCode == 429:
 		var headers OperatorReplayDeliveryResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -14088,6 +14319,16 @@ func ParseOperatorCreateEndpointResponse(rsp *http.Response) (*OperatorCreateEnd
 	}
 
 	switch {
+	case rsp.StatusCode == 201:
+		var headers OperatorCreateEndpointResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
 	case rsp.StatusCode == 429:
 		var headers OperatorCreateEndpointResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -14800,6 +15041,16 @@ func ParseOperatorSendTestEventResponse(rsp *http.Response) (*OperatorSendTestEv
 	}
 
 	switch {
+	case rsp.StatusCode == 202:
+		var headers OperatorSendTestEventResponse202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers202 = &headers
 	case rsp.StatusCode == 429:
 		var headers OperatorSendTestEventResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15049,6 +15300,19 @@ func ParseCreatePartnerResponse(rsp *http.Response) (*CreatePartnerResponse, err
 
 	}
 
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreatePartnerResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	}
+
 	return response, nil
 }
 
@@ -15246,6 +15510,19 @@ func ParseCreateAPIKeyResponse(rsp *http.Response) (*CreateAPIKeyResponse, error
 
 	}
 
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateAPIKeyResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	}
+
 	return response, nil
 }
 
@@ -15265,6 +15542,60 @@ func ParseRevokeAPIKeyResponse(rsp *http.Response) (*RevokeAPIKeyResponse, error
 	switch {
 	case rsp.StatusCode == 204:
 		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationProblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetAPIKeyResponse parses an HTTP response from a GetAPIKeyWithResponse call
+func ParseGetAPIKeyResponse(rsp *http.Response) (*GetAPIKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAPIKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest APIKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
@@ -15494,6 +15825,16 @@ func ParseReplayDeliveryResponse(rsp *http.Response) (*ReplayDeliveryResponse, e
 	}
 
 	switch {
+	case rsp.StatusCode == 202:
+		var headers ReplayDeliveryResponse202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers202 = &headers
 	case rsp.StatusCode == 429:
 		var headers ReplayDeliveryResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -15650,6 +15991,16 @@ func ParseCreateEndpointResponse(rsp *http.Response) (*CreateEndpointResponse, e
 	}
 
 	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateEndpointResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreateEndpointResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16135,6 +16486,16 @@ func ParseCreateReplayJobResponse(rsp *http.Response) (*CreateReplayJobResponse,
 	}
 
 	switch {
+	case rsp.StatusCode == 202:
+		var headers CreateReplayJobResponse202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers202 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreateReplayJobResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -16448,6 +16809,16 @@ func ParseSendTestEventResponse(rsp *http.Response) (*SendTestEventResponse, err
 	}
 
 	switch {
+	case rsp.StatusCode == 202:
+		var headers SendTestEventResponse202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers202 = &headers
 	case rsp.StatusCode == 429:
 		var headers SendTestEventResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
