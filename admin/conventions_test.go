@@ -333,7 +333,7 @@ func TestAPIKeyNameAndLastUse(t *testing.T) {
 	}
 	e.must(200, k.Key, "GET", "/v1/partners/acme/endpoints", nil)
 	e.must(200, operatorToken, "GET", "/v1/partners/acme/api-keys", nil).json(t, &keys)
-	if used := keys.Data[0].LastUsedAt; used == nil || time.Since(*used) > time.Minute {
+	if used := keys.Data[0].LastUsedAt; used == nil || time.Since(used.Time) > time.Minute {
 		t.Fatalf("last_used_at after a use: %v", used)
 	}
 	r := e.do(operatorToken, "POST", "/v1/partners/acme/api-keys", map[string]string{"name": strings.Repeat("n", maxAPIKeyName+1)})

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -22,11 +21,11 @@ type outboxDeadLetterView struct {
 	Type          string         `json:"type"`
 	SchemaVersion int            `json:"schema_version"`
 	Subject       outbox.Subject `json:"subject"`
-	OccurredAt    time.Time      `json:"occurred_at"`
+	OccurredAt    timestamp      `json:"occurred_at"`
 	Reason        string         `json:"reason"`
 	Detail        string         `json:"detail"`
 	CommitLSN     string         `json:"commit_lsn"`
-	CreatedAt     time.Time      `json:"created_at"`
+	CreatedAt     timestamp      `json:"created_at"`
 }
 
 type outboxDeadLetterCursor struct {

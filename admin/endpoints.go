@@ -50,11 +50,11 @@ type endpointView struct {
 	Ordered         bool     `json:"ordered"`
 	// Ordering is none, bounded or strict (ordering.go); ordered is true for the last two.
 	Ordering       string       `json:"ordering"`
-	FailingSince   *time.Time   `json:"failing_since"`
+	FailingSince   *timestamp   `json:"failing_since"`
 	DisabledReason *string      `json:"disabled_reason"`
 	Version        int64        `json:"version"`
-	CreatedAt      time.Time    `json:"created_at"`
-	UpdatedAt      time.Time    `json:"updated_at"`
+	CreatedAt      timestamp    `json:"created_at"`
+	UpdatedAt      timestamp    `json:"updated_at"`
 	Secrets        []secretInfo `json:"secrets"`
 	// SignatureScheme is v1 (HMAC) or v1a (ed25519): the scheme of the keys it gets (signing.go).
 	SignatureScheme string `json:"signature_scheme"`
@@ -67,8 +67,8 @@ type endpointView struct {
 // secretInfo describes a signing secret without its value (R16); a v1a key shows its public key.
 type secretInfo struct {
 	ID        string     `json:"id"`
-	CreatedAt time.Time  `json:"created_at"`
-	ExpiresAt *time.Time `json:"expires_at"`
+	CreatedAt timestamp  `json:"created_at"`
+	ExpiresAt *timestamp `json:"expires_at"`
 	PublicKey *string    `json:"public_key"`
 }
 
@@ -344,7 +344,7 @@ func (a *API) listEndpoints(w http.ResponseWriter, r *http.Request, _ caller) er
 		return e
 	}
 	out, err := queryPage(r.Context(), a.pool, limit, scanEndpoint, func(last endpointView) string {
-		return encodeCursor("endpoints", endpointCursor{CreatedAt: last.CreatedAt, ID: last.ID})
+		return encodeCursor("endpoints", endpointCursor{CreatedAt: last.CreatedAt.Time, ID: last.ID})
 	}, `SELECT `+endpointColumns+` FROM endpoint
 		WHERE partner_id = $1 AND ($2 = '' OR (created_at, id) > ($3, $2))
 		ORDER BY created_at, id LIMIT $4`, r.PathValue("pid"), after.ID, after.CreatedAt, limit+1)

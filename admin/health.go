@@ -16,10 +16,10 @@ type endpointHealth struct {
 	// without counting attempts) or half_open (the next delivery is the probe whose outcome
 	// closes or reopens it); unknown before the first recorded attempt.
 	Circuit       string     `json:"circuit"`
-	NextProbeAt   *time.Time `json:"next_probe_at"`
-	LastSuccessAt *time.Time `json:"last_success_at"`
-	LastAttemptAt *time.Time `json:"last_attempt_at"`
-	FailingSince  *time.Time `json:"failing_since"`
+	NextProbeAt   *timestamp `json:"next_probe_at"`
+	LastSuccessAt *timestamp `json:"last_success_at"`
+	LastAttemptAt *timestamp `json:"last_attempt_at"`
+	FailingSince  *timestamp `json:"failing_since"`
 	// Order is an ordered endpoint's hold as its newest attempt stated it (design.md section 7);
 	// null for an endpoint whose attempts never stated one (not ordered, or none recorded).
 	Order *orderHealth `json:"order"`
@@ -29,9 +29,9 @@ type endpointHealth struct {
 // and, while a head is held, since when and for how long as of the read.
 type orderHealth struct {
 	Held           int        `json:"held"`
-	HeadSince      *time.Time `json:"head_since"`
+	HeadSince      *timestamp `json:"head_since"`
 	HeadAgeSeconds *float64   `json:"head_age_seconds"`
-	StatedAt       time.Time  `json:"stated_at"`
+	StatedAt       timestamp  `json:"stated_at"`
 }
 
 // circuitUnknown is the circuit of an endpoint with no recorded attempt.
@@ -84,11 +84,12 @@ func attachHealth(ctx context.Context, q querier, eps []*endpointView) error {
 	)
 	_, err = pgx.ForEachRow(rows, []any{&id, &failing, &state, &probe, &succ, &last, &held, &head, &at, &now}, func() error {
 		if e := byID[id]; e != nil {
-			e.FailingSince, e.Health.FailingSince = failing, failing
-			e.Health.Circuit, e.Health.NextProbeAt = circuitShown(state, probe, now)
-			e.Health.LastSuccessAt, e.Health.LastAttemptAt = succ, last
+			e.FailingSince, e.Health.FailingSince = stampPtr(failing), stampPtr(failing)
+			circuit, next := circuitShown(state, probe, now)
+			e.Health.Circuit, e.Health.NextProbeAt = circuit, stampPtr(next)
+			e.Health.LastSuccessAt, e.Health.LastAttemptAt = stampPtr(succ), stampPtr(last)
 			if held != nil && at != nil {
-				o := &orderHealth{Held: int(*held), HeadSince: head, StatedAt: *at}
+				o := &orderHealth{Held: int(*held), HeadSince: stampPtr(head), StatedAt: stamp(*at)}
 				if head != nil {
 					age := max(now.Sub(*head), 0).Seconds()
 					o.HeadAgeSeconds = &age

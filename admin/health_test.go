@@ -59,7 +59,10 @@ func TestEndpointHealthAndNextAttempt(t *testing.T) {
 		t.Helper()
 		var d deliveryView
 		e.must(200, operatorToken, "GET", "/v1/partners/acme/deliveries/"+ids[name], nil).json(t, &d)
-		return d.NextAttemptAt
+		if d.NextAttemptAt == nil {
+			return nil
+		}
+		return &d.NextAttemptAt.Time
 	}
 	want := func(circuit string, cases map[string]*time.Time) {
 		t.Helper()
@@ -178,7 +181,7 @@ func TestSearchDeliveries(t *testing.T) {
 			if seen[d.DeliveryID] || (!last.IsZero() && d.CreatedAt.After(last)) {
 				t.Fatalf("page %d: %s repeated or out of order", pages, d.DeliveryID)
 			}
-			seen[d.DeliveryID], last = true, d.CreatedAt
+			seen[d.DeliveryID], last = true, d.CreatedAt.Time
 		}
 		if p.NextCursor == "" {
 			break

@@ -34,23 +34,23 @@ type deliveryView struct {
 	EventType         string     `json:"event_type"`
 	State             string     `json:"state"`
 	AttemptCount      int        `json:"attempt_count"`
-	NextAttemptAt     *time.Time `json:"next_attempt_at"`
+	NextAttemptAt     *timestamp `json:"next_attempt_at"`
 	LastStatus        *int32     `json:"last_status"`
 	LastLatencyMS     *int32     `json:"last_latency_ms"`
 	LastErrorCategory *string    `json:"last_error_category"`
-	CreatedAt         time.Time  `json:"created_at"`
-	UpdatedAt         time.Time  `json:"updated_at"`
+	CreatedAt         timestamp  `json:"created_at"`
+	UpdatedAt         timestamp  `json:"updated_at"`
 }
 
 type attemptView struct {
 	AttemptNo       int        `json:"attempt_no"`
 	Trigger         string     `json:"trigger"`
-	StartedAt       time.Time  `json:"started_at"`
+	StartedAt       timestamp  `json:"started_at"`
 	Status          *int32     `json:"status"`
 	LatencyMS       *int32     `json:"latency_ms"`
 	ErrorCategory   *string    `json:"error_category"`
 	ResponseExcerpt string     `json:"response_excerpt"`
-	NextAttemptAt   *time.Time `json:"next_attempt_at"`
+	NextAttemptAt   *timestamp `json:"next_attempt_at"`
 	// OrderBroken: this attempt's final failure broke a strict ordered endpoint's order
 	// (design.md section 7).
 	OrderBroken bool `json:"order_broken"`
@@ -169,7 +169,7 @@ func (a *API) listDeliveries(w http.ResponseWriter, r *http.Request, _ caller) e
 		return err
 	}
 	out, err := queryPage(r.Context(), a.pool, limit, scanDelivery, func(last deliveryView) string {
-		return encodeCursor("deliveries", deliveryCursor{CreatedAt: last.CreatedAt, ID: last.DeliveryID})
+		return encodeCursor("deliveries", deliveryCursor{CreatedAt: last.CreatedAt.Time, ID: last.DeliveryID})
 	}, `SELECT `+deliveryColumns+` FROM delivery
 		WHERE endpoint_id = $1 AND partner_id = $2
 		  AND ($3 = '' OR state = $3)

@@ -119,29 +119,37 @@ func (a *API) createReplayJob(w http.ResponseWriter, r *http.Request, c caller) 
 }
 
 type jobView struct {
-	ID          string        `json:"id"`
-	JobID       string        `json:"job_id"`
-	PartnerID   string        `json:"partner_id"`
-	EndpointID  string        `json:"endpoint_id"`
-	Source      string        `json:"source"`
-	Filter      replay.Filter `json:"filter"`
-	State       string        `json:"state"`
-	Total       int           `json:"total"`
-	Done        int           `json:"done"`
-	Failed      int           `json:"failed"`
-	Error       string        `json:"error"`
-	CreatedAt   time.Time     `json:"created_at"`
-	UpdatedAt   time.Time     `json:"updated_at"`
-	StartedAt   *time.Time    `json:"started_at"`
-	FinishedAt  *time.Time    `json:"finished_at"`
-	RequestedBy string        `json:"requested_by"`
+	ID          string     `json:"id"`
+	JobID       string     `json:"job_id"`
+	PartnerID   string     `json:"partner_id"`
+	EndpointID  string     `json:"endpoint_id"`
+	Source      string     `json:"source"`
+	Filter      filterView `json:"filter"`
+	State       string     `json:"state"`
+	Total       int        `json:"total"`
+	Done        int        `json:"done"`
+	Failed      int        `json:"failed"`
+	Error       string     `json:"error"`
+	CreatedAt   timestamp  `json:"created_at"`
+	UpdatedAt   timestamp  `json:"updated_at"`
+	StartedAt   *timestamp `json:"started_at"`
+	FinishedAt  *timestamp `json:"finished_at"`
+	RequestedBy string     `json:"requested_by"`
+}
+
+// filterView is a job's replay.Filter as the API shows it.
+type filterView struct {
+	Since timestamp `json:"since"`
+	Until timestamp `json:"until"`
+	State string    `json:"state,omitempty"`
 }
 
 // viewJob is a job as the API shows it.
 func viewJob(j replay.Job) jobView {
 	return jobView{ID: j.ID, JobID: j.ID, PartnerID: j.PartnerID, EndpointID: j.EndpointID, Source: j.Source,
-		Filter: j.Filter, State: j.State, Total: j.Total, Done: j.Done, Failed: j.Failed, Error: j.Error,
-		CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt,
+		Filter: filterView{Since: stamp(j.Filter.Since), Until: stamp(j.Filter.Until), State: j.Filter.State}, State: j.State,
+		Total: j.Total, Done: j.Done, Failed: j.Failed, Error: j.Error,
+		CreatedAt: stamp(j.CreatedAt), UpdatedAt: stamp(j.UpdatedAt), StartedAt: stampPtr(j.StartedAt), FinishedAt: stampPtr(j.FinishedAt),
 		RequestedBy: j.RequestedBy}
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"regexp"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -18,7 +17,7 @@ var partnerIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 type partnerView struct {
 	ID        string    `json:"id"`
 	Name      string    `json:"name"`
-	CreatedAt time.Time `json:"created_at"`
+	CreatedAt timestamp `json:"created_at"`
 }
 
 type createPartnerRequest struct {
@@ -95,9 +94,9 @@ type apiKeyView struct {
 	ID         string     `json:"id"`
 	Name       string     `json:"name"`
 	PartnerID  string     `json:"partner_id"`
-	CreatedAt  time.Time  `json:"created_at"`
-	LastUsedAt *time.Time `json:"last_used_at"`
-	RevokedAt  *time.Time `json:"revoked_at"`
+	CreatedAt  timestamp  `json:"created_at"`
+	LastUsedAt *timestamp `json:"last_used_at"`
+	RevokedAt  *timestamp `json:"revoked_at"`
 }
 
 // createdAPIKey is the only response that ever holds a key.
@@ -106,7 +105,7 @@ type createdAPIKey struct {
 	Name      string    `json:"name"`
 	Key       string    `json:"key"`
 	PartnerID string    `json:"partner_id"`
-	CreatedAt time.Time `json:"created_at"`
+	CreatedAt timestamp `json:"created_at"`
 }
 
 // createAPIKeyRequest names the key, so a partner's keys can be told apart (its use, its
@@ -129,7 +128,7 @@ func (a *API) createAPIKey(w http.ResponseWriter, r *http.Request, _ caller) err
 	}
 	out := createdAPIKey{ID: newID(apiKeyIDPrefix), Name: req.Name, PartnerID: r.PathValue("pid")}
 	var err error
-	if out.Key, out.CreatedAt, err = partnerkeys.Create(r.Context(), a.pool, out.ID, out.PartnerID, req.Name); err != nil {
+	if out.Key, out.CreatedAt.Time, err = partnerkeys.Create(r.Context(), a.pool, out.ID, out.PartnerID, req.Name); err != nil {
 		return err
 	}
 	a.log.Info("partner api key created", "partner_id", out.PartnerID, "key_id", out.ID)

@@ -250,7 +250,7 @@ func TestEndpointHealthFromTheSender(t *testing.T) {
 	}
 	h := v.Health
 	if h.NextProbeAt == nil || h.LastAttemptAt == nil || h.LastSuccessAt != nil || h.FailingSince == nil ||
-		!h.NextProbeAt.After(*h.LastAttemptAt) {
+		!h.NextProbeAt.After(h.LastAttemptAt.Time) {
 		t.Fatalf("health of the open circuit: %+v", h)
 	}
 	// The last test's retry is due 5 s after its attempt, the probe 10 s after: it waits for the probe.
@@ -262,7 +262,7 @@ func TestEndpointHealthFromTheSender(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if d.State != "retrying" || d.NextAttemptAt == nil || d.NextAttemptAt.Before(*h.NextProbeAt) {
+	if d.State != "retrying" || d.NextAttemptAt == nil || d.NextAttemptAt.Before(h.NextProbeAt.Time) {
 		t.Fatalf("delivery %s %s, next_attempt_at %v; want retrying, not before the probe at %v", d.DeliveryID, d.State, d.NextAttemptAt, h.NextProbeAt)
 	}
 }

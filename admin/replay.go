@@ -54,7 +54,7 @@ func (a *API) replayDelivery(w http.ResponseWriter, r *http.Request, _ caller) e
 			"partner %s asked for %d single replays in the last minute, the most it may (%s): retry in %d s, or replay many deliveries at once with a replay job (POST /v1/partners/%s/endpoints/{eid}/replay)",
 			pid, used, quotaReplays, retrySeconds(wait), pid)
 	}
-	p, err := a.replays.One(r.Context(), ep, replay.Target{EventID: d.EventID, EventType: d.EventType, CreatedAt: d.CreatedAt})
+	p, err := a.replays.One(r.Context(), ep, replay.Target{EventID: d.EventID, EventType: d.EventType, CreatedAt: d.CreatedAt.Time})
 	if err != nil {
 		a.replaysRate.refund(pid, taken) // nothing was sent
 	}

@@ -115,7 +115,7 @@ type authView struct {
 type clientCertificateView struct {
 	Subject           string    `json:"subject"`
 	Issuer            string    `json:"issuer"`
-	NotAfter          time.Time `json:"not_after"`
+	NotAfter          timestamp `json:"not_after"`
 	SHA256Fingerprint string    `json:"sha256_fingerprint"`
 }
 
@@ -133,7 +133,7 @@ func viewRequestOptions(o records.RequestOptions) requestOptionsView {
 		if leaf, err := leafCertificate(c.CertificatePEM); err == nil {
 			sum := sha256.Sum256(leaf.Raw)
 			v.ClientCertificate = &clientCertificateView{Subject: leaf.Subject.String(), Issuer: leaf.Issuer.String(),
-				NotAfter: leaf.NotAfter.UTC(), SHA256Fingerprint: hex.EncodeToString(sum[:])}
+				NotAfter: stamp(leaf.NotAfter), SHA256Fingerprint: hex.EncodeToString(sum[:])}
 		}
 	}
 	if o.EgressProxy != "" {

@@ -56,7 +56,7 @@ func (a *API) searchDeliveries(w http.ResponseWriter, r *http.Request, _ caller)
 	}
 	since, until, types, after := win.since, win.until, win.types, win.after
 	out, err := queryPage(r.Context(), a.pool, limit, scanDelivery, func(last deliveryView) string {
-		return encodeCursor("partner-deliveries", deliveryCursor{CreatedAt: last.CreatedAt, ID: last.DeliveryID})
+		return encodeCursor("partner-deliveries", deliveryCursor{CreatedAt: last.CreatedAt.Time, ID: last.DeliveryID})
 	}, `SELECT `+deliveryColumns+` FROM delivery
 		WHERE partner_id = $1
 		  AND ($2 = '' OR event_id = $2)

@@ -23,8 +23,8 @@ type rotationResponse struct {
 	Scheme                  string       `json:"scheme"`
 	Secret                  string       `json:"secret,omitempty"`
 	PublicKey               *string      `json:"public_key,omitempty"`
-	CreatedAt               time.Time    `json:"created_at"`
-	PreviousSecretsExpireAt *time.Time   `json:"previous_secrets_expire_at"`
+	CreatedAt               timestamp    `json:"created_at"`
+	PreviousSecretsExpireAt *timestamp   `json:"previous_secrets_expire_at"`
 	Endpoint                endpointView `json:"endpoint"`
 }
 
@@ -68,7 +68,7 @@ func (a *API) rotateSecret(w http.ResponseWriter, r *http.Request, _ caller) err
 	if err != nil {
 		return err
 	}
-	out.ID, out.Scheme, out.CreatedAt, out.PreviousSecretsExpireAt = rot.id, out.Endpoint.SignatureScheme, rot.createdAt, rot.previousExpires
+	out.ID, out.Scheme, out.CreatedAt, out.PreviousSecretsExpireAt = rot.id, out.Endpoint.SignatureScheme, stamp(rot.createdAt), stampPtr(rot.previousExpires)
 	out.Secret, out.PublicKey = rot.key.secret, rot.key.publicKey
 	if out.Secret != "" {
 		a.metrics.secretsOut.Inc()

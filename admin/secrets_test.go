@@ -45,7 +45,7 @@ func TestSecretShownOnce(t *testing.T) {
 	if rot.PreviousSecretsExpireAt == nil {
 		t.Fatal("rotation did not give the old secret an expiry")
 	}
-	if d := time.Until(*rot.PreviousSecretsExpireAt); d < 23*time.Hour || d > 25*time.Hour {
+	if d := time.Until(rot.PreviousSecretsExpireAt.Time); d < 23*time.Hour || d > 25*time.Hour {
 		t.Errorf("old secret expires in %s, want the 24h overlap", d)
 	}
 	var got endpointView
@@ -56,7 +56,7 @@ func TestSecretShownOnce(t *testing.T) {
 	e.assertSealed(created.ID, map[string]string{got.Secrets[0].ID: s1, rot.ID: s2})
 
 	do(200, "POST", ep+"/secret/end-rotation", nil).json(t, &got)
-	if len(got.Secrets) != 2 || got.Secrets[0].ExpiresAt == nil || time.Until(*got.Secrets[0].ExpiresAt) > time.Second || got.Secrets[1].ExpiresAt != nil {
+	if len(got.Secrets) != 2 || got.Secrets[0].ExpiresAt == nil || time.Until(got.Secrets[0].ExpiresAt.Time) > time.Second || got.Secrets[1].ExpiresAt != nil {
 		t.Fatalf("secrets after end-rotation: %+v", got.Secrets)
 	}
 

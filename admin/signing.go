@@ -137,8 +137,8 @@ type keyView struct {
 	ID         string     `json:"id"`
 	Scheme     string     `json:"scheme"`
 	PublicKey  *string    `json:"public_key"`
-	CreatedAt  time.Time  `json:"created_at"`
-	ExpiresAt  *time.Time `json:"expires_at"`
+	CreatedAt  timestamp  `json:"created_at"`
+	ExpiresAt  *timestamp `json:"expires_at"`
 }
 
 // signingKeys is the answer of GET …/secret/keys.
