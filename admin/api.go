@@ -48,6 +48,7 @@ type API struct {
 
 	mux     *http.ServeMux
 	routes  []route
+	rated   map[string]*rateLog // by route pattern: the routes bound by a per-minute quota (quota.go)
 	handler http.Handler
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -139,6 +140,47 @@ func (l *rateLog) take(pid string) (at time.Time, used int, wait time.Duration) 
 	}
 	l.sent[pid] = append(ts, now)
 	return now, len(ts) + 1, 0
+}
+
+// state is pid's count of uses within the window and the wait until the oldest of them leaves
+// it (zero when there is none): when one more use becomes available.
+func (l *rateLog) state(pid string) (used int, reset time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	ts := l.recent(pid, now)
+	if len(ts) == 0 {
+		return 0, 0
+	}
+	return len(ts), ts[0].Add(rateWindow).Sub(now)
+}
+
+// Rate-limit headers (the IETF httpapi draft's names) on every answer of a route bound by a
+// per-minute quota, once the caller is authorized for the partner: its limit, what remains of
+// it and the seconds until one more use is available (0: now), so clients pace themselves
+// before a 429.
+const (
+	RateLimitLimitHeader     = "RateLimit-Limit"
+	RateLimitRemainingHeader = "RateLimit-Remaining"
+	RateLimitResetHeader     = "RateLimit-Reset"
+)
+
+// rateQuotas are the routes bound by a per-minute quota, with it.
+func (a *API) rateQuotas() map[string]*rateLog {
+	return map[string]*rateLog{
+		"POST /v1/partners/{pid}/endpoints/{eid}/test":    a.testEvents,
+		"POST /v1/operator/endpoints/{eid}/test":          a.testEvents,
+		"POST /v1/partners/{pid}/deliveries/{did}/replay": a.replaysRate,
+		"POST /v1/operator/deliveries/{did}/replay":       a.replaysRate,
+	}
+}
+
+// rateHeaders states l for pid in h (RateLimit-*), as it is now.
+func rateHeaders(h http.Header, l *rateLog, pid string) {
+	used, reset := l.state(pid)
+	h.Set(RateLimitLimitHeader, strconv.Itoa(l.limit))
+	h.Set(RateLimitRemainingHeader, strconv.Itoa(max(l.limit-used, 0)))
+	h.Set(RateLimitResetHeader, strconv.FormatInt(retrySeconds(reset), 10))
 }
 
 // refund takes back the use taken at `at`, whose delivery record was never produced.

@@ -2,7 +2,9 @@ package admin
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -389,4 +391,82 @@ func TestSingleReplayRate(t *testing.T) {
 	}
 	advance(40 * time.Second)
 	e.must(202, key, "POST", "/v1/partners/acme/deliveries/"+did+"/replay", nil)
+}
+
+// TestRateLimitHeaders: every answer of a route bound by a per-minute quota states it
+// (RateLimit-Limit, -Remaining, -Reset), its 202s, its 429 (Reset equal to Retry-After), its
+// other refusals and an idempotent repeat, on the partner's and the operator's routes alike;
+// a caller not let through to the partner learns nothing of it.
+func TestRateLimitHeaders(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Limits.TestEventsPerMinute, c.Limits.ReplaysPerMinute = 2, 3 })
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var clock sync.Mutex
+	moved := func() time.Time { clock.Lock(); defer clock.Unlock(); return now }
+	e.api.testEvents.now, e.api.replaysRate.now = moved, moved
+	advance := func(d time.Duration) { clock.Lock(); now = now.Add(d); clock.Unlock() }
+
+	key := e.partner("acme")
+	otherKey := e.partner("globex")
+	ep := e.endpoint("acme")
+	var opEP createdEndpoint
+	e.must(201, operatorToken, "POST", "/v1/operator/endpoints", map[string]any{
+		"url": "https://hooks.example.com/ops", "event_types": []string{"operator.*"}}).json(t, &opEP)
+	ev := e.appendEvent("acme", "customer.created", `{"customer_id":"cus_1"}`)
+	did := e.seedDeliveries("acme", ep.ID, "customer.created", "failed", 1, []string{ev}, []time.Time{time.Now()})[0]
+
+	want := func(what string, r response, status int, limit, remaining int, reset string) {
+		t.Helper()
+		h := r.Header
+		if r.Status != status || h.Get(RateLimitLimitHeader) != fmt.Sprint(limit) ||
+			h.Get(RateLimitRemainingHeader) != fmt.Sprint(remaining) || h.Get(RateLimitResetHeader) != reset {
+			t.Errorf("%s: %d with RateLimit %q/%q/%q, want %d with %d/%d/%s", what, r.Status, h.Get(RateLimitLimitHeader),
+				h.Get(RateLimitRemainingHeader), h.Get(RateLimitResetHeader), status, limit, remaining, reset)
+		}
+		if status == 429 && h.Get("Retry-After") != reset {
+			t.Errorf("%s: Retry-After %q, RateLimit-Reset %q", what, h.Get("Retry-After"), reset)
+		}
+	}
+	test := "/v1/partners/acme/endpoints/" + ep.ID + "/test"
+	want("a test event to no endpoint", e.do(key, "POST", "/v1/partners/acme/endpoints/ep_01J9Z8Q4W6T1V2X3Y4Z5A6B7C8/test", nil), 404, 2, 2, "0")
+	want("the first test event", e.doWith(idem("t-1"), key, "POST", test, ""), 202, 2, 1, "60")
+	advance(15 * time.Second)
+	want("its idempotent repeat", e.doWith(idem("t-1"), key, "POST", test, ""), 202, 2, 1, "45")
+	want("the second", e.do(operatorToken, "POST", test, nil), 202, 2, 0, "45")
+	want("the third", e.do(key, "POST", test, nil), 429, 2, 0, "45")
+	want("a body refused", e.do(key, "POST", test, `{"x":1}`), 400, 2, 0, "45")
+	if r := e.do(otherKey, "POST", test, nil); r.Status != 404 || r.Header.Get(RateLimitLimitHeader) != "" {
+		t.Errorf("another partner's key: %d with RateLimit-Limit %q, want 404 without", r.Status, r.Header.Get(RateLimitLimitHeader))
+	}
+	want("the operator's own test event", e.do(operatorToken, "POST", "/v1/operator/endpoints/"+opEP.ID+"/test", nil), 202, 2, 1, "60")
+
+	replay := "/v1/partners/acme/deliveries/" + did + "/replay"
+	want("a replay", e.do(key, "POST", replay, nil), 202, 3, 2, "60")
+	advance(time.Minute)
+	want("a replay a minute later", e.do(key, "POST", replay, nil), 202, 3, 2, "60")
+	want("a test event a minute later", e.do(key, "POST", test, nil), 202, 2, 1, "60")
+	want("the operator's replay of no delivery", e.do(operatorToken, "POST", "/v1/operator/deliveries/dlv_nothere/replay", nil), 404, 3, 3, "0")
+
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]struct {
+				Ref     string                     `json:"$ref"`
+				Headers map[string]json.RawMessage `json:"headers"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(openAPIDocument, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for pattern := range e.api.rated {
+		if !slices.ContainsFunc(e.api.routes, func(rt route) bool { return rt.pattern() == pattern }) {
+			t.Errorf("rated route %s is not a route", pattern)
+		}
+		method, path, _ := strings.Cut(pattern, " ")
+		res := doc.Paths[path][strings.ToLower(method)].Responses
+		for _, h := range []string{RateLimitLimitHeader, RateLimitRemainingHeader, RateLimitResetHeader} {
+			if res["202"].Headers[h] == nil || res["429"].Ref != "#/components/responses/RateLimited" {
+				t.Errorf("openapi.json: %s does not declare %s on its 202 and 429", pattern, h)
+			}
+		}
+	}
 }

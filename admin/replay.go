@@ -49,6 +49,7 @@ func (a *API) replayDelivery(w http.ResponseWriter, r *http.Request, _ caller) e
 	// Single replays are rated like test events: each is a request to the partner's receiver
 	// that no schedule bounds (R24).
 	taken, used, wait := a.replaysRate.take(pid)
+	rateHeaders(w.Header(), a.replaysRate, pid)
 	if wait > 0 {
 		return a.quotaExceeded(quotaReplays, a.cfg.Limits.ReplaysPerMinute, used, wait,
 			"partner %s asked for %d single replays in the last minute, the most it may (%s): retry in %d s, or replay many deliveries at once with a replay job (POST /v1/partners/%s/endpoints/{eid}/replay)",
@@ -57,6 +58,7 @@ func (a *API) replayDelivery(w http.ResponseWriter, r *http.Request, _ caller) e
 	p, err := a.replays.One(r.Context(), ep, replay.Target{EventID: d.EventID, EventType: d.EventType, CreatedAt: d.CreatedAt.Time})
 	if err != nil {
 		a.replaysRate.refund(pid, taken) // nothing was sent
+		rateHeaders(w.Header(), a.replaysRate, pid)
 	}
 	var refused *replay.RefusedError
 	switch {

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"runtime/debug"
 	"time"
+
+	"github.com/hookstream/hookstream/outbox"
 )
 
 // handlerFunc serves one route for an authenticated caller. It returns an *apiError for
@@ -73,6 +75,7 @@ func (a *API) routeTable() []route {
 
 func (a *API) buildRouter() {
 	a.routes = a.routeTable()
+	a.rated = a.rateQuotas()
 	a.mux = http.NewServeMux()
 	for _, rt := range a.routes {
 		a.mux.Handle(rt.pattern(), a.wrap(rt))
@@ -194,6 +197,14 @@ func (a *API) serveRoute(w http.ResponseWriter, r *http.Request, rt route) error
 		if e := a.authorize(r.Context(), c, rt.access, r.PathValue("pid")); e != nil {
 			return e
 		}
+	}
+	if l := a.rated[rt.pattern()]; l != nil {
+		// Before anything can refuse the request, so every answer states the quota.
+		pid := r.PathValue("pid")
+		if rt.access == operator {
+			pid = outbox.OperatorPartnerID // the operator's own routes (operator.go)
+		}
+		rateHeaders(w.Header(), l, pid)
 	}
 	// r.URL.Query drops what it cannot decode: ?after=%ZZ would read as no cursor at all.
 	if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {

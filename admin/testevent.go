@@ -56,6 +56,7 @@ func (a *API) sendTestEvent(w http.ResponseWriter, r *http.Request, _ caller) er
 	// Read-your-writes: the sender sends it with this configuration or a later one.
 	d.EndpointVersion = ep.Version
 	taken, used, wait := a.testEvents.take(pid)
+	rateHeaders(w.Header(), a.testEvents, pid)
 	if wait > 0 {
 		return a.quotaExceeded(quotaTestEvents, a.cfg.Limits.TestEventsPerMinute, used, wait,
 			"partner %s sent %d test events in the last minute, the most it may (%s): retry in %d s",
@@ -63,6 +64,7 @@ func (a *API) sendTestEvent(w http.ResponseWriter, r *http.Request, _ caller) er
 	}
 	if err := a.replays.Produce(r.Context(), records.TriggerTest, []records.Delivery{d}); err != nil {
 		a.testEvents.refund(pid, taken) // nothing was sent
+		rateHeaders(w.Header(), a.testEvents, pid)
 		return err
 	}
 	respondAt(w, http.StatusAccepted, partnerPath(r)+"/deliveries/"+d.DeliveryID, testAccepted{EventID: d.EventID, DeliveryID: d.DeliveryID, EndpointID: ep.ID,

@@ -2317,6 +2317,9 @@ type NotFound = Problem
 // QuotaExceeded An RFC 9457 problem (application/problem+json) with hookstream's extensions.
 type QuotaExceeded = Problem
 
+// RateLimited An RFC 9457 problem (application/problem+json) with hookstream's extensions.
+type RateLimited = Problem
+
 // TooLarge An RFC 9457 problem (application/problem+json) with hookstream's extensions.
 type TooLarge = Problem
 
@@ -3492,7 +3495,7 @@ type ClientInterface interface {
 
 	// OperatorReplayDeliveryWithBody Operator endpoints: make one new attempt of a delivery (same event id, next attempt number)
 	//
-	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3501,7 +3504,7 @@ type ClientInterface interface {
 
 	// OperatorReplayDelivery Operator endpoints: make one new attempt of a delivery (same event id, next attempt number)
 	//
-	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3646,7 +3649,7 @@ type ClientInterface interface {
 
 	// OperatorSendTestEventWithBody Operator endpoints: send a webhook.test event to this endpoint only
 	//
-	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3655,7 +3658,7 @@ type ClientInterface interface {
 
 	// OperatorSendTestEvent Operator endpoints: send a webhook.test event to this endpoint only
 	//
-	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3753,7 +3756,7 @@ type ClientInterface interface {
 
 	// ReplayDeliveryWithBody Make one new attempt of a delivery (same event id, next attempt number)
 	//
-	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3762,7 +3765,7 @@ type ClientInterface interface {
 
 	// ReplayDelivery Make one new attempt of a delivery (same event id, next attempt number)
 	//
-	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3918,7 +3921,7 @@ type ClientInterface interface {
 
 	// SendTestEventWithBody Send a webhook.test event to this endpoint only
 	//
-	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3927,7 +3930,7 @@ type ClientInterface interface {
 
 	// SendTestEvent Send a webhook.test event to this endpoint only
 	//
-	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4076,7 +4079,7 @@ func (c *Client) OperatorGetDelivery(ctx context.Context, did Did, reqEditors ..
 
 // OperatorReplayDeliveryWithBody Operator endpoints: make one new attempt of a delivery (same event id, next attempt number)
 //
-// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4095,7 +4098,7 @@ func (c *Client) OperatorReplayDeliveryWithBody(ctx context.Context, did Did, co
 
 // OperatorReplayDelivery Operator endpoints: make one new attempt of a delivery (same event id, next attempt number)
 //
-// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4410,7 +4413,7 @@ func (c *Client) OperatorRotateSecret(ctx context.Context, eid Eid, body Operato
 
 // OperatorSendTestEventWithBody Operator endpoints: send a webhook.test event to this endpoint only
 //
-// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4429,7 +4432,7 @@ func (c *Client) OperatorSendTestEventWithBody(ctx context.Context, eid Eid, con
 
 // OperatorSendTestEvent Operator endpoints: send a webhook.test event to this endpoint only
 //
-// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4667,7 +4670,7 @@ func (c *Client) GetDelivery(ctx context.Context, pid Pid, did Did, reqEditors .
 
 // ReplayDeliveryWithBody Make one new attempt of a delivery (same event id, next attempt number)
 //
-// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4686,7 +4689,7 @@ func (c *Client) ReplayDeliveryWithBody(ctx context.Context, pid Pid, did Did, c
 
 // ReplayDelivery Make one new attempt of a delivery (same event id, next attempt number)
 //
-// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5042,7 +5045,7 @@ func (c *Client) RotateSecret(ctx context.Context, pid Pid, eid Eid, body Rotate
 
 // SendTestEventWithBody Send a webhook.test event to this endpoint only
 //
-// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5061,7 +5064,7 @@ func (c *Client) SendTestEventWithBody(ctx context.Context, pid Pid, eid Eid, co
 
 // SendTestEvent Send a webhook.test event to this endpoint only
 //
-// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8182,7 +8185,7 @@ type ClientWithResponsesInterface interface {
 
 	// OperatorReplayDeliveryWithBodyWithResponse Operator endpoints: make one new attempt of a delivery (same event id, next attempt number)
 	//
-	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8191,7 +8194,7 @@ type ClientWithResponsesInterface interface {
 
 	// OperatorReplayDeliveryWithResponse Operator endpoints: make one new attempt of a delivery (same event id, next attempt number)
 	//
-	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8344,7 +8347,7 @@ type ClientWithResponsesInterface interface {
 
 	// OperatorSendTestEventWithBodyWithResponse Operator endpoints: send a webhook.test event to this endpoint only
 	//
-	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8353,7 +8356,7 @@ type ClientWithResponsesInterface interface {
 
 	// OperatorSendTestEventWithResponse Operator endpoints: send a webhook.test event to this endpoint only
 	//
-	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8469,7 +8472,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReplayDeliveryWithBodyWithResponse Make one new attempt of a delivery (same event id, next attempt number)
 	//
-	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8478,7 +8481,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReplayDeliveryWithResponse Make one new attempt of a delivery (same event id, next attempt number)
 	//
-	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8644,7 +8647,7 @@ type ClientWithResponsesInterface interface {
 
 	// SendTestEventWithBodyWithResponse Send a webhook.test event to this endpoint only
 	//
-	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8653,7 +8656,7 @@ type ClientWithResponsesInterface interface {
 
 	// SendTestEventWithResponse Send a webhook.test event to this endpoint only
 	//
-	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+	// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9036,12 +9039,18 @@ func (r OperatorGetDeliveryResponse) ContentType() string {
 
 // OperatorReplayDeliveryResponse202Headers the declared response headers of an HTTP 202 response for OperatorReplayDelivery
 type OperatorReplayDeliveryResponse202Headers struct {
-	Location *string
+	Location           *string
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
 }
 
 // OperatorReplayDeliveryResponse429Headers the declared response headers of an HTTP 429 response for OperatorReplayDelivery
 type OperatorReplayDeliveryResponse429Headers struct {
-	RetryAfter *int
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         *int
 }
 
 type OperatorReplayDeliveryResponse struct {
@@ -9068,7 +9077,7 @@ type OperatorReplayDeliveryResponse struct {
 	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationProblemJSON422 *Validation
 	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
-	ApplicationProblemJSON429 *QuotaExceeded
+	ApplicationProblemJSON429 *RateLimited
 	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationProblemJSON503 *Unavailable
 	// Headers202 the parsed response headers for an HTTP 202 response
@@ -9128,7 +9137,7 @@ func (r OperatorReplayDeliveryResponse) GetApplicationProblemJSON422() *Validati
 }
 
 // GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r OperatorReplayDeliveryResponse) GetApplicationProblemJSON429() *QuotaExceeded {
+func (r OperatorReplayDeliveryResponse) GetApplicationProblemJSON429() *RateLimited {
 	return r.ApplicationProblemJSON429
 }
 
@@ -10089,12 +10098,18 @@ func (r OperatorRotateSecretResponse) ContentType() string {
 
 // OperatorSendTestEventResponse202Headers the declared response headers of an HTTP 202 response for OperatorSendTestEvent
 type OperatorSendTestEventResponse202Headers struct {
-	Location *string
+	Location           *string
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
 }
 
 // OperatorSendTestEventResponse429Headers the declared response headers of an HTTP 429 response for OperatorSendTestEvent
 type OperatorSendTestEventResponse429Headers struct {
-	RetryAfter *int
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         *int
 }
 
 type OperatorSendTestEventResponse struct {
@@ -10119,7 +10134,7 @@ type OperatorSendTestEventResponse struct {
 	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationProblemJSON422 *Validation
 	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
-	ApplicationProblemJSON429 *QuotaExceeded
+	ApplicationProblemJSON429 *RateLimited
 	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationProblemJSON503 *Unavailable
 	// Headers202 the parsed response headers for an HTTP 202 response
@@ -10174,7 +10189,7 @@ func (r OperatorSendTestEventResponse) GetApplicationProblemJSON422() *Validatio
 }
 
 // GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r OperatorSendTestEventResponse) GetApplicationProblemJSON429() *QuotaExceeded {
+func (r OperatorSendTestEventResponse) GetApplicationProblemJSON429() *RateLimited {
 	return r.ApplicationProblemJSON429
 }
 
@@ -11029,12 +11044,18 @@ func (r GetDeliveryResponse) ContentType() string {
 
 // ReplayDeliveryResponse202Headers the declared response headers of an HTTP 202 response for ReplayDelivery
 type ReplayDeliveryResponse202Headers struct {
-	Location *string
+	Location           *string
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
 }
 
 // ReplayDeliveryResponse429Headers the declared response headers of an HTTP 429 response for ReplayDelivery
 type ReplayDeliveryResponse429Headers struct {
-	RetryAfter *int
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         *int
 }
 
 type ReplayDeliveryResponse struct {
@@ -11059,7 +11080,7 @@ type ReplayDeliveryResponse struct {
 	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationProblemJSON422 *Validation
 	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
-	ApplicationProblemJSON429 *QuotaExceeded
+	ApplicationProblemJSON429 *RateLimited
 	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationProblemJSON503 *Unavailable
 	// Headers202 the parsed response headers for an HTTP 202 response
@@ -11114,7 +11135,7 @@ func (r ReplayDeliveryResponse) GetApplicationProblemJSON422() *Validation {
 }
 
 // GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r ReplayDeliveryResponse) GetApplicationProblemJSON429() *QuotaExceeded {
+func (r ReplayDeliveryResponse) GetApplicationProblemJSON429() *RateLimited {
 	return r.ApplicationProblemJSON429
 }
 
@@ -12185,12 +12206,18 @@ func (r RotateSecretResponse) ContentType() string {
 
 // SendTestEventResponse202Headers the declared response headers of an HTTP 202 response for SendTestEvent
 type SendTestEventResponse202Headers struct {
-	Location *string
+	Location           *string
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
 }
 
 // SendTestEventResponse429Headers the declared response headers of an HTTP 429 response for SendTestEvent
 type SendTestEventResponse429Headers struct {
-	RetryAfter *int
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         *int
 }
 
 type SendTestEventResponse struct {
@@ -12213,7 +12240,7 @@ type SendTestEventResponse struct {
 	// ApplicationProblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationProblemJSON422 *Validation
 	// ApplicationProblemJSON429 the response for an HTTP 429 `application/problem+json` response
-	ApplicationProblemJSON429 *QuotaExceeded
+	ApplicationProblemJSON429 *RateLimited
 	// ApplicationProblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationProblemJSON503 *Unavailable
 	// Headers202 the parsed response headers for an HTTP 202 response
@@ -12263,7 +12290,7 @@ func (r SendTestEventResponse) GetApplicationProblemJSON422() *Validation {
 }
 
 // GetApplicationProblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
-func (r SendTestEventResponse) GetApplicationProblemJSON429() *QuotaExceeded {
+func (r SendTestEventResponse) GetApplicationProblemJSON429() *RateLimited {
 	return r.ApplicationProblemJSON429
 }
 
@@ -12878,7 +12905,7 @@ func (c *ClientWithResponses) OperatorGetDeliveryWithResponse(ctx context.Contex
 
 // OperatorReplayDeliveryWithBodyWithResponse Operator endpoints: make one new attempt of a delivery (same event id, next attempt number)
 //
-// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12893,7 +12920,7 @@ func (c *ClientWithResponses) OperatorReplayDeliveryWithBodyWithResponse(ctx con
 
 // OperatorReplayDeliveryWithResponse Operator endpoints: make one new attempt of a delivery (same event id, next attempt number)
 //
-// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13148,7 +13175,7 @@ func (c *ClientWithResponses) OperatorRotateSecretWithResponse(ctx context.Conte
 
 // OperatorSendTestEventWithBodyWithResponse Operator endpoints: send a webhook.test event to this endpoint only
 //
-// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13163,7 +13190,7 @@ func (c *ClientWithResponses) OperatorSendTestEventWithBodyWithResponse(ctx cont
 
 // OperatorSendTestEventWithResponse Operator endpoints: send a webhook.test event to this endpoint only
 //
-// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+// The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13363,7 +13390,7 @@ func (c *ClientWithResponses) GetDeliveryWithResponse(ctx context.Context, pid P
 
 // ReplayDeliveryWithBodyWithResponse Make one new attempt of a delivery (same event id, next attempt number)
 //
-// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13378,7 +13405,7 @@ func (c *ClientWithResponses) ReplayDeliveryWithBodyWithResponse(ctx context.Con
 
 // ReplayDeliveryWithResponse Make one new attempt of a delivery (same event id, next attempt number)
 //
-// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13664,7 +13691,7 @@ func (c *ClientWithResponses) RotateSecretWithResponse(ctx context.Context, pid 
 
 // SendTestEventWithBodyWithResponse Send a webhook.test event to this endpoint only
 //
-// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13679,7 +13706,7 @@ func (c *ClientWithResponses) SendTestEventWithBodyWithResponse(ctx context.Cont
 
 // SendTestEventWithResponse Send a webhook.test event to this endpoint only
 //
-// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+// Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14123,7 +14150,7 @@ func ParseOperatorReplayDeliveryResponse(rsp *http.Response) (*OperatorReplayDel
 		response.ApplicationProblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest QuotaExceeded
+		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -14148,9 +14175,51 @@ func ParseOperatorReplayDeliveryResponse(rsp *http.Response) (*OperatorReplayDel
 			}
 			headers.Location = &value
 		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
 		response.Headers202 = &headers
 	case rsp.StatusCode == 429:
 		var headers OperatorReplayDeliveryResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -15025,7 +15094,7 @@ func ParseOperatorSendTestEventResponse(rsp *http.Response) (*OperatorSendTestEv
 		response.ApplicationProblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest QuotaExceeded
+		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -15050,9 +15119,51 @@ func ParseOperatorSendTestEventResponse(rsp *http.Response) (*OperatorSendTestEv
 			}
 			headers.Location = &value
 		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
 		response.Headers202 = &headers
 	case rsp.StatusCode == 429:
 		var headers OperatorSendTestEventResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -15809,7 +15920,7 @@ func ParseReplayDeliveryResponse(rsp *http.Response) (*ReplayDeliveryResponse, e
 		response.ApplicationProblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest QuotaExceeded
+		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -15834,9 +15945,51 @@ func ParseReplayDeliveryResponse(rsp *http.Response) (*ReplayDeliveryResponse, e
 			}
 			headers.Location = &value
 		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
 		response.Headers202 = &headers
 	case rsp.StatusCode == 429:
 		var headers ReplayDeliveryResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -16793,7 +16946,7 @@ func ParseSendTestEventResponse(rsp *http.Response) (*SendTestEventResponse, err
 		response.ApplicationProblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest QuotaExceeded
+		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -16818,9 +16971,51 @@ func ParseSendTestEventResponse(rsp *http.Response) (*SendTestEventResponse, err
 			}
 			headers.Location = &value
 		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
 		response.Headers202 = &headers
 	case rsp.StatusCode == 429:
 		var headers SendTestEventResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
