@@ -33,12 +33,22 @@ func unitAPI(t *testing.T) *API {
 }
 
 type openAPIDoc struct {
-	OpenAPI string                                 `json:"openapi"`
-	Paths   map[string]map[string]openAPIOperation `json:"paths"`
+	OpenAPI string `json:"openapi"`
+	Info    struct {
+		License struct {
+			Name string `json:"name"`
+		} `json:"license"`
+	} `json:"info"`
+	Tags []struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+	} `json:"tags"`
+	Paths map[string]map[string]openAPIOperation `json:"paths"`
 }
 
 type openAPIOperation struct {
 	OperationID string                     `json:"operationId"`
+	Tags        []string                   `json:"tags"`
 	Security    []map[string][]string      `json:"security"`
 	Responses   map[string]json.RawMessage `json:"responses"`
 	Parameters  []struct {
@@ -84,6 +94,41 @@ func TestOpenAPIMatchesRouter(t *testing.T) {
 		}
 		if rt.access == operator && op.Responses["403"] == nil {
 			t.Errorf("%s: 403 is not documented", rt.pattern())
+		}
+		for _, status := range refusals(rt) {
+			if op.Responses[status] == nil {
+				t.Errorf("%s: %s is not documented", rt.pattern(), status)
+			}
+		}
+	}
+
+	// Every operation is tagged with a declared tag, and every declared tag is used.
+	if doc.Info.License.Name == "" {
+		t.Error("info.license has no name")
+	}
+	tagged := map[string]int{}
+	for _, tag := range doc.Tags {
+		if tag.Name == "" || tag.Description == "" {
+			t.Errorf("tag %+v lacks a name or a description", tag)
+		}
+		tagged[tag.Name] = 0
+	}
+	for path, ops := range doc.Paths {
+		for method, op := range ops {
+			if len(op.Tags) == 0 {
+				t.Errorf("%s %s has no tag", strings.ToUpper(method), path)
+			}
+			for _, tag := range op.Tags {
+				if _, ok := tagged[tag]; !ok {
+					t.Errorf("%s %s: tag %q is not declared in tags", strings.ToUpper(method), path, tag)
+				}
+				tagged[tag]++
+			}
+		}
+	}
+	for tag, n := range tagged {
+		if n == 0 {
+			t.Errorf("tag %q tags no operation", tag)
 		}
 	}
 
@@ -144,6 +189,28 @@ func TestOpenAPIMatchesRouter(t *testing.T) {
 	if r.Status != 200 || string(r.Body) != string(openAPIDocument) || r.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("GET /v1/openapi.json: %d %s", r.Status, r.Header)
 	}
+	// A 4xx every route can answer, the public document's too.
+	if r := call(a, "", "GET", "/v1/openapi.json?v=%ZZ", nil); r.Status != 400 {
+		t.Errorf("GET /v1/openapi.json with a query string that is not URL encoding: %s, want 400", r)
+	}
+}
+
+// refusals are the 4xx statuses rt can answer whatever its handler does: 400 for a query
+// string that is not URL encoding (every route) or a malformed Idempotency-Key; 404 for a path
+// naming something that does not exist; for a body, 413, 415 and 422, and for a POST 409 (the
+// first request of an Idempotency-Key still running).
+func refusals(rt route) []string {
+	out := []string{"400"}
+	if strings.Contains(rt.path, "{") {
+		out = append(out, "404")
+	}
+	switch rt.method {
+	case "POST":
+		out = append(out, "409", "413", "415", "422")
+	case "PATCH":
+		out = append(out, "413", "415", "422")
+	}
+	return out
 }
 
 func samplePathValue(param string) string {
