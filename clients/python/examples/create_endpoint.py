@@ -4,7 +4,7 @@ URL. Prints its id and its signing secret (shown only in this answer) as shell a
 import sys
 
 from config import admin_client, check
-from hookstream_admin_client.api.default import create_endpoint
+from hookstream_admin_client.api.endpoints import create_endpoint
 from hookstream_admin_client.models import EndpointCreate
 
 if len(sys.argv) != 3:

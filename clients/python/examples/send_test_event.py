@@ -5,7 +5,8 @@ import sys
 import time
 
 from config import admin_client, check
-from hookstream_admin_client.api.default import get_delivery, send_test_event
+from hookstream_admin_client.api.deliveries import get_delivery
+from hookstream_admin_client.api.endpoints import send_test_event
 
 if len(sys.argv) != 3:
     sys.exit("usage: python send_test_event.py PARTNER ENDPOINT_ID")

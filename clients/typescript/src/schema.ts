@@ -124,7 +124,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get an API key
+         * @description The key's metadata (never the key itself), revoked or not: the Location of its creation.
+         */
+        get: operations["getAPIKey"];
         put?: never;
         post?: never;
         /** Revoke an API key */
@@ -322,7 +326,7 @@ export interface paths {
         put?: never;
         /**
          * Send a webhook.test event to this endpoint only
-         * @description Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+         * @description Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
          */
         post: operations["sendTestEvent"];
         delete?: never;
@@ -396,7 +400,7 @@ export interface paths {
         put?: never;
         /**
          * Make one new attempt of a delivery (same event id, next attempt number)
-         * @description Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+         * @description Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
          */
         post: operations["replayDelivery"];
         delete?: never;
@@ -701,7 +705,7 @@ export interface paths {
         put?: never;
         /**
          * Operator endpoints: send a webhook.test event to this endpoint only
-         * @description The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+         * @description The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
          */
         post: operations["operatorSendTestEvent"];
         delete?: never;
@@ -781,7 +785,7 @@ export interface paths {
         put?: never;
         /**
          * Operator endpoints: make one new attempt of a delivery (same event id, next attempt number)
-         * @description The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+         * @description The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events, docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every answer once the caller is let through to the partner (all but 401, 403 and another partner's 404) states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
          */
         post: operations["operatorReplayDelivery"];
         delete?: never;
@@ -1109,7 +1113,10 @@ export interface components {
         Partner: {
             id: string;
             name: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             created_at: string;
         };
         APIKey: {
@@ -1117,14 +1124,21 @@ export interface components {
             /** @description the name given at creation */
             name: string;
             partner_id: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             created_at: string;
             /**
              * Format: date-time
              * @description the last time the key authenticated a request (updated at most once a minute)
+             * @example 2026-01-02T15:04:05.123456Z
              */
             last_used_at?: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             revoked_at?: string | null;
         };
         APIKeyCreated: {
@@ -1133,17 +1147,24 @@ export interface components {
             /** @description hsk_…; shown only in this response, stored only as a SHA-256 hash */
             key: string;
             partner_id: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             created_at: string;
         };
         /** @description signing key metadata; a v1 secret's value and a v1a signing key are never returned */
         Secret: {
             id: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             created_at: string;
             /**
              * Format: date-time
              * @description set while a rotated-out secret is in its overlap; past = no longer signs
+             * @example 2026-01-02T15:04:05.123456Z
              */
             expires_at: string | null;
             /** @description the whpk_ public key of a v1a key, which verifies its signatures; null for a v1 secret, whose value is never shown again */
@@ -1167,13 +1188,22 @@ export interface components {
              * @enum {string}
              */
             ordering: "none" | "bounded" | "strict";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             failing_since: string | null;
             disabled_reason: string | null;
             version: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             updated_at: string;
             secrets: components["schemas"]["Secret"][];
             /** @description A payload filter over the event envelope: the endpoint receives only the events of its types for which it holds. Grammar: or-separated and-terms of comparisons, `not` and parentheses; a comparison is `path == value`, `!=`, `<`, `<=`, `>`, `>=` (numbers only), `path in [v1, v2]`, `path not in [...]` or `exists(path)`. A path starts at an envelope field (event_id, type, occurred_at, partner_id, subject, schema_version, correlation_id, data) and goes on with `.name`, `[index]` or `["key"]`; values are JSON strings, numbers, true, false or null. A number compares exactly with numbers and decimal strings ("12.50"); a missing path makes every comparison false but != and not in. Example: `data.amount.value >= 100 and data.source in ["purchase", "refund"]`. At most 2048 bytes, 16 levels of nesting, 64 values per list, 16 segments per path, numbers of exponent -100 to 100 in scientific notation (1e-400 is refused), and a cost of at most 20, where each comparison costs 1 plus the segments of its path (an in list counts once, whatever its length). An invalid filter is refused with 422, the message naming the position (in characters, from 1) of the fault. null: every event of the subscribed types. */
@@ -1297,9 +1327,15 @@ export interface components {
             secret?: string;
             /** @description the whpk_ public key of a new v1a key (absent for v1); its signing key is never shown */
             public_key?: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             previous_secrets_expire_at: string | null;
             endpoint: components["schemas"]["Endpoint"];
         };
@@ -1315,27 +1351,40 @@ export interface components {
             /**
              * Format: date-time
              * @description when the next attempt is due: null once finished and while the endpoint is disabled or deleted; at least the next probe while its circuit is open; for a pending delivery, its creation (due now) unless later
+             * @example 2026-01-02T15:04:05.123456Z
              */
             next_attempt_at: string | null;
             last_status: number | null;
             last_latency_ms: number | null;
             last_error_category: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             updated_at: string;
         };
         Attempt: {
             attempt_no: number;
             /** @enum {string} */
             trigger: "initial" | "retry" | "replay" | "test";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             started_at: string;
             status?: number | null;
             latency_ms?: number | null;
             error_category?: string | null;
             response_excerpt?: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             next_attempt_at?: string | null;
             /** @description true on the final failure of a strict ordered endpoint's head: the endpoint's later events went on without it (endpoint.order_broken) */
             order_broken?: boolean;
@@ -1401,21 +1450,39 @@ export interface components {
             /** @description deliveries or events that could not be replayed; error gives the last reason */
             failed: number;
             error?: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             created_at?: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             updated_at?: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             started_at?: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             finished_at?: string | null;
             requested_by?: string;
         };
         /** @description the deliveries a replay job selects, as requested */
         ReplayFilter: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             since?: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             until?: string;
             state?: string;
         };
@@ -1542,7 +1609,10 @@ export interface components {
             type: string;
             schema_version: number;
             subject: components["schemas"]["Subject"];
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             occurred_at: string;
             /** @enum {string} */
             reason: "malformed" | "too_large" | "unknown_type" | "schema_version" | "invalid_data";
@@ -1553,6 +1623,7 @@ export interface components {
             /**
              * Format: date-time
              * @description when cdc refused it
+             * @example 2026-01-02T15:04:05.123456Z
              */
             created_at: string;
         };
@@ -1670,7 +1741,10 @@ export interface components {
         ClientCertificate: {
             subject: string;
             issuer: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             not_after: string;
             /** @description SHA-256 of the leaf certificate's DER, hex */
             sha256_fingerprint: string;
@@ -1694,16 +1768,26 @@ export interface components {
             request_id: string;
             /** @description the request field, query parameter or header that failed (the first of errors when there are several) */
             field?: string;
-            /** @description for validation_failed: every field that failed */
+            /** @description for validation_failed and url_refused: every field that failed, each with its own code */
             errors?: components["schemas"]["FieldError"][];
-            /** @description for url_refused: the egress rule that refused the URL (url, scheme, port, userinfo, host, metadata, blocked_address, resolve) */
+            /** @description for url_refused (when the egress policy's refusals are the only failures; a mix with other failures is validation_failed, each refusal's rule in errors): the egress rule that refused the first URL (url, scheme, port, userinfo, host, metadata, blocked_address, resolve) */
             rule?: string;
             /** @description for quota_exceeded and replay_too_large: the quota reached, as named in GET /v1/limits */
             quota?: components["schemas"]["QuotaReached"];
         };
+        /** @description One failing field of a 422 problem. Every field of the request is checked, the egress policy of its URLs included, so one answer lists every failure. */
         FieldError: {
+            /** @description the body field (dotted, with [index] for array elements: event_types[0], auth.token_url) */
             field: string;
+            /**
+             * @description url_refused: the egress policy refused the URL (rule names why); validation_failed: any other unacceptable value
+             * @enum {string}
+             */
+            code: "validation_failed" | "url_refused";
+            /** @description what is wrong with the field */
             detail: string;
+            /** @description for url_refused: the egress rule that refused the URL (url, scheme, port, userinfo, host, metadata, blocked_address, resolve) */
+            rule?: string;
         };
         APIKeyCreate: {
             /** @description what the key is for, shown in the list beside its last use */
@@ -1719,21 +1803,25 @@ export interface components {
             /**
              * Format: date-time
              * @description while open: when the circuit lets its next probe through
+             * @example 2026-01-02T15:04:05.123456Z
              */
             next_probe_at: string | null;
             /**
              * Format: date-time
              * @description start of the newest attempt that succeeded
+             * @example 2026-01-02T15:04:05.123456Z
              */
             last_success_at: string | null;
             /**
              * Format: date-time
              * @description start of the newest attempt sent (refusals not counted)
+             * @example 2026-01-02T15:04:05.123456Z
              */
             last_attempt_at: string | null;
             /**
              * Format: date-time
              * @description the first failure after the last success; the failure window counts from it (as failing_since of the endpoint)
+             * @example 2026-01-02T15:04:05.123456Z
              */
             failing_since: string | null;
             /** @description An ordered endpoint's hold as its newest recorded attempt stated it (the sender holds it; the recorder keeps the newest statement); null when no attempt stated one (not ordered, or none recorded). */
@@ -1743,6 +1831,7 @@ export interface components {
                 /**
                  * Format: date-time
                  * @description while a head is held: its first failed attempt; null when none is held
+                 * @example 2026-01-02T15:04:05.123456Z
                  */
                 head_since: string | null;
                 /** @description how long the head has been held, as of this read */
@@ -1750,6 +1839,7 @@ export interface components {
                 /**
                  * Format: date-time
                  * @description when the sender stated it
+                 * @example 2026-01-02T15:04:05.123456Z
                  */
                 stated_at: string;
             } | null;
@@ -1772,11 +1862,15 @@ export interface components {
             scheme: "v1" | "v1a";
             /** @description v1a: the whpk_ public key that verifies this key's signatures; v1: null (the secret is never shown again) */
             public_key: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-01-02T15:04:05.123456Z
+             */
             created_at: string;
             /**
              * Format: date-time
              * @description set while a rotated-out key is in its overlap
+             * @example 2026-01-02T15:04:05.123456Z
              */
             expires_at: string | null;
         };
@@ -1795,7 +1889,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description malformed JSON, unknown field, bad query parameter or cursor */
+        /** @description malformed JSON, unknown field, bad query parameter or cursor, a query string that is not valid URL encoding (any route), or a malformed Idempotency-Key header */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -1867,7 +1961,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description well-formed but unacceptable values; url_refused names the egress rule; replay_too_large gives the replay_deliveries limit and the selection's size in error.quota; idempotency_key_reused: the Idempotency-Key was used for another request */
+        /** @description well-formed but unacceptable values; every failing field at once in errors; url_refused when the egress policy refused the URLs and nothing else failed, naming the rule; replay_too_large gives the replay_deliveries limit and the selection's size in error.quota; idempotency_key_reused: the Idempotency-Key was used for another request */
         Validation: {
             headers: {
                 [name: string]: unknown;
@@ -1896,6 +1990,20 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description the per-minute quota of this route is reached (quota_exceeded; error.quota names it with its limit and the usage); nothing was changed */
+        RateLimited: {
+            headers: {
+                /** @description seconds after which the request can succeed */
+                "Retry-After"?: number;
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /** @description partner id */
@@ -1915,7 +2023,16 @@ export interface components {
         cursor: string;
     };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description the path of the created resource (201), or of the resource that shows the accepted work's state (202: the replay job, the delivery) */
+        Location: string;
+        /** @description the per-minute quota binding this route (test_events_per_minute or replays_per_minute of GET /v1/limits), for this partner in this admin process */
+        "RateLimit-Limit": number;
+        /** @description what remains of it in the sliding minute, this request counted */
+        "RateLimit-Remaining": number;
+        /** @description seconds until one more request becomes available (the oldest counted leaves the minute); 0 when none is counted; on a 429 equal to Retry-After */
+        "RateLimit-Reset": number;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1938,6 +2055,7 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
+            400: components["responses"]["BadRequest"];
         };
     };
     listEventTypes: {
@@ -1958,6 +2076,7 @@ export interface operations {
                     "application/json": components["schemas"]["EventTypeList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             503: components["responses"]["Unavailable"];
         };
@@ -1983,6 +2102,7 @@ export interface operations {
                     "application/json": components["schemas"]["Limits"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
@@ -2032,6 +2152,7 @@ export interface operations {
             /** @description created */
             201: {
                 headers: {
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2069,6 +2190,7 @@ export interface operations {
                     "application/json": components["schemas"]["Partner"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
@@ -2125,6 +2247,7 @@ export interface operations {
             /** @description created; the key appears only here */
             201: {
                 headers: {
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2139,6 +2262,36 @@ export interface operations {
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMedia"];
             422: components["responses"]["Validation"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getAPIKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description partner id */
+                pid: components["parameters"]["pid"];
+                /** @description API key id */
+                kid: components["parameters"]["kid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the key */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -2163,6 +2316,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -2250,6 +2404,7 @@ export interface operations {
             /** @description created */
             201: {
                 headers: {
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2290,6 +2445,7 @@ export interface operations {
                     "application/json": components["schemas"]["Endpoint"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
@@ -2316,6 +2472,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
@@ -2528,6 +2685,7 @@ export interface operations {
                     "application/json": components["schemas"]["SigningKeys"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
@@ -2585,6 +2743,10 @@ export interface operations {
             /** @description queued for delivery */
             202: {
                 headers: {
+                    Location: components["headers"]["Location"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2598,7 +2760,7 @@ export interface operations {
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMedia"];
             422: components["responses"]["Validation"];
-            429: components["responses"]["QuotaExceeded"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -2663,6 +2825,7 @@ export interface operations {
             /** @description queued */
             202: {
                 headers: {
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2703,6 +2866,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryDetail"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
@@ -2729,6 +2893,10 @@ export interface operations {
             /** @description queued */
             202: {
                 headers: {
+                    Location: components["headers"]["Location"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2743,7 +2911,7 @@ export interface operations {
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMedia"];
             422: components["responses"]["Validation"];
-            429: components["responses"]["QuotaExceeded"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -2814,6 +2982,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReplayJob"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
@@ -2982,6 +3151,7 @@ export interface operations {
                     "application/json": components["schemas"]["Envelope"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
@@ -3005,6 +3175,7 @@ export interface operations {
                     "application/json": components["schemas"]["EventTypeList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             503: components["responses"]["Unavailable"];
@@ -3055,6 +3226,7 @@ export interface operations {
             /** @description created */
             201: {
                 headers: {
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3094,6 +3266,7 @@ export interface operations {
                     "application/json": components["schemas"]["Endpoint"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -3119,6 +3292,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -3323,6 +3497,10 @@ export interface operations {
             /** @description queued for delivery */
             202: {
                 headers: {
+                    Location: components["headers"]["Location"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3337,7 +3515,7 @@ export interface operations {
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMedia"];
             422: components["responses"]["Validation"];
-            429: components["responses"]["QuotaExceeded"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -3443,6 +3621,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryDetail"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -3468,6 +3647,10 @@ export interface operations {
             /** @description queued */
             202: {
                 headers: {
+                    Location: components["headers"]["Location"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3483,7 +3666,7 @@ export interface operations {
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMedia"];
             422: components["responses"]["Validation"];
-            429: components["responses"]["QuotaExceeded"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
         };
     };

@@ -51,6 +51,7 @@ from .event_type_versions_item import EventTypeVersionsItem
 from .event_type_versions_item_example import EventTypeVersionsItemExample
 from .event_type_versions_item_schema import EventTypeVersionsItemSchema
 from .field_error import FieldError
+from .field_error_code import FieldErrorCode
 from .get_open_api_response_200 import GetOpenApiResponse200
 from .header import Header
 from .limits import Limits
@@ -159,6 +160,7 @@ __all__ = (
     "EventTypeVersionsItemExample",
     "EventTypeVersionsItemSchema",
     "FieldError",
+    "FieldErrorCode",
     "GetOpenApiResponse200",
     "Header",
     "Limits",

@@ -19,10 +19,10 @@ class APIKey:
         id (str):
         name (str): the name given at creation
         partner_id (str):
-        created_at (datetime.datetime):
+        created_at (datetime.datetime):  Example: 2026-01-02T15:04:05.123456Z.
         last_used_at (datetime.datetime | None | Unset): the last time the key authenticated a request (updated at most
-            once a minute)
-        revoked_at (datetime.datetime | None | Unset):
+            once a minute) Example: 2026-01-02T15:04:05.123456Z.
+        revoked_at (datetime.datetime | None | Unset):  Example: 2026-01-02T15:04:05.123456Z.
     """
 
     id: str

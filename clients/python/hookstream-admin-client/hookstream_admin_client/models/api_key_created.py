@@ -18,7 +18,7 @@ class APIKeyCreated:
         name (str):
         key (str): hsk_…; shown only in this response, stored only as a SHA-256 hash
         partner_id (str):
-        created_at (datetime.datetime):
+        created_at (datetime.datetime):  Example: 2026-01-02T15:04:05.123456Z.
     """
 
     id: str

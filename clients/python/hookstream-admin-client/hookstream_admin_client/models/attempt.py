@@ -19,12 +19,12 @@ class Attempt:
     Attributes:
         attempt_no (int):
         trigger (AttemptTrigger):
-        started_at (datetime.datetime):
+        started_at (datetime.datetime):  Example: 2026-01-02T15:04:05.123456Z.
         status (int | None | Unset):
         latency_ms (int | None | Unset):
         error_category (None | str | Unset):
         response_excerpt (str | Unset):
-        next_attempt_at (datetime.datetime | None | Unset):
+        next_attempt_at (datetime.datetime | None | Unset):  Example: 2026-01-02T15:04:05.123456Z.
         order_broken (bool | Unset): true on the final failure of a strict ordered endpoint's head: the endpoint's later
             events went on without it (endpoint.order_broken)
     """

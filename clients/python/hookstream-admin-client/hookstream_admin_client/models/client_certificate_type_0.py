@@ -17,7 +17,7 @@ class ClientCertificateType0:
     Attributes:
         subject (str):
         issuer (str):
-        not_after (datetime.datetime):
+        not_after (datetime.datetime):  Example: 2026-01-02T15:04:05.123456Z.
         sha256_fingerprint (str): SHA-256 of the leaf certificate's DER, hex
     """
 

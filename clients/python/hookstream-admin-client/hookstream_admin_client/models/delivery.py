@@ -25,12 +25,12 @@ class Delivery:
         attempt_count (int):
         next_attempt_at (datetime.datetime | None): when the next attempt is due: null once finished and while the
             endpoint is disabled or deleted; at least the next probe while its circuit is open; for a pending delivery, its
-            creation (due now) unless later
+            creation (due now) unless later Example: 2026-01-02T15:04:05.123456Z.
         last_status (int | None):
         last_latency_ms (int | None):
         last_error_category (None | str):
-        created_at (datetime.datetime):
-        updated_at (datetime.datetime):
+        created_at (datetime.datetime):  Example: 2026-01-02T15:04:05.123456Z.
+        updated_at (datetime.datetime):  Example: 2026-01-02T15:04:05.123456Z.
     """
 
     delivery_id: str

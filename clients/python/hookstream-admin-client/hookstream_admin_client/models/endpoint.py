@@ -42,11 +42,11 @@ class Endpoint:
             overtake it); strict: ordered, and a failing head is held until it is delivered or its retry schedule is
             exhausted, with no time limit; then it is dead-lettered, the attempt shows order_broken and the partner gets
             endpoint.order_broken
-        failing_since (datetime.datetime | None):
+        failing_since (datetime.datetime | None):  Example: 2026-01-02T15:04:05.123456Z.
         disabled_reason (None | str):
         version (int):
-        created_at (datetime.datetime):
-        updated_at (datetime.datetime):
+        created_at (datetime.datetime):  Example: 2026-01-02T15:04:05.123456Z.
+        updated_at (datetime.datetime):  Example: 2026-01-02T15:04:05.123456Z.
         secrets (list[Secret]):
         filter_ (None | str): A payload filter over the event envelope: the endpoint receives only the events of its
             types for which it holds. Grammar: or-separated and-terms of comparisons, `not` and parentheses; a comparison is

@@ -25,11 +25,14 @@ class EndpointHealth:
             circuit (EndpointHealthCircuit): closed: deliveries flow; open: new work is deferred until next_probe_at without
                 counting attempts; half_open: the next delivery is the probe whose outcome closes or reopens it; unknown: no
                 attempt recorded yet
-            next_probe_at (datetime.datetime | None): while open: when the circuit lets its next probe through
-            last_success_at (datetime.datetime | None): start of the newest attempt that succeeded
-            last_attempt_at (datetime.datetime | None): start of the newest attempt sent (refusals not counted)
+            next_probe_at (datetime.datetime | None): while open: when the circuit lets its next probe through Example:
+                2026-01-02T15:04:05.123456Z.
+            last_success_at (datetime.datetime | None): start of the newest attempt that succeeded Example:
+                2026-01-02T15:04:05.123456Z.
+            last_attempt_at (datetime.datetime | None): start of the newest attempt sent (refusals not counted) Example:
+                2026-01-02T15:04:05.123456Z.
             failing_since (datetime.datetime | None): the first failure after the last success; the failure window counts
-                from it (as failing_since of the endpoint)
+                from it (as failing_since of the endpoint) Example: 2026-01-02T15:04:05.123456Z.
             order (EndpointHealthOrderType0 | None): An ordered endpoint's hold as its newest recorded attempt stated it
                 (the sender holds it; the recorder keeps the newest statement); null when no attempt stated one (not ordered, or
                 none recorded).

@@ -18,8 +18,9 @@ class EndpointHealthOrderType0:
         Attributes:
             held (int): records of the endpoint waiting behind its head in the sender
             head_since (datetime.datetime | None): while a head is held: its first failed attempt; null when none is held
+                Example: 2026-01-02T15:04:05.123456Z.
             head_age_seconds (float | None): how long the head has been held, as of this read
-            stated_at (datetime.datetime): when the sender stated it
+            stated_at (datetime.datetime): when the sender stated it Example: 2026-01-02T15:04:05.123456Z.
     """
 
     held: int

@@ -25,11 +25,11 @@ class OutboxDeadLetter:
         type_ (str):
         schema_version (int):
         subject (Subject): what the event is about
-        occurred_at (datetime.datetime):
+        occurred_at (datetime.datetime):  Example: 2026-01-02T15:04:05.123456Z.
         reason (OutboxDeadLetterReason):
         detail (str): why, naming the field
         commit_lsn (str): the PostgreSQL commit LSN of the transaction that wrote the row
-        created_at (datetime.datetime): when cdc refused it
+        created_at (datetime.datetime): when cdc refused it Example: 2026-01-02T15:04:05.123456Z.
     """
 
     event_id: str

@@ -16,7 +16,7 @@ class Partner:
     Attributes:
         id (str):
         name (str):
-        created_at (datetime.datetime):
+        created_at (datetime.datetime):  Example: 2026-01-02T15:04:05.123456Z.
     """
 
     id: str

@@ -30,9 +30,11 @@ class Problem:
         request_id (str): the X-Request-Id of the answer
         field (str | Unset): the request field, query parameter or header that failed (the first of errors when there
             are several)
-        errors (list[FieldError] | Unset): for validation_failed: every field that failed
-        rule (str | Unset): for url_refused: the egress rule that refused the URL (url, scheme, port, userinfo, host,
-            metadata, blocked_address, resolve)
+        errors (list[FieldError] | Unset): for validation_failed and url_refused: every field that failed, each with its
+            own code
+        rule (str | Unset): for url_refused (when the egress policy's refusals are the only failures; a mix with other
+            failures is validation_failed, each refusal's rule in errors): the egress rule that refused the first URL (url,
+            scheme, port, userinfo, host, metadata, blocked_address, resolve)
         quota (QuotaReached | Unset):
     """
 

@@ -17,8 +17,8 @@ class ReplayFilter:
     """the deliveries a replay job selects, as requested
 
     Attributes:
-        since (datetime.datetime | Unset):
-        until (datetime.datetime | Unset):
+        since (datetime.datetime | Unset):  Example: 2026-01-02T15:04:05.123456Z.
+        until (datetime.datetime | Unset):  Example: 2026-01-02T15:04:05.123456Z.
         state (str | Unset):
     """
 

@@ -33,10 +33,10 @@ class ReplayJob:
         source (ReplayJobSource | Unset):
         filter_ (ReplayFilter | Unset): the deliveries a replay job selects, as requested
         error (str | Unset):
-        created_at (datetime.datetime | Unset):
-        updated_at (datetime.datetime | Unset):
-        started_at (datetime.datetime | None | Unset):
-        finished_at (datetime.datetime | None | Unset):
+        created_at (datetime.datetime | Unset):  Example: 2026-01-02T15:04:05.123456Z.
+        updated_at (datetime.datetime | Unset):  Example: 2026-01-02T15:04:05.123456Z.
+        started_at (datetime.datetime | None | Unset):  Example: 2026-01-02T15:04:05.123456Z.
+        finished_at (datetime.datetime | None | Unset):  Example: 2026-01-02T15:04:05.123456Z.
         requested_by (str | Unset):
     """
 

@@ -23,8 +23,8 @@ class Rotation:
     Attributes:
         id (str):
         scheme (RotationScheme): the scheme of the new key: the endpoint's signature_scheme
-        created_at (datetime.datetime):
-        previous_secrets_expire_at (datetime.datetime | None):
+        created_at (datetime.datetime):  Example: 2026-01-02T15:04:05.123456Z.
+        previous_secrets_expire_at (datetime.datetime | None):  Example: 2026-01-02T15:04:05.123456Z.
         endpoint (Endpoint):
         secret (str | Unset): whsec_… of a new v1 key; shown only in this response; the previous keys stay active until
             the rotation ends. Absent for v1a

@@ -16,8 +16,9 @@ class Secret:
 
     Attributes:
         id (str):
-        created_at (datetime.datetime):
+        created_at (datetime.datetime):  Example: 2026-01-02T15:04:05.123456Z.
         expires_at (datetime.datetime | None): set while a rotated-out secret is in its overlap; past = no longer signs
+            Example: 2026-01-02T15:04:05.123456Z.
         public_key (None | str): the whpk_ public key of a v1a key, which verifies its signatures; null for a v1 secret,
             whose value is never shown again
     """

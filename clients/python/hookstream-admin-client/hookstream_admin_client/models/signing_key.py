@@ -22,8 +22,9 @@ class SigningKey:
         scheme (SigningKeyScheme):
         public_key (None | str): v1a: the whpk_ public key that verifies this key's signatures; v1: null (the secret is
             never shown again)
-        created_at (datetime.datetime):
-        expires_at (datetime.datetime | None): set while a rotated-out key is in its overlap
+        created_at (datetime.datetime):  Example: 2026-01-02T15:04:05.123456Z.
+        expires_at (datetime.datetime | None): set while a rotated-out key is in its overlap Example:
+            2026-01-02T15:04:05.123456Z.
     """
 
     endpoint_id: str

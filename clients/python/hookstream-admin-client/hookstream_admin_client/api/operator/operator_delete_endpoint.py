@@ -1,5 +1,5 @@
 from http import HTTPStatus
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 import httpx
@@ -7,36 +7,42 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.problem import Problem
-from ...models.replay_job import ReplayJob
 from ...types import Response
 
 
 def _get_kwargs(
-    pid: str,
-    jid: str,
+    eid: str,
 ) -> dict[str, Any]:
 
     _kwargs: dict[str, Any] = {
-        "method": "get",
-        "url": "/v1/partners/{pid}/replay-jobs/{jid}".format(
-            pid=quote(str(pid), safe=""),
-            jid=quote(str(jid), safe=""),
+        "method": "delete",
+        "url": "/v1/operator/endpoints/{eid}".format(
+            eid=quote(str(eid), safe=""),
         ),
     }
 
     return _kwargs
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | ReplayJob | None:
-    if response.status_code == 200:
-        response_200 = ReplayJob.from_dict(response.json())
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | Problem | None:
+    if response.status_code == 204:
+        response_204 = cast(Any, None)
+        return response_204
 
-        return response_200
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = Problem.from_dict(response.json())
 
         return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
 
     if response.status_code == 404:
         response_404 = Problem.from_dict(response.json())
@@ -54,7 +60,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | ReplayJob]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -64,28 +70,28 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 
 def sync_detailed(
-    pid: str,
-    jid: str,
+    eid: str,
     *,
     client: AuthenticatedClient,
-) -> Response[Problem | ReplayJob]:
-    """Progress of a replay job
+) -> Response[Any | Problem]:
+    """Operator endpoints: delete an endpoint (its history stays)
+
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route.
 
     Args:
-        pid (str):
-        jid (str):
+        eid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Problem | ReplayJob]
+        Response[Any | Problem]
     """
 
     kwargs = _get_kwargs(
-        pid=pid,
-        jid=jid,
+        eid=eid,
     )
 
     response = client.get_httpx_client().request(
@@ -96,55 +102,55 @@ def sync_detailed(
 
 
 def sync(
-    pid: str,
-    jid: str,
+    eid: str,
     *,
     client: AuthenticatedClient,
-) -> Problem | ReplayJob | None:
-    """Progress of a replay job
+) -> Any | Problem | None:
+    """Operator endpoints: delete an endpoint (its history stays)
+
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route.
 
     Args:
-        pid (str):
-        jid (str):
+        eid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Problem | ReplayJob
+        Any | Problem
     """
 
     return sync_detailed(
-        pid=pid,
-        jid=jid,
+        eid=eid,
         client=client,
     ).parsed
 
 
 async def asyncio_detailed(
-    pid: str,
-    jid: str,
+    eid: str,
     *,
     client: AuthenticatedClient,
-) -> Response[Problem | ReplayJob]:
-    """Progress of a replay job
+) -> Response[Any | Problem]:
+    """Operator endpoints: delete an endpoint (its history stays)
+
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route.
 
     Args:
-        pid (str):
-        jid (str):
+        eid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Problem | ReplayJob]
+        Response[Any | Problem]
     """
 
     kwargs = _get_kwargs(
-        pid=pid,
-        jid=jid,
+        eid=eid,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -153,29 +159,29 @@ async def asyncio_detailed(
 
 
 async def asyncio(
-    pid: str,
-    jid: str,
+    eid: str,
     *,
     client: AuthenticatedClient,
-) -> Problem | ReplayJob | None:
-    """Progress of a replay job
+) -> Any | Problem | None:
+    """Operator endpoints: delete an endpoint (its history stays)
+
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route.
 
     Args:
-        pid (str):
-        jid (str):
+        eid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Problem | ReplayJob
+        Any | Problem
     """
 
     return (
         await asyncio_detailed(
-            pid=pid,
-            jid=jid,
+            eid=eid,
             client=client,
         )
     ).parsed

@@ -114,7 +114,9 @@ def sync_detailed(
 ) -> Response[Problem | TestAccepted]:
     """Send a webhook.test event to this endpoint only
 
-     Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+     Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every
+    answer once the caller is let through to the partner (all but 401, 403 and another partner's 404)
+    states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 
     Args:
         pid (str):
@@ -151,7 +153,9 @@ def sync(
 ) -> Problem | TestAccepted | None:
     """Send a webhook.test event to this endpoint only
 
-     Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+     Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every
+    answer once the caller is let through to the partner (all but 401, 403 and another partner's 404)
+    states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 
     Args:
         pid (str):
@@ -183,7 +187,9 @@ async def asyncio_detailed(
 ) -> Response[Problem | TestAccepted]:
     """Send a webhook.test event to this endpoint only
 
-     Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+     Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every
+    answer once the caller is let through to the partner (all but 401, 403 and another partner's 404)
+    states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 
     Args:
         pid (str):
@@ -218,7 +224,9 @@ async def asyncio(
 ) -> Problem | TestAccepted | None:
     """Send a webhook.test event to this endpoint only
 
-     Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+     Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every
+    answer once the caller is let through to the partner (all but 401, 403 and another partner's 404)
+    states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 
     Args:
         pid (str):

@@ -1,40 +1,52 @@
 from http import HTTPStatus
-from typing import Any, cast
+from typing import Any
 from urllib.parse import quote
 
 import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
+from ...models.delivery_detail import DeliveryDetail
 from ...models.problem import Problem
 from ...types import Response
 
 
 def _get_kwargs(
-    pid: str,
-    eid: str,
+    did: str,
 ) -> dict[str, Any]:
 
     _kwargs: dict[str, Any] = {
-        "method": "delete",
-        "url": "/v1/partners/{pid}/endpoints/{eid}".format(
-            pid=quote(str(pid), safe=""),
-            eid=quote(str(eid), safe=""),
+        "method": "get",
+        "url": "/v1/operator/deliveries/{did}".format(
+            did=quote(str(did), safe=""),
         ),
     }
 
     return _kwargs
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | Problem | None:
-    if response.status_code == 204:
-        response_204 = cast(Any, None)
-        return response_204
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> DeliveryDetail | Problem | None:
+    if response.status_code == 200:
+        response_200 = DeliveryDetail.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = Problem.from_dict(response.json())
 
         return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
 
     if response.status_code == 404:
         response_404 = Problem.from_dict(response.json())
@@ -52,7 +64,9 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | Problem]:
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[DeliveryDetail | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -62,28 +76,28 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 
 def sync_detailed(
-    pid: str,
-    eid: str,
+    did: str,
     *,
     client: AuthenticatedClient,
-) -> Response[Any | Problem]:
-    """Delete an endpoint (its history stays)
+) -> Response[DeliveryDetail | Problem]:
+    """Operator endpoints: a delivery with all its attempts
+
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route.
 
     Args:
-        pid (str):
-        eid (str):
+        did (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | Problem]
+        Response[DeliveryDetail | Problem]
     """
 
     kwargs = _get_kwargs(
-        pid=pid,
-        eid=eid,
+        did=did,
     )
 
     response = client.get_httpx_client().request(
@@ -94,55 +108,55 @@ def sync_detailed(
 
 
 def sync(
-    pid: str,
-    eid: str,
+    did: str,
     *,
     client: AuthenticatedClient,
-) -> Any | Problem | None:
-    """Delete an endpoint (its history stays)
+) -> DeliveryDetail | Problem | None:
+    """Operator endpoints: a delivery with all its attempts
+
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route.
 
     Args:
-        pid (str):
-        eid (str):
+        did (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | Problem
+        DeliveryDetail | Problem
     """
 
     return sync_detailed(
-        pid=pid,
-        eid=eid,
+        did=did,
         client=client,
     ).parsed
 
 
 async def asyncio_detailed(
-    pid: str,
-    eid: str,
+    did: str,
     *,
     client: AuthenticatedClient,
-) -> Response[Any | Problem]:
-    """Delete an endpoint (its history stays)
+) -> Response[DeliveryDetail | Problem]:
+    """Operator endpoints: a delivery with all its attempts
+
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route.
 
     Args:
-        pid (str):
-        eid (str):
+        did (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | Problem]
+        Response[DeliveryDetail | Problem]
     """
 
     kwargs = _get_kwargs(
-        pid=pid,
-        eid=eid,
+        did=did,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -151,29 +165,29 @@ async def asyncio_detailed(
 
 
 async def asyncio(
-    pid: str,
-    eid: str,
+    did: str,
     *,
     client: AuthenticatedClient,
-) -> Any | Problem | None:
-    """Delete an endpoint (its history stays)
+) -> DeliveryDetail | Problem | None:
+    """Operator endpoints: a delivery with all its attempts
+
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route.
 
     Args:
-        pid (str):
-        eid (str):
+        did (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | Problem
+        DeliveryDetail | Problem
     """
 
     return (
         await asyncio_detailed(
-            pid=pid,
-            eid=eid,
+            did=did,
             client=client,
         )
     ).parsed

@@ -1,35 +1,40 @@
 from http import HTTPStatus
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.endpoint import Endpoint
 from ...models.problem import Problem
 from ...types import Response
 
 
 def _get_kwargs(
-    eid: str,
+    pid: str,
+    kid: str,
 ) -> dict[str, Any]:
 
     _kwargs: dict[str, Any] = {
-        "method": "get",
-        "url": "/v1/operator/endpoints/{eid}".format(
-            eid=quote(str(eid), safe=""),
+        "method": "delete",
+        "url": "/v1/partners/{pid}/api-keys/{kid}".format(
+            pid=quote(str(pid), safe=""),
+            kid=quote(str(kid), safe=""),
         ),
     }
 
     return _kwargs
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Endpoint | Problem | None:
-    if response.status_code == 200:
-        response_200 = Endpoint.from_dict(response.json())
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | Problem | None:
+    if response.status_code == 204:
+        response_204 = cast(Any, None)
+        return response_204
 
-        return response_200
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = Problem.from_dict(response.json())
@@ -57,7 +62,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Endpoint | Problem]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -67,28 +72,28 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 
 def sync_detailed(
-    eid: str,
+    pid: str,
+    kid: str,
     *,
     client: AuthenticatedClient,
-) -> Response[Endpoint | Problem]:
-    """Operator endpoints: get an endpoint
-
-     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
-    docs/operations.md): the same request and answer as the partner route.
+) -> Response[Any | Problem]:
+    """Revoke an API key
 
     Args:
-        eid (str):
+        pid (str):
+        kid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Endpoint | Problem]
+        Response[Any | Problem]
     """
 
     kwargs = _get_kwargs(
-        eid=eid,
+        pid=pid,
+        kid=kid,
     )
 
     response = client.get_httpx_client().request(
@@ -99,55 +104,55 @@ def sync_detailed(
 
 
 def sync(
-    eid: str,
+    pid: str,
+    kid: str,
     *,
     client: AuthenticatedClient,
-) -> Endpoint | Problem | None:
-    """Operator endpoints: get an endpoint
-
-     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
-    docs/operations.md): the same request and answer as the partner route.
+) -> Any | Problem | None:
+    """Revoke an API key
 
     Args:
-        eid (str):
+        pid (str):
+        kid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Endpoint | Problem
+        Any | Problem
     """
 
     return sync_detailed(
-        eid=eid,
+        pid=pid,
+        kid=kid,
         client=client,
     ).parsed
 
 
 async def asyncio_detailed(
-    eid: str,
+    pid: str,
+    kid: str,
     *,
     client: AuthenticatedClient,
-) -> Response[Endpoint | Problem]:
-    """Operator endpoints: get an endpoint
-
-     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
-    docs/operations.md): the same request and answer as the partner route.
+) -> Response[Any | Problem]:
+    """Revoke an API key
 
     Args:
-        eid (str):
+        pid (str):
+        kid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Endpoint | Problem]
+        Response[Any | Problem]
     """
 
     kwargs = _get_kwargs(
-        eid=eid,
+        pid=pid,
+        kid=kid,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -156,29 +161,29 @@ async def asyncio_detailed(
 
 
 async def asyncio(
-    eid: str,
+    pid: str,
+    kid: str,
     *,
     client: AuthenticatedClient,
-) -> Endpoint | Problem | None:
-    """Operator endpoints: get an endpoint
-
-     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
-    docs/operations.md): the same request and answer as the partner route.
+) -> Any | Problem | None:
+    """Revoke an API key
 
     Args:
-        eid (str):
+        pid (str):
+        kid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Endpoint | Problem
+        Any | Problem
     """
 
     return (
         await asyncio_detailed(
-            eid=eid,
+            pid=pid,
+            kid=kid,
             client=client,
         )
     ).parsed

@@ -1,29 +1,59 @@
 from http import HTTPStatus
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.get_open_api_response_200 import GetOpenApiResponse200
+from ...models.delivery_detail import DeliveryDetail
+from ...models.problem import Problem
 from ...types import Response
 
 
-def _get_kwargs() -> dict[str, Any]:
+def _get_kwargs(
+    pid: str,
+    did: str,
+) -> dict[str, Any]:
 
     _kwargs: dict[str, Any] = {
         "method": "get",
-        "url": "/v1/openapi.json",
+        "url": "/v1/partners/{pid}/deliveries/{did}".format(
+            pid=quote(str(pid), safe=""),
+            did=quote(str(did), safe=""),
+        ),
     }
 
     return _kwargs
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> GetOpenApiResponse200 | None:
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> DeliveryDetail | Problem | None:
     if response.status_code == 200:
-        response_200 = GetOpenApiResponse200.from_dict(response.json())
+        response_200 = DeliveryDetail.from_dict(response.json())
 
         return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -33,7 +63,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[GetOpenApiResponse200]:
+) -> Response[DeliveryDetail | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -43,20 +73,29 @@ def _build_response(
 
 
 def sync_detailed(
+    pid: str,
+    did: str,
     *,
-    client: AuthenticatedClient | Client,
-) -> Response[GetOpenApiResponse200]:
-    """This document
+    client: AuthenticatedClient,
+) -> Response[DeliveryDetail | Problem]:
+    """A delivery with all its attempts
+
+    Args:
+        pid (str):
+        did (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetOpenApiResponse200]
+        Response[DeliveryDetail | Problem]
     """
 
-    kwargs = _get_kwargs()
+    kwargs = _get_kwargs(
+        pid=pid,
+        did=did,
+    )
 
     response = client.get_httpx_client().request(
         **kwargs,
@@ -66,39 +105,56 @@ def sync_detailed(
 
 
 def sync(
+    pid: str,
+    did: str,
     *,
-    client: AuthenticatedClient | Client,
-) -> GetOpenApiResponse200 | None:
-    """This document
+    client: AuthenticatedClient,
+) -> DeliveryDetail | Problem | None:
+    """A delivery with all its attempts
+
+    Args:
+        pid (str):
+        did (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetOpenApiResponse200
+        DeliveryDetail | Problem
     """
 
     return sync_detailed(
+        pid=pid,
+        did=did,
         client=client,
     ).parsed
 
 
 async def asyncio_detailed(
+    pid: str,
+    did: str,
     *,
-    client: AuthenticatedClient | Client,
-) -> Response[GetOpenApiResponse200]:
-    """This document
+    client: AuthenticatedClient,
+) -> Response[DeliveryDetail | Problem]:
+    """A delivery with all its attempts
+
+    Args:
+        pid (str):
+        did (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetOpenApiResponse200]
+        Response[DeliveryDetail | Problem]
     """
 
-    kwargs = _get_kwargs()
+    kwargs = _get_kwargs(
+        pid=pid,
+        did=did,
+    )
 
     response = await client.get_async_httpx_client().request(**kwargs)
 
@@ -106,21 +162,29 @@ async def asyncio_detailed(
 
 
 async def asyncio(
+    pid: str,
+    did: str,
     *,
-    client: AuthenticatedClient | Client,
-) -> GetOpenApiResponse200 | None:
-    """This document
+    client: AuthenticatedClient,
+) -> DeliveryDetail | Problem | None:
+    """A delivery with all its attempts
+
+    Args:
+        pid (str):
+        did (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetOpenApiResponse200
+        DeliveryDetail | Problem
     """
 
     return (
         await asyncio_detailed(
+            pid=pid,
+            did=did,
             client=client,
         )
     ).parsed

@@ -1,5 +1,5 @@
 from http import HTTPStatus
-from typing import Any, cast
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -7,39 +7,41 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.problem import Problem
+from ...models.signing_keys import SigningKeys
 from ...types import Response
 
 
 def _get_kwargs(
     pid: str,
-    kid: str,
+    eid: str,
 ) -> dict[str, Any]:
 
     _kwargs: dict[str, Any] = {
-        "method": "delete",
-        "url": "/v1/partners/{pid}/api-keys/{kid}".format(
+        "method": "get",
+        "url": "/v1/partners/{pid}/endpoints/{eid}/secret/keys".format(
             pid=quote(str(pid), safe=""),
-            kid=quote(str(kid), safe=""),
+            eid=quote(str(eid), safe=""),
         ),
     }
 
     return _kwargs
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | Problem | None:
-    if response.status_code == 204:
-        response_204 = cast(Any, None)
-        return response_204
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | SigningKeys | None:
+    if response.status_code == 200:
+        response_200 = SigningKeys.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = Problem.from_dict(response.json())
 
         return response_401
-
-    if response.status_code == 403:
-        response_403 = Problem.from_dict(response.json())
-
-        return response_403
 
     if response.status_code == 404:
         response_404 = Problem.from_dict(response.json())
@@ -57,7 +59,9 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | Problem]:
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Problem | SigningKeys]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -68,27 +72,27 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 def sync_detailed(
     pid: str,
-    kid: str,
+    eid: str,
     *,
     client: AuthenticatedClient,
-) -> Response[Any | Problem]:
-    """Revoke an API key
+) -> Response[Problem | SigningKeys]:
+    """The endpoint's signing keys that sign now, with the public key of each v1a key
 
     Args:
         pid (str):
-        kid (str):
+        eid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | Problem]
+        Response[Problem | SigningKeys]
     """
 
     kwargs = _get_kwargs(
         pid=pid,
-        kid=kid,
+        eid=eid,
     )
 
     response = client.get_httpx_client().request(
@@ -100,54 +104,54 @@ def sync_detailed(
 
 def sync(
     pid: str,
-    kid: str,
+    eid: str,
     *,
     client: AuthenticatedClient,
-) -> Any | Problem | None:
-    """Revoke an API key
+) -> Problem | SigningKeys | None:
+    """The endpoint's signing keys that sign now, with the public key of each v1a key
 
     Args:
         pid (str):
-        kid (str):
+        eid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | Problem
+        Problem | SigningKeys
     """
 
     return sync_detailed(
         pid=pid,
-        kid=kid,
+        eid=eid,
         client=client,
     ).parsed
 
 
 async def asyncio_detailed(
     pid: str,
-    kid: str,
+    eid: str,
     *,
     client: AuthenticatedClient,
-) -> Response[Any | Problem]:
-    """Revoke an API key
+) -> Response[Problem | SigningKeys]:
+    """The endpoint's signing keys that sign now, with the public key of each v1a key
 
     Args:
         pid (str):
-        kid (str):
+        eid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | Problem]
+        Response[Problem | SigningKeys]
     """
 
     kwargs = _get_kwargs(
         pid=pid,
-        kid=kid,
+        eid=eid,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -157,28 +161,28 @@ async def asyncio_detailed(
 
 async def asyncio(
     pid: str,
-    kid: str,
+    eid: str,
     *,
     client: AuthenticatedClient,
-) -> Any | Problem | None:
-    """Revoke an API key
+) -> Problem | SigningKeys | None:
+    """The endpoint's signing keys that sign now, with the public key of each v1a key
 
     Args:
         pid (str):
-        kid (str):
+        eid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | Problem
+        Problem | SigningKeys
     """
 
     return (
         await asyncio_detailed(
             pid=pid,
-            kid=kid,
+            eid=eid,
             client=client,
         )
     ).parsed

@@ -6,37 +6,45 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.envelope import Envelope
+from ...models.endpoint import Endpoint
 from ...models.problem import Problem
 from ...types import Response
 
 
 def _get_kwargs(
-    pid: str,
-    event_id: str,
+    eid: str,
 ) -> dict[str, Any]:
 
     _kwargs: dict[str, Any] = {
         "method": "get",
-        "url": "/v1/partners/{pid}/events/{event_id}".format(
-            pid=quote(str(pid), safe=""),
-            event_id=quote(str(event_id), safe=""),
+        "url": "/v1/operator/endpoints/{eid}".format(
+            eid=quote(str(eid), safe=""),
         ),
     }
 
     return _kwargs
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Envelope | Problem | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Endpoint | Problem | None:
     if response.status_code == 200:
-        response_200 = Envelope.from_dict(response.json())
+        response_200 = Endpoint.from_dict(response.json())
 
         return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = Problem.from_dict(response.json())
 
         return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
 
     if response.status_code == 404:
         response_404 = Problem.from_dict(response.json())
@@ -54,7 +62,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Envelope | Problem]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Endpoint | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -64,28 +72,28 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 
 def sync_detailed(
-    pid: str,
-    event_id: str,
+    eid: str,
     *,
     client: AuthenticatedClient,
-) -> Response[Envelope | Problem]:
-    """One event's envelope
+) -> Response[Endpoint | Problem]:
+    """Operator endpoints: get an endpoint
+
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route.
 
     Args:
-        pid (str):
-        event_id (str):
+        eid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Envelope | Problem]
+        Response[Endpoint | Problem]
     """
 
     kwargs = _get_kwargs(
-        pid=pid,
-        event_id=event_id,
+        eid=eid,
     )
 
     response = client.get_httpx_client().request(
@@ -96,55 +104,55 @@ def sync_detailed(
 
 
 def sync(
-    pid: str,
-    event_id: str,
+    eid: str,
     *,
     client: AuthenticatedClient,
-) -> Envelope | Problem | None:
-    """One event's envelope
+) -> Endpoint | Problem | None:
+    """Operator endpoints: get an endpoint
+
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route.
 
     Args:
-        pid (str):
-        event_id (str):
+        eid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Envelope | Problem
+        Endpoint | Problem
     """
 
     return sync_detailed(
-        pid=pid,
-        event_id=event_id,
+        eid=eid,
         client=client,
     ).parsed
 
 
 async def asyncio_detailed(
-    pid: str,
-    event_id: str,
+    eid: str,
     *,
     client: AuthenticatedClient,
-) -> Response[Envelope | Problem]:
-    """One event's envelope
+) -> Response[Endpoint | Problem]:
+    """Operator endpoints: get an endpoint
+
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route.
 
     Args:
-        pid (str):
-        event_id (str):
+        eid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Envelope | Problem]
+        Response[Endpoint | Problem]
     """
 
     kwargs = _get_kwargs(
-        pid=pid,
-        event_id=event_id,
+        eid=eid,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -153,29 +161,29 @@ async def asyncio_detailed(
 
 
 async def asyncio(
-    pid: str,
-    event_id: str,
+    eid: str,
     *,
     client: AuthenticatedClient,
-) -> Envelope | Problem | None:
-    """One event's envelope
+) -> Endpoint | Problem | None:
+    """Operator endpoints: get an endpoint
+
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route.
 
     Args:
-        pid (str):
-        event_id (str):
+        eid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Envelope | Problem
+        Endpoint | Problem
     """
 
     return (
         await asyncio_detailed(
-            pid=pid,
-            event_id=event_id,
+            eid=eid,
             client=client,
         )
     ).parsed

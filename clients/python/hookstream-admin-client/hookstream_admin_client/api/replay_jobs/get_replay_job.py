@@ -6,32 +6,37 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.endpoint import Endpoint
 from ...models.problem import Problem
+from ...models.replay_job import ReplayJob
 from ...types import Response
 
 
 def _get_kwargs(
     pid: str,
-    eid: str,
+    jid: str,
 ) -> dict[str, Any]:
 
     _kwargs: dict[str, Any] = {
         "method": "get",
-        "url": "/v1/partners/{pid}/endpoints/{eid}".format(
+        "url": "/v1/partners/{pid}/replay-jobs/{jid}".format(
             pid=quote(str(pid), safe=""),
-            eid=quote(str(eid), safe=""),
+            jid=quote(str(jid), safe=""),
         ),
     }
 
     return _kwargs
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Endpoint | Problem | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | ReplayJob | None:
     if response.status_code == 200:
-        response_200 = Endpoint.from_dict(response.json())
+        response_200 = ReplayJob.from_dict(response.json())
 
         return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = Problem.from_dict(response.json())
@@ -54,7 +59,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Endpoint | Problem]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | ReplayJob]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -65,27 +70,27 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 def sync_detailed(
     pid: str,
-    eid: str,
+    jid: str,
     *,
     client: AuthenticatedClient,
-) -> Response[Endpoint | Problem]:
-    """Get an endpoint
+) -> Response[Problem | ReplayJob]:
+    """Progress of a replay job
 
     Args:
         pid (str):
-        eid (str):
+        jid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Endpoint | Problem]
+        Response[Problem | ReplayJob]
     """
 
     kwargs = _get_kwargs(
         pid=pid,
-        eid=eid,
+        jid=jid,
     )
 
     response = client.get_httpx_client().request(
@@ -97,54 +102,54 @@ def sync_detailed(
 
 def sync(
     pid: str,
-    eid: str,
+    jid: str,
     *,
     client: AuthenticatedClient,
-) -> Endpoint | Problem | None:
-    """Get an endpoint
+) -> Problem | ReplayJob | None:
+    """Progress of a replay job
 
     Args:
         pid (str):
-        eid (str):
+        jid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Endpoint | Problem
+        Problem | ReplayJob
     """
 
     return sync_detailed(
         pid=pid,
-        eid=eid,
+        jid=jid,
         client=client,
     ).parsed
 
 
 async def asyncio_detailed(
     pid: str,
-    eid: str,
+    jid: str,
     *,
     client: AuthenticatedClient,
-) -> Response[Endpoint | Problem]:
-    """Get an endpoint
+) -> Response[Problem | ReplayJob]:
+    """Progress of a replay job
 
     Args:
         pid (str):
-        eid (str):
+        jid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Endpoint | Problem]
+        Response[Problem | ReplayJob]
     """
 
     kwargs = _get_kwargs(
         pid=pid,
-        eid=eid,
+        jid=jid,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -154,28 +159,28 @@ async def asyncio_detailed(
 
 async def asyncio(
     pid: str,
-    eid: str,
+    jid: str,
     *,
     client: AuthenticatedClient,
-) -> Endpoint | Problem | None:
-    """Get an endpoint
+) -> Problem | ReplayJob | None:
+    """Progress of a replay job
 
     Args:
         pid (str):
-        eid (str):
+        jid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Endpoint | Problem
+        Problem | ReplayJob
     """
 
     return (
         await asyncio_detailed(
             pid=pid,
-            eid=eid,
+            jid=jid,
             client=client,
         )
     ).parsed

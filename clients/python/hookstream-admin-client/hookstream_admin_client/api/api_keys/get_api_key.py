@@ -1,32 +1,42 @@
 from http import HTTPStatus
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.event_type_list import EventTypeList
+from ...models.api_key import APIKey
 from ...models.problem import Problem
 from ...types import Response
 
 
-def _get_kwargs() -> dict[str, Any]:
+def _get_kwargs(
+    pid: str,
+    kid: str,
+) -> dict[str, Any]:
 
     _kwargs: dict[str, Any] = {
         "method": "get",
-        "url": "/v1/operator/event-types",
+        "url": "/v1/partners/{pid}/api-keys/{kid}".format(
+            pid=quote(str(pid), safe=""),
+            kid=quote(str(kid), safe=""),
+        ),
     }
 
     return _kwargs
 
 
-def _parse_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> EventTypeList | Problem | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> APIKey | Problem | None:
     if response.status_code == 200:
-        response_200 = EventTypeList.from_dict(response.json())
+        response_200 = APIKey.from_dict(response.json())
 
         return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = Problem.from_dict(response.json())
@@ -37,6 +47,11 @@ def _parse_response(
         response_403 = Problem.from_dict(response.json())
 
         return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
 
     if response.status_code == 503:
         response_503 = Problem.from_dict(response.json())
@@ -49,9 +64,7 @@ def _parse_response(
         return None
 
 
-def _build_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[EventTypeList | Problem]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[APIKey | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -61,25 +74,31 @@ def _build_response(
 
 
 def sync_detailed(
+    pid: str,
+    kid: str,
     *,
     client: AuthenticatedClient,
-) -> Response[EventTypeList | Problem]:
-    """The operator event types (operator.*), with their JSON Schemas and examples
+) -> Response[APIKey | Problem]:
+    """Get an API key
 
-     The catalog of the events the operator subscribes its own endpoints to (POST
-    /v1/operator/endpoints), in the shape of GET /v1/event-types. These types are written only under the
-    reserved partner `hookstream:operator` and reach no partner: GET /v1/event-types does not list them,
-    and an outbox row of an operator type under a real partner is refused.
+     The key's metadata (never the key itself), revoked or not: the Location of its creation.
+
+    Args:
+        pid (str):
+        kid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[EventTypeList | Problem]
+        Response[APIKey | Problem]
     """
 
-    kwargs = _get_kwargs()
+    kwargs = _get_kwargs(
+        pid=pid,
+        kid=kid,
+    )
 
     response = client.get_httpx_client().request(
         **kwargs,
@@ -89,49 +108,60 @@ def sync_detailed(
 
 
 def sync(
+    pid: str,
+    kid: str,
     *,
     client: AuthenticatedClient,
-) -> EventTypeList | Problem | None:
-    """The operator event types (operator.*), with their JSON Schemas and examples
+) -> APIKey | Problem | None:
+    """Get an API key
 
-     The catalog of the events the operator subscribes its own endpoints to (POST
-    /v1/operator/endpoints), in the shape of GET /v1/event-types. These types are written only under the
-    reserved partner `hookstream:operator` and reach no partner: GET /v1/event-types does not list them,
-    and an outbox row of an operator type under a real partner is refused.
+     The key's metadata (never the key itself), revoked or not: the Location of its creation.
+
+    Args:
+        pid (str):
+        kid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        EventTypeList | Problem
+        APIKey | Problem
     """
 
     return sync_detailed(
+        pid=pid,
+        kid=kid,
         client=client,
     ).parsed
 
 
 async def asyncio_detailed(
+    pid: str,
+    kid: str,
     *,
     client: AuthenticatedClient,
-) -> Response[EventTypeList | Problem]:
-    """The operator event types (operator.*), with their JSON Schemas and examples
+) -> Response[APIKey | Problem]:
+    """Get an API key
 
-     The catalog of the events the operator subscribes its own endpoints to (POST
-    /v1/operator/endpoints), in the shape of GET /v1/event-types. These types are written only under the
-    reserved partner `hookstream:operator` and reach no partner: GET /v1/event-types does not list them,
-    and an outbox row of an operator type under a real partner is refused.
+     The key's metadata (never the key itself), revoked or not: the Location of its creation.
+
+    Args:
+        pid (str):
+        kid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[EventTypeList | Problem]
+        Response[APIKey | Problem]
     """
 
-    kwargs = _get_kwargs()
+    kwargs = _get_kwargs(
+        pid=pid,
+        kid=kid,
+    )
 
     response = await client.get_async_httpx_client().request(**kwargs)
 
@@ -139,26 +169,31 @@ async def asyncio_detailed(
 
 
 async def asyncio(
+    pid: str,
+    kid: str,
     *,
     client: AuthenticatedClient,
-) -> EventTypeList | Problem | None:
-    """The operator event types (operator.*), with their JSON Schemas and examples
+) -> APIKey | Problem | None:
+    """Get an API key
 
-     The catalog of the events the operator subscribes its own endpoints to (POST
-    /v1/operator/endpoints), in the shape of GET /v1/event-types. These types are written only under the
-    reserved partner `hookstream:operator` and reach no partner: GET /v1/event-types does not list them,
-    and an outbox row of an operator type under a real partner is refused.
+     The key's metadata (never the key itself), revoked or not: the Location of its creation.
+
+    Args:
+        pid (str):
+        kid (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        EventTypeList | Problem
+        APIKey | Problem
     """
 
     return (
         await asyncio_detailed(
+            pid=pid,
+            kid=kid,
             client=client,
         )
     ).parsed

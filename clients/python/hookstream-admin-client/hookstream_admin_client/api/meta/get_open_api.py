@@ -1,52 +1,37 @@
 from http import HTTPStatus
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
+from ...models.get_open_api_response_200 import GetOpenApiResponse200
 from ...models.problem import Problem
-from ...models.signing_keys import SigningKeys
 from ...types import Response
 
 
-def _get_kwargs(
-    pid: str,
-    eid: str,
-) -> dict[str, Any]:
+def _get_kwargs() -> dict[str, Any]:
 
     _kwargs: dict[str, Any] = {
         "method": "get",
-        "url": "/v1/partners/{pid}/endpoints/{eid}/secret/keys".format(
-            pid=quote(str(pid), safe=""),
-            eid=quote(str(eid), safe=""),
-        ),
+        "url": "/v1/openapi.json",
     }
 
     return _kwargs
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | SigningKeys | None:
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> GetOpenApiResponse200 | Problem | None:
     if response.status_code == 200:
-        response_200 = SigningKeys.from_dict(response.json())
+        response_200 = GetOpenApiResponse200.from_dict(response.json())
 
         return response_200
 
-    if response.status_code == 401:
-        response_401 = Problem.from_dict(response.json())
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
 
-        return response_401
-
-    if response.status_code == 404:
-        response_404 = Problem.from_dict(response.json())
-
-        return response_404
-
-    if response.status_code == 503:
-        response_503 = Problem.from_dict(response.json())
-
-        return response_503
+        return response_400
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -56,7 +41,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[Problem | SigningKeys]:
+) -> Response[GetOpenApiResponse200 | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -66,29 +51,20 @@ def _build_response(
 
 
 def sync_detailed(
-    pid: str,
-    eid: str,
     *,
-    client: AuthenticatedClient,
-) -> Response[Problem | SigningKeys]:
-    """The endpoint's signing keys that sign now, with the public key of each v1a key
-
-    Args:
-        pid (str):
-        eid (str):
+    client: AuthenticatedClient | Client,
+) -> Response[GetOpenApiResponse200 | Problem]:
+    """This document
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Problem | SigningKeys]
+        Response[GetOpenApiResponse200 | Problem]
     """
 
-    kwargs = _get_kwargs(
-        pid=pid,
-        eid=eid,
-    )
+    kwargs = _get_kwargs()
 
     response = client.get_httpx_client().request(
         **kwargs,
@@ -98,56 +74,39 @@ def sync_detailed(
 
 
 def sync(
-    pid: str,
-    eid: str,
     *,
-    client: AuthenticatedClient,
-) -> Problem | SigningKeys | None:
-    """The endpoint's signing keys that sign now, with the public key of each v1a key
-
-    Args:
-        pid (str):
-        eid (str):
+    client: AuthenticatedClient | Client,
+) -> GetOpenApiResponse200 | Problem | None:
+    """This document
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Problem | SigningKeys
+        GetOpenApiResponse200 | Problem
     """
 
     return sync_detailed(
-        pid=pid,
-        eid=eid,
         client=client,
     ).parsed
 
 
 async def asyncio_detailed(
-    pid: str,
-    eid: str,
     *,
-    client: AuthenticatedClient,
-) -> Response[Problem | SigningKeys]:
-    """The endpoint's signing keys that sign now, with the public key of each v1a key
-
-    Args:
-        pid (str):
-        eid (str):
+    client: AuthenticatedClient | Client,
+) -> Response[GetOpenApiResponse200 | Problem]:
+    """This document
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Problem | SigningKeys]
+        Response[GetOpenApiResponse200 | Problem]
     """
 
-    kwargs = _get_kwargs(
-        pid=pid,
-        eid=eid,
-    )
+    kwargs = _get_kwargs()
 
     response = await client.get_async_httpx_client().request(**kwargs)
 
@@ -155,29 +114,21 @@ async def asyncio_detailed(
 
 
 async def asyncio(
-    pid: str,
-    eid: str,
     *,
-    client: AuthenticatedClient,
-) -> Problem | SigningKeys | None:
-    """The endpoint's signing keys that sign now, with the public key of each v1a key
-
-    Args:
-        pid (str):
-        eid (str):
+    client: AuthenticatedClient | Client,
+) -> GetOpenApiResponse200 | Problem | None:
+    """This document
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Problem | SigningKeys
+        GetOpenApiResponse200 | Problem
     """
 
     return (
         await asyncio_detailed(
-            pid=pid,
-            eid=eid,
             client=client,
         )
     ).parsed

@@ -1,25 +1,20 @@
 from http import HTTPStatus
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.delivery_detail import DeliveryDetail
+from ...models.event_type_list import EventTypeList
 from ...models.problem import Problem
 from ...types import Response
 
 
-def _get_kwargs(
-    did: str,
-) -> dict[str, Any]:
+def _get_kwargs() -> dict[str, Any]:
 
     _kwargs: dict[str, Any] = {
         "method": "get",
-        "url": "/v1/operator/deliveries/{did}".format(
-            did=quote(str(did), safe=""),
-        ),
+        "url": "/v1/operator/event-types",
     }
 
     return _kwargs
@@ -27,11 +22,16 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> DeliveryDetail | Problem | None:
+) -> EventTypeList | Problem | None:
     if response.status_code == 200:
-        response_200 = DeliveryDetail.from_dict(response.json())
+        response_200 = EventTypeList.from_dict(response.json())
 
         return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = Problem.from_dict(response.json())
@@ -42,11 +42,6 @@ def _parse_response(
         response_403 = Problem.from_dict(response.json())
 
         return response_403
-
-    if response.status_code == 404:
-        response_404 = Problem.from_dict(response.json())
-
-        return response_404
 
     if response.status_code == 503:
         response_503 = Problem.from_dict(response.json())
@@ -61,7 +56,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[DeliveryDetail | Problem]:
+) -> Response[EventTypeList | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -71,29 +66,25 @@ def _build_response(
 
 
 def sync_detailed(
-    did: str,
     *,
     client: AuthenticatedClient,
-) -> Response[DeliveryDetail | Problem]:
-    """Operator endpoints: a delivery with all its attempts
+) -> Response[EventTypeList | Problem]:
+    """The operator event types (operator.*), with their JSON Schemas and examples
 
-     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
-    docs/operations.md): the same request and answer as the partner route.
-
-    Args:
-        did (str):
+     The catalog of the events the operator subscribes its own endpoints to (POST
+    /v1/operator/endpoints), in the shape of GET /v1/event-types. These types are written only under the
+    reserved partner `hookstream:operator` and reach no partner: GET /v1/event-types does not list them,
+    and an outbox row of an operator type under a real partner is refused.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[DeliveryDetail | Problem]
+        Response[EventTypeList | Problem]
     """
 
-    kwargs = _get_kwargs(
-        did=did,
-    )
+    kwargs = _get_kwargs()
 
     response = client.get_httpx_client().request(
         **kwargs,
@@ -103,56 +94,49 @@ def sync_detailed(
 
 
 def sync(
-    did: str,
     *,
     client: AuthenticatedClient,
-) -> DeliveryDetail | Problem | None:
-    """Operator endpoints: a delivery with all its attempts
+) -> EventTypeList | Problem | None:
+    """The operator event types (operator.*), with their JSON Schemas and examples
 
-     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
-    docs/operations.md): the same request and answer as the partner route.
-
-    Args:
-        did (str):
+     The catalog of the events the operator subscribes its own endpoints to (POST
+    /v1/operator/endpoints), in the shape of GET /v1/event-types. These types are written only under the
+    reserved partner `hookstream:operator` and reach no partner: GET /v1/event-types does not list them,
+    and an outbox row of an operator type under a real partner is refused.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        DeliveryDetail | Problem
+        EventTypeList | Problem
     """
 
     return sync_detailed(
-        did=did,
         client=client,
     ).parsed
 
 
 async def asyncio_detailed(
-    did: str,
     *,
     client: AuthenticatedClient,
-) -> Response[DeliveryDetail | Problem]:
-    """Operator endpoints: a delivery with all its attempts
+) -> Response[EventTypeList | Problem]:
+    """The operator event types (operator.*), with their JSON Schemas and examples
 
-     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
-    docs/operations.md): the same request and answer as the partner route.
-
-    Args:
-        did (str):
+     The catalog of the events the operator subscribes its own endpoints to (POST
+    /v1/operator/endpoints), in the shape of GET /v1/event-types. These types are written only under the
+    reserved partner `hookstream:operator` and reach no partner: GET /v1/event-types does not list them,
+    and an outbox row of an operator type under a real partner is refused.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[DeliveryDetail | Problem]
+        Response[EventTypeList | Problem]
     """
 
-    kwargs = _get_kwargs(
-        did=did,
-    )
+    kwargs = _get_kwargs()
 
     response = await client.get_async_httpx_client().request(**kwargs)
 
@@ -160,29 +144,26 @@ async def asyncio_detailed(
 
 
 async def asyncio(
-    did: str,
     *,
     client: AuthenticatedClient,
-) -> DeliveryDetail | Problem | None:
-    """Operator endpoints: a delivery with all its attempts
+) -> EventTypeList | Problem | None:
+    """The operator event types (operator.*), with their JSON Schemas and examples
 
-     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
-    docs/operations.md): the same request and answer as the partner route.
-
-    Args:
-        did (str):
+     The catalog of the events the operator subscribes its own endpoints to (POST
+    /v1/operator/endpoints), in the shape of GET /v1/event-types. These types are written only under the
+    reserved partner `hookstream:operator` and reach no partner: GET /v1/event-types does not list them,
+    and an outbox row of an operator type under a real partner is refused.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        DeliveryDetail | Problem
+        EventTypeList | Problem
     """
 
     return (
         await asyncio_detailed(
-            did=did,
             client=client,
         )
     ).parsed

@@ -8,12 +8,13 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.empty import Empty
 from ...models.problem import Problem
-from ...models.test_accepted import TestAccepted
+from ...models.replay_accepted import ReplayAccepted
 from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
-    eid: str,
+    pid: str,
+    did: str,
     *,
     body: Empty | Unset = UNSET,
 ) -> dict[str, Any]:
@@ -21,8 +22,9 @@ def _get_kwargs(
 
     _kwargs: dict[str, Any] = {
         "method": "post",
-        "url": "/v1/operator/endpoints/{eid}/test".format(
-            eid=quote(str(eid), safe=""),
+        "url": "/v1/partners/{pid}/deliveries/{did}/replay".format(
+            pid=quote(str(pid), safe=""),
+            did=quote(str(did), safe=""),
         ),
     }
 
@@ -35,9 +37,11 @@ def _get_kwargs(
     return _kwargs
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | TestAccepted | None:
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Problem | ReplayAccepted | None:
     if response.status_code == 202:
-        response_202 = TestAccepted.from_dict(response.json())
+        response_202 = ReplayAccepted.from_dict(response.json())
 
         return response_202
 
@@ -51,11 +55,6 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_401
 
-    if response.status_code == 403:
-        response_403 = Problem.from_dict(response.json())
-
-        return response_403
-
     if response.status_code == 404:
         response_404 = Problem.from_dict(response.json())
 
@@ -65,6 +64,11 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         response_409 = Problem.from_dict(response.json())
 
         return response_409
+
+    if response.status_code == 410:
+        response_410 = Problem.from_dict(response.json())
+
+        return response_410
 
     if response.status_code == 413:
         response_413 = Problem.from_dict(response.json())
@@ -99,7 +103,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[Problem | TestAccepted]:
+) -> Response[Problem | ReplayAccepted]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -109,19 +113,21 @@ def _build_response(
 
 
 def sync_detailed(
-    eid: str,
+    pid: str,
+    did: str,
     *,
     client: AuthenticatedClient,
     body: Empty | Unset = UNSET,
-) -> Response[Problem | TestAccepted]:
-    """Operator endpoints: send a webhook.test event to this endpoint only
+) -> Response[Problem | ReplayAccepted]:
+    """Make one new attempt of a delivery (same event id, next attempt number)
 
-     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
-    docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key
-    header (see the API description): a repeat gets the first answer.
+     Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every
+    answer once the caller is let through to the partner (all but 401, 403 and another partner's 404)
+    states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 
     Args:
-        eid (str):
+        pid (str):
+        did (str):
         body (Empty | Unset): no fields; the body may also be omitted
 
     Raises:
@@ -129,11 +135,12 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Problem | TestAccepted]
+        Response[Problem | ReplayAccepted]
     """
 
     kwargs = _get_kwargs(
-        eid=eid,
+        pid=pid,
+        did=did,
         body=body,
     )
 
@@ -145,19 +152,21 @@ def sync_detailed(
 
 
 def sync(
-    eid: str,
+    pid: str,
+    did: str,
     *,
     client: AuthenticatedClient,
     body: Empty | Unset = UNSET,
-) -> Problem | TestAccepted | None:
-    """Operator endpoints: send a webhook.test event to this endpoint only
+) -> Problem | ReplayAccepted | None:
+    """Make one new attempt of a delivery (same event id, next attempt number)
 
-     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
-    docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key
-    header (see the API description): a repeat gets the first answer.
+     Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every
+    answer once the caller is let through to the partner (all but 401, 403 and another partner's 404)
+    states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 
     Args:
-        eid (str):
+        pid (str):
+        did (str):
         body (Empty | Unset): no fields; the body may also be omitted
 
     Raises:
@@ -165,30 +174,33 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Problem | TestAccepted
+        Problem | ReplayAccepted
     """
 
     return sync_detailed(
-        eid=eid,
+        pid=pid,
+        did=did,
         client=client,
         body=body,
     ).parsed
 
 
 async def asyncio_detailed(
-    eid: str,
+    pid: str,
+    did: str,
     *,
     client: AuthenticatedClient,
     body: Empty | Unset = UNSET,
-) -> Response[Problem | TestAccepted]:
-    """Operator endpoints: send a webhook.test event to this endpoint only
+) -> Response[Problem | ReplayAccepted]:
+    """Make one new attempt of a delivery (same event id, next attempt number)
 
-     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
-    docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key
-    header (see the API description): a repeat gets the first answer.
+     Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every
+    answer once the caller is let through to the partner (all but 401, 403 and another partner's 404)
+    states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 
     Args:
-        eid (str):
+        pid (str):
+        did (str):
         body (Empty | Unset): no fields; the body may also be omitted
 
     Raises:
@@ -196,11 +208,12 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Problem | TestAccepted]
+        Response[Problem | ReplayAccepted]
     """
 
     kwargs = _get_kwargs(
-        eid=eid,
+        pid=pid,
+        did=did,
         body=body,
     )
 
@@ -210,19 +223,21 @@ async def asyncio_detailed(
 
 
 async def asyncio(
-    eid: str,
+    pid: str,
+    did: str,
     *,
     client: AuthenticatedClient,
     body: Empty | Unset = UNSET,
-) -> Problem | TestAccepted | None:
-    """Operator endpoints: send a webhook.test event to this endpoint only
+) -> Problem | ReplayAccepted | None:
+    """Make one new attempt of a delivery (same event id, next attempt number)
 
-     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
-    docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key
-    header (see the API description): a repeat gets the first answer.
+     Takes an Idempotency-Key header (see the API description): a repeat gets the first answer. Every
+    answer once the caller is let through to the partner (all but 401, 403 and another partner's 404)
+    states this route's per-minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 
     Args:
-        eid (str):
+        pid (str):
+        did (str):
         body (Empty | Unset): no fields; the body may also be omitted
 
     Raises:
@@ -230,12 +245,13 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Problem | TestAccepted
+        Problem | ReplayAccepted
     """
 
     return (
         await asyncio_detailed(
-            eid=eid,
+            pid=pid,
+            did=did,
             client=client,
             body=body,
         )

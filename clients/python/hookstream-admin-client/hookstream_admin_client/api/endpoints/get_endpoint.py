@@ -1,22 +1,25 @@
 from http import HTTPStatus
-from typing import Any, cast
+from typing import Any
 from urllib.parse import quote
 
 import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
+from ...models.endpoint import Endpoint
 from ...models.problem import Problem
 from ...types import Response
 
 
 def _get_kwargs(
+    pid: str,
     eid: str,
 ) -> dict[str, Any]:
 
     _kwargs: dict[str, Any] = {
-        "method": "delete",
-        "url": "/v1/operator/endpoints/{eid}".format(
+        "method": "get",
+        "url": "/v1/partners/{pid}/endpoints/{eid}".format(
+            pid=quote(str(pid), safe=""),
             eid=quote(str(eid), safe=""),
         ),
     }
@@ -24,20 +27,21 @@ def _get_kwargs(
     return _kwargs
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | Problem | None:
-    if response.status_code == 204:
-        response_204 = cast(Any, None)
-        return response_204
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Endpoint | Problem | None:
+    if response.status_code == 200:
+        response_200 = Endpoint.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = Problem.from_dict(response.json())
 
         return response_401
-
-    if response.status_code == 403:
-        response_403 = Problem.from_dict(response.json())
-
-        return response_403
 
     if response.status_code == 404:
         response_404 = Problem.from_dict(response.json())
@@ -55,7 +59,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | Problem]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Endpoint | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -65,16 +69,15 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 
 def sync_detailed(
+    pid: str,
     eid: str,
     *,
     client: AuthenticatedClient,
-) -> Response[Any | Problem]:
-    """Operator endpoints: delete an endpoint (its history stays)
-
-     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
-    docs/operations.md): the same request and answer as the partner route.
+) -> Response[Endpoint | Problem]:
+    """Get an endpoint
 
     Args:
+        pid (str):
         eid (str):
 
     Raises:
@@ -82,10 +85,11 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | Problem]
+        Response[Endpoint | Problem]
     """
 
     kwargs = _get_kwargs(
+        pid=pid,
         eid=eid,
     )
 
@@ -97,16 +101,15 @@ def sync_detailed(
 
 
 def sync(
+    pid: str,
     eid: str,
     *,
     client: AuthenticatedClient,
-) -> Any | Problem | None:
-    """Operator endpoints: delete an endpoint (its history stays)
-
-     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
-    docs/operations.md): the same request and answer as the partner route.
+) -> Endpoint | Problem | None:
+    """Get an endpoint
 
     Args:
+        pid (str):
         eid (str):
 
     Raises:
@@ -114,26 +117,26 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | Problem
+        Endpoint | Problem
     """
 
     return sync_detailed(
+        pid=pid,
         eid=eid,
         client=client,
     ).parsed
 
 
 async def asyncio_detailed(
+    pid: str,
     eid: str,
     *,
     client: AuthenticatedClient,
-) -> Response[Any | Problem]:
-    """Operator endpoints: delete an endpoint (its history stays)
-
-     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
-    docs/operations.md): the same request and answer as the partner route.
+) -> Response[Endpoint | Problem]:
+    """Get an endpoint
 
     Args:
+        pid (str):
         eid (str):
 
     Raises:
@@ -141,10 +144,11 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | Problem]
+        Response[Endpoint | Problem]
     """
 
     kwargs = _get_kwargs(
+        pid=pid,
         eid=eid,
     )
 
@@ -154,16 +158,15 @@ async def asyncio_detailed(
 
 
 async def asyncio(
+    pid: str,
     eid: str,
     *,
     client: AuthenticatedClient,
-) -> Any | Problem | None:
-    """Operator endpoints: delete an endpoint (its history stays)
-
-     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
-    docs/operations.md): the same request and answer as the partner route.
+) -> Endpoint | Problem | None:
+    """Get an endpoint
 
     Args:
+        pid (str):
         eid (str):
 
     Raises:
@@ -171,11 +174,12 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | Problem
+        Endpoint | Problem
     """
 
     return (
         await asyncio_detailed(
+            pid=pid,
             eid=eid,
             client=client,
         )

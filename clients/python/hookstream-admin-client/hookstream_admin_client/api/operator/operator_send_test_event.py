@@ -8,13 +8,12 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.empty import Empty
 from ...models.problem import Problem
-from ...models.replay_accepted import ReplayAccepted
+from ...models.test_accepted import TestAccepted
 from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
-    pid: str,
-    did: str,
+    eid: str,
     *,
     body: Empty | Unset = UNSET,
 ) -> dict[str, Any]:
@@ -22,9 +21,8 @@ def _get_kwargs(
 
     _kwargs: dict[str, Any] = {
         "method": "post",
-        "url": "/v1/partners/{pid}/deliveries/{did}/replay".format(
-            pid=quote(str(pid), safe=""),
-            did=quote(str(did), safe=""),
+        "url": "/v1/operator/endpoints/{eid}/test".format(
+            eid=quote(str(eid), safe=""),
         ),
     }
 
@@ -37,11 +35,9 @@ def _get_kwargs(
     return _kwargs
 
 
-def _parse_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Problem | ReplayAccepted | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | TestAccepted | None:
     if response.status_code == 202:
-        response_202 = ReplayAccepted.from_dict(response.json())
+        response_202 = TestAccepted.from_dict(response.json())
 
         return response_202
 
@@ -55,6 +51,11 @@ def _parse_response(
 
         return response_401
 
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
     if response.status_code == 404:
         response_404 = Problem.from_dict(response.json())
 
@@ -64,11 +65,6 @@ def _parse_response(
         response_409 = Problem.from_dict(response.json())
 
         return response_409
-
-    if response.status_code == 410:
-        response_410 = Problem.from_dict(response.json())
-
-        return response_410
 
     if response.status_code == 413:
         response_413 = Problem.from_dict(response.json())
@@ -103,7 +99,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[Problem | ReplayAccepted]:
+) -> Response[Problem | TestAccepted]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -113,19 +109,21 @@ def _build_response(
 
 
 def sync_detailed(
-    pid: str,
-    did: str,
+    eid: str,
     *,
     client: AuthenticatedClient,
     body: Empty | Unset = UNSET,
-) -> Response[Problem | ReplayAccepted]:
-    """Make one new attempt of a delivery (same event id, next attempt number)
+) -> Response[Problem | TestAccepted]:
+    """Operator endpoints: send a webhook.test event to this endpoint only
 
-     Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key
+    header (see the API description): a repeat gets the first answer. Every answer once the caller is
+    let through to the partner (all but 401, 403 and another partner's 404) states this route's per-
+    minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 
     Args:
-        pid (str):
-        did (str):
+        eid (str):
         body (Empty | Unset): no fields; the body may also be omitted
 
     Raises:
@@ -133,12 +131,11 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Problem | ReplayAccepted]
+        Response[Problem | TestAccepted]
     """
 
     kwargs = _get_kwargs(
-        pid=pid,
-        did=did,
+        eid=eid,
         body=body,
     )
 
@@ -150,19 +147,21 @@ def sync_detailed(
 
 
 def sync(
-    pid: str,
-    did: str,
+    eid: str,
     *,
     client: AuthenticatedClient,
     body: Empty | Unset = UNSET,
-) -> Problem | ReplayAccepted | None:
-    """Make one new attempt of a delivery (same event id, next attempt number)
+) -> Problem | TestAccepted | None:
+    """Operator endpoints: send a webhook.test event to this endpoint only
 
-     Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key
+    header (see the API description): a repeat gets the first answer. Every answer once the caller is
+    let through to the partner (all but 401, 403 and another partner's 404) states this route's per-
+    minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 
     Args:
-        pid (str):
-        did (str):
+        eid (str):
         body (Empty | Unset): no fields; the body may also be omitted
 
     Raises:
@@ -170,31 +169,32 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Problem | ReplayAccepted
+        Problem | TestAccepted
     """
 
     return sync_detailed(
-        pid=pid,
-        did=did,
+        eid=eid,
         client=client,
         body=body,
     ).parsed
 
 
 async def asyncio_detailed(
-    pid: str,
-    did: str,
+    eid: str,
     *,
     client: AuthenticatedClient,
     body: Empty | Unset = UNSET,
-) -> Response[Problem | ReplayAccepted]:
-    """Make one new attempt of a delivery (same event id, next attempt number)
+) -> Response[Problem | TestAccepted]:
+    """Operator endpoints: send a webhook.test event to this endpoint only
 
-     Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key
+    header (see the API description): a repeat gets the first answer. Every answer once the caller is
+    let through to the partner (all but 401, 403 and another partner's 404) states this route's per-
+    minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 
     Args:
-        pid (str):
-        did (str):
+        eid (str):
         body (Empty | Unset): no fields; the body may also be omitted
 
     Raises:
@@ -202,12 +202,11 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Problem | ReplayAccepted]
+        Response[Problem | TestAccepted]
     """
 
     kwargs = _get_kwargs(
-        pid=pid,
-        did=did,
+        eid=eid,
         body=body,
     )
 
@@ -217,19 +216,21 @@ async def asyncio_detailed(
 
 
 async def asyncio(
-    pid: str,
-    did: str,
+    eid: str,
     *,
     client: AuthenticatedClient,
     body: Empty | Unset = UNSET,
-) -> Problem | ReplayAccepted | None:
-    """Make one new attempt of a delivery (same event id, next attempt number)
+) -> Problem | TestAccepted | None:
+    """Operator endpoints: send a webhook.test event to this endpoint only
 
-     Takes an Idempotency-Key header (see the API description): a repeat gets the first answer.
+     The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
+    docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key
+    header (see the API description): a repeat gets the first answer. Every answer once the caller is
+    let through to the partner (all but 401, 403 and another partner's 404) states this route's per-
+    minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 
     Args:
-        pid (str):
-        did (str):
+        eid (str):
         body (Empty | Unset): no fields; the body may also be omitted
 
     Raises:
@@ -237,13 +238,12 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Problem | ReplayAccepted
+        Problem | TestAccepted
     """
 
     return (
         await asyncio_detailed(
-            pid=pid,
-            did=did,
+            eid=eid,
             client=client,
             body=body,
         )

@@ -125,7 +125,9 @@ def sync_detailed(
 
      The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
     docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key
-    header (see the API description): a repeat gets the first answer.
+    header (see the API description): a repeat gets the first answer. Every answer once the caller is
+    let through to the partner (all but 401, 403 and another partner's 404) states this route's per-
+    minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 
     Args:
         did (str):
@@ -161,7 +163,9 @@ def sync(
 
      The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
     docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key
-    header (see the API description): a repeat gets the first answer.
+    header (see the API description): a repeat gets the first answer. Every answer once the caller is
+    let through to the partner (all but 401, 403 and another partner's 404) states this route's per-
+    minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 
     Args:
         did (str):
@@ -192,7 +196,9 @@ async def asyncio_detailed(
 
      The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
     docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key
-    header (see the API description): a repeat gets the first answer.
+    header (see the API description): a repeat gets the first answer. Every answer once the caller is
+    let through to the partner (all but 401, 403 and another partner's 404) states this route's per-
+    minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 
     Args:
         did (str):
@@ -226,7 +232,9 @@ async def asyncio(
 
      The operator's own endpoint, of the reserved partner `hookstream:operator` (operator events,
     docs/operations.md): the same request and answer as the partner route. Takes an Idempotency-Key
-    header (see the API description): a repeat gets the first answer.
+    header (see the API description): a repeat gets the first answer. Every answer once the caller is
+    let through to the partner (all but 401, 403 and another partner's 404) states this route's per-
+    minute quota in RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset.
 
     Args:
         did (str):

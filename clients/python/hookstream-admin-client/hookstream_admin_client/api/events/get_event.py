@@ -6,34 +6,37 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.delivery_detail import DeliveryDetail
+from ...models.envelope import Envelope
 from ...models.problem import Problem
 from ...types import Response
 
 
 def _get_kwargs(
     pid: str,
-    did: str,
+    event_id: str,
 ) -> dict[str, Any]:
 
     _kwargs: dict[str, Any] = {
         "method": "get",
-        "url": "/v1/partners/{pid}/deliveries/{did}".format(
+        "url": "/v1/partners/{pid}/events/{event_id}".format(
             pid=quote(str(pid), safe=""),
-            did=quote(str(did), safe=""),
+            event_id=quote(str(event_id), safe=""),
         ),
     }
 
     return _kwargs
 
 
-def _parse_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> DeliveryDetail | Problem | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Envelope | Problem | None:
     if response.status_code == 200:
-        response_200 = DeliveryDetail.from_dict(response.json())
+        response_200 = Envelope.from_dict(response.json())
 
         return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = Problem.from_dict(response.json())
@@ -56,9 +59,7 @@ def _parse_response(
         return None
 
 
-def _build_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[DeliveryDetail | Problem]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Envelope | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -69,27 +70,27 @@ def _build_response(
 
 def sync_detailed(
     pid: str,
-    did: str,
+    event_id: str,
     *,
     client: AuthenticatedClient,
-) -> Response[DeliveryDetail | Problem]:
-    """A delivery with all its attempts
+) -> Response[Envelope | Problem]:
+    """One event's envelope
 
     Args:
         pid (str):
-        did (str):
+        event_id (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[DeliveryDetail | Problem]
+        Response[Envelope | Problem]
     """
 
     kwargs = _get_kwargs(
         pid=pid,
-        did=did,
+        event_id=event_id,
     )
 
     response = client.get_httpx_client().request(
@@ -101,54 +102,54 @@ def sync_detailed(
 
 def sync(
     pid: str,
-    did: str,
+    event_id: str,
     *,
     client: AuthenticatedClient,
-) -> DeliveryDetail | Problem | None:
-    """A delivery with all its attempts
+) -> Envelope | Problem | None:
+    """One event's envelope
 
     Args:
         pid (str):
-        did (str):
+        event_id (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        DeliveryDetail | Problem
+        Envelope | Problem
     """
 
     return sync_detailed(
         pid=pid,
-        did=did,
+        event_id=event_id,
         client=client,
     ).parsed
 
 
 async def asyncio_detailed(
     pid: str,
-    did: str,
+    event_id: str,
     *,
     client: AuthenticatedClient,
-) -> Response[DeliveryDetail | Problem]:
-    """A delivery with all its attempts
+) -> Response[Envelope | Problem]:
+    """One event's envelope
 
     Args:
         pid (str):
-        did (str):
+        event_id (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[DeliveryDetail | Problem]
+        Response[Envelope | Problem]
     """
 
     kwargs = _get_kwargs(
         pid=pid,
-        did=did,
+        event_id=event_id,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -158,28 +159,28 @@ async def asyncio_detailed(
 
 async def asyncio(
     pid: str,
-    did: str,
+    event_id: str,
     *,
     client: AuthenticatedClient,
-) -> DeliveryDetail | Problem | None:
-    """A delivery with all its attempts
+) -> Envelope | Problem | None:
+    """One event's envelope
 
     Args:
         pid (str):
-        did (str):
+        event_id (str):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        DeliveryDetail | Problem
+        Envelope | Problem
     """
 
     return (
         await asyncio_detailed(
             pid=pid,
-            did=did,
+            event_id=event_id,
             client=client,
         )
     ).parsed
