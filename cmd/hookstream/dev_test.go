@@ -20,6 +20,7 @@ import (
 func TestDevStartsAndAnswersProbes(t *testing.T) {
 	db := testenv.NewEmptyDatabase(t)
 	adminAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	resellerAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	dataDir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -29,7 +30,7 @@ func TestDevStartsAndAnswersProbes(t *testing.T) {
 			"--database-url", db.URL,
 			"--admin-addr", adminAddr,
 			"--dev-kafka-port", fmt.Sprint(testenv.FreePort(t)),
-			"--reseller-addr", fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)),
+			"--reseller-addr", resellerAddr,
 			"--data-dir", dataDir,
 			"--topic-partitions", "2",
 			"--cdc-slot", db.Name, // slots are cluster-wide; the test database's own
@@ -81,6 +82,11 @@ func TestDevStartsAndAnswersProbes(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("dev's announcement lacks %q:\n%s", want, out.String())
 		}
+	}
+	// docs/getting-started.md shows it as make dev prints it, with the default addresses.
+	shown := strings.NewReplacer(adminAddr, "127.0.0.1:8080", resellerAddr, "127.0.0.1:8081", dataDir+"/", ".data/").Replace(out.String())
+	if !strings.Contains(docsSection(t, "docs/getting-started.md", ""), "```console\n"+shown+"```") {
+		t.Errorf("docs/getting-started.md does not show dev's announcement as it is printed:\n%s", shown)
 	}
 
 	cancel()
