@@ -46,12 +46,14 @@ generate:
 clients:
 	bash clients/clients.sh generate
 
-# deploy/local/dev.sh: HOOKSTREAM_DATABASE_URL when set, else the local cluster (started).
-dev:
-	PG_PORT='$(PG_PORT)' PG_DATA='$(PG_DATA)' GO='$(GO)' bash deploy/local/dev.sh
+# deploy/local/dev.sh: HOOKSTREAM_DATABASE_URL when set, else the local cluster (started); it
+# execs the binary of make build (HOOKSTREAM_BIN another), so Ctrl-C reaches hookstream dev
+# itself, which stops cleanly and exits 0 (under `go run` the status would be go's 1).
+dev: build
+	PG_PORT='$(PG_PORT)' PG_DATA='$(PG_DATA)' GO='$(GO)' HOOKSTREAM_BIN="$${HOOKSTREAM_BIN:-bin/hookstream}" bash deploy/local/dev.sh
 
-seed:
-	$(GO) run ./cmd/hookstream seed
+seed: build
+	bin/hookstream seed
 
 vet:
 	$(GO) vet ./...

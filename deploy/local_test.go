@@ -212,3 +212,76 @@ func TestDevScriptUsesDatabaseURL(t *testing.T) {
 		t.Errorf("hookstream dev still runs a minute after SIGTERM\n%s", out.String())
 	}
 }
+
+// Ctrl-C on `make dev` (SIGINT to the terminal's foreground process group: make and what it
+// runs) stops hookstream dev cleanly: the recipe execs the binary, never `go run` (which exits 1
+// when interrupted, and make then reports "Error 1"), so make reports no error. make itself,
+// interrupted, dies of the signal as GNU make always does; the shell prints nothing for that.
+func TestMakeDevStopsCleanlyOnCtrlC(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Fatalf("make dev needs make: %v", err)
+	}
+	db := testenv.NewEmptyDatabase(t)
+	admin := testenv.FreePort(t)
+	// make dev as typed: its build of bin/hookstream (gitignored) included.
+	cmd := exec.Command("make", "-s", "dev")
+	cmd.Dir = ".."
+	var env []string
+	for _, kv := range os.Environ() {
+		// Not a sub-make of make test's (its jobserver and flags), but make as a user types it.
+		if !strings.HasPrefix(kv, "MAKEFLAGS=") && !strings.HasPrefix(kv, "MFLAGS=") && !strings.HasPrefix(kv, "MAKELEVEL=") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env,
+		"HOOKSTREAM_DATABASE_URL="+db.URL,
+		"HOOKSTREAM_BIN=",
+		"HOOKSTREAM_DATA_DIR="+t.TempDir(),
+		"HOOKSTREAM_CDC_SLOT="+db.Name, // slots are cluster-wide
+		fmt.Sprintf("HOOKSTREAM_ADMIN_ADDR=127.0.0.1:%d", admin),
+		fmt.Sprintf("HOOKSTREAM_RESELLER_ADDR=127.0.0.1:%d", testenv.FreePort(t)),
+		fmt.Sprintf("HOOKSTREAM_DEV_KAFKA_PORT=%d", testenv.FreePort(t)))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a process group, as a terminal's job
+	var out testenv.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	})
+	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(out.String(), "hookstream dev is ready"); {
+		select {
+		case err := <-done:
+			stopped = true
+			t.Fatalf("make dev exited before it was ready: %v\n%s", err, out.String())
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("make dev not ready within 2 minutes\n%s", out.String())
+		}
+	}
+
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-done:
+		stopped = true
+	case <-time.After(time.Minute):
+		t.Fatalf("make dev still runs a minute after Ctrl-C\n%s", out.String())
+	}
+	if strings.Contains(out.String(), "make: ***") || !strings.Contains(out.String(), "msg=stopped") {
+		t.Errorf("make dev did not stop cleanly on Ctrl-C (%v)\n%s", err, out.String())
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !(ws.Exited() && ws.ExitStatus() == 0 || ws.Signaled() && ws.Signal() == syscall.SIGINT) {
+		t.Errorf("make dev ended with %v after Ctrl-C, want 0 or make's own SIGINT\n%s", err, out.String())
+	}
+}

@@ -56,6 +56,10 @@ func TestExitStatus(t *testing.T) {
 		{args: []string{"trigger", "nope"}, status: 2, stderr: "  usage.finalized ", noneOnOut: true},
 		{args: []string{"trigger", "--partner", "acme", "nope"}, status: 2, stderr: `unknown event type "nope"`},
 		{args: []string{"trigger", "customer.created", "extra"}, status: 2, stderr: `unexpected argument "extra"`},
+		{args: []string{"receive"}, status: 2, stderr: "want --secret", noneOnOut: true},
+		{args: []string{"receive", "--secret", "whsec_…"}, status: 2, stderr: "in place of whsec_…", noneOnOut: true},
+		{args: []string{"receive", "--secret", "whsec_not-base64"}, status: 2, stderr: "--secret: secret 0: webhook: invalid secret", noneOnOut: true},
+		{args: []string{"receive", "--secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "--port", "70000"}, status: 2, stderr: "--port 70000", noneOnOut: true},
 	}
 	for _, c := range cases {
 		status, stdout, stderr := cli(t, c.args...)

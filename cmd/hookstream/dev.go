@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"path/filepath"
 	"time"
 
@@ -87,12 +89,13 @@ func runDev(ctx context.Context, args []string, out io.Writer) error {
 		log.Warn("development mode: plain-HTTP webhook URLs are allowed", "allowed_cidrs", s.EgressAllowCIDRs)
 	}
 
+	tokenAt := "HOOKSTREAM_ADMIN_TOKEN" // where the operator finds the token, for the banner
 	if s.AdminToken == "" {
-		path := filepath.Join(s.DataDir, "dev-admin-token")
+		tokenAt = filepath.Join(s.DataDir, "dev-admin-token")
 		if s.AdminToken, err = devSecret(s.DataDir, "dev-admin-token", randomToken); err != nil {
 			return fmt.Errorf("development admin token: %w", err)
 		}
-		log.Info("operator token: see the file (Authorization: Bearer <token>)", "file", path)
+		log.Info("operator token: see the file (Authorization: Bearer <token>)", "file", tokenAt)
 	}
 
 	reg := newRegistry()
@@ -108,6 +111,7 @@ func runDev(ctx context.Context, args []string, out io.Writer) error {
 	components := map[string]func(context.Context) error{
 		"reseller": func(ctx context.Context) error { return platform.Serve(ctx, s.ResellerAddr) },
 		"cdc":      pipeline.Run,
+		"banner":   func(ctx context.Context) error { announceDev(ctx, s, tokenAt, out); return nil },
 	}
 	for name, run := range map[string]componentRun{"fanout": runFanoutWith, "recorder": runRecorderWith, "sender": runSenderWith, "retry": runRetryWith} {
 		components[name] = func(ctx context.Context) error { return run(ctx, s, log, reg, pool) }
@@ -115,6 +119,47 @@ func runDev(ctx context.Context, args []string, out io.Writer) error {
 	err = serveAdmin(ctx, s, log, reg, pool, "", components) // dev serves every metric on its admin address
 	log.Info("stopped")
 	return err
+}
+
+// announceDev prints, once dev answers its readiness probe, where its console and APIs are and
+// where the operator token is: the lines a newcomer needs among the log's.
+func announceDev(ctx context.Context, s settings, tokenAt string, out io.Writer) {
+	base := "http://" + loopbackAddr(s.AdminAddr)
+	client := &http.Client{Timeout: 2 * time.Second}
+	for {
+		if ctx.Err() != nil {
+			return
+		}
+		if res, err := client.Get(base + "/readyz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	fmt.Fprintf(out, "hookstream dev is ready; Ctrl-C stops it.\n"+
+		"  console    %s/console/  (sign in with the operator token: %s)\n"+
+		"  admin API  %s/v1/  (Authorization: Bearer <the operator token>)\n"+
+		"  reseller   http://%s/  (the reference platform's API)\n",
+		base, tokenAt, base, loopbackAddr(s.ResellerAddr))
+}
+
+// loopbackAddr is addr as this machine reaches it: an unspecified host (":8080", "0.0.0.0:8080")
+// becomes 127.0.0.1.
+func loopbackAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // randomToken makes a development operator token.

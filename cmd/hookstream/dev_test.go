@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,22 +15,26 @@ import (
 )
 
 // The quick start: `hookstream dev` migrates an empty database, starts embedded Kafka, and
-// answers its probes; it stops cleanly on cancellation.
+// answers its probes; once ready it prints the console's URL and where the operator token is;
+// it stops cleanly on cancellation.
 func TestDevStartsAndAnswersProbes(t *testing.T) {
 	db := testenv.NewEmptyDatabase(t)
 	adminAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	resellerAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	dataDir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	var out testenv.Buffer
 	go func() {
 		done <- run(ctx, []string{"dev",
 			"--database-url", db.URL,
 			"--admin-addr", adminAddr,
 			"--dev-kafka-port", fmt.Sprint(testenv.FreePort(t)),
-			"--reseller-addr", fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)),
-			"--data-dir", t.TempDir(),
+			"--reseller-addr", resellerAddr,
+			"--data-dir", dataDir,
 			"--topic-partitions", "2",
 			"--cdc-slot", db.Name, // slots are cluster-wide; the test database's own
-		}, &bytes.Buffer{})
+		}, &out)
 	}()
 
 	var ready map[string]any
@@ -70,6 +75,18 @@ func TestDevStartsAndAnswersProbes(t *testing.T) {
 	var tables int
 	if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM schema_migration`).Scan(&tables); err != nil || tables == 0 {
 		t.Fatalf("dev did not migrate: %d %v", tables, err)
+	}
+
+	waitOutput(t, &out, "hookstream dev is ready", cancel)
+	for _, want := range []string{"console    http://" + adminAddr + "/console/", "operator token: " + filepath.Join(dataDir, "dev-admin-token")} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("dev's announcement lacks %q:\n%s", want, out.String())
+		}
+	}
+	// docs/getting-started.md shows it as make dev prints it, with the default addresses.
+	shown := strings.NewReplacer(adminAddr, "127.0.0.1:8080", resellerAddr, "127.0.0.1:8081", dataDir+"/", ".data/").Replace(out.String())
+	if !strings.Contains(docsSection(t, "docs/getting-started.md", ""), "```console\n"+shown+"```") {
+		t.Errorf("docs/getting-started.md does not show dev's announcement as it is printed:\n%s", shown)
 	}
 
 	cancel()

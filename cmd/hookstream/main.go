@@ -60,6 +60,8 @@ func commands() []command {
 			apiSettings, nil, runFeed},
 		{"listen", "forward the partner's events as they happen to a local URL, signed with a session secret (like stripe listen)",
 			apiSettings, nil, runListen},
+		{"receive", "receive webhooks on a local port, verify each signature with the endpoint's secret and print one line per event",
+			nil, nil, runReceive},
 		{"seed", "fill a running dev with a reseller partner and show its verified webhooks of every type arriving at a webhook/inbox receiver",
 			[]string{"admin-url", "admin-token", "data-dir", "reseller-addr", "database-url"}, nil, runSeed},
 		{"verify-ledger", "check that every committed event reached the endpoints it had to, signed, and that the history agrees",

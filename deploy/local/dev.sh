@@ -7,8 +7,9 @@
 # wal_level=logical whose user may create a replication slot) and no cluster is started.
 # Without it, deploy/local/pg.sh starts the local cluster (PG_PORT, PG_DATA, HOOKSTREAM_DATA_DIR
 # as it documents) and dev uses its URL.
-# HOOKSTREAM_BIN runs that hookstream binary (e.g. bin/hookstream of `make build`) instead of
-# `${GO:-go} run ./cmd/hookstream`.
+# HOOKSTREAM_BIN runs that hookstream binary (make dev gives bin/hookstream of `make build`);
+# without it the script builds bin/hookstream with ${GO:-go} first. Never `go run`: go exits 1
+# when interrupted whatever the program's status, and Ctrl-C must end dev with its own 0.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -21,7 +22,8 @@ else
 	export HOOKSTREAM_DATABASE_URL
 fi
 
-if [ -n "${HOOKSTREAM_BIN:-}" ]; then
-	exec "$HOOKSTREAM_BIN" dev "$@"
+if [ -z "${HOOKSTREAM_BIN:-}" ]; then
+	"${GO:-go}" build -o bin/hookstream ./cmd/hookstream
+	HOOKSTREAM_BIN=bin/hookstream
 fi
-exec "${GO:-go}" run ./cmd/hookstream dev "$@"
+exec "$HOOKSTREAM_BIN" dev "$@"
