@@ -75,6 +75,10 @@ type options struct {
 	fEndpoints  int
 	fRate       int
 	fDuration   time.Duration
+	// g: partner A's endpoints, each with the costliest payload filter the API accepts, and
+	// A's steady rate beside partner B's (f's rate and duration).
+	gEndpoints int
+	gRate      int
 
 	bareRequests int
 	limitEvents  int
@@ -97,7 +101,7 @@ func parseOptions(args []string) (options, error) {
 	brokers := fs.String("brokers", "127.0.0.1:19092", "Kafka brokers of mode separate, comma-separated")
 	fs.IntVar(&o.runs, "runs", 3, "runs; figures are medians over them")
 	modes := fs.String("modes", "separate,dev", "modes: separate (a process per component, real broker), dev (hookstream dev)")
-	workloads := fs.String("workloads", "a1,a100,b,c,d,e,f", "workloads to run, comma-separated")
+	workloads := fs.String("workloads", "a1,a100,b,c,d,e,f,g", "workloads to run, comma-separated")
 	fs.StringVar(&o.out, "out", ".data/bench", "directory of results.md, the plots and logs/")
 	fs.StringVar(&o.kafkaPIDFile, "kafka-pid-file", ".data/kafka/kafka.pid", "pid file of the Kafka broker, for its CPU time (else every kafka.Kafka JVM counts)")
 	fs.IntVar(&o.clients, "clients", 32, "concurrent committing clients of the load generator and of the bare loop")
@@ -113,6 +117,8 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.fEndpoints, "f-endpoints", 10, "endpoints of f's backlog")
 	fs.IntVar(&o.fRate, "f-rate", 100, "events per second of f's steady partner B")
 	fs.DurationVar(&o.fDuration, "f-duration", 30*time.Second, "duration of each of f's steady loads (B alone, B beside A's backlog)")
+	fs.IntVar(&o.gEndpoints, "g-endpoints", 98, "endpoints of partner A in g, each with the costliest filter the API accepts")
+	fs.IntVar(&o.gRate, "g-rate", 400, "events per second of partner A in g, each evaluated against every filter of -g-endpoints")
 	fs.IntVar(&o.bareRequests, "bare-requests", 20000, "requests of the bare HTTP loop")
 	fs.IntVar(&o.limitEvents, "limit-events", 20000, "events of each PostgreSQL limit measurement")
 	fs.DurationVar(&o.startTimeout, "start-timeout", 2*time.Minute, "bound on an environment's start")
@@ -153,6 +159,7 @@ func (o options) validate() error {
 	for name, v := range map[string]int{"runs": o.runs, "clients": o.clients, "partitions": o.partitions, "a-events": o.aEvents,
 		"b-events": o.bEvents, "b-endpoints": o.bEndpoints, "c-rate": o.cRate, "d-events": o.dEvents,
 		"f-deliveries": o.fDeliveries, "f-endpoints": o.fEndpoints, "f-rate": o.fRate,
+		"g-endpoints": o.gEndpoints, "g-rate": o.gRate,
 		"bare-requests": o.bareRequests, "limit-events": o.limitEvents} {
 		if v < 1 {
 			errs = append(errs, fmt.Errorf("-%s must be at least 1, got %d", name, v))

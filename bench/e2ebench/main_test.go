@@ -14,17 +14,17 @@ import (
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
-// The benchmark's core on tiny sizes, so `make bench` cannot go stale: workloads a1, b and f in one
+// The benchmark's core on tiny sizes, so `make bench` cannot go stale: workloads a1, b, f and g in one
 // run against the test services (mode separate on a real broker; mode dev when the test Kafka
 // is embedded, since separate processes cannot share an in-process cluster). Every delivery must
 // arrive verified, and the report files must be written.
 func TestBenchmarkSmoke(t *testing.T) {
 	server := testenv.ServerURL(t)
 	o := options{
-		bin: buildHookstream(t), databaseURL: server, runs: 1, workloads: []string{"a1", "b", "f"},
+		bin: buildHookstream(t), databaseURL: server, runs: 1, workloads: []string{"a1", "b", "f", "g"},
 		out: t.TempDir(), kafkaPIDFile: "/nonexistent",
 		clients: 8, partitions: 2, aEvents: 200, bEvents: 200, bEndpoints: 10, cRate: 10, cDuration: time.Second, dEvents: 200,
-		fDeliveries: 200, fEndpoints: 2, fRate: 10, fDuration: time.Second,
+		fDeliveries: 200, fEndpoints: 2, fRate: 10, fDuration: time.Second, gEndpoints: 3, gRate: 20,
 		bareRequests: 500, limitEvents: 200, warmupEvents: 50,
 		startTimeout: time.Minute, tailTimeout: time.Minute, drainTimeout: time.Minute, recoverTimeout: time.Minute, stopGrace: 20 * time.Second,
 	}
@@ -51,7 +51,9 @@ func TestBenchmarkSmoke(t *testing.T) {
 		t.Fatalf("failures: %q", f)
 	}
 	// f: partner A's backlog and partner B's two steady loads (alone, then beside it).
-	want := map[string]float64{"a1": 200, "b": 2000, "f": 200 + 2*10}
+	// g: partner B's two steady loads; partner A's events reach no endpoint, each is evaluated
+	// against every filter of A's endpoints.
+	want := map[string]float64{"a1": 200, "b": 2000, "f": 200 + 2*10, "g": 2 * 10}
 	if len(rep.results) != len(want) {
 		t.Fatalf("%d results, want %d", len(rep.results), len(want))
 	}
@@ -60,6 +62,11 @@ func TestBenchmarkSmoke(t *testing.T) {
 		if f[figDeliveries] != want[res.workload] || f[figMissing] != 0 || f[figBadSignatures] != 0 || f[figDuplicates] != 0 || !(f[figRate] > 0) {
 			t.Errorf("%s: deliveries %v, missing %v, bad signatures %v, duplicates %v, rate %v; want %v delivered once each",
 				res.workload, f[figDeliveries], f[figMissing], f[figBadSignatures], f[figDuplicates], f[figRate], want[res.workload])
+		}
+	}
+	for _, res := range rep.results {
+		if res.workload == "g" && !(res.fig[figFilterEvals] >= 3*10) {
+			t.Errorf("g: %v filter evaluations, want 3 for each of A's events (about 20)", res.fig[figFilterEvals])
 		}
 	}
 	if a1 := rep.results[0]; !(a1.fig[figHopSender+"p50"] >= 0) {

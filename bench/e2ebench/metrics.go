@@ -6,4 +6,8 @@ const (
 	metricDeferrals  = "hookstream_sender_deferrals_total"
 	metricAttempts   = "hookstream_sender_attempts_total"
 	metricFanoutMade = "hookstream_fanout_deliveries_produced_total"
+	// metricFanoutEvents counts the events fanout consumed, metricFanoutFiltered the
+	// (event, endpoint) pairs a payload filter refused: one evaluation each.
+	metricFanoutEvents   = "hookstream_fanout_events_consumed_total"
+	metricFanoutFiltered = "hookstream_fanout_filtered_deliveries_total"
 )

@@ -58,6 +58,23 @@ func (s *session) addEndpointsOf(ctx context.Context, partner string, n int) ([]
 	return eps, nil
 }
 
+// addFilteredEndpoints adds n endpoints of the default partner, each with the payload filter flt.
+func (s *session) addFilteredEndpoints(ctx context.Context, n int, flt string) ([]int, error) {
+	var eps []int
+	for range n {
+		idx, url := s.rx.AddEndpoint()
+		_, secret, err := s.env.admin.CreateFilteredEndpoint(ctx, partner, url, []string{"api_key.*"}, flt)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.rx.Endpoint(idx).SetSecret(secret); err != nil {
+			return nil, err
+		}
+		eps = append(eps, idx)
+	}
+	return eps, nil
+}
+
 // begin takes the CPU times and metrics the workload's figures are increases of.
 func (s *session) begin(ctx context.Context) error {
 	m, err := harness.ScrapeAllSums(ctx, s.env.metricsURLs, metricPrefix, "")

@@ -7,8 +7,10 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/hookstream/hookstream/internal/filter"
 	"github.com/hookstream/hookstream/internal/testkit/harness"
 )
 
@@ -52,6 +54,11 @@ var allWorkloads = []workload{
 			"backlog of %d deliveries (100 events per transaction, %d endpoints): B's commit-to-receipt p99 alone and beside, "+
 			"and A's deliveries/s", o.fRate, o.fDuration, o.fDeliveries, o.fEndpoints)
 	}, run: func(ctx context.Context, s *session) error { return s.fairness(ctx) }},
+	{name: "g", about: func(o options) string {
+		return fmt.Sprintf("filter isolation: partner B steady at %d events/s to one endpoint for %s alone, then again beside "+
+			"partner A's %d events/s, each evaluated against the costliest payload filter the API accepts on each of A's %d "+
+			"endpoints (none matches): B's commit-to-receipt p99 alone and beside", o.fRate, o.fDuration, o.gRate, o.gEndpoints)
+	}, run: func(ctx context.Context, s *session) error { return s.filterIsolation(ctx) }},
 }
 
 // partnerB is the second partner of workload f, whose steady load runs beside the backlog of the
@@ -136,6 +143,100 @@ func (s *session) fairness(ctx context.Context) error {
 	f[figFairBesideP99] = f[figP99]
 	f[figFairBacklog] = float64(backlogT.expected)
 	s.accountCommits(backlog, 100)
+	return nil
+}
+
+// costliestFilter is the most expensive payload filter the API accepts (internal/filter's
+// MaxCost and MaxList): four lists of 64 numbers of extreme exponent against an integer field of
+// every event of the load (harness.NewEvent's version), none of which it equals.
+func costliestFilter() string {
+	list := strings.TrimSuffix(strings.Repeat("1e-100,", filter.MaxList), ",")
+	clauses := make([]string, 4)
+	for i := range clauses {
+		clauses[i] = "data.version in [" + list + "]"
+	}
+	return strings.Join(clauses, " or ")
+}
+
+// filterIsolation is workload g (design.md section 7: one partner's filters cannot slow
+// another's deliveries): partner B's steady load alone, then beside partner A's steady load whose
+// every event fanout evaluates against the costliest filter on each of A's endpoints. B's
+// latency beside should stay near its latency alone.
+func (s *session) filterIsolation(ctx context.Context) error {
+	if err := s.env.admin.CreatePartner(ctx, partnerB); err != nil {
+		return err
+	}
+	genB, err := newGenerator(s.env.pool, partnerB, 4)
+	if err != nil {
+		return err
+	}
+	epsB, err := s.addEndpointsOf(ctx, partnerB, 1)
+	if err != nil {
+		return err
+	}
+	epsA, err := s.addFilteredEndpoints(ctx, s.o.gEndpoints, costliestFilter())
+	if err != nil {
+		return err
+	}
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	before, err := harness.ScrapeAllSums(ctx, s.env.metricsURLs, metricPrefix, "")
+	if err != nil {
+		return err
+	}
+	alone, err := genB.Steady(ctx, s.o.fRate, s.o.fDuration)
+	if err != nil {
+		return err
+	}
+	if err := s.waitReceived(ctx, epsB, alone, s.o.tailTimeout); err != nil {
+		return err
+	}
+	aloneT := s.tally(alone, epsB)
+
+	s.logf("B alone: %d events; now A's %d events/s beside B, %d filters each", len(alone.ByID), s.o.gRate, len(epsA))
+	var (
+		loadA *harness.CommitLog
+		aErr  error
+		done  = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		loadA, aErr = s.gen.Steady(ctx, s.o.gRate, s.o.fDuration)
+	}()
+	beside, err := genB.Steady(ctx, s.o.fRate, s.o.fDuration)
+	<-done
+	if err = errors.Join(err, aErr); err != nil {
+		return err
+	}
+	if err := s.waitReceived(ctx, epsB, beside, s.o.tailTimeout); err != nil {
+		return err
+	}
+	besideT := s.tally(beside, epsB)
+	// Every event of A is evaluated before the figures are read; none reaches an endpoint.
+	want := before[metricFanoutEvents] + float64(len(alone.ByID)+len(beside.ByID)+len(loadA.ByID))
+	after, err := s.waitMetric(ctx, metricFanoutEvents, want)
+	if err != nil {
+		return err
+	}
+	filteredT := s.tally(loadA, epsA)
+	if err := s.end(ctx, aloneT.received+besideT.received); err != nil {
+		return err
+	}
+	both := &harness.CommitLog{ByID: maps.Clone(alone.ByID)}
+	maps.Copy(both.ByID, beside.ByID)
+	aloneT.unknown, besideT.unknown = s.tally(both, epsB).unknown, 0
+	s.account(aloneT, "B alone", 0)
+	s.account(besideT, "B beside A's filtered events", 0)
+	if filteredT.received > 0 {
+		s.res.failures = append(s.res.failures, fmt.Sprintf("%d of A's events reached an endpoint whose filter refuses them", filteredT.received))
+	}
+	s.rateAndLatency(besideT, beside.First)
+	f := s.res.fig
+	slices.Sort(aloneT.latencies)
+	f[figFilterAloneP99] = percentile(aloneT.latencies, 99)
+	f[figFilterBesideP99] = f[figP99]
+	f[figFilterEvals] = after[metricFanoutFiltered] - before[metricFanoutFiltered]
 	return nil
 }
 
@@ -260,26 +361,32 @@ func (s *session) drain(ctx context.Context) error {
 
 // waitFanout waits until fanout has produced want initial deliveries in all (its counter).
 func (s *session) waitFanout(ctx context.Context, want float64) error {
+	_, err := s.waitMetric(ctx, metricFanoutMade, want)
+	return err
+}
+
+// waitMetric waits, up to the drain timeout, until the components' sum of the counter name
+// reaches want, and returns the metrics then.
+func (s *session) waitMetric(ctx context.Context, name string, want float64) (map[string]float64, error) {
 	deadline := time.Now().Add(s.o.drainTimeout)
 	nextNote := time.Now().Add(10 * time.Second)
 	for {
 		m, err := harness.ScrapeAllSums(ctx, s.env.metricsURLs, metricPrefix, "")
 		if err != nil {
-			return err
+			return nil, err
 		}
-		made := m[metricFanoutMade]
-		if made >= want {
-			return nil
+		if m[name] >= want {
+			return m, nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("fanout produced %.0f of %.0f deliveries within %s", made, want, s.o.drainTimeout)
+			return nil, fmt.Errorf("%s is %.0f, not %.0f, after %s", name, m[name], want, s.o.drainTimeout)
 		}
 		if time.Now().After(nextNote) {
-			s.logf("fanout has produced %.0f of %.0f deliveries", made, want)
+			s.logf("%s is %.0f of %.0f", name, m[name], want)
 			nextNote = time.Now().Add(10 * time.Second)
 		}
 		if err := harness.Sleep(ctx, 250*time.Millisecond); err != nil {
-			return err
+			return nil, err
 		}
 	}
 }

@@ -64,9 +64,17 @@ func (a *AdminClient) CreatePartner(ctx context.Context, id string) error {
 // CreateEndpoint creates an endpoint of partner at url subscribed to types and returns its id
 // and its secret, which only this response shows.
 func (a *AdminClient) CreateEndpoint(ctx context.Context, partner, url string, types []string) (id, secret string, err error) {
+	return a.CreateFilteredEndpoint(ctx, partner, url, types, "")
+}
+
+// CreateFilteredEndpoint is CreateEndpoint with the payload filter flt ("": none).
+func (a *AdminClient) CreateFilteredEndpoint(ctx context.Context, partner, url string, types []string, flt string) (id, secret string, err error) {
 	var ep struct{ ID, Secret, Status string }
-	err = a.Call(ctx, "POST", "/v1/partners/"+partner+"/endpoints",
-		map[string]any{"url": url, "event_types": types}, http.StatusCreated, &ep)
+	body := map[string]any{"url": url, "event_types": types}
+	if flt != "" {
+		body["filter"] = flt
+	}
+	err = a.Call(ctx, "POST", "/v1/partners/"+partner+"/endpoints", body, http.StatusCreated, &ep)
 	if err != nil {
 		return "", "", err
 	}
