@@ -51,9 +51,9 @@ func TestBenchmarkSmoke(t *testing.T) {
 		t.Fatalf("failures: %q", f)
 	}
 	// f: partner A's backlog and partner B's two steady loads (alone, then beside it).
-	// g: partner B's two steady loads; partner A's events reach no endpoint, each is evaluated
+	// g: partner B's three steady loads; partner A's events reach no endpoint, each is evaluated
 	// against every filter of A's endpoints.
-	want := map[string]float64{"a1": 200, "b": 2000, "f": 200 + 2*10, "g": 2 * 10}
+	want := map[string]float64{"a1": 200, "b": 2000, "f": 200 + 2*10, "g": 3 * 10}
 	if len(rep.results) != len(want) {
 		t.Fatalf("%d results, want %d", len(rep.results), len(want))
 	}

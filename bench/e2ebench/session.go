@@ -58,21 +58,25 @@ func (s *session) addEndpointsOf(ctx context.Context, partner string, n int) ([]
 	return eps, nil
 }
 
-// addFilteredEndpoints adds n endpoints of the default partner, each with the payload filter flt.
-func (s *session) addFilteredEndpoints(ctx context.Context, n int, flt string) ([]int, error) {
-	var eps []int
+// addFilteredEndpoints adds n endpoints of the default partner, each with the payload filter flt,
+// and returns their receiver indexes and ids.
+func (s *session) addFilteredEndpoints(ctx context.Context, n int, flt string) ([]int, []string, error) {
+	var (
+		eps []int
+		ids []string
+	)
 	for range n {
 		idx, url := s.rx.AddEndpoint()
-		_, secret, err := s.env.admin.CreateFilteredEndpoint(ctx, partner, url, []string{"api_key.*"}, flt)
+		id, secret, err := s.env.admin.CreateFilteredEndpoint(ctx, partner, url, []string{"api_key.*"}, flt)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := s.rx.Endpoint(idx).SetSecret(secret); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		eps = append(eps, idx)
+		eps, ids = append(eps, idx), append(ids, id)
 	}
-	return eps, nil
+	return eps, ids, nil
 }
 
 // begin takes the CPU times and metrics the workload's figures are increases of.

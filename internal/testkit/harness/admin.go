@@ -84,6 +84,11 @@ func (a *AdminClient) CreateFilteredEndpoint(ctx context.Context, partner, url s
 	return ep.ID, ep.Secret, nil
 }
 
+// SetFilter replaces the payload filter of partner's endpoint id.
+func (a *AdminClient) SetFilter(ctx context.Context, partner, id, flt string) error {
+	return a.Call(ctx, "PATCH", "/v1/partners/"+partner+"/endpoints/"+id, map[string]any{"filter": flt}, http.StatusOK, nil)
+}
+
 // EndpointStatus returns the status of partner's endpoint id as the API states it.
 func (a *AdminClient) EndpointStatus(ctx context.Context, partner, id string) (string, error) {
 	var ep struct{ Status string }
