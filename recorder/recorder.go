@@ -546,22 +546,24 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 	}
 	rows, err := tx.Query(ctx, `INSERT INTO delivery AS d
 		(delivery_id, event_id, endpoint_id, partner_id, event_type, state, attempt_count, next_attempt_at,
-		 last_status, last_latency_ms, last_error_category, created_at, last_attempt_at, updated_at)
+		 last_status, last_latency_ms, last_latency_us, last_error_category, created_at, last_attempt_at, updated_at)
 		SELECT u.id, u.event, u.endpoint, u.partner, u.event_type, u.state, u.attempt_no, u.next, u.status, u.latency,
-			u.category, u.started, u.started, now()
+			u.latency_us, u.category, u.started, u.started, now()
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[],
-			$8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::timestamptz[])
-			WITH ORDINALITY AS u(id, event, endpoint, partner, event_type, state, attempt_no, next, status, latency, category, started, n)
+			$8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::timestamptz[], $14::bigint[])
+			WITH ORDINALITY AS u(id, event, endpoint, partner, event_type, state, attempt_no, next, status, latency, category, started,
+				latency_us, n)
 		ORDER BY u.n
 		ON CONFLICT (delivery_id) DO UPDATE SET
 			state = CASE WHEN d.state = 'succeeded' AND d.delivery_id = ANY($13::text[]) THEN 'succeeded' ELSE EXCLUDED.state END,
 			attempt_count = EXCLUDED.attempt_count,
 			next_attempt_at = CASE WHEN d.state = 'succeeded' AND d.delivery_id = ANY($13::text[]) THEN NULL ELSE EXCLUDED.next_attempt_at END,
-			last_status = EXCLUDED.last_status, last_latency_ms = EXCLUDED.last_latency_ms,
+			last_status = EXCLUDED.last_status, last_latency_ms = EXCLUDED.last_latency_ms, last_latency_us = EXCLUDED.last_latency_us,
 			last_error_category = EXCLUDED.last_error_category, last_attempt_at = EXCLUDED.last_attempt_at, updated_at = now()
 		WHERE (d.attempt_count, coalesce(d.last_attempt_at, '-infinity')) < (EXCLUDED.attempt_count, EXCLUDED.last_attempt_at)
 		RETURNING delivery_id, state`,
-		d.id, d.event, d.endpoint, d.partner, d.eventType, d.state, d.attemptNo, d.next, d.status, d.latency, d.category, d.started, redone)
+		d.id, d.event, d.endpoint, d.partner, d.eventType, d.state, d.attemptNo, d.next, d.status, d.latency, d.category, d.started, redone,
+		d.latencyUS)
 	if err != nil {
 		return 0, fmt.Errorf("deliveries: %w", err)
 	}
@@ -586,16 +588,17 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 	// The statement names the strict order breaks inserted now, not those recorded before: each
 	// is announced once (orderbreak.go). Only those rows come back, not one per attempt.
 	rows, err = tx.Query(ctx, `WITH inserted AS (INSERT INTO delivery_attempt
-		(delivery_id, attempt_no, trigger, started_at, status, latency_ms, error_category, response_excerpt, next_attempt_at, order_broken)
-		SELECT u.id, u.attempt_no, u.trigger, u.started, u.status, u.latency, u.category, u.excerpt, u.next, u.broken
+		(delivery_id, attempt_no, trigger, started_at, status, latency_ms, latency_us, error_category, response_excerpt,
+		 next_attempt_at, order_broken)
+		SELECT u.id, u.attempt_no, u.trigger, u.started, u.status, u.latency, u.latency_us, u.category, u.excerpt, u.next, u.broken
 		FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::text[],
-			$8::text[], $9::timestamptz[], $10::bool[])
-			WITH ORDINALITY AS u(id, attempt_no, trigger, started, status, latency, category, excerpt, next, broken, n)
+			$8::text[], $9::timestamptz[], $10::bool[], $11::bigint[])
+			WITH ORDINALITY AS u(id, attempt_no, trigger, started, status, latency, category, excerpt, next, broken, latency_us, n)
 		ORDER BY u.n
 		ON CONFLICT (delivery_id, attempt_no, started_at) DO NOTHING
 		RETURNING delivery_id, attempt_no, order_broken)
 		SELECT delivery_id, attempt_no FROM inserted WHERE order_broken`,
-		at.id, at.attemptNo, at.trigger, at.started, at.status, at.latency, at.category, at.excerpt, at.next, at.broken)
+		at.id, at.attemptNo, at.trigger, at.started, at.status, at.latency, at.category, at.excerpt, at.next, at.broken, at.latencyUS)
 	if err != nil {
 		return 0, fmt.Errorf("attempts: %w", err)
 	}
@@ -870,6 +873,7 @@ type deliveryColumns struct {
 	next                                           []*time.Time
 	status                                         []*int32
 	latency                                        []int32
+	latencyUS                                      []int64
 	category                                       []*string
 	started                                        []time.Time
 }
@@ -879,12 +883,14 @@ func (c *deliveryColumns) add(a records.Attempt) {
 	c.partner, c.eventType, c.state = append(c.partner, a.PartnerID), append(c.eventType, a.EventType), append(c.state, deliveryStates[a.Outcome])
 	c.attemptNo, c.next = append(c.attemptNo, int32(a.AttemptNo)), append(c.next, a.NextAttemptAt)
 	c.status, c.latency = append(c.status, nullableStatus(a.Status)), append(c.latency, clampMS(a.LatencyMS))
+	c.latencyUS = append(c.latencyUS, max(a.LatencyUS, 0))
 	c.category, c.started = append(c.category, nullableText(a.ErrorCategory)), append(c.started, a.StartedAt)
 }
 
 type attemptColumns struct {
 	id, trigger, excerpt []string
 	attemptNo, latency   []int32
+	latencyUS            []int64
 	started              []time.Time
 	status               []*int32
 	category             []*string
@@ -895,6 +901,7 @@ type attemptColumns struct {
 func (c *attemptColumns) add(a records.Attempt) {
 	c.id, c.trigger, c.excerpt = append(c.id, a.DeliveryID), append(c.trigger, a.Trigger), append(c.excerpt, a.ResponseExcerpt)
 	c.attemptNo, c.latency = append(c.attemptNo, int32(a.AttemptNo)), append(c.latency, clampMS(a.LatencyMS))
+	c.latencyUS = append(c.latencyUS, max(a.LatencyUS, 0))
 	c.started, c.status = append(c.started, a.StartedAt), append(c.status, nullableStatus(a.Status))
 	c.category, c.next = append(c.category, nullableText(a.ErrorCategory)), append(c.next, a.NextAttemptAt)
 	c.broken = append(c.broken, a.OrderBroken)

@@ -37,7 +37,7 @@ func attempt(event, endpoint, partner string, no int, outcome string, status int
 		V: records.AttemptVersion, DeliveryID: records.DeliveryID(event, endpoint), EventID: event,
 		EndpointID: endpoint, PartnerID: partner, EventType: "customer.created", AttemptNo: no,
 		Trigger: records.TriggerInitial, StartedAt: time.Date(2026, 11, 30, 10, 0, no, 0, time.UTC),
-		Status: status, LatencyMS: int64(10 * no), Outcome: outcome, ErrorCategory: category,
+		Status: status, LatencyMS: int64(10 * no), LatencyUS: int64(10_000*no + 7), Outcome: outcome, ErrorCategory: category,
 		ResponseExcerpt: strings.Repeat("é", 600), // 1200 bytes: cut to 1 KiB on a rune boundary
 	}
 	if no > 1 {
@@ -71,7 +71,7 @@ func tables(t *testing.T, e *env) string {
 	t.Helper()
 	return strings.Join(testenv.QueryStrings(t, e.DB.Pool, `
 		SELECT row(d.delivery_id, d.event_id, d.endpoint_id, d.partner_id, d.state, d.attempt_count, d.next_attempt_at,
-		           d.last_status, d.last_latency_ms, d.last_error_category, d.created_at)::text FROM delivery d
+		           d.last_status, d.last_latency_ms, d.last_latency_us, d.last_error_category, d.created_at)::text FROM delivery d
 		UNION ALL SELECT row(a.*)::text FROM delivery_attempt a
 		UNION ALL SELECT row(id, status, failing_since, disabled_reason)::text FROM endpoint
 		ORDER BY 1`), "\n")
@@ -121,6 +121,55 @@ func TestRecorderIsIdempotent(t *testing.T) {
 	if second := tables(t, e); second != first {
 		t.Fatalf("tables changed on replay:\n%s\n---\n%s", first, second)
 	}
+}
+
+// The history keeps an attempt's latency in microseconds beside whole milliseconds (design.md
+// section 4): an attempt to a receiver on the same host takes well under a millisecond. A record
+// written before latency_us existed is stored with latency_ms*1000 microseconds.
+func TestRecorderStoresLatencyInMicroseconds(t *testing.T) {
+	e := testenv.NewEnv(t)
+	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1');
+		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example')`)
+	reg := startRecorder(t, e)
+	fast := attempt(outbox.NewEventID(), "ep1", "p1", 1, records.OutcomeDelivered, 200, "")
+	fast.LatencyUS, fast.LatencyMS = 850, 0
+	produceAttempts(t, e, fast)
+
+	old := attempt(outbox.NewEventID(), "ep1", "p1", 1, records.OutcomeDelivered, 200, "")
+	old.LatencyMS = 12
+	var fields map[string]any
+	if err := json.Unmarshal(mustJSON(t, old), &fields); err != nil {
+		t.Fatal(err)
+	}
+	delete(fields, "latency_us")
+	rec := &kgo.Record{Topic: e.Names.Attempts, Key: []byte(old.DeliveryID), Value: mustJSON(t, fields)}
+	if err := e.Kafka.Client(t).ProduceSync(context.Background(), rec).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitValue(t, reg, "hookstream_recorder_attempts_recorded_total", 2, time.Minute)
+
+	for _, c := range []struct {
+		a      records.Attempt
+		ms, us int64
+	}{{fast, 0, 850}, {old, 12, 12_000}} {
+		var ms, us, lastMS, lastUS int64
+		if err := e.DB.Pool.QueryRow(context.Background(), `SELECT a.latency_ms, a.latency_us, d.last_latency_ms, d.last_latency_us
+			FROM delivery_attempt a JOIN delivery d USING (delivery_id) WHERE delivery_id = $1`, c.a.DeliveryID).Scan(&ms, &us, &lastMS, &lastUS); err != nil {
+			t.Fatal(err)
+		}
+		if ms != c.ms || us != c.us || lastMS != c.ms || lastUS != c.us {
+			t.Errorf("stored latency %d ms, %d µs (delivery: %d ms, %d µs); want %d ms, %d µs", ms, us, lastMS, lastUS, c.ms, c.us)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // A request redone after a sender or broker failure carries the attempt number it had: it is a

@@ -219,6 +219,7 @@ func attemptOf(d records.Delivery, res result) records.Attempt {
 		StartedAt:       res.started.UTC(),
 		Status:          res.status,
 		LatencyMS:       res.latency.Milliseconds(),
+		LatencyUS:       res.latency.Microseconds(),
 		Outcome:         records.OutcomeDelivered,
 		ResponseExcerpt: res.excerpt,
 		Traceparent:     cmp.Or(res.traceparent, d.Traceparent),

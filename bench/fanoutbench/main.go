@@ -205,7 +205,7 @@ func recorderRate(server string, brokers []string, attempts int) (float64, error
 		ev, ep := outbox.NewEventID(), fmt.Sprintf("ep_%d", i%100)
 		a := records.Attempt{V: records.AttemptVersion, DeliveryID: records.DeliveryID(ev, ep), EventID: ev, EndpointID: ep,
 			PartnerID: "p1", EventType: "usage.recorded", AttemptNo: 1, Trigger: records.TriggerInitial, StartedAt: started,
-			Status: 200, LatencyMS: 42, Outcome: records.OutcomeDelivered, ResponseExcerpt: `{"ok":true}`}
+			Status: 200, LatencyMS: 42, LatencyUS: 42_317, Outcome: records.OutcomeDelivered, ResponseExcerpt: `{"ok":true}`}
 		b, _ := json.Marshal(a)
 		recs = append(recs, &kgo.Record{Topic: names.Attempts, Key: []byte(a.DeliveryID), Value: b, Partition: int32(i % 6)})
 	}

@@ -15,7 +15,8 @@ package records
 //     accepts only what it decodes exactly as encoding/json does, mostly by calling the same
 //     code (time.Time.UnmarshalJSON, base64.StdEncoding.Decode, json.Unmarshal of a string
 //     with escapes); codec_test.go and its fuzz targets check both paths against
-//     encoding/json.
+//     encoding/json. For an Attempt, encoding/json runs Attempt.UnmarshalJSON, whose one rule
+//     beyond reading the fields (a record without latency_us) the fast path applies too.
 //   - Attempt.AppendJSON and Delivery.AppendJSON write byte for byte what json.Marshal
 //     writes, including its string escaping (HTML characters, U+2028/U+2029, invalid UTF-8).
 
@@ -92,9 +93,12 @@ func decodeDeliveryFast(data []byte) (d Delivery, ok bool) {
 	return d, ok
 }
 
-// decodeAttemptFast is UnmarshalAttempt's fast path; ok is false when it declines.
+// decodeAttemptFast is UnmarshalAttempt's fast path; ok is false when it declines. Like
+// Attempt.UnmarshalJSON, it reads a record without latency_us (older than the field) with
+// LatencyUS = LatencyMS*1000; the subset has no null, so a key read is a value read.
 func decodeAttemptFast(data []byte) (a Attempt, ok bool) {
 	s := scanner{data: data}
+	hasMicros := false
 	ok = s.object(func(key []byte) bool {
 		switch string(key) {
 		case "v":
@@ -119,6 +123,9 @@ func decodeAttemptFast(data []byte) (a Attempt, ok bool) {
 			return s.int(&a.Status)
 		case "latency_ms":
 			return s.int64(&a.LatencyMS)
+		case "latency_us":
+			hasMicros = true
+			return s.int64(&a.LatencyUS)
 		case "outcome":
 			return s.string(&a.Outcome)
 		case "error_category":
@@ -145,6 +152,9 @@ func decodeAttemptFast(data []byte) (a Attempt, ok bool) {
 		}
 		return false
 	})
+	if ok && !hasMicros {
+		a.LatencyUS = microsOfMillis(a.LatencyMS)
+	}
 	return a, ok
 }
 
@@ -404,8 +414,8 @@ func hex32(b []byte) (n uint64, rest []byte, ok bool) {
 // those limits; a caller that cannot rule such times out should use json.Marshal.
 func (a Attempt) AppendJSON(dst []byte) []byte {
 	// One allocation at most for the usual record (no escaping); keys, numbers and times take
-	// under 400 bytes.
-	dst = slices.Grow(dst, 400+len(a.DeliveryID)+len(a.EventID)+len(a.EndpointID)+len(a.PartnerID)+
+	// under 450 bytes (with the circuit's times, 20-digit latencies included).
+	dst = slices.Grow(dst, 450+len(a.DeliveryID)+len(a.EventID)+len(a.EndpointID)+len(a.PartnerID)+
 		len(a.EventType)+len(a.Trigger)+len(a.Outcome)+len(a.ErrorCategory)+len(a.ResponseExcerpt))
 	dst = append(dst, `{"v":`...)
 	dst = strconv.AppendInt(dst, int64(a.V), 10)
@@ -431,6 +441,8 @@ func (a Attempt) AppendJSON(dst []byte) []byte {
 	}
 	dst = append(dst, `,"latency_ms":`...)
 	dst = strconv.AppendInt(dst, a.LatencyMS, 10)
+	dst = append(dst, `,"latency_us":`...)
+	dst = strconv.AppendInt(dst, a.LatencyUS, 10)
 	dst = append(dst, `,"outcome":`...)
 	dst = appendString(dst, a.Outcome)
 	if a.ErrorCategory != "" {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"strings"
 	"time"
 
@@ -275,8 +276,14 @@ type Attempt struct {
 	Trigger    string    `json:"trigger"`
 	StartedAt  time.Time `json:"started_at"`
 	// Status is the HTTP status, or 0 when no response arrived.
-	Status        int    `json:"status,omitempty"`
-	LatencyMS     int64  `json:"latency_ms"`
+	Status int `json:"status,omitempty"`
+	// LatencyMS is the attempt's latency in whole milliseconds (LatencyUS/1000), written for
+	// the readers of the attempts topic that know only it.
+	LatencyMS int64 `json:"latency_ms"`
+	// LatencyUS is the same latency in microseconds: a receiver on the same host answers in
+	// well under a millisecond. A record written before the field existed has none and is read
+	// with LatencyMS*1000 (Attempt.UnmarshalJSON).
+	LatencyUS     int64  `json:"latency_us"`
 	Outcome       string `json:"outcome"`
 	ErrorCategory string `json:"error_category,omitempty"`
 	// ResponseExcerpt is at most 1 KiB of the response, secrets and auth headers redacted.
@@ -324,3 +331,43 @@ const (
 
 // AttemptVersion is the format version of Attempt.
 const AttemptVersion = 1
+
+// UnmarshalJSON reads an attempts record field by field as encoding/json does, and then gives
+// one written before latency_us existed (no such key, or null) LatencyUS = LatencyMS*1000, so
+// that every reader has the latency in microseconds (design.md section 5). UnmarshalAttempt's
+// fast path does the same.
+func (a *Attempt) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		return nil // as encoding/json does with null for a struct
+	}
+	// attempt has Attempt's fields without this method. It is named Attempt so that
+	// encoding/json's errors name the type as they always have ("Go struct field
+	// Attempt.status of type int").
+	type attempt Attempt
+	type Attempt attempt
+	if err := json.Unmarshal(data, (*Attempt)(a)); err != nil {
+		return err
+	}
+	var latency struct {
+		US *int64 `json:"latency_us"`
+	}
+	if err := json.Unmarshal(data, &latency); err != nil {
+		return err // not reached: the same value decoded above
+	}
+	if latency.US == nil {
+		a.LatencyUS = microsOfMillis(a.LatencyMS)
+	}
+	return nil
+}
+
+// microsOfMillis is ms milliseconds in microseconds, held to int64's range: a record may
+// carry any latency_ms, and one near the limits must not wrap around to the other sign.
+func microsOfMillis(ms int64) int64 {
+	switch {
+	case ms > math.MaxInt64/1000:
+		return math.MaxInt64
+	case ms < math.MinInt64/1000:
+		return math.MinInt64
+	}
+	return ms * 1000
+}
