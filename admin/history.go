@@ -25,7 +25,9 @@ func validState(s string) bool {
 	return false
 }
 
-// deliveryView is a delivery of the searchable history (R18).
+// deliveryView is a delivery of the searchable history (R18). A latency is in microseconds
+// (latency_us) beside whole milliseconds (latency_ms); the microseconds are null where the
+// history has only milliseconds: attempts recorded before migration 0022.
 type deliveryView struct {
 	DeliveryID        string     `json:"delivery_id"`
 	EventID           string     `json:"event_id"`
@@ -37,6 +39,7 @@ type deliveryView struct {
 	NextAttemptAt     *timestamp `json:"next_attempt_at"`
 	LastStatus        *int32     `json:"last_status"`
 	LastLatencyMS     *int32     `json:"last_latency_ms"`
+	LastLatencyUS     *int64     `json:"last_latency_us"`
 	LastErrorCategory *string    `json:"last_error_category"`
 	CreatedAt         timestamp  `json:"created_at"`
 	UpdatedAt         timestamp  `json:"updated_at"`
@@ -48,6 +51,7 @@ type attemptView struct {
 	StartedAt       timestamp  `json:"started_at"`
 	Status          *int32     `json:"status"`
 	LatencyMS       *int32     `json:"latency_ms"`
+	LatencyUS       *int64     `json:"latency_us"`
 	ErrorCategory   *string    `json:"error_category"`
 	ResponseExcerpt string     `json:"response_excerpt"`
 	NextAttemptAt   *timestamp `json:"next_attempt_at"`
@@ -62,7 +66,7 @@ type deliveryDetail struct {
 }
 
 const deliveryColumns = `delivery_id, event_id, endpoint_id, partner_id, event_type, state, attempt_count,
-	` + nextAttemptColumn + `, last_status, last_latency_ms, last_error_category, created_at, updated_at`
+	` + nextAttemptColumn + `, last_status, last_latency_ms, last_latency_us, last_error_category, created_at, updated_at`
 
 func scanDelivery(row pgx.Row) (deliveryView, error) {
 	var (
@@ -70,7 +74,7 @@ func scanDelivery(row pgx.Row) (deliveryView, error) {
 		count int32
 	)
 	err := row.Scan(&v.DeliveryID, &v.EventID, &v.EndpointID, &v.PartnerID, &v.EventType, &v.State, &count,
-		&v.NextAttemptAt, &v.LastStatus, &v.LastLatencyMS, &v.LastErrorCategory, &v.CreatedAt, &v.UpdatedAt)
+		&v.NextAttemptAt, &v.LastStatus, &v.LastLatencyMS, &v.LastLatencyUS, &v.LastErrorCategory, &v.CreatedAt, &v.UpdatedAt)
 	v.AttemptCount = int(count)
 	return v, err
 }
@@ -200,7 +204,7 @@ func (a *API) getDelivery(w http.ResponseWriter, r *http.Request, _ caller) erro
 	if err != nil {
 		return err
 	}
-	rows, err := a.pool.Query(r.Context(), `SELECT attempt_no, trigger, started_at, status, latency_ms, error_category,
+	rows, err := a.pool.Query(r.Context(), `SELECT attempt_no, trigger, started_at, status, latency_ms, latency_us, error_category,
 		response_excerpt, next_attempt_at, order_broken FROM delivery_attempt WHERE delivery_id = $1 ORDER BY attempt_no, started_at`, d.DeliveryID)
 	if err != nil {
 		return err
@@ -210,7 +214,8 @@ func (a *API) getDelivery(w http.ResponseWriter, r *http.Request, _ caller) erro
 			v attemptView
 			n int32
 		)
-		err := row.Scan(&n, &v.Trigger, &v.StartedAt, &v.Status, &v.LatencyMS, &v.ErrorCategory, &v.ResponseExcerpt, &v.NextAttemptAt, &v.OrderBroken)
+		err := row.Scan(&n, &v.Trigger, &v.StartedAt, &v.Status, &v.LatencyMS, &v.LatencyUS, &v.ErrorCategory, &v.ResponseExcerpt,
+			&v.NextAttemptAt, &v.OrderBroken)
 		v.AttemptNo = int(n)
 		return v, err
 	})

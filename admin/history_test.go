@@ -1,11 +1,18 @@
 package admin
 
 import (
+	"context"
+	"encoding/json"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 	"github.com/hookstream/hookstream/outbox"
 )
 
@@ -126,4 +133,75 @@ func TestQueryStringsAreReadExactly(t *testing.T) {
 	e.must(400, key, "GET", "/v1/partners/acme/endpoints/"+ep.ID+"/deliveries?since=%G0", nil)
 	e.must(200, key, "GET", "/v1/partners/acme/endpoints/"+ep.ID+"/deliveries?since=0001-01-01T00:00:00Z", nil)
 	e.must(400, key, "GET", "/v1/partners/acme/endpoints/"+ep.ID+"/deliveries?since=0000-01-01T00:00:00Z", nil)
+}
+
+// An attempt's latency is answered in microseconds beside whole milliseconds (latency_us,
+// last_latency_us), so an attempt under a millisecond is not 0; history recorded before the
+// microseconds were kept answers null for them, never a figure it does not have.
+func TestHistoryLatencyInMicroseconds(t *testing.T) {
+	e := newEnv(t)
+	key := e.partner("acme")
+	ep := e.endpoint("acme")
+	e.startRecorder()
+
+	evt := outbox.NewEventID()
+	did := records.DeliveryID(evt, ep.ID)
+	value, err := json.Marshal(records.Attempt{V: records.AttemptVersion, DeliveryID: did, EventID: evt, EndpointID: ep.ID,
+		PartnerID: "acme", EventType: "customer.created", AttemptNo: 1, Trigger: records.TriggerInitial,
+		StartedAt: time.Now().UTC(), Status: 204, LatencyMS: 0, LatencyUS: 850, Outcome: records.OutcomeDelivered})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &kgo.Record{Topic: e.Names.Attempts, Key: []byte(did), Value: value}
+	if err := e.Kafka.Client(t).ProduceSync(context.Background(), rec).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, time.Minute, "the recorder to record the attempt", func() bool {
+		return testenv.QueryInt(t, e.DB.Pool, `SELECT count(*) FROM delivery_attempt WHERE delivery_id = $1`, did) > 0
+	})
+	// Before migration 0022: milliseconds only.
+	old := e.seedDeliveries("acme", ep.ID, "customer.created", "failed", 1, []string{outbox.NewEventID()}, []time.Time{time.Now()})[0]
+
+	// The answers as JSON, so that the names and the nulls are what a client reads.
+	type latencies struct {
+		MS *int64 `json:"latency_ms"`
+		US *int64 `json:"latency_us"`
+	}
+	var detail struct {
+		LastMS   *int64      `json:"last_latency_ms"`
+		LastUS   *int64      `json:"last_latency_us"`
+		Attempts []latencies `json:"attempts"`
+	}
+	show := func(p *int64) string {
+		if p == nil {
+			return "null"
+		}
+		return strconv.FormatInt(*p, 10)
+	}
+	e.must(200, key, "GET", "/v1/partners/acme/deliveries/"+did, nil).json(t, &detail)
+	if show(detail.LastMS) != "0" || show(detail.LastUS) != "850" || len(detail.Attempts) != 1 ||
+		show(detail.Attempts[0].MS) != "0" || show(detail.Attempts[0].US) != "850" {
+		t.Errorf("delivery under a millisecond: last %s ms, %s µs, attempts %+v", show(detail.LastMS), show(detail.LastUS), detail.Attempts)
+	}
+	r := e.must(200, key, "GET", "/v1/partners/acme/deliveries/"+old, nil)
+	r.json(t, &detail)
+	if !strings.Contains(string(r.Body), `"latency_us":null`) || len(detail.Attempts) != 1 ||
+		show(detail.Attempts[0].MS) != "12" || show(detail.Attempts[0].US) != "null" {
+		t.Errorf("attempt recorded in milliseconds only: %s", r.Body)
+	}
+	var page struct {
+		Data []struct {
+			ID     string `json:"delivery_id"`
+			LastUS *int64 `json:"last_latency_us"`
+		} `json:"data"`
+	}
+	r = e.must(200, key, "GET", "/v1/partners/acme/endpoints/"+ep.ID+"/deliveries", nil)
+	r.json(t, &page)
+	if !strings.Contains(string(r.Body), `"last_latency_us":850`) || len(page.Data) != 2 {
+		t.Errorf("the endpoint's history: %s", r.Body)
+	}
+	r = e.must(200, key, "GET", "/v1/partners/acme/deliveries?event_id="+evt, nil)
+	if !strings.Contains(string(r.Body), `"last_latency_us":850`) {
+		t.Errorf("the partner's delivery search: %s", r.Body)
+	}
 }

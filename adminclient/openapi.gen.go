@@ -1307,9 +1307,14 @@ type APIKeyList struct {
 
 // Attempt defines model for Attempt.
 type Attempt struct {
-	AttemptNo     int        `json:"attempt_no"`
-	ErrorCategory *string    `json:"error_category,omitempty"`
-	LatencyMs     *int       `json:"latency_ms,omitempty"`
+	AttemptNo     int     `json:"attempt_no"`
+	ErrorCategory *string `json:"error_category,omitempty"`
+
+	// LatencyMs the latency in whole milliseconds (rounded down: 0 for an attempt under a millisecond)
+	LatencyMs *int `json:"latency_ms,omitempty"`
+
+	// LatencyUs the latency in microseconds, from started_at until the response was read or the request failed (0 for an attempt not sent); null for an attempt recorded before the history kept microseconds (latency_ms holds its latency then)
+	LatencyUs     *int       `json:"latency_us,omitempty"`
 	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
 
 	// OrderBroken true on the final failure of a strict ordered endpoint's head: the endpoint's later events went on without it (endpoint.order_broken)
@@ -1410,8 +1415,13 @@ type Delivery struct {
 	EventID           string    `json:"event_id"`
 	EventType         string    `json:"event_type"`
 	LastErrorCategory *string   `json:"last_error_category"`
-	LastLatencyMs     *int      `json:"last_latency_ms"`
-	LastStatus        *int      `json:"last_status"`
+
+	// LastLatencyMs the last attempt's latency in whole milliseconds (rounded down: 0 for one under a millisecond); null with no attempt
+	LastLatencyMs *int `json:"last_latency_ms"`
+
+	// LastLatencyUs the last attempt's latency in microseconds; null with no attempt, and for a delivery last attempted before the history kept microseconds (last_latency_ms holds its latency then)
+	LastLatencyUs *int `json:"last_latency_us"`
+	LastStatus    *int `json:"last_status"`
 
 	// NextAttemptAt when the next attempt is due: null once finished and while the endpoint is disabled or deleted; at least the next probe while its circuit is open; for a pending delivery, its creation (due now) unless later
 	NextAttemptAt *time.Time    `json:"next_attempt_at"`
@@ -1433,8 +1443,13 @@ type DeliveryDetail struct {
 	EventID           string    `json:"event_id"`
 	EventType         string    `json:"event_type"`
 	LastErrorCategory *string   `json:"last_error_category"`
-	LastLatencyMs     *int      `json:"last_latency_ms"`
-	LastStatus        *int      `json:"last_status"`
+
+	// LastLatencyMs the last attempt's latency in whole milliseconds (rounded down: 0 for one under a millisecond); null with no attempt
+	LastLatencyMs *int `json:"last_latency_ms"`
+
+	// LastLatencyUs the last attempt's latency in microseconds; null with no attempt, and for a delivery last attempted before the history kept microseconds (last_latency_ms holds its latency then)
+	LastLatencyUs *int `json:"last_latency_us"`
+	LastStatus    *int `json:"last_status"`
 
 	// NextAttemptAt when the next attempt is due: null once finished and while the endpoint is disabled or deleted; at least the next probe while its circuit is open; for a pending delivery, its creation (due now) unless later
 	NextAttemptAt *time.Time          `json:"next_attempt_at"`

@@ -1355,7 +1355,16 @@ export interface components {
              */
             next_attempt_at: string | null;
             last_status: number | null;
+            /**
+             * @description the last attempt's latency in whole milliseconds (rounded down: 0 for one under a millisecond); null with no attempt
+             * @example 0
+             */
             last_latency_ms: number | null;
+            /**
+             * @description the last attempt's latency in microseconds; null with no attempt, and for a delivery last attempted before the history kept microseconds (last_latency_ms holds its latency then)
+             * @example 850
+             */
+            last_latency_us: number | null;
             last_error_category: string | null;
             /**
              * Format: date-time
@@ -1378,7 +1387,16 @@ export interface components {
              */
             started_at: string;
             status?: number | null;
+            /**
+             * @description the latency in whole milliseconds (rounded down: 0 for an attempt under a millisecond)
+             * @example 0
+             */
             latency_ms?: number | null;
+            /**
+             * @description the latency in microseconds, from started_at until the response was read or the request failed (0 for an attempt not sent); null for an attempt recorded before the history kept microseconds (latency_ms holds its latency then)
+             * @example 850
+             */
+            latency_us?: number | null;
             error_category?: string | null;
             response_excerpt?: string;
             /**

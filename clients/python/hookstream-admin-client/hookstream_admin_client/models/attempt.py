@@ -21,7 +21,11 @@ class Attempt:
         trigger (AttemptTrigger):
         started_at (datetime.datetime):  Example: 2026-01-02T15:04:05.123456Z.
         status (int | None | Unset):
-        latency_ms (int | None | Unset):
+        latency_ms (int | None | Unset): the latency in whole milliseconds (rounded down: 0 for an attempt under a
+            millisecond) Example: 0.
+        latency_us (int | None | Unset): the latency in microseconds, from started_at until the response was read or the
+            request failed (0 for an attempt not sent); null for an attempt recorded before the history kept microseconds
+            (latency_ms holds its latency then) Example: 850.
         error_category (None | str | Unset):
         response_excerpt (str | Unset):
         next_attempt_at (datetime.datetime | None | Unset):  Example: 2026-01-02T15:04:05.123456Z.
@@ -34,6 +38,7 @@ class Attempt:
     started_at: datetime.datetime
     status: int | None | Unset = UNSET
     latency_ms: int | None | Unset = UNSET
+    latency_us: int | None | Unset = UNSET
     error_category: None | str | Unset = UNSET
     response_excerpt: str | Unset = UNSET
     next_attempt_at: datetime.datetime | None | Unset = UNSET
@@ -58,6 +63,12 @@ class Attempt:
             latency_ms = UNSET
         else:
             latency_ms = self.latency_ms
+
+        latency_us: int | None | Unset
+        if isinstance(self.latency_us, Unset):
+            latency_us = UNSET
+        else:
+            latency_us = self.latency_us
 
         error_category: None | str | Unset
         if isinstance(self.error_category, Unset):
@@ -90,6 +101,8 @@ class Attempt:
             field_dict["status"] = status
         if latency_ms is not UNSET:
             field_dict["latency_ms"] = latency_ms
+        if latency_us is not UNSET:
+            field_dict["latency_us"] = latency_us
         if error_category is not UNSET:
             field_dict["error_category"] = error_category
         if response_excerpt is not UNSET:
@@ -128,6 +141,15 @@ class Attempt:
 
         latency_ms = _parse_latency_ms(d.pop("latency_ms", UNSET))
 
+        def _parse_latency_us(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        latency_us = _parse_latency_us(d.pop("latency_us", UNSET))
+
         def _parse_error_category(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -164,6 +186,7 @@ class Attempt:
             started_at=started_at,
             status=status,
             latency_ms=latency_ms,
+            latency_us=latency_us,
             error_category=error_category,
             response_excerpt=response_excerpt,
             next_attempt_at=next_attempt_at,

@@ -27,7 +27,11 @@ class Delivery:
             endpoint is disabled or deleted; at least the next probe while its circuit is open; for a pending delivery, its
             creation (due now) unless later Example: 2026-01-02T15:04:05.123456Z.
         last_status (int | None):
-        last_latency_ms (int | None):
+        last_latency_ms (int | None): the last attempt's latency in whole milliseconds (rounded down: 0 for one under a
+            millisecond); null with no attempt Example: 0.
+        last_latency_us (int | None): the last attempt's latency in microseconds; null with no attempt, and for a
+            delivery last attempted before the history kept microseconds (last_latency_ms holds its latency then) Example:
+            850.
         last_error_category (None | str):
         created_at (datetime.datetime):  Example: 2026-01-02T15:04:05.123456Z.
         updated_at (datetime.datetime):  Example: 2026-01-02T15:04:05.123456Z.
@@ -43,6 +47,7 @@ class Delivery:
     next_attempt_at: datetime.datetime | None
     last_status: int | None
     last_latency_ms: int | None
+    last_latency_us: int | None
     last_error_category: None | str
     created_at: datetime.datetime
     updated_at: datetime.datetime
@@ -75,6 +80,9 @@ class Delivery:
         last_latency_ms: int | None
         last_latency_ms = self.last_latency_ms
 
+        last_latency_us: int | None
+        last_latency_us = self.last_latency_us
+
         last_error_category: None | str
         last_error_category = self.last_error_category
 
@@ -96,6 +104,7 @@ class Delivery:
                 "next_attempt_at": next_attempt_at,
                 "last_status": last_status,
                 "last_latency_ms": last_latency_ms,
+                "last_latency_us": last_latency_us,
                 "last_error_category": last_error_category,
                 "created_at": created_at,
                 "updated_at": updated_at,
@@ -150,6 +159,13 @@ class Delivery:
 
         last_latency_ms = _parse_last_latency_ms(d.pop("last_latency_ms"))
 
+        def _parse_last_latency_us(data: object) -> int | None:
+            if data is None:
+                return data
+            return cast(int | None, data)
+
+        last_latency_us = _parse_last_latency_us(d.pop("last_latency_us"))
+
         def _parse_last_error_category(data: object) -> None | str:
             if data is None:
                 return data
@@ -172,6 +188,7 @@ class Delivery:
             next_attempt_at=next_attempt_at,
             last_status=last_status,
             last_latency_ms=last_latency_ms,
+            last_latency_us=last_latency_us,
             last_error_category=last_error_category,
             created_at=created_at,
             updated_at=updated_at,
