@@ -26,6 +26,7 @@ type site struct {
 	url string
 	api *adminclient.ClientWithResponses // as the operator
 	reg *prometheus.Registry
+	db  *testenv.Database
 }
 
 func newSite(t *testing.T) *site {
@@ -65,7 +66,7 @@ func newSiteWith(t *testing.T, adjust func(*console.Config)) *site {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &site{url: srv.URL, api: op, reg: reg}
+	return &site{url: srv.URL, api: op, reg: reg, db: db}
 }
 
 // partner creates a partner with an API key and an endpoint, and returns the key and the

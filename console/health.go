@@ -36,7 +36,7 @@ type bucket struct {
 	Succeeded int
 	Failed    int
 	latencies []int
-	P50       int // ms; -1 with no latency in the bucket
+	P50       int // µs; -1 with no latency in the bucket
 }
 
 func computeHealth(ds []adminclient.Delivery, now time.Time, truncated bool) health {
@@ -62,8 +62,8 @@ func computeHealth(ds []adminclient.Delivery, now time.Time, truncated bool) hea
 		default:
 			h.Pending++
 		}
-		if d.LastLatencyMs != nil {
-			b.latencies = append(b.latencies, *d.LastLatencyMs)
+		if us, ok := latencyMicros(d.LastLatencyUs, d.LastLatencyMs); ok {
+			b.latencies = append(b.latencies, us)
 		}
 	}
 	for i := range h.Buckets {
@@ -86,20 +86,20 @@ func (h health) Rate() string {
 	return fmt.Sprintf("%.1f %%", 100*float64(h.Succeeded)/float64(n))
 }
 
-// MedianLatency is the median of the hourly medians with data, as "12 ms" (formatLatency), or
+// MedianLatency is the median of the hourly medians with data, as "12 ms" (formatMicros), or
 // "no data".
 func (h health) MedianLatency() string {
-	var ms []int
+	var us []int
 	for _, b := range h.Buckets {
 		if b.P50 >= 0 {
-			ms = append(ms, b.P50)
+			us = append(us, b.P50)
 		}
 	}
-	if len(ms) == 0 {
+	if len(us) == 0 {
 		return "no data"
 	}
-	sort.Ints(ms)
-	return formatLatency(ms[(len(ms)-1)/2])
+	sort.Ints(us)
+	return formatMicros(us[(len(us)-1)/2])
 }
 
 // The charts are inline SVG drawn here (no script, no inline style: the CSP allows neither), so
@@ -162,7 +162,7 @@ func (h health) LatencyChart(width, height int) template.HTML {
 		y := float64(height-3) - float64(bk.P50)/float64(max)*float64(height-6)
 		pts = append(pts, fmt.Sprintf("%.1f,%.1f", x, y))
 		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="2" fill="#1971c2"><title>%s: median %s</title></circle>`,
-			x, y, bk.Start.UTC().Format("15:04"), formatLatency(bk.P50))
+			x, y, bk.Start.UTC().Format("15:04"), formatMicros(bk.P50))
 	}
 	if len(pts) > 1 {
 		fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="#1971c2" stroke-width="1.5"/>`, strings.Join(pts, " "))
@@ -171,33 +171,46 @@ func (h health) LatencyChart(width, height int) template.HTML {
 	return template.HTML(b.String())
 }
 
-// formatLatency shows a latency in milliseconds (as the API records it: whole milliseconds) in
-// the unit that fits: "under 1 ms" for 0 (a local receiver answers in microseconds, which the
-// record rounds down to 0), "240 ms", "1.25 s". nil is "—".
-func formatLatency(v any) string {
-	var ms int
-	switch x := v.(type) {
-	case int:
-		ms = x
-	case *int:
-		if x == nil {
-			return "—"
-		}
-		ms = *x
-	case int32:
-		ms = int(x)
-	default:
-		return "—"
-	}
-	switch {
-	case ms < 0:
-		return "—"
-	case ms == 0:
+// formatLatency shows an attempt's latency from the API's pair (latency_us, latency_ms, or the
+// delivery's last_latency_us, last_latency_ms) in the unit that fits (formatMicros): "850 µs",
+// "240 ms", "1.25 s". History recorded before the API kept microseconds has only milliseconds,
+// rounded down: its 0 is "under 1 ms", never a finer figure the API does not have. Neither is
+// "—".
+func formatLatency(us, ms *int) string {
+	if us == nil && ms != nil && *ms == 0 {
 		return "under 1 ms"
-	case ms < 1000:
-		return fmt.Sprintf("%d ms", ms)
-	case ms < 10000:
-		return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", float64(ms)/1000), "0"), ".") + " s"
 	}
-	return fmt.Sprintf("%.0f s", float64(ms)/1000)
+	if v, ok := latencyMicros(us, ms); ok {
+		return formatMicros(v)
+	}
+	return "—"
+}
+
+// latencyMicros is the latency in microseconds of the API's pair: us, or for history with
+// milliseconds only, ms*1000 (as hookstream reads an attempt record without latency_us).
+func latencyMicros(us, ms *int) (int, bool) {
+	switch {
+	case us != nil:
+		return *us, true
+	case ms != nil:
+		return *ms * 1000, true
+	}
+	return 0, false
+}
+
+// formatMicros shows a latency of us microseconds in the unit that fits: "850 µs" under a
+// millisecond, "240 ms" (whole, rounded down as the API's latency_ms) under a second, "1.25 s"
+// under 10 s, "12 s" beyond. A negative latency, which no attempt has, is "—".
+func formatMicros(us int) string {
+	switch {
+	case us < 0:
+		return "—"
+	case us < 1000:
+		return fmt.Sprintf("%d µs", us)
+	case us < 1_000_000:
+		return fmt.Sprintf("%d ms", us/1000)
+	case us < 10_000_000:
+		return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", float64(us)/1e6), "0"), ".") + " s"
+	}
+	return fmt.Sprintf("%.0f s", float64(us)/1e6)
 }
