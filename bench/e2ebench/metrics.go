@@ -10,4 +10,6 @@ const (
 	// (event, endpoint) pairs a payload filter refused: one evaluation each.
 	metricFanoutEvents   = "hookstream_fanout_events_consumed_total"
 	metricFanoutFiltered = "hookstream_fanout_filtered_deliveries_total"
+	// metricCDCEndpointRecords counts the endpoint records cdc committed.
+	metricCDCEndpointRecords = "hookstream_cdc_endpoint_records_published_total"
 )
