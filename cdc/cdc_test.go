@@ -509,3 +509,73 @@ func TestCheckpointNamesThePartitionCount(t *testing.T) {
 		t.Fatal("no checkpoint")
 	}
 }
+
+// A run of endpoint changes that alter matching shares Kafka transactions instead of taking one
+// each with the stream waiting for every commit (on the real broker about 20 ms each: 98 filter
+// changes held every partner's events about 2 s), and the event after them still goes into a
+// later transaction than any of them.
+func TestRunOfEndpointChangesSharesTransactions(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.config(t)
+	stop := startStreaming(t, e, cfg)
+	appendEvents(t, e, "p0", 1)
+	consume(t, e, e.Names.Events, 1, 30*time.Second)
+	stop()
+
+	// Committed while cdc is away, so the next session reads them as one backlog of WAL.
+	ctx := context.Background()
+	const changes = 40
+	for i := range changes {
+		if _, err := e.DB.Pool.Exec(ctx, `INSERT INTO endpoint (id, partner_id, url) VALUES ($1, 'p1', 'https://example.com/hook')`,
+			fmt.Sprintf("ep_run%02d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendEvents(t, e, "p1", 1)
+	startStreaming(t, e, e.config(t)) // the same slot, metrics of its own
+	eps := consume(t, e, e.Names.Endpoints, changes, 30*time.Second).records
+	var event *kgo.Record
+	for _, r := range consume(t, e, e.Names.Events, 2, 30*time.Second).records {
+		if header(r, records.HeaderPartnerID) == "p1" {
+			event = r
+		}
+	}
+	if event == nil {
+		t.Fatal("the event after the endpoint changes was not published")
+	}
+	eventLSN, err := records.ParseLSN(header(event, records.HeaderCommitLSN))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastEndpoint := eps[len(eps)-1].Offset
+
+	sessions, after := 0, 0
+	covered := false
+	for _, r := range consume(t, e, e.Names.Checkpoints, -1, 5*time.Second).records {
+		if strings.HasSuffix(string(r.Key), "/session") {
+			sessions++
+			continue
+		}
+		if sessions < 2 {
+			continue // the first session's
+		}
+		after++
+		var cp records.Checkpoint
+		if err := json.Unmarshal(r.Value, &cp); err != nil {
+			t.Fatal(err)
+		}
+		if !covered && cp.EndpointsOffset > lastEndpoint {
+			covered = true
+			if cp.CommitLSN >= eventLSN {
+				t.Fatalf("the last endpoint change was first committed with the event of %s", eventLSN)
+			}
+		}
+	}
+	if !covered {
+		t.Fatal("no checkpoint of the second session covers the endpoint changes")
+	}
+	if after > changes/4 {
+		t.Fatalf("%d Kafka transactions for %d endpoint changes and one event: one per change, or nearly", after, changes)
+	}
+	t.Logf("%d Kafka transactions for %d endpoint changes and one event", after, changes)
+}

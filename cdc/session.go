@@ -48,9 +48,12 @@ type session struct {
 	// The Kafka transaction being filled (batch) and the one committing in the background
 	// (inflight). While one commits, the stream goes on: the records of the next are decoded,
 	// checked and queued, and produced the moment the commit returns (design.md section 5).
-	txnOpen     bool      // the producer has a transaction begun and not yet ended
-	batch                 // what the transaction being filled holds
-	inflight    *commit   // the transaction committing, nil when none
+	txnOpen  bool    // the producer has a transaction begun and not yet ended
+	batch            // what the transaction being filled holds
+	inflight *commit // the transaction committing, nil when none
+	// fenced: the transaction being filled holds an endpoint change that alters which events
+	// an endpoint receives, so no later event may join it (handleCopyData's commit case).
+	fenced      bool
 	lastStart   time.Time // when the last commit started (commitDue)
 	queued      []queuedRecord
 	produceMu   sync.Mutex
@@ -435,7 +438,7 @@ func (s *session) periodic(ctx context.Context) error {
 		return err
 	}
 	now := time.Now()
-	if s.pending != nil && !s.inTxn && s.inflight == nil && !now.Before(s.commitDue()) {
+	if s.pending != nil && !s.inTxn && s.inflight == nil && (s.fenced || !now.Before(s.commitDue())) {
 		if err := s.startCommit(ctx); err != nil {
 			return err
 		}
@@ -533,15 +536,26 @@ func (s *session) handleWAL(ctx context.Context, x pglogrepl.XLogData) error {
 		// without the change. Other changes (failing_since, secrets, limits) change how a
 		// delivery is sent, which the sender checks itself, and batch as usual.
 		//
-		// A full batch, or an endpoint change, waits for the commit in flight; a batch whose
-		// interval is up starts committing when that commit returns (periodic).
-		if rematch || s.records >= s.c.cfg.MaxBatchEvents {
+		// The transaction is fenced: it starts committing at once, or, when one commits
+		// already, as soon as that one returns (periodic). Meanwhile the stream goes on, and
+		// further endpoint-only PostgreSQL transactions join the fenced one (endpoint changes
+		// may share a transaction; only later events may not): a run of endpoint changes
+		// costs one commit, not one each with the stream waiting for every commit (98 filter
+		// changes stalled every partner's events about 2 s). The first later event waits for
+		// the fenced transaction to start committing (change) and goes into the next.
+		//
+		// A full batch waits for the commit in flight; a batch whose interval is up starts
+		// committing when that commit returns (periodic).
+		if rematch {
+			s.fenced = true
+		}
+		if s.records >= s.c.cfg.MaxBatchEvents {
 			if err := s.reap(ctx, true); err != nil {
 				return err
 			}
 			return s.startCommit(ctx)
 		}
-		if s.inflight == nil && !time.Now().Before(s.commitDue()) {
+		if s.inflight == nil && (s.fenced || !time.Now().Before(s.commitDue())) {
 			return s.startCommit(ctx)
 		}
 	case *pglogrepl.InsertMessage:
@@ -600,9 +614,22 @@ func (s *session) change(ctx context.Context, relID uint32, oldTuple, newTuple *
 	}
 	switch rel.RelationName {
 	case "outbox_event":
-		if kind == 'I' {
-			return s.publishEvent(ctx, rw)
+		if kind != 'I' {
+			return nil
 		}
+		if s.fenced {
+			// The first event after an endpoint change that alters matching: the fenced
+			// transaction (complete PostgreSQL transactions only; this one's endpoint records
+			// are produced at its commit) starts committing first, and the event opens the
+			// next, which takes no partition before the fenced one's markers are written.
+			if err := s.reap(ctx, true); err != nil {
+				return err
+			}
+			if err := s.startCommit(ctx); err != nil {
+				return err
+			}
+		}
+		return s.publishEvent(ctx, rw)
 	case "endpoint":
 		if kind == 'D' {
 			return s.table.deleteEndpoint(s.rels, old)
@@ -804,7 +831,7 @@ func (s *session) startCommit(ctx context.Context) error {
 	}
 	wake, woken := context.WithCancel(ctx)
 	c := &commit{batch: s.batch, cp: *s.pending, done: make(chan error, 1), wake: wake}
-	s.batch = newBatch()
+	s.batch, s.fenced = newBatch(), false
 	s.inflight = c
 	go func() {
 		c.done <- s.commitKafka(ctx, c)
