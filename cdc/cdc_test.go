@@ -579,3 +579,42 @@ func TestRunOfEndpointChangesSharesTransactions(t *testing.T) {
 	}
 	t.Logf("%d Kafka transactions for %d endpoint changes and one event", after, changes)
 }
+
+// Endpoint changes decoded while a Kafka transaction commits, whose own commit message comes
+// after that transaction returned with nothing queued, are produced into a new transaction: the
+// session once failed there ("cannot produce record transactionally if not in a transaction")
+// and restarted, holding every partner's events about a second (seen after a run of endpoint
+// changes on the real broker).
+func TestEndpointChangesBesideCommitsKeepTheSession(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.config(t)
+	reg := prometheus.NewRegistry()
+	cfg.Registerer = reg
+	startStreaming(t, e, cfg)
+	ctx := context.Background()
+	const rounds = 300
+	for i := range rounds {
+		if i%10 == 0 {
+			appendEvents(t, e, "p2", 1)
+		}
+		if _, err := e.DB.Pool.Exec(ctx, `INSERT INTO endpoint (id, partner_id, url) VALUES ($1, 'p3', 'https://example.com/hook')`,
+			fmt.Sprintf("ep_beside%03d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	consume(t, e, e.Names.Endpoints, rounds, 60*time.Second)
+	consume(t, e, e.Names.Events, rounds/10, 60*time.Second)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "hookstream_cdc_session_failures_total" {
+			if n := f.GetMetric()[0].GetCounter().GetValue(); n != 0 {
+				t.Fatalf("%v cdc sessions failed during %d rounds of an event then an endpoint change", n, rounds)
+			}
+			return
+		}
+	}
+	t.Fatal("no hookstream_cdc_session_failures_total")
+}

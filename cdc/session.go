@@ -669,7 +669,11 @@ type queuedRecord struct {
 const maxQueued = 20000
 
 // produce adds r to the Kafka transaction being filled: to the producer, or to the queue while
-// the previous transaction commits.
+// the previous transaction commits. The transaction is begun here if none is: the rows of a
+// PostgreSQL transaction may be decoded while a commit is in flight (their change opens
+// nothing then) and its endpoint records produced at its commit message, after that commit
+// returned with nothing queued (reap leaves no transaction open then). Produced outside a
+// transaction, the record failed and the session with it, holding every event about a second.
 func (s *session) produce(r *kgo.Record, onOffset func(int64)) {
 	s.records++
 	if r.Topic == s.c.names.Endpoints {
@@ -679,17 +683,27 @@ func (s *session) produce(r *kgo.Record, onOffset func(int64)) {
 		s.queued = append(s.queued, queuedRecord{r, onOffset})
 		return
 	}
+	if err := s.beginKafka(); err != nil {
+		s.failProduce(err)
+		return
+	}
 	s.send(r, onOffset)
+}
+
+// failProduce keeps the first error of a record of the transaction being filled; its commit
+// fails with it (commitKafka), and the session restarts from the last checkpoint.
+func (s *session) failProduce(err error) {
+	s.produceMu.Lock()
+	if s.produceErr == nil {
+		s.produceErr = err
+	}
+	s.produceMu.Unlock()
 }
 
 func (s *session) send(r *kgo.Record, onOffset func(int64)) {
 	s.prod.Produce(context.Background(), r, func(r *kgo.Record, err error) {
 		if err != nil {
-			s.produceMu.Lock()
-			if s.produceErr == nil {
-				s.produceErr = err
-			}
-			s.produceMu.Unlock()
+			s.failProduce(err)
 			return
 		}
 		if onOffset != nil {
