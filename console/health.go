@@ -171,6 +171,15 @@ func (h health) LatencyChart(width, height int) template.HTML {
 	return template.HTML(b.String())
 }
 
+// FormatLatency is formatLatency for other front ends (the CLI's `deliveries get`), so that a
+// latency reads the same wherever hookstream shows it; "-" where the console shows "—".
+func FormatLatency(us, ms *int) string {
+	if v := formatLatency(us, ms); v != "—" {
+		return v
+	}
+	return "-"
+}
+
 // formatLatency shows an attempt's latency from the API's pair (latency_us, latency_ms, or the
 // delivery's last_latency_us, last_latency_ms) in the unit that fits (formatMicros): "850 µs",
 // "240 ms", "1.25 s". History recorded before the API kept microseconds has only milliseconds,

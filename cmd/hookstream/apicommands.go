@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hookstream/hookstream/adminclient"
+	"github.com/hookstream/hookstream/console"
 )
 
 // The API commands (endpoints, deliveries) are the admin API from a terminal, over the generated
@@ -436,12 +437,8 @@ var deliverySubcommands = []apiSubcommand{
 					d.DeliveryID, d.EventID, printable(d.EventType), d.EndpointID, d.State, timeOrDash(d.NextAttemptAt))
 				fmt.Fprintln(w, "ATTEMPT\tTRIGGER\tSTARTED\tSTATUS\tLATENCY")
 				for _, at := range d.Attempts {
-					latency := "-"
-					if at.LatencyMs != nil {
-						latency = strconv.Itoa(*at.LatencyMs) + " ms"
-					}
 					fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\n", at.AttemptNo, at.Trigger, at.StartedAt.UTC().Format(time.RFC3339),
-						lastStatus(at.Status, at.ErrorCategory), latency)
+						lastStatus(at.Status, at.ErrorCategory), console.FormatLatency(at.LatencyUs, at.LatencyMs))
 				}
 			})
 		}
