@@ -28,7 +28,7 @@ func runAdmin(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	log := s.logger()
-	pool, err := pgxpool.New(ctx, s.DatabaseURL)
+	pool, err := s.openPool(ctx, "admin")
 	if err != nil {
 		return fmt.Errorf("postgres pool: %w", err)
 	}

@@ -41,7 +41,7 @@ func runComponent(ctx context.Context, name string, args []string, out io.Writer
 		checks []probes.Check
 	)
 	if withDB {
-		if pool, err = pgxpool.New(ctx, s.DatabaseURL); err != nil {
+		if pool, err = s.openPool(ctx, name); err != nil {
 			return fmt.Errorf("postgres pool: %w", err)
 		}
 		defer pool.Close()
@@ -153,4 +153,19 @@ func serveHTTP(ctx context.Context, g *errgroup.Group, srv *http.Server, ln net.
 		defer cancel()
 		return srv.Shutdown(sctx)
 	})
+}
+
+// openPool opens a PostgreSQL pool on s.DatabaseURL whose sessions name their command in
+// pg_stat_activity (application_name hookstream-<name>), unless the URL names one itself: an
+// operator sees which component holds a connection, a lock or a slow query, and how much of
+// the server each one uses.
+func (s settings) openPool(ctx context.Context, name string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(s.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "hookstream-" + name
+	}
+	return pgxpool.NewWithConfig(ctx, cfg)
 }

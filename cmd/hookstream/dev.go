@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -66,7 +65,7 @@ func runDev(ctx context.Context, args []string, out io.Writer) error {
 	if err := migrate(ctx, log, s.DatabaseURL); err != nil {
 		return fmt.Errorf("%w (is PostgreSQL up? `make pg-up` starts it)", err)
 	}
-	pool, err := pgxpool.New(ctx, s.DatabaseURL)
+	pool, err := s.openPool(ctx, "dev")
 	if err != nil {
 		return fmt.Errorf("postgres pool: %w", err)
 	}

@@ -55,7 +55,7 @@ func runSecrets(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	pool, err := pgxpool.New(ctx, s.DatabaseURL)
+	pool, err := s.openPool(ctx, "secrets")
 	if err != nil {
 		return fmt.Errorf("connect to PostgreSQL (HOOKSTREAM_DATABASE_URL): %w", err)
 	}

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hookstream/hookstream/eventcatalog"
 	"github.com/hookstream/hookstream/webhook"
@@ -91,7 +90,7 @@ func runSeed(ctx context.Context, args []string, out io.Writer) error {
 
 	// The receiver: the webhook/inbox handler, on a port of its own, storing into the dev
 	// database and printing each event as its Run loop processes it.
-	pool, err := pgxpool.New(ctx, s.DatabaseURL)
+	pool, err := s.openPool(ctx, "seed")
 	if err != nil {
 		return fmt.Errorf("seed: postgres: %w", err)
 	}
