@@ -173,6 +173,10 @@ func (r *Recorder) Run(ctx context.Context) (err error) {
 	})
 }
 
+// gatherFor is the least time between two polls of a recorder's reader while its batches are
+// not full.
+const gatherFor = 100 * time.Millisecond
+
 // consume reads topic in group until ctx ends, handing each polled batch to store and
 // committing its offsets once store reports it stored (false: ctx ended first). Both of the
 // recorder's readers run on it; a Kafka client that cannot be made is the only error.
@@ -193,14 +197,35 @@ func (r *Recorder) consume(ctx context.Context, group, topic string, store func(
 		return fmt.Errorf("recorder: client for %s: %w", group, err)
 	}
 	defer cl.Close()
+	var (
+		polled time.Time
+		full   = true
+	)
 	for {
+		// After a batch smaller than MaxBatch the next poll waits until gatherFor has passed
+		// since the last: at a steady rate a batch then holds about that much of it instead of
+		// one linger of the senders' attempt producers, and each batch costs a fetch, a
+		// PostgreSQL transaction and an offset commit. The history is read by people and
+		// dashboards, not by the next hop; under a burst batches are full and polls go on at
+		// once. (Waiting on the client, not by the broker's fetch minimum: a minimum left
+		// consumers polling without records after a broker outage, design.md section 5.)
+		if wait := time.Until(polled.Add(gatherFor)); !full && wait > 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(wait):
+			}
+		}
+		polled = time.Now()
 		fs := cl.PollRecords(ctx, r.cfg.MaxBatch)
 		if ctx.Err() != nil {
 			cl.AllowRebalance()
 			return nil
 		}
 		fs.EachError(func(t string, p int32, err error) { r.log.Warn("fetch", "topic", t, "partition", p, "err", err) })
-		if recs := fs.Records(); len(recs) > 0 {
+		recs := fs.Records()
+		full = len(recs) >= r.cfg.MaxBatch
+		if len(recs) > 0 {
 			if !store(cl, recs) {
 				cl.AllowRebalance()
 				return nil
