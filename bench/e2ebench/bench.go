@@ -179,12 +179,12 @@ func measure(ctx context.Context, o options, rx *harness.Receiver, lim limits, r
 	if err := e.admin.CreatePartner(ctx, partner); err != nil {
 		return nil, err
 	}
-	var pids []int
+	var procs []proc
 	for _, p := range e.procs {
-		pids = append(pids, p.PID())
+		procs = append(procs, proc{p.Name, p.PID()})
 	}
 	s := &session{o: o, env: e, rx: rx, lim: lim, gen: gen, log: w, res: newResult(run, mode, wl.name),
-		meter: newCPUMeter(ctx, pids, e.pool, o.kafkaPIDFile)}
+		meter: newCPUMeter(ctx, procs, e.pool, o.kafkaPIDFile)}
 	if err := wl.run(ctx, s); err != nil {
 		return nil, errors.Join(err, processErrors(e))
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -22,19 +23,46 @@ const clockTicks = 100
 // negative, and reported as n/a.
 type cpuUse struct {
 	hookstream, broker, postgres, bench time.Duration
+	// byKind splits two parties: hookstream by process (cdc, fanout, ...; dev) and PostgreSQL
+	// by what its processes serve (pgKinds).
+	byKind map[string]time.Duration
+}
+
+// What PostgreSQL's CPU is spent on, by the process (pg_stat_activity) that spends it: the
+// benchmark's own commits (the platform's state changes, which any outbox costs), cdc's
+// logical decoding (its walsender), hookstream's client connections (the recorder's history
+// above all), and the rest (background writers, the postmaster, backends that exited).
+const (
+	pgPublisher  = "pg_publisher"
+	pgWalsender  = "pg_walsender"
+	pgHookstream = "pg_hookstream"
+	pgOther      = "pg_other"
+)
+
+var pgKinds = []string{pgPublisher, pgWalsender, pgHookstream, pgOther}
+
+// benchApplicationName names the benchmark's own PostgreSQL sessions, so that their CPU is told
+// apart from hookstream's (whose sessions are hookstream-<command>).
+const benchApplicationName = "e2ebench"
+
+// proc is a process of the environment by its name.
+type proc struct {
+	name string
+	pid  int
 }
 
 // cpuMeter finds the processes of each party once and reads their CPU time on demand.
 type cpuMeter struct {
-	hookstream []int // this environment's processes
-	broker     []int // the Kafka broker's JVM
-	postmaster int   // PostgreSQL's postmaster: its children are every postgres process
+	hookstream []proc // this environment's processes
+	broker     []int  // the Kafka broker's JVM
+	postmaster int    // PostgreSQL's postmaster: its children are every postgres process
+	pool       *pgxpool.Pool
 }
 
 // newCPUMeter finds the broker (its pid file, else every JVM running kafka.Kafka) and the
 // postmaster (the parent of a backend of pool; none when PostgreSQL runs elsewhere).
-func newCPUMeter(ctx context.Context, hookstream []int, pool *pgxpool.Pool, kafkaPIDFile string) *cpuMeter {
-	m := &cpuMeter{hookstream: hookstream, broker: findBroker(kafkaPIDFile)}
+func newCPUMeter(ctx context.Context, hookstream []proc, pool *pgxpool.Pool, kafkaPIDFile string) *cpuMeter {
+	m := &cpuMeter{hookstream: hookstream, broker: findBroker(kafkaPIDFile), pool: pool}
 	var backend int
 	if err := pool.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&backend); err == nil {
 		if st, err := readStat(backend); err == nil {
@@ -45,16 +73,52 @@ func newCPUMeter(ctx context.Context, hookstream []int, pool *pgxpool.Pool, kafk
 }
 
 // sample reads every party's CPU time now.
-func (m *cpuMeter) sample() cpuUse {
-	u := cpuUse{hookstream: sumCPU(m.hookstream), broker: sumCPU(m.broker), postgres: -1}
+func (m *cpuMeter) sample(ctx context.Context) cpuUse {
+	u := cpuUse{broker: sumCPU(m.broker), postgres: -1, byKind: map[string]time.Duration{}}
+	var pids []int
+	for _, p := range m.hookstream {
+		pids = append(pids, p.pid)
+		u.byKind[p.name] += sumCPU([]int{p.pid})
+	}
+	u.hookstream = sumCPU(pids)
 	if m.postmaster != 0 {
-		u.postgres = postgresCPU(m.postmaster)
+		u.postgres = postgresCPU(m.postmaster, m.backendKinds(ctx), u.byKind)
 	}
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
 		u.bench = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	return u
+}
+
+// backendKinds is the pgKinds kind of each PostgreSQL process pg_stat_activity lists; the
+// others count as pgOther.
+func (m *cpuMeter) backendKinds(ctx context.Context) map[int]string {
+	rows, err := m.pool.Query(ctx, `SELECT pid, backend_type, coalesce(application_name, '') FROM pg_stat_activity`)
+	if err != nil {
+		return nil
+	}
+	defer rows.Close()
+	kinds := map[int]string{}
+	for rows.Next() {
+		var (
+			pid       int
+			typ, name string
+		)
+		if rows.Scan(&pid, &typ, &name) != nil {
+			return nil
+		}
+		switch {
+		case typ == "walsender":
+			kinds[pid] = pgWalsender
+		case typ != "client backend":
+		case name == benchApplicationName:
+			kinds[pid] = pgPublisher
+		case strings.HasPrefix(name, "hookstream-"):
+			kinds[pid] = pgHookstream
+		}
+	}
+	return kinds
 }
 
 // minus is the CPU used between before and u.
@@ -65,8 +129,20 @@ func (u cpuUse) minus(before cpuUse) cpuUse {
 		}
 		return a - b
 	}
-	return cpuUse{sub(u.hookstream, before.hookstream), sub(u.broker, before.broker),
-		sub(u.postgres, before.postgres), sub(u.bench, before.bench)}
+	d := cpuUse{sub(u.hookstream, before.hookstream), sub(u.broker, before.broker),
+		sub(u.postgres, before.postgres), sub(u.bench, before.bench), map[string]time.Duration{}}
+	// A kind absent from one sample had no CPU then: a backend that started between the two
+	// counts whole; one that exited moved its time into the postmaster's (pgOther), so the
+	// kinds still add up to the party.
+	for k, v := range u.byKind {
+		d.byKind[k] = sub(v, before.byKind[k])
+	}
+	for k, b := range before.byKind {
+		if _, ok := u.byKind[k]; !ok {
+			d.byKind[k] = sub(0, b)
+		}
+	}
+	return d
 }
 
 // procStat is what the benchmark reads of /proc/<pid>/stat.
@@ -110,16 +186,20 @@ func sumCPU(pids []int) time.Duration {
 }
 
 // postgresCPU is the CPU time of the postmaster, of its children that have exited (its cutime
-// and cstime: backends of closed connections) and of its living children.
-func postgresCPU(postmaster int) time.Duration {
+// and cstime: backends of closed connections) and of its living children; it adds each to
+// byKind under its kind in kinds (pgOther when it has none).
+func postgresCPU(postmaster int, kinds map[int]string, byKind map[string]time.Duration) time.Duration {
 	st, err := readStat(postmaster)
 	if err != nil {
 		return -1
 	}
 	total := ticks(st.utime + st.stime + st.cutime + st.cstime)
+	byKind[pgOther] += total
 	for _, pid := range allPIDs() {
 		if c, err := readStat(pid); err == nil && c.ppid == postmaster {
-			total += ticks(c.utime + c.stime)
+			t := ticks(c.utime + c.stime)
+			total += t
+			byKind[cmp.Or(kinds[pid], pgOther)] += t
 		}
 	}
 	return total

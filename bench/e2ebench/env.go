@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -80,7 +81,9 @@ func startEnv(ctx context.Context, o options, spec envSpec) (started *env, err e
 		return e, fmt.Errorf("database: %w", err)
 	}
 	e.dbName, e.dropDB = dbName, func() { _ = scratch.DropDatabase(o.databaseURL, dbName) }
-	if e.pool, err = harness.NewPool(ctx, url, o.clients+4); err != nil {
+	// The benchmark's sessions carry a name of their own, so the CPU split tells the
+	// publisher's commits from hookstream's sessions (named by hookstream itself).
+	if e.pool, err = harness.NewPool(ctx, withApplicationName(url, benchApplicationName), o.clients+4); err != nil {
 		return e, err
 	}
 	vars, err := e.baseVars(url, spec.retrySchedule)
@@ -260,4 +263,16 @@ func (e *env) stop() error {
 		e.stopErr = errors.Join(errs...)
 	})
 	return e.stopErr
+}
+
+// withApplicationName is the database URL rawURL with its application_name set to name.
+func withApplicationName(rawURL, name string) string {
+	u, err := neturl.Parse(rawURL)
+	if err != nil {
+		return rawURL // the pool reports the bad URL
+	}
+	q := u.Query()
+	q.Set("application_name", name)
+	u.RawQuery = q.Encode()
+	return u.String()
 }

@@ -18,14 +18,18 @@
 // -warmup-events, so that no run pays for the JVM broker's JIT compiler.
 //
 // Workloads: a1 and a100 (a burst to one endpoint, 1 or 100 events per transaction), b (a burst
-// to 10 endpoints), c (a steady rate: latency), d (a backlog drained after the receiver was
-// down, with a compressed retry schedule), e (a1 beside a second endpoint that hangs). Each
+// to 10 endpoints), c, c2 and c3 (steady rates, 1,000, 2,000 and 600 events/s: latency), d (a
+// backlog drained after the receiver was down, with a compressed retry schedule), e (a1 beside
+// a second endpoint that hangs), f (one partner's steady load beside another's backlog), g (one
+// partner's steady load beside another's costly filters). Each
 // run first measures the physical limits the figures are divided by: a bare net/http loop making
 // the same signed POSTs to the same receiver, and PostgreSQL committing the same transactions
-// with nothing else running. For a1, a100, b (its first endpoint), c and e's hot endpoint the
-// Kafka timestamps of the events and deliveries records split commit→receipt into its hops.
-// Per workload it also reports the sender's deferrals (metric increases) and the CPU per
-// delivery of hookstream, the broker, PostgreSQL and this program.
+// with nothing else running. For a1, a100, b (its first endpoint), c, c2, c3 and e's hot
+// endpoint the Kafka timestamps of the events and deliveries records split commit→receipt into
+// its hops. Per workload it also reports the sender's deferrals (metric increases) and the CPU
+// per delivery of hookstream, the broker, PostgreSQL and this program, then split by process:
+// each hookstream command, and PostgreSQL's by what it serves (the benchmark's own commits, by
+// their application_name; cdc's walsender; hookstream's sessions; the rest).
 //
 // It prints per-run tables and the medians over the runs, writes them to -out/results.md and
 // draws -out/latency-<workload>-<mode>.png. It exits 1 when a delivery is missing after the
@@ -43,6 +47,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -67,6 +72,8 @@ type options struct {
 	bEvents    int
 	bEndpoints int
 	cRate      int
+	c2Rate     int
+	c3Rate     int
 	cDuration  time.Duration
 	dEvents    int
 	// f: partner A's backlog in deliveries over fEndpoints endpoints, partner B's steady rate
@@ -101,7 +108,7 @@ func parseOptions(args []string) (options, error) {
 	brokers := fs.String("brokers", "127.0.0.1:19092", "Kafka brokers of mode separate, comma-separated")
 	fs.IntVar(&o.runs, "runs", 3, "runs; figures are medians over them")
 	modes := fs.String("modes", "separate,dev", "modes: separate (a process per component, real broker), dev (hookstream dev)")
-	workloads := fs.String("workloads", "a1,a100,b,c,d,e,f,g", "workloads to run, comma-separated")
+	workloads := fs.String("workloads", "a1,a100,b,c,c2,c3,d,e,f,g", "workloads to run, comma-separated")
 	fs.StringVar(&o.out, "out", ".data/bench", "directory of results.md, the plots and logs/")
 	fs.StringVar(&o.kafkaPIDFile, "kafka-pid-file", ".data/kafka/kafka.pid", "pid file of the Kafka broker, for its CPU time (else every kafka.Kafka JVM counts)")
 	fs.IntVar(&o.clients, "clients", 32, "concurrent committing clients of the load generator and of the bare loop")
@@ -111,7 +118,9 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.bEvents, "b-events", 5000, "events of b")
 	fs.IntVar(&o.bEndpoints, "b-endpoints", 10, "endpoints of b")
 	fs.IntVar(&o.cRate, "c-rate", 1000, "events per second of c")
-	fs.DurationVar(&o.cDuration, "c-duration", time.Minute, "duration of c")
+	fs.IntVar(&o.c2Rate, "c2-rate", 2000, "events per second of c2")
+	fs.IntVar(&o.c3Rate, "c3-rate", 600, "events per second of c3")
+	fs.DurationVar(&o.cDuration, "c-duration", time.Minute, "duration of c, c2 and c3")
 	fs.IntVar(&o.dEvents, "d-events", 200000, "events of d")
 	fs.IntVar(&o.fDeliveries, "f-deliveries", 200000, "deliveries of f's backlog (partner A), spread over -f-endpoints")
 	fs.IntVar(&o.fEndpoints, "f-endpoints", 10, "endpoints of f's backlog")
@@ -150,14 +159,14 @@ func (o options) validate() error {
 	}
 	for _, w := range o.workloads {
 		if _, ok := lookupWorkload(w); !ok {
-			errs = append(errs, fmt.Errorf("-workloads: no workload %q (a1, a100, b, c, d, e, f)", w))
+			errs = append(errs, fmt.Errorf("-workloads: no workload %q (%s)", w, strings.Join(workloadNames(), ", ")))
 		}
 	}
 	if len(o.modes) == 0 || len(o.workloads) == 0 {
 		errs = append(errs, errors.New("-modes and -workloads must name at least one each"))
 	}
 	for name, v := range map[string]int{"runs": o.runs, "clients": o.clients, "partitions": o.partitions, "a-events": o.aEvents,
-		"b-events": o.bEvents, "b-endpoints": o.bEndpoints, "c-rate": o.cRate, "d-events": o.dEvents,
+		"b-events": o.bEvents, "b-endpoints": o.bEndpoints, "c-rate": o.cRate, "c2-rate": o.c2Rate, "c3-rate": o.c3Rate, "d-events": o.dEvents,
 		"f-deliveries": o.fDeliveries, "f-endpoints": o.fEndpoints, "f-rate": o.fRate,
 		"g-endpoints": o.gEndpoints, "g-rate": o.gRate,
 		"bare-requests": o.bareRequests, "limit-events": o.limitEvents} {

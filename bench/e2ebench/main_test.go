@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,9 +23,9 @@ import (
 func TestBenchmarkSmoke(t *testing.T) {
 	server := testenv.ServerURL(t)
 	o := options{
-		bin: buildHookstream(t), databaseURL: server, runs: 1, workloads: []string{"a1", "b", "f", "g"},
+		bin: buildHookstream(t), databaseURL: server, runs: 1, workloads: []string{"a1", "b", "c3", "f", "g"},
 		out: t.TempDir(), kafkaPIDFile: "/nonexistent",
-		clients: 8, partitions: 2, aEvents: 200, bEvents: 200, bEndpoints: 10, cRate: 10, cDuration: time.Second, dEvents: 200,
+		clients: 8, partitions: 2, aEvents: 200, bEvents: 200, bEndpoints: 10, cRate: 10, c2Rate: 20, c3Rate: 6, cDuration: time.Second, dEvents: 200,
 		fDeliveries: 200, fEndpoints: 2, fRate: 10, fDuration: time.Second, gEndpoints: 3, gRate: 20,
 		bareRequests: 500, limitEvents: 200, warmupEvents: 50,
 		startTimeout: time.Minute, tailTimeout: time.Minute, drainTimeout: time.Minute, recoverTimeout: time.Minute, stopGrace: 20 * time.Second,
@@ -53,7 +55,7 @@ func TestBenchmarkSmoke(t *testing.T) {
 	// f: partner A's backlog and partner B's two steady loads (alone, then beside it).
 	// g: partner B's three steady loads; partner A's events reach no endpoint, each is evaluated
 	// against every filter of A's endpoints.
-	want := map[string]float64{"a1": 200, "b": 2000, "f": 200 + 2*10, "g": 3 * 10}
+	want := map[string]float64{"a1": 200, "b": 2000, "c3": 6, "f": 200 + 2*10, "g": 3 * 10}
 	if len(rep.results) != len(want) {
 		t.Fatalf("%d results, want %d", len(rep.results), len(want))
 	}
@@ -67,6 +69,26 @@ func TestBenchmarkSmoke(t *testing.T) {
 	for _, res := range rep.results {
 		if res.workload == "g" && !(res.fig[figFilterEvals] >= 3*10) {
 			t.Errorf("g: %v filter evaluations, want 3 for each of A's events (about 20)", res.fig[figFilterEvals])
+		}
+	}
+	// The CPU split by process adds up to the parties it splits: hookstream's commands to
+	// hookstream's, PostgreSQL's kinds to PostgreSQL's (when the server runs on this machine).
+	for _, res := range rep.results {
+		f := res.fig
+		procs, pg := 0.0, 0.0
+		for _, k := range cpuKinds {
+			switch v := nanAsZero(f[figCPUKind+k]); {
+			case slices.Contains(pgKinds, k):
+				pg += v
+			default:
+				procs += v
+			}
+		}
+		if math.Abs(procs-f[figCPUHookstream]) > 1e-9 {
+			t.Errorf("%s: hookstream's CPU by command adds up to %v, hookstream's is %v", res.workload, procs, f[figCPUHookstream])
+		}
+		if !math.IsNaN(f[figCPUPostgres]) && math.Abs(pg-f[figCPUPostgres]) > 1e-9 {
+			t.Errorf("%s: PostgreSQL's CPU by kind adds up to %v, PostgreSQL's is %v", res.workload, pg, f[figCPUPostgres])
 		}
 	}
 	if a1 := rep.results[0]; !(a1.fig[figHopSender+"p50"] >= 0) {

@@ -41,6 +41,7 @@ const (
 	figCPUPostgres    = "cpu_postgres"
 	figCPUBench       = "cpu_bench"
 	figCPUTotal       = "cpu_total"
+	figCPUKind        = "cpu_kind_"   // + a process (cdc, ..., dev) or a pgKinds kind: ms per delivery
 	figDownFor        = "down_for"    // d: s from the first commit to the receiver's return
 	figDrainFirst     = "drain_first" // d: s from the return to the first receipt
 	figDrain99        = "drain_99"    // d: s from the return to 99 % received
@@ -132,7 +133,7 @@ func (r *result) allFailures() []string {
 func (r *report) warnings() []string {
 	var out []string
 	for _, res := range r.results {
-		if v := res.fig[figDeferrals+"queue_full"]; v > 0 && slices.Contains([]string{"a1", "a100", "b", "c"}, res.workload) {
+		if v := res.fig[figDeferrals+"queue_full"]; v > 0 && slices.Contains([]string{"a1", "a100", "b", "c", "c2", "c3"}, res.workload) {
 			out = append(out, fmt.Sprintf("run %d %s %s: %.0f deliveries deferred with reason queue_full (must be 0)", res.run, res.mode, res.workload, v))
 		}
 	}
@@ -170,6 +171,8 @@ var tables = []table{
 	{"CPU ms per delivery", []column{
 		{"hookstream", figCPUHookstream, "%.3f"}, {"broker", figCPUBroker, "%.3f"}, {"postgres", figCPUPostgres, "%.3f"},
 		{"bench", figCPUBench, "%.3f"}, {"total", figCPUTotal, "%.3f"}}},
+	{"CPU ms per delivery by process: hookstream's by command; PostgreSQL's by what it serves " +
+		"(the benchmark's commits, cdc's walsender, hookstream's connections, the rest)", cpuKindColumns()},
 	{"Drain (d): receiver down, then back", []column{
 		{"down s", figDownFor, "%.1f"}, {"to first s", figDrainFirst, "%.1f"}, {"to 99 % s", figDrain99, "%.1f"}, {"to 100 % s", figDrain100, "%.1f"},
 		{"flowing /s", figDrainFlowing, "%.0f"}}},
@@ -181,6 +184,17 @@ var tables = []table{
 	{"Filter isolation (g): partner B's steady load beside partner A's cheap, then costliest, filters", []column{
 		{"costliest evaluations", figFilterEvals, "%.0f"}, {"B p99 alone ms", figFilterAloneP99, "%.1f"},
 		{"B p99 beside cheap ms", figFilterCheapP99, "%.1f"}, {"B p99 beside costliest ms", figFilterCostlyP99, "%.1f"}}},
+}
+
+// cpuKinds are the processes and PostgreSQL kinds the CPU split shows, in its order.
+var cpuKinds = append([]string{"cdc", "fanout", "sender", "retry", "recorder", "admin", "dev"}, pgKinds...)
+
+func cpuKindColumns() []column {
+	var out []column
+	for _, k := range cpuKinds {
+		out = append(out, column{strings.ReplaceAll(k, "_", " "), figCPUKind + k, "%.3f"})
+	}
+	return out
 }
 
 // row is one line of a table: a run's result or the median of a workload's runs.

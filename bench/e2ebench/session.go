@@ -85,13 +85,13 @@ func (s *session) begin(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.metricsBefore, s.cpuBefore = m, s.meter.sample()
+	s.metricsBefore, s.cpuBefore = m, s.meter.sample(ctx)
 	return nil
 }
 
 // end records the CPU per delivery and the sender's deferrals and failed attempts since begin.
 func (s *session) end(ctx context.Context, deliveries int) error {
-	cpu := s.meter.sample().minus(s.cpuBefore)
+	cpu := s.meter.sample(ctx).minus(s.cpuBefore)
 	after, err := harness.ScrapeAllSums(ctx, s.env.metricsURLs, metricPrefix, s.env.logDir())
 	if err != nil {
 		return err
@@ -107,6 +107,12 @@ func (s *session) end(ctx context.Context, deliveries int) error {
 	f[figCPUHookstream], f[figCPUBroker] = perDelivery(cpu.hookstream), perDelivery(cpu.broker)
 	f[figCPUPostgres], f[figCPUBench] = perDelivery(cpu.postgres), perDelivery(cpu.bench)
 	f[figCPUTotal] = f[figCPUHookstream] + f[figCPUBench] + nanAsZero(f[figCPUBroker]) + nanAsZero(f[figCPUPostgres])
+	for _, k := range cpuKinds {
+		f[figCPUKind+k] = math.NaN()
+		if v, ok := cpu.byKind[k]; ok {
+			f[figCPUKind+k] = perDelivery(v)
+		}
+	}
 	for _, reason := range deferralReasons {
 		f[figDeferrals+reason] = 0
 	}

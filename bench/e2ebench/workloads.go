@@ -40,7 +40,13 @@ var allWorkloads = []workload{
 	}},
 	{name: "c", about: func(o options) string {
 		return fmt.Sprintf("steady %d events/s for %s, one per transaction, one endpoint: commit-to-receipt latency", o.cRate, o.cDuration)
-	}, run: func(ctx context.Context, s *session) error { return s.steadyLoad(ctx) }},
+	}, run: func(ctx context.Context, s *session) error { return s.steadyLoad(ctx, s.o.cRate) }},
+	{name: "c2", about: func(o options) string {
+		return fmt.Sprintf("as c at %d events/s: commit-to-receipt latency", o.c2Rate)
+	}, run: func(ctx context.Context, s *session) error { return s.steadyLoad(ctx, s.o.c2Rate) }},
+	{name: "c3", about: func(o options) string {
+		return fmt.Sprintf("as c at %d events/s: commit-to-receipt latency", o.c3Rate)
+	}, run: func(ctx context.Context, s *session) error { return s.steadyLoad(ctx, s.o.c3Rate) }},
 	{name: "d", about: func(o options) string {
 		return fmt.Sprintf("drain: %d events (100 per transaction) committed and fanned out while the receiver is down, "+
 			"then deliveries/s from its return; retry schedule compressed to %s", o.dEvents, compressedSchedule)
@@ -276,6 +282,15 @@ func (s *session) filterIsolation(ctx context.Context) error {
 }
 
 // lookupWorkload returns the workload called name.
+// workloadNames are the names of every workload, in their order.
+func workloadNames() []string {
+	var out []string
+	for _, w := range allWorkloads {
+		out = append(out, w.name)
+	}
+	return out
+}
+
 func lookupWorkload(name string) (workload, bool) {
 	i := slices.IndexFunc(allWorkloads, func(w workload) bool { return w.name == name })
 	if i < 0 {
@@ -301,8 +316,9 @@ func (s *session) burst(ctx context.Context, events, perTx, endpoints int, withH
 	return s.finish(ctx, commits, perTx, eps, withHops)
 }
 
-// steadyLoad commits at a steady rate to one endpoint and measures the latency.
-func (s *session) steadyLoad(ctx context.Context) error {
+// steadyLoad commits rate events a second (one per transaction) to one endpoint for -c-duration
+// and measures the latency.
+func (s *session) steadyLoad(ctx context.Context, rate int) error {
 	eps, err := s.addEndpoints(ctx, 1)
 	if err != nil {
 		return err
@@ -310,7 +326,7 @@ func (s *session) steadyLoad(ctx context.Context) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
-	commits, err := s.gen.Steady(ctx, s.o.cRate, s.o.cDuration)
+	commits, err := s.gen.Steady(ctx, rate, s.o.cDuration)
 	if err != nil {
 		return err
 	}
