@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	neturl "net/url"
 	"os"
 	"path/filepath"
@@ -149,6 +150,9 @@ func (e *env) baseVars(dbURL, retrySchedule string) (map[string]string, error) {
 		Slot: e.slot, AdminAddr: adminAddr, AdminToken: token, RetrySchedule: retrySchedule}.Vars()
 	if err == nil && e.o.logLevel != "" {
 		vars["HOOKSTREAM_LOG_LEVEL"] = e.o.logLevel
+	}
+	if err == nil {
+		maps.Copy(vars, e.o.set)
 	}
 	return vars, err
 }

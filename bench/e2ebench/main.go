@@ -97,6 +97,7 @@ type options struct {
 	warmupEvents   int
 	stopGrace      time.Duration
 	logLevel       string
+	set            setVars // extra HOOKSTREAM_ variables of every hookstream process
 }
 
 // parseOptions reads the flags of args.
@@ -135,6 +136,8 @@ func parseOptions(args []string) (options, error) {
 	fs.DurationVar(&o.drainTimeout, "drain-timeout", 15*time.Minute, "bound on d's waits: for fanout, and for the drain after the receiver is back")
 	fs.DurationVar(&o.recoverTimeout, "recover-timeout", 5*time.Minute, "bound on the wait for e's hung endpoint after it answers again")
 	fs.DurationVar(&o.stopGrace, "stop-grace", 30*time.Second, "time a process gets after SIGTERM before SIGKILL")
+	o.set = setVars{}
+	fs.Var(o.set, "set", "NAME=VALUE: a HOOKSTREAM_ variable of every hookstream process, e.g. HOOKSTREAM_CDC_COMMIT_INTERVAL=25ms to measure a trade-off (repeatable)")
 	fs.StringVar(&o.logLevel, "log-level", "", "HOOKSTREAM_LOG_LEVEL of every hookstream process (debug adds the Kafka client's own log of transactions, metadata refreshes, produce errors and retries); empty: the default")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -212,4 +215,25 @@ func run(ctx context.Context, o options, w io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// setVars are the -set flags: variables given to every hookstream process.
+type setVars map[string]string
+
+func (v setVars) String() string {
+	var out []string
+	for k, val := range v {
+		out = append(out, k+"="+val)
+	}
+	slices.Sort(out)
+	return strings.Join(out, ",")
+}
+
+func (v setVars) Set(s string) error {
+	name, val, ok := strings.Cut(s, "=")
+	if !ok || !strings.HasPrefix(name, "HOOKSTREAM_") {
+		return fmt.Errorf("want HOOKSTREAM_NAME=VALUE, got %q", s)
+	}
+	v[name] = val
+	return nil
 }

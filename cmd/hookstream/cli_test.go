@@ -332,3 +332,26 @@ func TestDocsCommandsTable(t *testing.T) {
 		t.Errorf("docs/cli.md's commands table lists %s, which the binary lacks", name)
 	}
 }
+
+// cdc's commit interval reaches its configuration (dev's too) and refuses what is not a
+// positive duration.
+func TestCDCCommitIntervalReachesCDC(t *testing.T) {
+	for _, cmd := range []string{"cdc", "dev"} {
+		s, err := parseSettings(cmd, nil, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.cdcConfig(nil, nil).FlushInterval; got != 50*time.Millisecond {
+			t.Errorf("%s: default interval %v, want 50ms", cmd, got)
+		}
+		t.Setenv("HOOKSTREAM_CDC_COMMIT_INTERVAL", "25ms")
+		if s, err = parseSettings(cmd, nil, io.Discard); err != nil || s.cdcConfig(nil, nil).FlushInterval != 25*time.Millisecond {
+			t.Errorf("%s: HOOKSTREAM_CDC_COMMIT_INTERVAL=25ms: %v, %v", cmd, s.cdcConfig(nil, nil).FlushInterval, err)
+		}
+		t.Setenv("HOOKSTREAM_CDC_COMMIT_INTERVAL", "0s")
+		if _, err := parseSettings(cmd, nil, io.Discard); err == nil || !strings.Contains(err.Error(), "HOOKSTREAM_CDC_COMMIT_INTERVAL") {
+			t.Errorf("%s: HOOKSTREAM_CDC_COMMIT_INTERVAL=0s: %v, want an error naming it", cmd, err)
+		}
+		os.Unsetenv("HOOKSTREAM_CDC_COMMIT_INTERVAL")
+	}
+}
