@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -192,7 +193,10 @@ func createDatabase(t testing.TB, template string) *Database {
 	server := ServerURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	name := "hst_" + scratch.RandomHex(8)
+	if _, swept := sweptServers.LoadOrStore(server, true); !swept {
+		sweepStale(ctx, server, time.Now())
+	}
+	name := testDatabaseName(time.Now())
 	url, err := scratch.CreateDatabase(ctx, server, name, template)
 	if err != nil {
 		t.Fatalf("testenv: %s: %v", DatabaseVar, err)
@@ -209,6 +213,65 @@ func createDatabase(t testing.TB, template string) *Database {
 		}
 	})
 	return db
+}
+
+// A test database's name holds its creation time, so that one a killed test process never
+// dropped is found later: with a replication slot left on it, the server keeps every WAL segment
+// from then on (three such slots once held 39 GB and filled a contributor's disk). The first
+// database a test process creates on a server drops those older than staleAfter, far longer than
+// any test run, with their slots.
+const staleAfter = 6 * time.Hour
+
+var sweptServers sync.Map // server URL → true once this process swept it
+
+func testDatabaseName(now time.Time) string {
+	return fmt.Sprintf("hst_t%d_%s", now.Unix(), scratch.RandomHex(8))
+}
+
+// testDatabaseCreated is when a database named by testDatabaseName was created; false for any
+// other name (a template, a benchmark's database, one of an older test kit).
+func testDatabaseCreated(name string) (time.Time, bool) {
+	rest, ok := strings.CutPrefix(name, "hst_t")
+	if !ok {
+		return time.Time{}, false
+	}
+	secs, _, ok := strings.Cut(rest, "_")
+	if !ok {
+		return time.Time{}, false
+	}
+	n, err := strconv.ParseInt(secs, 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(n, 0), true
+}
+
+// sweepStale drops the test databases of server created more than staleAfter before now, with
+// their replication slots, and returns those it dropped; one it cannot drop is the next sweep's.
+func sweepStale(ctx context.Context, server string, now time.Time) []string {
+	conn, err := pgx.Connect(ctx, server)
+	if err != nil {
+		return nil
+	}
+	rows, err := conn.Query(ctx, `SELECT datname FROM pg_database WHERE datname LIKE 'hst\_t%'`)
+	if err != nil {
+		conn.Close(ctx)
+		return nil
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	conn.Close(ctx)
+	if err != nil {
+		return nil
+	}
+	var dropped []string
+	for _, name := range names {
+		if created, ok := testDatabaseCreated(name); ok && now.Sub(created) > staleAfter {
+			if scratch.DropDatabase(server, name) == nil {
+				dropped = append(dropped, name)
+			}
+		}
+	}
+	return dropped
 }
 
 var templateOnce sync.Map // server URL → template name, once built in this process
