@@ -75,12 +75,12 @@ func newCPUMeter(ctx context.Context, hookstream []proc, pool *pgxpool.Pool, kaf
 // sample reads every party's CPU time now.
 func (m *cpuMeter) sample(ctx context.Context) cpuUse {
 	u := cpuUse{broker: sumCPU(m.broker), postgres: -1, byKind: map[string]time.Duration{}}
-	var pids []int
+	u.hookstream = -1 // n/a until a process is read
 	for _, p := range m.hookstream {
-		pids = append(pids, p.pid)
-		u.byKind[p.name] += sumCPU([]int{p.pid})
+		t := sumCPU([]int{p.pid})
+		u.byKind[p.name] += t
+		u.hookstream = max(u.hookstream, 0) + t
 	}
-	u.hookstream = sumCPU(pids)
 	if m.postmaster != 0 {
 		u.postgres = postgresCPU(m.postmaster, m.backendKinds(ctx), u.byKind)
 	}
