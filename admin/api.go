@@ -107,7 +107,8 @@ func New(cfg Config, pool *pgxpool.Pool) (*API, error) {
 	a.replays, err = replay.New(replay.Config{
 		Client: cl, Deliveries: names.Deliveries, Log: a.events, AutomaticAttempts: cfg.AutomaticAttempts,
 		Batch: cfg.ReplayBatch, Workers: cfg.ReplayWorkers, JobLease: cfg.JobLease, PollInterval: cfg.JobPollInterval,
-		MaxScan: cfg.MaxFeedScan, MaxDeliveries: cfg.Limits.ReplayDeliveries, Logger: a.log, Registerer: cfg.Registerer,
+		MaxScan: cfg.MaxFeedScan, MaxDeliveries: cfg.Limits.ReplayDeliveries,
+		RatePerSec: cfg.Limits.ReplayDeliveriesPerSec, Logger: a.log, Registerer: cfg.Registerer,
 	}, pool)
 	if err != nil {
 		cl.Close()

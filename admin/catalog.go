@@ -56,13 +56,14 @@ type limitsNotes struct {
 
 // quotasView holds each quota by the name error.quota gives it.
 type quotasView struct {
-	Endpoints           quotaView `json:"endpoints"`
-	ReplayJobs          quotaView `json:"replay_jobs"`
-	TestEventsPerMinute quotaView `json:"test_events_per_minute"`
-	ReplaysPerMinute    quotaView `json:"replays_per_minute"`
-	ReplayDeliveries    quotaView `json:"replay_deliveries"`
-	DeliveriesInFlight  quotaView `json:"deliveries_in_flight"`
-	DeliveriesPerSec    quotaView `json:"deliveries_per_sec"`
+	Endpoints              quotaView `json:"endpoints"`
+	ReplayJobs             quotaView `json:"replay_jobs"`
+	TestEventsPerMinute    quotaView `json:"test_events_per_minute"`
+	ReplaysPerMinute       quotaView `json:"replays_per_minute"`
+	ReplayDeliveries       quotaView `json:"replay_deliveries"`
+	DeliveriesInFlight     quotaView `json:"deliveries_in_flight"`
+	DeliveriesPerSec       quotaView `json:"deliveries_per_sec"`
+	ReplayDeliveriesPerSec quotaView `json:"replay_deliveries_per_sec"`
 }
 
 // quotaView is a quota's limit and, for a partner, its usage now. replay_deliveries bounds
@@ -90,20 +91,21 @@ func (a *API) getLimits(w http.ResponseWriter, r *http.Request, c caller) error 
 		MaxPageLimit: MaxPageLimit, DefaultPageLimit: DefaultPageLimit, MaxRequestBytes: MaxBodyBytes,
 		Retry: cfg.Retry.view(),
 		Quotas: quotasView{
-			Endpoints:           quotaView{Limit: cfg.Limits.Endpoints},
-			ReplayJobs:          quotaView{Limit: cfg.Limits.ReplayJobs},
-			TestEventsPerMinute: quotaView{Limit: cfg.Limits.TestEventsPerMinute},
-			ReplaysPerMinute:    quotaView{Limit: cfg.Limits.ReplaysPerMinute},
-			ReplayDeliveries:    quotaView{Limit: cfg.Limits.ReplayDeliveries},
-			DeliveriesInFlight:  quotaView{Limit: cfg.Limits.DeliveriesInFlight},
-			DeliveriesPerSec:    quotaView{Limit: cfg.Limits.DeliveriesPerSec},
+			Endpoints:              quotaView{Limit: cfg.Limits.Endpoints},
+			ReplayJobs:             quotaView{Limit: cfg.Limits.ReplayJobs},
+			TestEventsPerMinute:    quotaView{Limit: cfg.Limits.TestEventsPerMinute},
+			ReplaysPerMinute:       quotaView{Limit: cfg.Limits.ReplaysPerMinute},
+			ReplayDeliveries:       quotaView{Limit: cfg.Limits.ReplayDeliveries},
+			DeliveriesInFlight:     quotaView{Limit: cfg.Limits.DeliveriesInFlight},
+			DeliveriesPerSec:       quotaView{Limit: cfg.Limits.DeliveriesPerSec},
+			ReplayDeliveriesPerSec: quotaView{Limit: cfg.Limits.ReplayDeliveriesPerSec},
 		},
 	}
 	v.Notes.Feed = "GET /v1/partners/{pid}/events reaches back at least feed_retention, and as far as the event log keeps events (event_log_retention_seconds; -1: no time limit), since it reads the log; a cursor before the oldest retained event answers 410 and the partner reconciles from the platform's state APIs."
 	v.Notes.History = "Delivery history and attempts are kept for history_retention; the feed stays available after delivery records expire."
 	v.Notes.Replay = "Replays read the event from the outbox (outbox_retention; 0: rows are never dropped) or the events topic (at least feed_retention; event_log_retention_seconds); events older than replay_window cannot be replayed (410)."
 	v.Notes.Retry = "After a failed attempt a delivery waits schedule_seconds[i] (±jitter) before attempt i+2, attempts in all; an endpoint's retry_policy replaces the schedule, the attempt count and client_errors (what a 4xx other than 408, 410, 425 and 429 does: retry by the schedule, or stop at once) for all its events or per event type, within bounds. Retries wait in the shared tiers whatever the policy. automatic_attempts is the highest number an automatic attempt can have; replays made while one may still come are numbered above it."
-	v.Notes.Quotas = "Per partner, whoever calls: over endpoints, replay_jobs, test_events_per_minute or replays_per_minute (single-delivery replays) a request answers 429 quota_exceeded (Retry-After for the per-minute ones); a replay selecting more than replay_deliveries answers 422 replay_too_large (a log replay stops at it instead). test_events_per_minute and replays_per_minute are counted over the last 60 s by each admin process. deliveries_in_flight and deliveries_per_sec (0: no limit) bound the requests each sender process makes for all of a partner's endpoints together, whatever each endpoint allows; a partner's backlog waits for them and never delays another partner's deliveries."
+	v.Notes.Quotas = "Per partner, whoever calls: over endpoints, replay_jobs, test_events_per_minute or replays_per_minute (single-delivery replays) a request answers 429 quota_exceeded (Retry-After for the per-minute ones); a replay selecting more than replay_deliveries answers 422 replay_too_large (a log replay stops at it instead). test_events_per_minute and replays_per_minute are counted over the last 60 s by each admin process. deliveries_in_flight and deliveries_per_sec (0: no limit) bound the requests each sender process makes for all of a partner's endpoints together, whatever each endpoint allows; a partner's backlog waits for them and never delays another partner's deliveries. replay_deliveries_per_sec (0: no limit) is the most deliveries a second a partner's bulk replay jobs replay together in each admin process."
 
 	pid := r.URL.Query().Get("partner_id")
 	switch {

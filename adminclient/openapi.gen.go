@@ -1899,7 +1899,7 @@ type Limits struct {
 	// PartnerID the partner whose usage quotas show: the key's own, or the operator's partner_id; absent otherwise
 	PartnerID *string `json:"partner_id,omitempty"`
 
-	// Quotas per-partner quotas; over one a request answers 429 quota_exceeded (replay_deliveries: 422 replay_too_large; deliveries_in_flight and deliveries_per_sec hold back the partner's deliveries in the sender)
+	// Quotas per-partner quotas; over one a request answers 429 quota_exceeded (replay_deliveries: 422 replay_too_large; deliveries_in_flight and deliveries_per_sec hold back the partner's deliveries in the sender; replay_deliveries_per_sec paces the partner's replay jobs)
 	Quotas              Quotas `json:"quotas"`
 	ReplayWindowSeconds int    `json:"replay_window_seconds"`
 
@@ -2029,7 +2029,7 @@ type QuotaReached struct {
 // QuotaReachedName defines model for QuotaReached.Name.
 type QuotaReachedName string
 
-// Quotas per-partner quotas; over one a request answers 429 quota_exceeded (replay_deliveries: 422 replay_too_large; deliveries_in_flight and deliveries_per_sec hold back the partner's deliveries in the sender)
+// Quotas per-partner quotas; over one a request answers 429 quota_exceeded (replay_deliveries: 422 replay_too_large; deliveries_in_flight and deliveries_per_sec hold back the partner's deliveries in the sender; replay_deliveries_per_sec paces the partner's replay jobs)
 type Quotas struct {
 	// DeliveriesInFlight requests each sender process has out at once for all of a partner's endpoints together, whatever each endpoint's max_in_flight; a backlog beyond it waits in the sender, beside other partners' deliveries, never ahead of them; no usage
 	DeliveriesInFlight QuotaLimit `json:"deliveries_in_flight"`
@@ -2042,6 +2042,9 @@ type Quotas struct {
 
 	// ReplayDeliveries deliveries one replay job may replay: a larger history selection is refused (422), a log replay stops and fails at it
 	ReplayDeliveries QuotaLimit `json:"replay_deliveries"`
+
+	// ReplayDeliveriesPerSec deliveries a second a partner's replay jobs replay together in each admin process (0: no limit): a bulk replay takes the spare capacity, not the live deliveries'; no usage
+	ReplayDeliveriesPerSec QuotaLimit `json:"replay_deliveries_per_sec"`
 
 	// ReplayJobs replay jobs of a partner queued or running at once
 	ReplayJobs QuotaLimit `json:"replay_jobs"`

@@ -12,6 +12,7 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"golang.org/x/time/rate"
 
 	"github.com/hookstream/hookstream/internal/eventlog"
 )
@@ -49,6 +50,11 @@ type Config struct {
 	// MaxDeliveries is the most deliveries one job may replay (the partner quota
 	// replay_deliveries).
 	MaxDeliveries int
+	// RatePerSec is the most deliveries a second this process's jobs replay for one partner
+	// together (the partner quota replay_deliveries_per_sec; 0: no limit): a bulk replay is
+	// background work, which takes the deployment's spare capacity, not the live flow's
+	// (design.md section 7, the partners' fair share).
+	RatePerSec int
 
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer // nil: metrics are kept but not registered
@@ -62,6 +68,9 @@ func (c Config) validate() error {
 	}
 	if c.AutomaticAttempts < 1 || c.Batch < 1 || c.Workers < 1 || c.MaxScan < 1 || c.MaxDeliveries < 1 {
 		errs = append(errs, errors.New("automatic attempts, batch, workers, max scan and max deliveries must be at least 1"))
+	}
+	if c.RatePerSec < 0 {
+		errs = append(errs, errors.New("rate per second must be 0 (no limit) or more"))
 	}
 	if c.JobLease <= 0 || c.PollInterval <= 0 {
 		errs = append(errs, errors.New("job lease and poll interval must be positive"))
@@ -81,6 +90,7 @@ type Engine struct {
 	metrics  *engineMetrics
 	instance string // lease owner name of this process's runner
 	wake     chan struct{}
+	pacers   pacers
 
 	// afterBatch, when set (tests), is called after each job step has been recorded.
 	afterBatch func(jobID string)
@@ -106,6 +116,7 @@ func New(cfg Config, pool *pgxpool.Pool) (*Engine, error) {
 		metrics:  m,
 		instance: "admin-" + ulid.Make().String(), // the engine runs in the admin process
 		wake:     make(chan struct{}, 1),
+		pacers:   pacers{rate: cfg.RatePerSec, byPartner: map[string]*rate.Limiter{}},
 	}, nil
 }
 

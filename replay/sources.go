@@ -40,7 +40,7 @@ func (e *Engine) stepHistory(ctx context.Context, j *job, ep Endpoint) (bool, er
 	rows, err := e.pool.Query(ctx, `SELECT delivery_id, event_id, event_type, created_at FROM delivery
 		WHERE `+historyWhere+` AND (created_at, delivery_id) > ($6, $7)
 		ORDER BY created_at, delivery_id LIMIT $8`,
-		j.EndpointID, j.PartnerID, f.Since, f.Until, f.State, j.Pos.After, j.Pos.AfterID, e.cfg.Batch)
+		j.EndpointID, j.PartnerID, f.Since, f.Until, f.State, j.Pos.After, j.Pos.AfterID, e.stepSize())
 	if err != nil {
 		return false, err
 	}
@@ -60,6 +60,9 @@ func (e *Engine) stepHistory(ctx context.Context, j *job, ep Endpoint) (bool, er
 	if len(targets) == 0 {
 		j.Total = j.Done + j.Failed // the final count of what the job went through
 		return true, nil
+	}
+	if err := e.pacers.wait(ctx, j.PartnerID, len(targets)); err != nil {
+		return false, err
 	}
 	out, err := e.replay(ctx, ep, targets, nil)
 	if err != nil {
@@ -89,7 +92,7 @@ func (e *Engine) stepLog(ctx context.Context, j *job, ep Endpoint) (bool, error)
 	// room keeps the job within the limit of replayed deliveries; targets only shrink after the
 	// scan (the state filter), so the job's total never passes it.
 	limit := e.cfg.MaxDeliveries
-	room := min(e.cfg.Batch, limit-j.Total)
+	room := min(e.stepSize(), limit-j.Total)
 	if room <= 0 {
 		// Queued before the limit was lowered.
 		return false, fmt.Errorf("%w: stopped at the limit of %d deliveries one replay job may replay (%s)", errJobFailed, limit, limitName)
@@ -204,6 +207,9 @@ func (e *Engine) scanLog(ctx context.Context, j *job, ep Endpoint, room int) (lo
 
 // replayLogBatch replays the targets a log job's step selected and counts them in the job.
 func (e *Engine) replayLogBatch(ctx context.Context, j *job, ep Endpoint, targets []Target, known map[string]eventlog.Event) error {
+	if err := e.pacers.wait(ctx, j.PartnerID, len(targets)); err != nil {
+		return err
+	}
 	out, err := e.replay(ctx, ep, targets, known)
 	if err != nil {
 		return err

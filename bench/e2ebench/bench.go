@@ -158,7 +158,11 @@ func runOne(ctx context.Context, o options, rx *harness.Receiver, lim limits, ru
 // the processes are stopped, it reads their logs and PostgreSQL's count for deadlocks
 // (envDeadlocks).
 func measure(ctx context.Context, o options, rx *harness.Receiver, lim limits, run int, mode string, wl workload, w io.Writer) (res *result, err error) {
-	e, err := startEnv(ctx, o, envSpec{run: run, mode: mode, workload: wl.name, retrySchedule: wl.retrySchedule})
+	spec := envSpec{run: run, mode: mode, workload: wl.name, retrySchedule: wl.retrySchedule}
+	if wl.vars != nil {
+		spec.vars = wl.vars(o)
+	}
+	e, err := startEnv(ctx, o, spec)
 	if err != nil {
 		return nil, err
 	}

@@ -59,7 +59,8 @@ type envSpec struct {
 	run           int
 	mode          string
 	workload      string
-	retrySchedule string // HOOKSTREAM_RETRY_SCHEDULE; empty: the default
+	retrySchedule string            // HOOKSTREAM_RETRY_SCHEDULE; empty: the default
+	vars          map[string]string // the workload's own variables of every process; -set wins
 }
 
 // startEnv sets up a fresh environment and waits until it streams: every process ready, the
@@ -87,7 +88,7 @@ func startEnv(ctx context.Context, o options, spec envSpec) (started *env, err e
 	if e.pool, err = harness.NewPool(ctx, withApplicationName(url, benchApplicationName), o.clients+4); err != nil {
 		return e, err
 	}
-	vars, err := e.baseVars(url, spec.retrySchedule)
+	vars, err := e.baseVars(url, spec)
 	if err != nil {
 		return e, err
 	}
@@ -137,7 +138,7 @@ func sweepStale(ctx context.Context, server string) ([]string, error) {
 }
 
 // baseVars is the configuration every process of the environment shares.
-func (e *env) baseVars(dbURL, retrySchedule string) (map[string]string, error) {
+func (e *env) baseVars(dbURL string, spec envSpec) (map[string]string, error) {
 	adminPort, err := benchenv.FreePort()
 	if err != nil {
 		return nil, err
@@ -147,11 +148,12 @@ func (e *env) baseVars(dbURL, retrySchedule string) (map[string]string, error) {
 	e.admin = harness.NewAdminClient("http://"+adminAddr, token)
 	e.metricsURLs = append(e.metricsURLs, "http://"+adminAddr+"/metrics")
 	vars, err := harness.Installation{DatabaseURL: dbURL, Brokers: e.o.brokers, Prefix: e.prefix, Partitions: e.o.partitions,
-		Slot: e.slot, AdminAddr: adminAddr, AdminToken: token, RetrySchedule: retrySchedule}.Vars()
+		Slot: e.slot, AdminAddr: adminAddr, AdminToken: token, RetrySchedule: spec.retrySchedule}.Vars()
 	if err == nil && e.o.logLevel != "" {
 		vars["HOOKSTREAM_LOG_LEVEL"] = e.o.logLevel
 	}
 	if err == nil {
+		maps.Copy(vars, spec.vars)
 		maps.Copy(vars, e.o.set)
 	}
 	return vars, err

@@ -178,8 +178,8 @@ var tables = []table{
 		{"flowing /s", figDrainFlowing, "%.0f"}}},
 	{"Isolation (e): hot endpoint beside a hanging one", []column{
 		{"hot ÷ a1", figHotRatio, "%.2f"}, {"hung caught up s", figHungRecovery, "%.1f"}, {"hung missing", figHungMissing, "%.0f"}}},
-	{"Fairness (f): partner B's steady load beside partner A's backlog", []column{
-		{"A's backlog", figFairBacklog, "%.0f"}, {"A deliveries/s", figRate, "%.0f"},
+	{"Fairness (f): partner B's steady load beside partner A's replay", []column{
+		{"A's replay", figFairBacklog, "%.0f"}, {"A deliveries/s", figRate, "%.0f"},
 		{"B p99 alone ms", figFairAloneP99, "%.1f"}, {"B p99 beside ms", figFairBesideP99, "%.1f"}}},
 	{"Filter isolation (g): partner B's steady load beside partner A's cheap, then costliest, filters", []column{
 		{"costliest evaluations", figFilterEvals, "%.0f"}, {"B p99 alone ms", figFilterAloneP99, "%.1f"},

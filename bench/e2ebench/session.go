@@ -38,36 +38,20 @@ func (s *session) logf(format string, args ...any) {
 // addEndpoints creates n endpoints of the partner through the admin API, each with its own
 // receiver path and the secret the API returned, subscribed to api_key.*.
 func (s *session) addEndpoints(ctx context.Context, n int) ([]int, error) {
-	return s.addEndpointsOf(ctx, partner, n)
+	eps, _, err := s.addEndpointsFor(ctx, partner, n, "")
+	return eps, err
 }
 
-// addEndpointsOf is addEndpoints for another partner (workload f's second).
-func (s *session) addEndpointsOf(ctx context.Context, partner string, n int) ([]int, error) {
-	var eps []int
-	for range n {
-		idx, url := s.rx.AddEndpoint()
-		_, secret, err := s.env.admin.CreateEndpoint(ctx, partner, url, []string{"api_key.*"})
-		if err != nil {
-			return nil, err
-		}
-		if err := s.rx.Endpoint(idx).SetSecret(secret); err != nil {
-			return nil, err
-		}
-		eps = append(eps, idx)
-	}
-	return eps, nil
-}
-
-// addFilteredEndpoints adds n endpoints of the default partner, each with the payload filter flt,
-// and returns their receiver indexes and ids.
-func (s *session) addFilteredEndpoints(ctx context.Context, n int, flt string) ([]int, []string, error) {
+// addEndpointsFor is addEndpoints for partner p, each endpoint with the payload filter flt ("":
+// none); it returns their receiver indexes and ids.
+func (s *session) addEndpointsFor(ctx context.Context, p string, n int, flt string) ([]int, []string, error) {
 	var (
 		eps []int
 		ids []string
 	)
 	for range n {
 		idx, url := s.rx.AddEndpoint()
-		id, secret, err := s.env.admin.CreateFilteredEndpoint(ctx, partner, url, []string{"api_key.*"}, flt)
+		id, secret, err := s.env.admin.CreateFilteredEndpoint(ctx, p, url, []string{"api_key.*"}, flt)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,7 +24,10 @@ type workload struct {
 	name          string
 	about         func(o options) string
 	retrySchedule string // HOOKSTREAM_RETRY_SCHEDULE of its processes; empty: the default
-	run           func(ctx context.Context, s *session) error
+	// vars are further variables of its processes (nil: none), for a limit the workload needs
+	// beyond the defaults.
+	vars func(o options) map[string]string
+	run  func(ctx context.Context, s *session) error
 }
 
 var allWorkloads = []workload{
@@ -57,99 +61,18 @@ var allWorkloads = []workload{
 	}, run: func(ctx context.Context, s *session) error { return s.hotAndHung(ctx) }},
 	{name: "f", about: func(o options) string {
 		return fmt.Sprintf("fairness: partner B steady at %d events/s to one endpoint for %s alone, then again beside partner A's "+
-			"backlog of %d deliveries (100 events per transaction, %d endpoints): B's commit-to-receipt p99 alone and beside, "+
-			"and A's deliveries/s", o.fRate, o.fDuration, o.fDeliveries, o.fEndpoints)
+			"replay of %d deliveries (a replay job from the event log for each of its %d endpoints, of events committed and "+
+			"delivered before): B's commit-to-receipt p99 alone and beside, and A's replayed deliveries/s", o.fRate, o.fDuration, o.fDeliveries, o.fEndpoints)
+	}, vars: func(o options) map[string]string {
+		// A replays every endpoint at once: the operator raised the partner's limit of replay
+		// jobs queued or running (default 2) to its endpoint count for it.
+		return map[string]string{"HOOKSTREAM_LIMIT_REPLAY_JOBS": strconv.Itoa(max(2, o.fEndpoints))}
 	}, run: func(ctx context.Context, s *session) error { return s.fairness(ctx) }},
 	{name: "g", about: func(o options) string {
 		return fmt.Sprintf("filter isolation: partner B steady at %d events/s to one endpoint for %s alone, then beside "+
 			"partner A's %d events/s to %d endpoints with a one-comparison filter each, then with the costliest payload filter "+
 			"the API accepts each (no event of A matches either): B's commit-to-receipt p99 in each", o.fRate, o.fDuration, o.gRate, o.gEndpoints)
 	}, run: func(ctx context.Context, s *session) error { return s.filterIsolation(ctx) }},
-}
-
-// partnerB is the second partner of workload f, whose steady load runs beside the backlog of the
-// first (partner).
-const partnerB = "bench-b"
-
-// fairness is workload f (design.md section 7, the partners' fair share): partner B's steady
-// load alone, then beside partner A's backlog committed as fast as the clients can. B's
-// latency beside the backlog should stay near its latency alone; A's rate is what the backlog
-// still gets.
-func (s *session) fairness(ctx context.Context) error {
-	if err := s.env.admin.CreatePartner(ctx, partnerB); err != nil {
-		return err
-	}
-	genB, err := newGenerator(s.env.pool, partnerB, 4)
-	if err != nil {
-		return err
-	}
-	epsB, err := s.addEndpointsOf(ctx, partnerB, 1)
-	if err != nil {
-		return err
-	}
-	epsA, err := s.addEndpoints(ctx, s.o.fEndpoints)
-	if err != nil {
-		return err
-	}
-	if err := s.begin(ctx); err != nil {
-		return err
-	}
-	alone, err := genB.Steady(ctx, s.o.fRate, s.o.fDuration)
-	if err != nil {
-		return err
-	}
-	if err := s.waitReceived(ctx, epsB, alone, s.o.tailTimeout); err != nil {
-		return err
-	}
-	aloneT := s.tally(alone, epsB)
-
-	s.logf("B alone: %d events; now A's backlog of %d deliveries beside B", len(alone.ByID), s.o.fDeliveries)
-	var (
-		backlog *harness.CommitLog
-		aErr    error
-		done    = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		backlog, aErr = s.gen.Burst(ctx, max(1, s.o.fDeliveries/len(epsA)), 100)
-	}()
-	beside, err := genB.Steady(ctx, s.o.fRate, s.o.fDuration)
-	<-done
-	if err = errors.Join(err, aErr); err != nil {
-		return err
-	}
-	if err := s.waitReceived(ctx, epsB, beside, s.o.tailTimeout); err != nil {
-		return err
-	}
-	besideT := s.tally(beside, epsB)
-	s.logf("B beside A: %d events; waiting for A's %d deliveries", len(beside.ByID), len(backlog.ByID)*len(epsA))
-	if err := s.waitReceived(ctx, epsA, backlog, s.o.drainTimeout); err != nil {
-		return err
-	}
-	backlogT := s.tally(backlog, epsA)
-	if err := s.end(ctx, aloneT.received+besideT.received+backlogT.received); err != nil {
-		return err
-	}
-	// Each of B's tallies sees the other's events at B's endpoint as unknown: count unknown
-	// against both loads together.
-	both := &harness.CommitLog{ByID: maps.Clone(alone.ByID)}
-	maps.Copy(both.ByID, beside.ByID)
-	aloneT.unknown, besideT.unknown = s.tally(both, epsB).unknown, 0
-	s.account(aloneT, "B alone", 0)
-	s.account(besideT, "B beside A's backlog", 0)
-	s.account(backlogT, "A's backlog", 0)
-	s.rateAndLatency(besideT, beside.First)
-	f := s.res.fig
-	f[figRate] = math.NaN()
-	if backlogT.received > 0 {
-		f[figRate] = float64(backlogT.received) / backlogT.last.Sub(backlog.First).Seconds()
-	}
-	slices.Sort(aloneT.latencies)
-	f[figFairAloneP99] = percentile(aloneT.latencies, 99)
-	f[figFairBesideP99] = f[figP99]
-	f[figFairBacklog] = float64(backlogT.expected)
-	s.accountCommits(backlog, 100)
-	return nil
 }
 
 // costliestFilter is the most expensive payload filter the API accepts (internal/filter's
@@ -182,11 +105,11 @@ func (s *session) filterIsolation(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	epsB, err := s.addEndpointsOf(ctx, partnerB, 1)
+	epsB, _, err := s.addEndpointsFor(ctx, partnerB, 1, "")
 	if err != nil {
 		return err
 	}
-	epsA, idsA, err := s.addFilteredEndpoints(ctx, s.o.gEndpoints, cheapFilter)
+	epsA, idsA, err := s.addEndpointsFor(ctx, partner, s.o.gEndpoints, cheapFilter)
 	if err != nil {
 		return err
 	}

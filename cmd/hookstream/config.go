@@ -220,6 +220,8 @@ var variables = []variable{
 		func(s *settings) flag.Value { return (*intValue)(&s.Limits.DeliveriesInFlight) }},
 	{"HOOKSTREAM_LIMIT_DELIVERIES_PER_SEC", "limit-deliveries-per-sec", strconv.Itoa(quotas.Defaults().DeliveriesPerSec), "most requests a second one sender process makes for all the endpoints of one partner (0: no limit)",
 		func(s *settings) flag.Value { return (*intValue)(&s.Limits.DeliveriesPerSec) }},
+	{"HOOKSTREAM_LIMIT_REPLAY_DELIVERIES_PER_SEC", "limit-replay-deliveries-per-sec", strconv.Itoa(quotas.Defaults().ReplayDeliveriesPerSec), "most deliveries a second one admin process's bulk replay jobs replay for one partner together (0: no limit)",
+		func(s *settings) flag.Value { return (*intValue)(&s.Limits.ReplayDeliveriesPerSec) }},
 }
 
 // The settings each command reads, by the code that reads them: a command's flag set has these
@@ -250,7 +252,7 @@ var (
 	adminSettings = slices.Concat([]string{"database-url", "admin-addr", "admin-token", "kafka-brokers", "topic-prefix",
 		"feed-retention", "event-log-retention", "outbox-retention", "history-retention", "retry-schedule",
 		"retry-client-errors", "retry-min-delay", "retry-max-delay", "retry-max-attempts",
-		"limit-endpoints", "limit-replay-jobs", "limit-test-events-per-minute", "limit-replays-per-minute", "limit-replay-deliveries", "limit-deliveries-in-flight", "limit-deliveries-per-sec", "metrics-addr"}, keyringSettings, egressSettings, logSettings,
+		"limit-endpoints", "limit-replay-jobs", "limit-test-events-per-minute", "limit-replays-per-minute", "limit-replay-deliveries", "limit-deliveries-in-flight", "limit-deliveries-per-sec", "limit-replay-deliveries-per-sec", "metrics-addr"}, keyringSettings, egressSettings, logSettings,
 		kafkaSecuritySettings)
 	// adminDefaults: admin serves its metrics on the API's address unless given one of their own.
 	adminDefaults = map[string]string{"HOOKSTREAM_METRICS_ADDR": ""}

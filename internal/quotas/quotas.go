@@ -36,12 +36,17 @@ type Limits struct {
 	// partner's backlog may take, whatever its endpoints allow.
 	DeliveriesInFlight int
 	DeliveriesPerSec   int
+	// ReplayDeliveriesPerSec (0: no limit) is the most deliveries a second the bulk replay
+	// jobs of one partner replay together, each admin process on its own
+	// (HOOKSTREAM_LIMIT_REPLAY_DELIVERIES_PER_SEC; design.md section 7): a replay of a month
+	// takes the spare capacity, not the live flow's.
+	ReplayDeliveriesPerSec int
 }
 
 // Defaults are the quotas of a deployment that sets none.
 func Defaults() Limits {
 	return Limits{Endpoints: 100, ReplayJobs: 2, TestEventsPerMinute: 10, ReplaysPerMinute: 60, ReplayDeliveries: 100_000,
-		DeliveriesInFlight: 512}
+		DeliveriesInFlight: 512, ReplayDeliveriesPerSec: 1000}
 }
 
 // Validate reports every limit no partner could work with, or that the job table cannot count.
@@ -61,6 +66,9 @@ func (l Limits) Validate() error {
 	}
 	if l.DeliveriesPerSec < 0 || l.DeliveriesPerSec > math.MaxInt32 {
 		errs = append(errs, fmt.Errorf("limit of deliveries per second %d must be between 0 (no limit) and %d", l.DeliveriesPerSec, math.MaxInt32))
+	}
+	if l.ReplayDeliveriesPerSec < 0 || l.ReplayDeliveriesPerSec > math.MaxInt32 {
+		errs = append(errs, fmt.Errorf("limit of replay deliveries per second %d must be between 0 (no limit) and %d", l.ReplayDeliveriesPerSec, math.MaxInt32))
 	}
 	return errors.Join(errs...)
 }

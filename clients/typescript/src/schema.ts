@@ -1574,7 +1574,7 @@ export interface components {
             notes?: Record<string, never>;
             retry: components["schemas"]["RetryLimits"];
         };
-        /** @description per-partner quotas; over one a request answers 429 quota_exceeded (replay_deliveries: 422 replay_too_large; deliveries_in_flight and deliveries_per_sec hold back the partner's deliveries in the sender) */
+        /** @description per-partner quotas; over one a request answers 429 quota_exceeded (replay_deliveries: 422 replay_too_large; deliveries_in_flight and deliveries_per_sec hold back the partner's deliveries in the sender; replay_deliveries_per_sec paces the partner's replay jobs) */
         Quotas: {
             /** @description endpoints a partner may have, enabled or disabled */
             endpoints: components["schemas"]["QuotaLimit"];
@@ -1590,6 +1590,8 @@ export interface components {
             deliveries_in_flight: components["schemas"]["QuotaLimit"];
             /** @description requests a second each sender process makes for all of a partner's endpoints together (0: no limit); no usage */
             deliveries_per_sec: components["schemas"]["QuotaLimit"];
+            /** @description deliveries a second a partner's replay jobs replay together in each admin process (0: no limit): a bulk replay takes the spare capacity, not the live deliveries'; no usage */
+            replay_deliveries_per_sec: components["schemas"]["QuotaLimit"];
         };
         QuotaLimit: {
             limit: number;

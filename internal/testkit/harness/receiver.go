@@ -40,10 +40,11 @@ type RxEndpoint struct {
 	observer  Observer            // nil: none
 }
 
-// Receipt is the first accepted arrival of one webhook-id at one endpoint, and how many came.
+// Receipt is the first and last accepted arrivals of one webhook-id at one endpoint, and how
+// many came.
 type Receipt struct {
-	First time.Time
-	Count int
+	First, Last time.Time
+	Count       int
 }
 
 // Request is what an endpoint saw of one request: for its Responder before the answer
@@ -319,9 +320,10 @@ func (ep *RxEndpoint) record(id string, at time.Time) {
 	defer ep.mu.Unlock()
 	if r, ok := ep.got[id]; ok {
 		r.Count++
+		r.Last = at
 		return
 	}
-	ep.got[id] = &Receipt{First: at, Count: 1}
+	ep.got[id] = &Receipt{First: at, Last: at, Count: 1}
 }
 
 // SetHang makes the endpoint hold every request until the client gives up (on), or answers the

@@ -28,7 +28,8 @@ class Limits:
         history_retention_seconds (int):
         replay_window_seconds (int):
         quotas (Quotas): per-partner quotas; over one a request answers 429 quota_exceeded (replay_deliveries: 422
-            replay_too_large; deliveries_in_flight and deliveries_per_sec hold back the partner's deliveries in the sender)
+            replay_too_large; deliveries_in_flight and deliveries_per_sec hold back the partner's deliveries in the sender;
+            replay_deliveries_per_sec paces the partner's replay jobs)
         retry (RetryLimits): the deployment's retry policy, which endpoints without a retry_policy follow, and the
             bounds of endpoint policies
         rotation_overlap_seconds (int | Unset):

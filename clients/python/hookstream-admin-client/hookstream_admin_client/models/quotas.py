@@ -16,7 +16,8 @@ T = TypeVar("T", bound="Quotas")
 @_attrs_define
 class Quotas:
     """per-partner quotas; over one a request answers 429 quota_exceeded (replay_deliveries: 422 replay_too_large;
-    deliveries_in_flight and deliveries_per_sec hold back the partner's deliveries in the sender)
+    deliveries_in_flight and deliveries_per_sec hold back the partner's deliveries in the sender;
+    replay_deliveries_per_sec paces the partner's replay jobs)
 
         Attributes:
             endpoints (QuotaLimit):
@@ -26,6 +27,7 @@ class Quotas:
             replay_deliveries (QuotaLimit):
             deliveries_in_flight (QuotaLimit):
             deliveries_per_sec (QuotaLimit):
+            replay_deliveries_per_sec (QuotaLimit):
     """
 
     endpoints: QuotaLimit
@@ -35,6 +37,7 @@ class Quotas:
     replay_deliveries: QuotaLimit
     deliveries_in_flight: QuotaLimit
     deliveries_per_sec: QuotaLimit
+    replay_deliveries_per_sec: QuotaLimit
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -52,6 +55,8 @@ class Quotas:
 
         deliveries_per_sec = self.deliveries_per_sec.to_dict()
 
+        replay_deliveries_per_sec = self.replay_deliveries_per_sec.to_dict()
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -63,6 +68,7 @@ class Quotas:
                 "replay_deliveries": replay_deliveries,
                 "deliveries_in_flight": deliveries_in_flight,
                 "deliveries_per_sec": deliveries_per_sec,
+                "replay_deliveries_per_sec": replay_deliveries_per_sec,
             }
         )
 
@@ -87,6 +93,8 @@ class Quotas:
 
         deliveries_per_sec = QuotaLimit.from_dict(d.pop("deliveries_per_sec"))
 
+        replay_deliveries_per_sec = QuotaLimit.from_dict(d.pop("replay_deliveries_per_sec"))
+
         quotas = cls(
             endpoints=endpoints,
             replay_jobs=replay_jobs,
@@ -95,6 +103,7 @@ class Quotas:
             replay_deliveries=replay_deliveries,
             deliveries_in_flight=deliveries_in_flight,
             deliveries_per_sec=deliveries_per_sec,
+            replay_deliveries_per_sec=replay_deliveries_per_sec,
         )
 
         quotas.additional_properties = d
