@@ -152,7 +152,7 @@ connect-up: pg-up kafka-up
 connect-down:
 	@bash deploy/datalog/connect.sh down
 
-# Proof under faults (docs/reliability.md): its own PostgreSQL and Kafka broker on private ports
+# Proof under faults (docs/chaos.md; what it proves: docs/reliability.md): its own PostgreSQL and Kafka broker on private ports
 # under .data/chaos, every component as its own process (two of each that scales), a steady load,
 # random SIGKILLs, a broker kill and an immediate PostgreSQL shutdown, failing receivers; then the
 # drain and the ledger (as `hookstream verify-ledger`). Fails on any broken promise.

@@ -193,7 +193,7 @@ func (r *report) kills() []ledger.Outage {
 func (r *report) duplicateBound() int { return r.inFlight + unacknowledgedCap }
 
 // judgeDuplicates fails the run when kills cost more duplicate receipts than they must
-// (docs/reliability.md, "Duplicates"): sender kills and broker outages at most duplicateBound
+// (docs/reliability.md, Limits: the duplicates): sender kills and broker outages at most duplicateBound
 // each, together, and a kill of any other kind none, since fanout, cdc, retry and recorder are
 // transactional and admin sends nothing.
 func (r *report) judgeDuplicates(done map[string]int) {

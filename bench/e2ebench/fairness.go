@@ -16,6 +16,33 @@ import (
 // partner's (partner) backlog or load.
 const partnerB = "bench-b"
 
+// addPartnerB creates partner B of workloads f and g with its one endpoint, and the generator
+// of its events.
+func (s *session) addPartnerB(ctx context.Context) (*harness.Generator, []int, error) {
+	if err := s.env.admin.CreatePartner(ctx, partnerB); err != nil {
+		return nil, nil, err
+	}
+	genB, err := newGenerator(s.env.pool, partnerB, 4)
+	if err != nil {
+		return nil, nil, err
+	}
+	epsB, _, err := s.addEndpointsFor(ctx, partnerB, 1, "")
+	return genB, epsB, err
+}
+
+// steadyB runs partner B's steady load of workloads f and g (-f-rate for -f-duration) and waits
+// until its endpoints received it; it returns the commits and their tally.
+func (s *session) steadyB(ctx context.Context, genB *harness.Generator, epsB []int) (*harness.CommitLog, tally, error) {
+	load, err := genB.Steady(ctx, s.o.fRate, s.o.fDuration)
+	if err != nil {
+		return nil, tally{}, err
+	}
+	if err := s.waitReceived(ctx, epsB, load, s.o.tailTimeout); err != nil {
+		return nil, tally{}, err
+	}
+	return load, s.tally(load, epsB), nil
+}
+
 // fairness is workload f (design.md section 7, the partners' fair share): partner B's steady
 // load alone, then beside partner A's replay of its history, the backlog a partner makes when it
 // replays a month. A's events are committed and delivered first (set-up, outside the figures);
@@ -24,14 +51,7 @@ const partnerB = "bench-b"
 // B's latency beside the replay should stay within the bound design.md section 7 states of its
 // latency alone; A's rate is what the replay still gets.
 func (s *session) fairness(ctx context.Context) error {
-	if err := s.env.admin.CreatePartner(ctx, partnerB); err != nil {
-		return err
-	}
-	genB, err := newGenerator(s.env.pool, partnerB, 4)
-	if err != nil {
-		return err
-	}
-	epsB, _, err := s.addEndpointsFor(ctx, partnerB, 1, "")
+	genB, epsB, err := s.addPartnerB(ctx)
 	if err != nil {
 		return err
 	}
@@ -55,14 +75,10 @@ func (s *session) fairness(ctx context.Context) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
-	alone, err := genB.Steady(ctx, s.o.fRate, s.o.fDuration)
+	alone, aloneT, err := s.steadyB(ctx, genB, epsB)
 	if err != nil {
 		return err
 	}
-	if err := s.waitReceived(ctx, epsB, alone, s.o.tailTimeout); err != nil {
-		return err
-	}
-	aloneT := s.tally(alone, epsB)
 
 	s.logf("B alone: %d events; now A replays its %d deliveries beside B", len(alone.ByID), len(history.ByID)*len(epsA))
 	replayStart := time.Now()
@@ -77,14 +93,10 @@ func (s *session) fairness(ctx context.Context) error {
 		}
 		jobs[i] = job.JobID
 	}
-	beside, err := genB.Steady(ctx, s.o.fRate, s.o.fDuration)
+	beside, besideT, err := s.steadyB(ctx, genB, epsB)
 	if err != nil {
 		return err
 	}
-	if err := s.waitReceived(ctx, epsB, beside, s.o.tailTimeout); err != nil {
-		return err
-	}
-	besideT := s.tally(beside, epsB)
 	s.logf("B beside A's replay: %d events; waiting for A's replay", len(beside.ByID))
 	if err := s.waitReplayed(ctx, epsA, history, jobs, s.o.drainTimeout); err != nil {
 		return err

@@ -20,7 +20,7 @@
 // Workloads: a1 and a100 (a burst to one endpoint, 1 or 100 events per transaction), b (a burst
 // to 10 endpoints), c, c2 and c3 (steady rates, 1,000, 2,000 and 600 events/s: latency), d (a
 // backlog drained after the receiver was down, with a compressed retry schedule), e (a1 beside
-// a second endpoint that hangs), f (one partner's steady load beside another's backlog), g (one
+// a second endpoint that hangs), f (one partner's steady load beside another's replay of 200,000 deliveries), g (one
 // partner's steady load beside another's costly filters). Each
 // run first measures the physical limits the figures are divided by: a bare net/http loop making
 // the same signed POSTs to the same receiver, and PostgreSQL committing the same transactions
@@ -123,10 +123,10 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.c3Rate, "c3-rate", 600, "events per second of c3")
 	fs.DurationVar(&o.cDuration, "c-duration", time.Minute, "duration of c, c2 and c3")
 	fs.IntVar(&o.dEvents, "d-events", 200000, "events of d")
-	fs.IntVar(&o.fDeliveries, "f-deliveries", 200000, "deliveries of f's backlog (partner A), spread over -f-endpoints")
-	fs.IntVar(&o.fEndpoints, "f-endpoints", 10, "endpoints of f's backlog")
+	fs.IntVar(&o.fDeliveries, "f-deliveries", 200000, "deliveries of f's replay (partner A): its events are committed and delivered first, then replayed to each of -f-endpoints")
+	fs.IntVar(&o.fEndpoints, "f-endpoints", 10, "endpoints of partner A in f, one replay job each")
 	fs.IntVar(&o.fRate, "f-rate", 100, "events per second of f's steady partner B")
-	fs.DurationVar(&o.fDuration, "f-duration", 30*time.Second, "duration of each of f's steady loads (B alone, B beside A's backlog)")
+	fs.DurationVar(&o.fDuration, "f-duration", 30*time.Second, "duration of each of f's steady loads (B alone, B beside A's replay)")
 	fs.IntVar(&o.gEndpoints, "g-endpoints", 98, "endpoints of partner A in g, each with the costliest filter the API accepts")
 	fs.IntVar(&o.gRate, "g-rate", 400, "events per second of partner A in g, each evaluated against every filter of -g-endpoints")
 	fs.IntVar(&o.bareRequests, "bare-requests", 20000, "requests of the bare HTTP loop")

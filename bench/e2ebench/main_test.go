@@ -52,7 +52,7 @@ func TestBenchmarkSmoke(t *testing.T) {
 	if f := rep.failures(); len(f) > 0 {
 		t.Fatalf("failures: %q", f)
 	}
-	// f: partner A's backlog and partner B's two steady loads (alone, then beside it).
+	// f: partner A's replay and partner B's two steady loads (alone, then beside the replay).
 	// g: partner B's three steady loads; partner A's events reach no endpoint, each is evaluated
 	// against every filter of A's endpoints.
 	want := map[string]float64{"a1": 200, "b": 2000, "c3": 6, "f": 200 + 2*10, "g": 3 * 10}

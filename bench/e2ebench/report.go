@@ -53,7 +53,7 @@ const (
 	figHotRatio     = "hot_ratio" // e: hot endpoint's rate ÷ a1's of the same run and mode
 	figHungRecovery = "hung_recovery"
 	figHungMissing  = "hung_missing"
-	// f: partner B's commit→receipt p99 (ms) alone and beside partner A's backlog, and the
+	// f: partner B's commit→receipt p99 (ms) alone and beside partner A's replay, and the
 	// backlog's size in deliveries.
 	figFairAloneP99  = "fair_alone_p99"
 	figFairBesideP99 = "fair_beside_p99"

@@ -98,14 +98,7 @@ const cheapFilter = `type == "never.sent"`
 // costs cdc and fanout the same in both; only the evaluations differ. B's p99 beside the
 // costliest filters should stay near its p99 beside the cheap ones.
 func (s *session) filterIsolation(ctx context.Context) error {
-	if err := s.env.admin.CreatePartner(ctx, partnerB); err != nil {
-		return err
-	}
-	genB, err := newGenerator(s.env.pool, partnerB, 4)
-	if err != nil {
-		return err
-	}
-	epsB, _, err := s.addEndpointsFor(ctx, partnerB, 1, "")
+	genB, epsB, err := s.addPartnerB(ctx)
 	if err != nil {
 		return err
 	}
@@ -116,11 +109,8 @@ func (s *session) filterIsolation(ctx context.Context) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
-	alone, err := genB.Steady(ctx, s.o.fRate, s.o.fDuration)
+	alone, _, err := s.steadyB(ctx, genB, epsB)
 	if err != nil {
-		return err
-	}
-	if err := s.waitReceived(ctx, epsB, alone, s.o.tailTimeout); err != nil {
 		return err
 	}
 	// beside runs B's load beside A's and returns B's commits, A's and the metrics once every
