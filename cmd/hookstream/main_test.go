@@ -112,12 +112,13 @@ func TestLimitSettings(t *testing.T) {
 	t.Setenv("HOOKSTREAM_LIMIT_REPLAY_DELIVERIES", "2000")
 	t.Setenv("HOOKSTREAM_LIMIT_DELIVERIES_IN_FLIGHT", "40")
 	t.Setenv("HOOKSTREAM_LIMIT_DELIVERIES_PER_SEC", "250")
+	t.Setenv("HOOKSTREAM_LIMIT_REPLAY_DELIVERIES_PER_SEC", "500")
 	s, err = parseSettings("admin", []string{"--limit-replay-jobs", "4"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := quotas.Limits{Endpoints: 7, ReplayJobs: 4, TestEventsPerMinute: 5, ReplaysPerMinute: 6, ReplayDeliveries: 2000,
-		DeliveriesInFlight: 40, DeliveriesPerSec: 250}
+		DeliveriesInFlight: 40, DeliveriesPerSec: 250, ReplayDeliveriesPerSec: 500}
 	if s.Limits != want {
 		t.Errorf("limits %+v, want %+v", s.Limits, want)
 	}
