@@ -206,20 +206,7 @@ func TestEventAfterQuietSpellIsNotHeldForTheInterval(t *testing.T) {
 	startStreaming(t, e, cfg)
 	// One reader throughout, warm before the measured event: the wait is cdc's, not a new
 	// reader's start on a busy machine.
-	cl := e.Kafka.Client(t, kgo.ConsumeTopics(e.Names.Events), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	defer cl.Close()
-	read := func(want int) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		for n := 0; n < want; {
-			fs := cl.PollFetches(ctx)
-			if ctx.Err() != nil {
-				t.Fatalf("%d of %d events read in 30 s", n, want)
-			}
-			n += fs.NumRecords()
-		}
-	}
+	read := committedEventsReader(t, e)
 	appendEvents(t, e, "p1", 1)
 	read(1)
 	time.Sleep(cfg.FlushInterval) // the quiet spell
@@ -617,4 +604,48 @@ func TestEndpointChangesBesideCommitsKeepTheSession(t *testing.T) {
 		}
 	}
 	t.Fatal("no hookstream_cdc_session_failures_total")
+}
+
+// Reads are spaced only while WAL flows: an event committed after a quiet spell is read, and in
+// Kafka, at once, not a read interval later.
+func TestEventAfterQuietSpellIsNotHeldForTheReadInterval(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.config(t)
+	cfg.ReadInterval = 4 * time.Second
+	cfg.FlushInterval = 5 * time.Second
+	cfg.HeartbeatInterval = time.Hour // its logical message is WAL: no flow but the test's
+	startStreaming(t, e, cfg)
+	read := committedEventsReader(t, e)
+	appendEvents(t, e, "p1", 1)
+	read(1)
+	time.Sleep(cfg.FlushInterval) // the quiet spell, longer than both intervals
+
+	appendEvents(t, e, "p1", 1)
+	began := time.Now()
+	read(1)
+	if waited := time.Since(began); waited > cfg.ReadInterval/2 {
+		t.Fatalf("the event after a quiet spell reached Kafka after %v; the read interval is %v", waited, cfg.ReadInterval)
+	}
+}
+
+// committedEventsReader returns a function that reads want more committed records of the events
+// topic, failing the test after 30 s. One reader serves every call, started now: the waits it
+// measures are cdc's, not a new reader's start on a busy machine.
+func committedEventsReader(t *testing.T, e *env) func(want int) {
+	t.Helper()
+	cl := e.Kafka.Client(t, kgo.ConsumeTopics(e.Names.Events), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	t.Cleanup(cl.Close)
+	return func(want int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for n := 0; n < want; {
+			fs := cl.PollFetches(ctx)
+			if ctx.Err() != nil {
+				t.Fatalf("%d of %d events read in 30 s", n, want)
+			}
+			n += fs.NumRecords()
+		}
+	}
 }

@@ -33,6 +33,11 @@ type Config struct {
 	// flight): commits that arrive within it share one; the first after a quiet spell starts
 	// at once.
 	FlushInterval time.Duration
+	// ReadInterval is the least time between two reads of the replication connection while WAL
+	// flows: the messages that arrive meanwhile are read together, with one wake-up of cdc
+	// instead of one per PostgreSQL transaction. The first read after a quiet spell is at once.
+	// Zero reads each message as it arrives.
+	ReadInterval time.Duration
 	// MaxBatchEvents ends a Kafka transaction at the next PostgreSQL commit once this many
 	// records are in it.
 	MaxBatchEvents int
@@ -79,6 +84,7 @@ func DefaultConfig() Config {
 		Slot:                "hookstream",
 		Publications:        []string{"hookstream_outbox", "hookstream_endpoints"},
 		FlushInterval:       50 * time.Millisecond,
+		ReadInterval:        5 * time.Millisecond,
 		MaxBatchEvents:      10000,
 		StatusInterval:      5 * time.Second,
 		HeartbeatInterval:   10 * time.Second,
@@ -116,6 +122,9 @@ func (c Config) Validate() error {
 	if c.FlushInterval <= 0 || c.StatusInterval <= 0 || c.HeartbeatInterval <= 0 || c.RetryInterval <= 0 ||
 		c.TransactionTimeout <= 0 || c.MaintenanceInterval <= 0 {
 		errs = append(errs, errors.New("intervals and timeouts must be positive"))
+	}
+	if c.ReadInterval < 0 || c.ReadInterval >= c.FlushInterval {
+		errs = append(errs, fmt.Errorf("read interval %s must be at least 0 and shorter than the commit interval %s", c.ReadInterval, c.FlushInterval))
 	}
 	if c.MaxBatchEvents < 1 {
 		errs = append(errs, errors.New("max batch events must be at least 1"))

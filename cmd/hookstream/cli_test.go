@@ -355,3 +355,37 @@ func TestCDCCommitIntervalReachesCDC(t *testing.T) {
 		os.Unsetenv("HOOKSTREAM_CDC_COMMIT_INTERVAL")
 	}
 }
+
+// cdc's read interval reaches its configuration (dev's too); cdc refuses one that is not shorter
+// than the commit interval, naming both.
+func TestCDCReadIntervalReachesCDC(t *testing.T) {
+	for _, cmd := range []string{"cdc", "dev"} {
+		s, err := parseSettings(cmd, nil, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.cdcConfig(nil, nil).ReadInterval; got != 5*time.Millisecond {
+			t.Errorf("%s: default read interval %v, want 5ms", cmd, got)
+		}
+		for _, v := range []string{"0s", "2ms"} {
+			t.Setenv("HOOKSTREAM_CDC_READ_INTERVAL", v)
+			want, _ := time.ParseDuration(v)
+			if s, err = parseSettings(cmd, nil, io.Discard); err != nil || s.cdcConfig(nil, nil).ReadInterval != want {
+				t.Errorf("%s: HOOKSTREAM_CDC_READ_INTERVAL=%s: %v, %v", cmd, v, s.cdcConfig(nil, nil).ReadInterval, err)
+			}
+		}
+		t.Setenv("HOOKSTREAM_CDC_READ_INTERVAL", "soon")
+		if _, err := parseSettings(cmd, nil, io.Discard); err == nil || !strings.Contains(err.Error(), "HOOKSTREAM_CDC_READ_INTERVAL") {
+			t.Errorf("%s: HOOKSTREAM_CDC_READ_INTERVAL=soon: %v, want an error naming it", cmd, err)
+		}
+		t.Setenv("HOOKSTREAM_CDC_READ_INTERVAL", "50ms")
+		if s, err = parseSettings(cmd, nil, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		c := s.cdcConfig(nil, nil)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "read interval 50ms") || !strings.Contains(err.Error(), "commit interval 50ms") {
+			t.Errorf("%s: a read interval as long as the commit interval: %v, want an error naming both", cmd, err)
+		}
+		os.Unsetenv("HOOKSTREAM_CDC_READ_INTERVAL")
+	}
+}

@@ -58,6 +58,7 @@ type settings struct {
 	LogLevel          logLevelValue
 	CDCSlot           string
 	CDCCommitInterval time.Duration
+	CDCReadInterval   time.Duration
 	OutboxRetention   time.Duration
 	HistoryRetention  time.Duration
 	MetricsAddr       string
@@ -172,6 +173,8 @@ var variables = []variable{
 		func(s *settings) flag.Value { return (*stringValue)(&s.CDCSlot) }},
 	{"HOOKSTREAM_CDC_COMMIT_INTERVAL", "cdc-commit-interval", "50ms", "least time between the starts of two of cdc's Kafka transactions under a steady stream (the first after a quiet spell starts at once): events wait up to about this long for theirs, and the broker sees about one transaction of cdc and one of fanout per interval",
 		func(s *settings) flag.Value { return (*positiveDurationValue)(&s.CDCCommitInterval) }},
+	{"HOOKSTREAM_CDC_READ_INTERVAL", "cdc-read-interval", "5ms", "least time between two of cdc's reads of the replication connection while WAL flows (the first after a quiet spell is at once): the transactions that arrive meanwhile are read with one wake-up instead of one each; 0 reads each as it arrives; shorter than the commit interval",
+		func(s *settings) flag.Value { return (*durationValue)(&s.CDCReadInterval) }},
 	{"HOOKSTREAM_OUTBOX_RETENTION", "outbox-retention", "168h", "how long outbox rows are kept before their day partition is dropped; 0 keeps them",
 		func(s *settings) flag.Value { return (*durationValue)(&s.OutboxRetention) }},
 	{"HOOKSTREAM_HISTORY_RETENTION", "history-retention", "720h", "how long finished deliveries and their attempts are kept before the recorder deletes them",
@@ -238,7 +241,7 @@ var (
 	// topicSettings: settings.topicConfig.
 	topicSettings = slices.Concat([]string{"kafka-brokers", "topic-prefix", "topic-partitions", "replication-factor", "feed-retention", "event-log-retention"}, kafkaSecuritySettings)
 	// cdcSettings: settings.cdcConfig.
-	cdcSettings = []string{"database-url", "kafka-brokers", "topic-prefix", "cdc-slot", "cdc-commit-interval", "outbox-retention"}
+	cdcSettings = []string{"database-url", "kafka-brokers", "topic-prefix", "cdc-slot", "cdc-commit-interval", "cdc-read-interval", "outbox-retention"}
 	// egressSettings: settings.egressConfig.
 	egressSettings = []string{"allow-http", "egress-allow-cidrs", "egress-allow-ports", "egress-proxy", "egress-proxies", "request-timeout"}
 	// retrySettings: settings.retryConfig.
@@ -524,6 +527,7 @@ func (s settings) cdcConfig(log *slog.Logger, reg prometheus.Registerer) cdc.Con
 	c.DatabaseURL = s.DatabaseURL
 	c.Slot = s.CDCSlot
 	c.FlushInterval = s.CDCCommitInterval
+	c.ReadInterval = s.CDCReadInterval
 	c.OutboxRetention = s.OutboxRetention
 	c.TracerProvider = s.tracer
 	return c
