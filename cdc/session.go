@@ -391,7 +391,7 @@ func (s *session) stream(ctx context.Context) error {
 	// transactions a second, a timer per message was a tenth of cdc's CPU.
 	var wait waitContext
 	defer wait.stop()
-	gather := newGather(s.c.cfg.ReadInterval)
+	gather := newGather(s.c.cfg.readInterval())
 	defer gather.stop()
 	for {
 		if err := ctx.Err(); err != nil {

@@ -356,8 +356,7 @@ func TestCDCCommitIntervalReachesCDC(t *testing.T) {
 	}
 }
 
-// cdc's read interval reaches its configuration (dev's too); cdc refuses one that is not shorter
-// than the commit interval, naming both.
+// cdc's read interval reaches its configuration (dev's too); cdc refuses a negative one.
 func TestCDCReadIntervalReachesCDC(t *testing.T) {
 	for _, cmd := range []string{"cdc", "dev"} {
 		s, err := parseSettings(cmd, nil, io.Discard)
@@ -378,13 +377,12 @@ func TestCDCReadIntervalReachesCDC(t *testing.T) {
 		if _, err := parseSettings(cmd, nil, io.Discard); err == nil || !strings.Contains(err.Error(), "HOOKSTREAM_CDC_READ_INTERVAL") {
 			t.Errorf("%s: HOOKSTREAM_CDC_READ_INTERVAL=soon: %v, want an error naming it", cmd, err)
 		}
-		t.Setenv("HOOKSTREAM_CDC_READ_INTERVAL", "50ms")
+		t.Setenv("HOOKSTREAM_CDC_READ_INTERVAL", "-1ms")
 		if s, err = parseSettings(cmd, nil, io.Discard); err != nil {
 			t.Fatal(err)
 		}
-		c := s.cdcConfig(nil, nil)
-		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "read interval 50ms") || !strings.Contains(err.Error(), "commit interval 50ms") {
-			t.Errorf("%s: a read interval as long as the commit interval: %v, want an error naming both", cmd, err)
+		if err := s.cdcConfig(nil, nil).Validate(); err == nil || !strings.Contains(err.Error(), "read interval -1ms is negative") {
+			t.Errorf("%s: a negative read interval: %v, want it refused", cmd, err)
 		}
 		os.Unsetenv("HOOKSTREAM_CDC_READ_INTERVAL")
 	}
