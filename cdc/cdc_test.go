@@ -613,7 +613,7 @@ func TestEventAfterQuietSpellIsNotHeldForTheReadInterval(t *testing.T) {
 	cfg := e.config(t)
 	cfg.ReadInterval = 4 * time.Second
 	cfg.FlushInterval = 8 * time.Second // reads are spaced by at most half of it
-	cfg.HeartbeatInterval = time.Hour // its logical message is WAL: no flow but the test's
+	cfg.HeartbeatInterval = time.Hour   // its logical message is WAL: no flow but the test's
 	startStreaming(t, e, cfg)
 	read := committedEventsReader(t, e)
 	appendEvents(t, e, "p1", 1)
