@@ -26,7 +26,10 @@
 // the same signed POSTs to the same receiver, and PostgreSQL committing the same transactions
 // with nothing else running. For a1, a100, b (its first endpoint), c, c2, c3 and e's hot
 // endpoint the Kafka timestamps of the events and deliveries records split commit→receipt into
-// its hops. Per workload it also reports the sender's deferrals (metric increases) and the CPU
+// its hops. The bursts and steady loads end when the history holds an attempt of every delivery
+// (history +s: how long after the last receipt, to within 0.1 s; a history still short after
+// -tail-timeout fails the workload), so the recorder's work counts. Per workload it also reports
+// the sender's deferrals (metric increases) and the CPU
 // per delivery of hookstream, the broker, PostgreSQL and this program, then split by process:
 // each hookstream command, and PostgreSQL's by what it serves (the benchmark's own commits, by
 // their application_name; cdc's walsender; hookstream's sessions; the rest).
@@ -132,7 +135,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.bareRequests, "bare-requests", 20000, "requests of the bare HTTP loop")
 	fs.IntVar(&o.limitEvents, "limit-events", 20000, "events of each PostgreSQL limit measurement")
 	fs.DurationVar(&o.startTimeout, "start-timeout", 2*time.Minute, "bound on an environment's start")
-	fs.DurationVar(&o.tailTimeout, "tail-timeout", 10*time.Minute, "bound on the wait for deliveries after a load ends (a, b, c, e's hot endpoint)")
+	fs.DurationVar(&o.tailTimeout, "tail-timeout", 10*time.Minute, "bound on the wait for deliveries after a load ends (a, b, c, e's hot endpoint), and then for the history (a, b, c)")
 	fs.DurationVar(&o.drainTimeout, "drain-timeout", 15*time.Minute, "bound on d's waits: for fanout, and for the drain after the receiver is back")
 	fs.DurationVar(&o.recoverTimeout, "recover-timeout", 5*time.Minute, "bound on the wait for e's hung endpoint after it answers again")
 	fs.DurationVar(&o.stopGrace, "stop-grace", 30*time.Second, "time a process gets after SIGTERM before SIGKILL")

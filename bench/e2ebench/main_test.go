@@ -66,6 +66,13 @@ func TestBenchmarkSmoke(t *testing.T) {
 				res.workload, f[figDeliveries], f[figMissing], f[figBadSignatures], f[figDuplicates], f[figRate], want[res.workload])
 		}
 	}
+	// The bursts and steady loads end when the history holds every attempt: the figure is how
+	// long after the last receipt that was.
+	for _, res := range rep.results {
+		if res.workload != "f" && res.workload != "g" && !(res.fig[figHistoryLag] >= 0) {
+			t.Errorf("%s: history lag %v, want the seconds from the last receipt to the last attempt recorded", res.workload, res.fig[figHistoryLag])
+		}
+	}
 	for _, res := range rep.results {
 		if res.workload == "g" && !(res.fig[figFilterEvals] >= 3*10) {
 			t.Errorf("g: %v filter evaluations, want 3 for each of A's events (about 20)", res.fig[figFilterEvals])

@@ -27,7 +27,8 @@ const (
 	figDuplicates     = "duplicates"
 	figBadSignatures  = "bad_signatures"
 	figUnknown        = "unknown"
-	figP50            = "p50" // commit→receipt, ms
+	figHistoryLag     = "history_lag" // s from the last receipt until the history holds every attempt
+	figP50            = "p50"         // commit→receipt, ms
 	figP95            = "p95"
 	figP99            = "p99"
 	figMax            = "max"
@@ -157,7 +158,8 @@ var tables = []table{
 	{"Throughput and correctness", []column{
 		{"deliveries", figDeliveries, "%.0f"}, {"deliveries/s", figRate, "%.0f"}, {"÷ bare loop", figBareRatio, "%.2f"},
 		{"commits/s", figCommitRate, "%.0f"}, {"÷ PostgreSQL", figPGRatio, "%.2f"},
-		{"missing", figMissing, "%.0f"}, {"dup", figDuplicates, "%.0f"}, {"bad sig", figBadSignatures, "%.0f"}, {"unknown", figUnknown, "%.0f"}}},
+		{"missing", figMissing, "%.0f"}, {"dup", figDuplicates, "%.0f"}, {"bad sig", figBadSignatures, "%.0f"}, {"unknown", figUnknown, "%.0f"},
+		{"history +s", figHistoryLag, "%.2f"}}},
 	{"Commit-to-receipt latency (ms)", []column{
 		{"p50", figP50, "%.1f"}, {"p95", figP95, "%.1f"}, {"p99", figP99, "%.1f"}, {"max", figMax, "%.1f"}}},
 	{"Per hop (ms): commit→events (cdc), events→deliveries (fanout), deliveries→receipt (sender+HTTP)", []column{

@@ -28,6 +28,8 @@ type session struct {
 
 	cpuBefore     cpuUse
 	metricsBefore harness.Sums
+	// attemptsBefore is how many attempts the history held when the load began.
+	attemptsBefore int
 }
 
 // logf prints a progress line of the workload.
@@ -69,8 +71,45 @@ func (s *session) begin(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.attemptsBefore, err = s.attempts(ctx); err != nil {
+		return err
+	}
 	s.metricsBefore, s.cpuBefore = m, s.meter.sample(ctx)
 	return nil
+}
+
+// attempts counts the attempts in the environment's history.
+func (s *session) attempts(ctx context.Context) (int, error) {
+	var n int
+	if err := s.env.pool.QueryRow(ctx, `SELECT count(*) FROM delivery_attempt`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting the history's attempts: %w", err)
+	}
+	return n, nil
+}
+
+// waitHistory waits until the history holds an attempt for each of the load's deliveries (the
+// recorder's work is part of the chain: its CPU counts, and a recorder that falls behind is
+// not a faster chain) and returns when it did. A history still short after timeout fails the
+// workload.
+func (s *session) waitHistory(ctx context.Context, deliveries int, timeout time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		n, err := s.attempts(ctx)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if n-s.attemptsBefore >= deliveries {
+			return time.Now(), nil
+		}
+		if time.Now().After(deadline) {
+			s.res.failures = append(s.res.failures, fmt.Sprintf("the history holds %d of %d attempts %s after the last receipt",
+				n-s.attemptsBefore, deliveries, timeout))
+			return time.Now(), nil
+		}
+		if err := harness.Sleep(ctx, 20*time.Millisecond); err != nil {
+			return time.Time{}, err
+		}
+	}
 }
 
 // end records the CPU per delivery and the sender's deferrals and failed attempts since begin.

@@ -254,6 +254,11 @@ func (s *session) finish(ctx context.Context, commits *harness.CommitLog, perTx 
 		return err
 	}
 	t := s.tally(commits, eps)
+	recorded, err := s.waitHistory(ctx, t.received, s.o.tailTimeout)
+	if err != nil {
+		return err
+	}
+	s.res.fig[figHistoryLag] = recorded.Sub(t.last).Seconds()
 	if err := s.end(ctx, t.received); err != nil {
 		return err
 	}
