@@ -96,7 +96,7 @@ func run(server string, brokers []string, events, txnSize, writers, rate int, st
 	adm := kadm.NewClient(cl)
 	tcfg := topics.DefaultConfig()
 	tcfg.Prefix, tcfg.Partitions = prefix, 6
-	if _, err := topics.Ensure(ctx, adm, tcfg); err != nil {
+	if _, err := topics.Ensure(ctx, cl, tcfg); err != nil {
 		return res, err
 	}
 	names := topics.For(prefix)

@@ -74,7 +74,7 @@ func setup(ctx context.Context, brokers []string) (topics.Names, func(), error) 
 	adm := kadm.NewClient(cl)
 	cfg := topics.DefaultConfig()
 	cfg.Prefix, cfg.Partitions = prefix, 6
-	if _, err := topics.Ensure(ctx, adm, cfg); err != nil {
+	if _, err := topics.Ensure(ctx, cl, cfg); err != nil {
 		cl.Close()
 		return topics.Names{}, nil, err
 	}

@@ -278,7 +278,7 @@ func prepareTopics(ctx context.Context, o options) (cleanup func(), err error) {
 	adm := kadm.NewClient(admCl)
 	tc := topics.DefaultConfig()
 	tc.Prefix, tc.Partitions = o.prefix, int32(o.partitions)
-	if _, err := topics.Ensure(ctx, adm, tc); err != nil {
+	if _, err := topics.Ensure(ctx, admCl, tc); err != nil {
 		admCl.Close()
 		return nil, err
 	}

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/cdc"
@@ -76,9 +75,8 @@ func runDev(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("kafka client: %w", err)
 	}
 	defer cl.Close()
-	adm := kadm.NewClient(cl)
 	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	_, err = topics.Ensure(tctx, adm, s.topicConfig())
+	_, err = topics.Ensure(tctx, cl, s.topicConfig())
 	cancel()
 	if err != nil {
 		return err

@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/internal/topics"
@@ -43,12 +42,11 @@ func runTopics(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("kafka client: %w", err)
 	}
 	defer cl.Close()
-	adm := kadm.NewClient(cl)
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 
 	if args[0] == "create" {
-		created, err := topics.Ensure(ctx, adm, s.topicConfig())
+		created, err := topics.Ensure(ctx, cl, s.topicConfig())
 		if err != nil {
 			return s.kafka.Explain(err)
 		}
@@ -61,7 +59,7 @@ func runTopics(ctx context.Context, args []string, out io.Writer) error {
 		}
 		return nil
 	}
-	descs, err := topics.Describe(ctx, adm, s.topicConfig())
+	descs, err := topics.Describe(ctx, cl, s.topicConfig())
 	if err != nil {
 		return s.kafka.Explain(err)
 	}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // RetryTiers are the retry tier suffixes in increasing delay order (design.md section 8).
@@ -158,10 +160,11 @@ type Created map[string]bool
 
 // Ensure creates every topic of c that does not exist yet. Existing topics are left as they are,
 // so running it twice succeeds.
-func Ensure(ctx context.Context, adm *kadm.Client, c Config) (Created, error) {
+func Ensure(ctx context.Context, cl *kgo.Client, c Config) (Created, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	adm := kadm.NewClient(cl)
 	out := Created{}
 	for _, s := range c.Specs() {
 		cfg := map[string]*string{}
@@ -178,27 +181,22 @@ func Ensure(ctx context.Context, adm *kadm.Client, c Config) (Created, error) {
 			return out, fmt.Errorf("topics: create %s: %w", s.Name, err)
 		}
 	}
-	return out, waitServed(ctx, adm, c)
+	return out, waitServed(ctx, cl, c)
 }
 
 // waitServed waits until every topic of c has a leader for each of its partitions: a topic is
 // created before its partitions are served, and a produce in between is refused with
 // UNKNOWN_TOPIC_OR_PARTITION, which a client retries only a few times. Ensure returns once the
 // topics can be used. Bounded by ctx and by about 30 s, after which it says what is not served.
-func waitServed(ctx context.Context, adm *kadm.Client, c Config) error {
-	var names []string
-	for _, s := range c.Specs() {
-		names = append(names, s.Name)
-	}
+func waitServed(ctx context.Context, cl *kgo.Client, c Config) error {
+	names := c.names()
 	var unserved []string
 	for attempt := 0; attempt < 150; attempt++ {
-		details, err := adm.ListTopics(ctx, names...)
+		states, err := look(ctx, cl, names)
 		if err == nil {
 			unserved = unserved[:0]
 			for _, n := range names {
-				d, ok := details[n]
-				if !ok || d.Err != nil || len(d.Partitions) == 0 ||
-					slices.ContainsFunc(d.Partitions.Sorted(), func(p kadm.PartitionDetail) bool { return p.Err != nil || p.Leader < 0 }) {
+				if st := states[n]; !st.exists || !st.served {
 					unserved = append(unserved, n)
 				}
 			}
@@ -215,6 +213,58 @@ func waitServed(ctx context.Context, adm *kadm.Client, c Config) error {
 	return fmt.Errorf("topics: created, but partitions of %s have no leader after 30 s", strings.Join(unserved, ", "))
 }
 
+func (c Config) names() []string {
+	var names []string
+	for _, s := range c.Specs() {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// topicState is what one metadata response says of a topic.
+type topicState struct {
+	exists     bool
+	partitions int
+	served     bool // every partition has a leader
+}
+
+// look asks the cluster for the metadata of names, every time. kadm's ListTopics answers from the
+// client's metadata cache, which keeps a response for MetadataMinAge (5 s by default): a topic
+// first seen without leaders, just after its creation, would read so for 5 s, and every
+// `hookstream topics create` and every start of hookstream dev on new topics waited that long.
+func look(ctx context.Context, cl *kgo.Client, names []string) (map[string]topicState, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	for _, n := range names {
+		t := kmsg.NewMetadataRequestTopic()
+		t.Topic = kmsg.StringPtr(n)
+		req.Topics = append(req.Topics, t)
+	}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]topicState, len(resp.Topics))
+	for _, t := range resp.Topics {
+		if t.Topic == nil {
+			continue
+		}
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			if errors.Is(err, kerr.TopicAuthorizationFailed) {
+				return nil, fmt.Errorf("topics: %s: %w", *t.Topic, err)
+			}
+			continue // unknown, or being created or deleted
+		}
+		st := topicState{exists: true, partitions: len(t.Partitions), served: len(t.Partitions) > 0}
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 || p.Leader < 0 {
+				st.served = false
+			}
+		}
+		out[*t.Topic] = st
+	}
+	return out, nil
+}
+
 // Description is what the cluster says of one topic.
 type Description struct {
 	Name          string
@@ -224,20 +274,16 @@ type Description struct {
 }
 
 // Describe reads the partition count and cleanup policy of every topic of c from the cluster.
-func Describe(ctx context.Context, adm *kadm.Client, c Config) ([]Description, error) {
-	specs := c.Specs()
-	names := make([]string, len(specs))
-	for i, s := range specs {
-		names[i] = s.Name
-	}
+func Describe(ctx context.Context, cl *kgo.Client, c Config) ([]Description, error) {
+	names := c.names()
 	// Metadata of a topic created a moment ago can take a little while to reach every broker.
-	var details kadm.TopicDetails
+	var states map[string]topicState
 	for attempt := 0; ; attempt++ {
 		var err error
-		if details, err = adm.ListTopics(ctx, names...); err != nil {
+		if states, err = look(ctx, cl, names); err != nil {
 			return nil, fmt.Errorf("topics: list: %w", err)
 		}
-		missing := slices.ContainsFunc(names, func(n string) bool { d, ok := details[n]; return !ok || d.Err != nil })
+		missing := slices.ContainsFunc(names, func(n string) bool { return !states[n].exists })
 		if !missing || attempt == 75 { // about 15 s: a fresh, busy broker can be slow
 			break
 		}
@@ -247,17 +293,18 @@ func Describe(ctx context.Context, adm *kadm.Client, c Config) ([]Description, e
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+	adm := kadm.NewClient(cl)
 	configs, err := adm.DescribeTopicConfigs(ctx, names...)
 	if err != nil {
 		return nil, fmt.Errorf("topics: describe configs: %w", err)
 	}
 	var out []Description
 	for _, name := range names {
-		td, ok := details[name]
-		if !ok || td.Err != nil {
+		st := states[name]
+		if !st.exists {
 			return nil, fmt.Errorf("topics: %s does not exist (run `hookstream topics create`)", name)
 		}
-		d := Description{Name: name, Partitions: len(td.Partitions)}
+		d := Description{Name: name, Partitions: st.partitions}
 		rc, err := configs.On(name, nil)
 		if err != nil {
 			return nil, fmt.Errorf("topics: describe %s: %w", name, err)

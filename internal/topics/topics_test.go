@@ -15,12 +15,12 @@ import (
 
 func TestEnsureTwiceAndDescribe(t *testing.T) {
 	k := testenv.NewKafka(t)
-	adm := kadm.NewClient(k.Client(t))
+	cl := k.Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cfg := k.TopicConfig()
 
-	created, err := topics.Ensure(ctx, adm, cfg)
+	created, err := topics.Ensure(ctx, cl, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestEnsureTwiceAndDescribe(t *testing.T) {
 			t.Errorf("%s not created on the first run", s.Name)
 		}
 	}
-	created, err = topics.Ensure(ctx, adm, cfg)
+	created, err = topics.Ensure(ctx, cl, cfg)
 	if err != nil {
 		t.Fatalf("second Ensure: %v", err)
 	}
@@ -43,7 +43,7 @@ func TestEnsureTwiceAndDescribe(t *testing.T) {
 		}
 	}
 
-	descs, err := topics.Describe(ctx, adm, cfg)
+	descs, err := topics.Describe(ctx, cl, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,8 @@ func TestEnsureTwiceAndDescribe(t *testing.T) {
 // none at all (retention.ms -1), as the cluster reads it back.
 func TestEventLogRetention(t *testing.T) {
 	k := testenv.NewKafka(t)
-	adm := kadm.NewClient(k.Client(t))
+	cl := k.Client(t)
+	adm := kadm.NewClient(cl)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, tc := range []struct {
@@ -94,7 +95,7 @@ func TestEventLogRetention(t *testing.T) {
 		cfg := k.TopicConfig()
 		cfg.Prefix += "." + tc.name
 		cfg.EventLogRetention = tc.retention
-		if _, err := topics.Ensure(ctx, adm, cfg); err != nil {
+		if _, err := topics.Ensure(ctx, cl, cfg); err != nil {
 			t.Fatal(err)
 		}
 		events := topics.For(cfg.Prefix).Events

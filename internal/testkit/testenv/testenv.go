@@ -526,8 +526,7 @@ func (k *Kafka) CreateTopics(t testing.TB) topics.Names {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	adm := kadm.NewClient(k.Client(t))
-	if _, err := topics.Ensure(ctx, adm, k.TopicConfig()); err != nil {
+	if _, err := topics.Ensure(ctx, k.Client(t), k.TopicConfig()); err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
 	return topics.For(k.Prefix)
