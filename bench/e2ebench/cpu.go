@@ -24,8 +24,22 @@ const clockTicks = 100
 type cpuUse struct {
 	hookstream, broker, postgres, bench time.Duration
 	// byKind splits two parties: hookstream by process (cdc, fanout, ...; dev) and PostgreSQL
-	// by what its processes serve (pgKinds).
+	// by what its processes serve (pgKinds). In a sample it holds hookstream's; minus adds
+	// PostgreSQL's, from pg.
 	byKind map[string]time.Duration
+	pg     pgSample
+}
+
+// pgSample is PostgreSQL's CPU time by process: the postmaster's own, with that of its children
+// that have exited (its cutime and cstime), and each living child's under its kind.
+type pgSample struct {
+	own      time.Duration
+	children map[int]pgChild
+}
+
+type pgChild struct {
+	kind string
+	t    time.Duration
 }
 
 // What PostgreSQL's CPU is spent on, by the process (pg_stat_activity) that spends it: the
@@ -82,7 +96,7 @@ func (m *cpuMeter) sample(ctx context.Context) cpuUse {
 		u.hookstream = max(u.hookstream, 0) + t
 	}
 	if m.postmaster != 0 {
-		u.postgres = postgresCPU(m.postmaster, m.backendKinds(ctx), u.byKind)
+		u.pg, u.postgres = postgresCPU(m.postmaster, m.backendKinds(ctx))
 	}
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
@@ -129,17 +143,29 @@ func (u cpuUse) minus(before cpuUse) cpuUse {
 		}
 		return a - b
 	}
-	d := cpuUse{sub(u.hookstream, before.hookstream), sub(u.broker, before.broker),
-		sub(u.postgres, before.postgres), sub(u.bench, before.bench), map[string]time.Duration{}}
-	// A kind absent from one sample had no CPU then: a backend that started between the two
-	// counts whole; one that exited moved its time into the postmaster's (pgOther), so the
-	// kinds still add up to the party.
+	d := cpuUse{hookstream: sub(u.hookstream, before.hookstream), broker: sub(u.broker, before.broker),
+		postgres: sub(u.postgres, before.postgres), bench: sub(u.bench, before.bench), byKind: map[string]time.Duration{}}
 	for k, v := range u.byKind {
 		d.byKind[k] = sub(v, before.byKind[k])
 	}
-	for k, b := range before.byKind {
-		if _, ok := u.byKind[k]; !ok {
-			d.byKind[k] = sub(0, b)
+	if d.postgres >= 0 {
+		// By process, not by kind: a backend that started between the two samples counts whole
+		// under its kind. One that exited (a walsender replaced, a closed connection) moved its
+		// whole life into the postmaster's time, so what it had before is taken from there;
+		// subtracting it from its kind instead would leave the kind negative, shown as n/a, and
+		// the kinds no longer adding up to PostgreSQL's.
+		d.byKind[pgOther] = u.pg.own - before.pg.own
+		for pid, c := range u.pg.children {
+			t := c.t
+			if b, ok := before.pg.children[pid]; ok {
+				t -= b.t
+			}
+			d.byKind[c.kind] += t
+		}
+		for pid, b := range before.pg.children {
+			if _, ok := u.pg.children[pid]; !ok {
+				d.byKind[pgOther] -= b.t
+			}
 		}
 	}
 	return d
@@ -186,23 +212,23 @@ func sumCPU(pids []int) time.Duration {
 }
 
 // postgresCPU is the CPU time of the postmaster, of its children that have exited (its cutime
-// and cstime: backends of closed connections) and of its living children; it adds each to
-// byKind under its kind in kinds (pgOther when it has none).
-func postgresCPU(postmaster int, kinds map[int]string, byKind map[string]time.Duration) time.Duration {
+// and cstime: backends of closed connections) and of its living children, each of those under
+// its kind in kinds (pgOther when it has none); and their total, -1 when the postmaster is gone.
+func postgresCPU(postmaster int, kinds map[int]string) (pgSample, time.Duration) {
 	st, err := readStat(postmaster)
 	if err != nil {
-		return -1
+		return pgSample{}, -1
 	}
-	total := ticks(st.utime + st.stime + st.cutime + st.cstime)
-	byKind[pgOther] += total
+	s := pgSample{own: ticks(st.utime + st.stime + st.cutime + st.cstime), children: map[int]pgChild{}}
+	total := s.own
 	for _, pid := range allPIDs() {
 		if c, err := readStat(pid); err == nil && c.ppid == postmaster {
 			t := ticks(c.utime + c.stime)
 			total += t
-			byKind[cmp.Or(kinds[pid], pgOther)] += t
+			s.children[pid] = pgChild{cmp.Or(kinds[pid], pgOther), t}
 		}
 	}
-	return total
+	return s, total
 }
 
 // findBroker returns the Kafka broker's pid from its pid file, or else every process whose
