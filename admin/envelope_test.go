@@ -14,6 +14,7 @@ import (
 // the outbox dropped the row) returns the same bytes: a replay signs and sends what the
 // original delivery sent (R15).
 func TestReplayBodyIsTheEventRecord(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.partner("acme")
 	ep := e.endpoint("acme")

@@ -46,6 +46,7 @@ func itoa(n int) string {
 // events in the same partition, 100 at a time: each of the partner's events comes exactly once,
 // in log order, and no other partner's event comes at all (R32).
 func TestCursorFeed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	parts := e.Kafka.TopicConfig().Partitions
 	ids := partnersInPartition("feed", 3, int32(parts))

@@ -129,6 +129,7 @@ func loopbackEgress(t *testing.T, port int) func(*Config) {
 // the endpoints topic: rotate then test arrives signed with both secrets; PATCH url then test
 // arrives at the new URL; disable then test is refused with 409. A hundred rounds, none stale.
 func TestReadYourWrites(t *testing.T) {
+	t.Parallel()
 	rx := newLocalReceiver(t)
 	u, _ := url.Parse(rx.srv.URL)
 	port, _ := strconv.Atoi(u.Port())

@@ -21,6 +21,7 @@ import (
 // R10: only committed events reach Kafka, each once, with the envelope of R8, in its partner's
 // partition.
 func TestCommittedEventsArePublishedOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	start(t, e.config(t))
 
@@ -153,6 +154,7 @@ func TestEndpointChangesArePublished(t *testing.T) {
 // the endpoints topic's last stable offset, would match the event without the new endpoint
 // (seen on three brokers: the first events to a just-created endpoint never delivered).
 func TestEndpointChangeIsCommittedBeforeLaterEvents(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t)
 	cfg.FlushInterval = 5 * time.Second // one Kafka transaction would take both, but for the rule
@@ -200,6 +202,7 @@ func TestEndpointChangeIsCommittedBeforeLaterEvents(t *testing.T) {
 // Kafka transactions are paced, not delayed: an event committed after a quiet spell is in Kafka
 // at once, not a flush interval later; only a stream of commits waits for the interval.
 func TestEventAfterQuietSpellIsNotHeldForTheInterval(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t)
 	cfg.FlushInterval = 8 * time.Second
@@ -221,6 +224,7 @@ func TestEventAfterQuietSpellIsNotHeldForTheInterval(t *testing.T) {
 
 // A malformed outbox row goes to the dlq with its reason; the events around it are published.
 func TestMalformedRowIsDeadLettered(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	start(t, e.config(t))
 	before := appendEvents(t, e, "p1", 1)
@@ -266,6 +270,7 @@ func TestMalformedRowIsDeadLettered(t *testing.T) {
 // type's never reach the events topic; each is in the dlq topic and outbox_dead_letter once with
 // its reason, the valid rows around them flow in commit order, and a restart lists nothing twice.
 func TestCatalogRefusedRowsAreNotPublished(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t)
 	reg := prometheus.NewRegistry()
@@ -341,6 +346,7 @@ func TestCatalogRefusedRowsAreNotPublished(t *testing.T) {
 // A Config without a catalog publishes every valid envelope, as a Writer without one accepts
 // every well-formed event.
 func TestNoCatalogPublishesUnknownTypes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t)
 	cfg.Catalog = nil
@@ -401,6 +407,7 @@ func TestIdleHeartbeatAdvancesSlot(t *testing.T) {
 
 // Stopping cdc releases the slot at once, so a standby can take over after a graceful stop.
 func TestStopReleasesSlot(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t)
 	for i := 0; i < 5; i++ {
@@ -439,6 +446,7 @@ func TestStopReleasesSlot(t *testing.T) {
 // consistent point: this test holds a transaction open elsewhere while cdc starts, and the
 // endpoint written once the slot streams is published.
 func TestSlotStreamsOnlyAfterItsConsistentPoint(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	other := testenv.NewDatabase(t) // another database of the same cluster
 	ctx := context.Background()
@@ -473,6 +481,7 @@ func TestSlotStreamsOnlyAfterItsConsistentPoint(t *testing.T) {
 // Every checkpoint names the partition count cdc published its events with, which readers of
 // one partner's partition follow after partitions are added (design.md section 5).
 func TestCheckpointNamesThePartitionCount(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	startStreaming(t, e, e.config(t))
 	appendEvents(t, e, "p0", 3)
@@ -502,6 +511,7 @@ func TestCheckpointNamesThePartitionCount(t *testing.T) {
 // changes held every partner's events about 2 s), and the event after them still goes into a
 // later transaction than any of them.
 func TestRunOfEndpointChangesSharesTransactions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t)
 	stop := startStreaming(t, e, cfg)
@@ -609,6 +619,7 @@ func TestEndpointChangesBesideCommitsKeepTheSession(t *testing.T) {
 // Reads are spaced only while WAL flows: an event committed after a quiet spell is read, and in
 // Kafka, at once, not a read interval later.
 func TestEventAfterQuietSpellIsNotHeldForTheReadInterval(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t)
 	cfg.ReadInterval = 4 * time.Second

@@ -22,6 +22,7 @@ import (
 // 896 KiB. With the defaults the data limit comes first: a 900 KiB envelope needs more than
 // 256 KiB of data, so the envelope limit is tested at a configured 64 KiB.
 func TestEventSizeLimitsAreExact(t *testing.T) {
+	t.Parallel()
 	if outbox.MaxDataBytes != 256<<10 || cdc.DefaultConfig().MaxEventBytes != 900<<10 {
 		t.Fatalf("limits %d and %d; this test was written for 256 KiB of data and 900 KiB envelopes",
 			outbox.MaxDataBytes, cdc.DefaultConfig().MaxEventBytes)

@@ -280,6 +280,7 @@ func verifyRefusedOnce(t *testing.T, e *env, refused []committedEvent) {
 // the catalog refuses, committed among them, are in the dlq topic and outbox_dead_letter once
 // each and never in the events topic.
 func TestKillNineDuringLoad(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const total = 20000
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 42))
@@ -320,6 +321,7 @@ const shutdownBound = 30 * time.Second
 // it, so its successor streams it again); every committed event ends up in Kafka exactly once,
 // in commit order per partner, across three such stops.
 func TestSIGTERMDuringLoad(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 43))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -349,6 +351,7 @@ func TestSIGTERMDuringLoad(t *testing.T) {
 
 // R12: a second cdc waits while the first reads the slot and takes over when it dies.
 func TestStandbyTakesOver(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	a := startChild(t, e)
 	b := startChild(t, e)
@@ -394,6 +397,7 @@ func waitActive(t *testing.T, a, b *child) (active, standby *child) {
 // A 100,000-row transaction streams through a bounded producer buffer: the process does not hold
 // the whole transaction (about 100 MiB of envelopes) in memory.
 func TestLargeTransactionHasBoundedMemory(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	proc := startChild(t, e)
 	testenv.Eventually(t, 60*time.Second, "cdc to be active", proc.active)
@@ -433,6 +437,7 @@ func insertUsageRows(t *testing.T, tx pgx.Tx, n, padding int) error {
 // and the row is in the dlq topic and outbox_dead_letter once, its valid neighbours in the events
 // topic once each.
 func TestRefusedRowListedOnceAcrossACrash(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	proc := startChild(t, e)
 	waitActive(t, proc, proc)
@@ -496,6 +501,7 @@ func countRecords(t *testing.T, e *env, topic string, want int, timeout time.Dur
 // failed session ends and the next one resumes from the committed checkpoint, refused rows
 // included.
 func TestBrokerRestartDuringStream(t *testing.T) {
+	t.Parallel()
 	e := &env{testenv.NewEnvOn(t, testenv.NewRestartableKafka(t))}
 	e.DB.Partners(t, testPartners...)
 	startStreaming(t, e, e.config(t))

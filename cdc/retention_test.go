@@ -12,6 +12,7 @@ import (
 
 // Rows and endpoints committed before cdc ever ran are published from the slot's snapshot.
 func TestSnapshotPublishesExistingRows(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	if _, err := e.DB.Pool.Exec(ctx, `INSERT INTO partner (id) VALUES ('p1') ON CONFLICT (id) DO NOTHING;
@@ -43,6 +44,7 @@ func TestSnapshotPublishesExistingRows(t *testing.T) {
 // section 4), and their event ids with them; the operator's rows of refused outbox rows expire
 // after the same retention.
 func TestExpiredPartitionsDroppedAfterPublishing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	old := time.Date(2020, 2, 3, 12, 0, 0, 0, time.UTC)

@@ -129,6 +129,7 @@ func TestPGScriptBesideAnotherCluster(t *testing.T) {
 // With HOOKSTREAM_DATABASE_URL set, the quick start (make dev → deploy/local/dev.sh) runs
 // `hookstream dev` on that database and starts no cluster of its own, whatever PG_PORT says.
 func TestDevScriptUsesDatabaseURL(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	dataDir := t.TempDir()
 	pgPort, admin, kafka := testenv.FreePort(t), testenv.FreePort(t), testenv.FreePort(t)
@@ -218,6 +219,7 @@ func TestDevScriptUsesDatabaseURL(t *testing.T) {
 // when interrupted, and make then reports "Error 1"), so make reports no error. make itself,
 // interrupted, dies of the signal as GNU make always does; the shell prints nothing for that.
 func TestMakeDevStopsCleanlyOnCtrlC(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Fatalf("make dev needs make: %v", err)
 	}

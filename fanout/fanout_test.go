@@ -21,6 +21,7 @@ import (
 // R13: every delivery record goes to an endpoint of the event's own partner; the counts are
 // exactly events × subscribed endpoints of that partner (R11).
 func TestFanoutStaysInsideThePartner(t *testing.T) {
+	t.Parallel()
 	e := testenv.NewEnv(t)
 	startCDC(t, e)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('pa'), ('pb');
@@ -69,6 +70,7 @@ func TestFanoutStaysInsideThePartner(t *testing.T) {
 // after never does; type and status changes apply from the moment the view holds them; a
 // deleted endpoint receives nothing more.
 func TestEndpointLifecycleMidStream(t *testing.T) {
+	t.Parallel()
 	e := testenv.NewEnv(t)
 	startCDC(t, e)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1')`)
@@ -120,6 +122,7 @@ func sorted(m map[string]int) []string {
 // commit LSN); fanout waits for the endpoint view even though the endpoint record comes after
 // the event in Kafka.
 func TestEndpointCreatedWithTheEvent(t *testing.T) {
+	t.Parallel()
 	e := testenv.NewEnv(t)
 	startCDC(t, e)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1')`)
@@ -152,6 +155,7 @@ func TestEndpointCreatedWithTheEvent(t *testing.T) {
 // letter says which event and partner it was for, so an operator can replay it once fixed. The
 // endpoint pinned to version 1 receives the event as written (R14).
 func TestUnconvertibleEventIsDeadLetteredWithItsID(t *testing.T) {
+	t.Parallel()
 	e := testenv.NewEnv(t)
 	startCDC(t, e)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('pa');
@@ -208,6 +212,7 @@ func TestNonJSONEventIsDeadLetteredOnce(t *testing.T) {
 // hold every delivery back until the last was made. 3,000 events to 10 endpoints are 30,000
 // deliveries: 15 transactions or more (a fetch of the burst made one or two).
 func TestFanoutBoundsItsTransactions(t *testing.T) {
+	t.Parallel()
 	e := testenv.NewEnv(t)
 	startCDC(t, e)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1')`)

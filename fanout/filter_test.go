@@ -19,6 +19,7 @@ import (
 // ep_old's filter was registered before the cost limits of the language (a number of
 // exponent -400, more than MaxCost): it is still read and applied.
 func TestFanoutAppliesPayloadFilters(t *testing.T) {
+	t.Parallel()
 	e := testenv.NewEnv(t)
 	startCDC(t, e)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('pa'), ('pb');
@@ -108,6 +109,7 @@ func TestFanoutAppliesPayloadFilters(t *testing.T) {
 // the endpoint keeps its last good state, here the filter it had, and never receives what
 // that filter refuses.
 func TestUnreadableFilterKeepsTheLastGoodOne(t *testing.T) {
+	t.Parallel()
 	e := testenv.NewEnv(t)
 	startCDC(t, e)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('pa');

@@ -28,6 +28,7 @@ func startFanoutProcess(t *testing.T, e *env) (kill func()) {
 // R11: SIGKILL fanout at random moments during a stream; once it catches up, the committed
 // deliveries hold exactly one record per (event, endpoint) pair that should exist.
 func TestFanoutKillNine(t *testing.T) {
+	t.Parallel()
 	e := testenv.NewEnv(t)
 	startCDC(t, e)
 	type ep struct {

@@ -31,6 +31,7 @@ import (
 // which ON CONFLICT (delivery_id) does not arbitrate; writeShard then stores the attempts one per
 // transaction, and none may be left unstored.
 func TestHistoryWritersNeverDeadlock(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewDatabase(t)
 	ctx := context.Background()
 	const endpointsN, eventsN = 12, 12

@@ -9,6 +9,7 @@ import (
 // replay_deliveries_per_sec in a process, all its jobs together, while another partner's job
 // is not held back by that partner's pace.
 func TestBulkReplaysOfAPartnerSharePace(t *testing.T) {
+	t.Parallel()
 	const rate = 100
 	e := newEnv(t, func(c *Config) { c.RatePerSec, c.Workers = rate, 3 })
 	e.partner("acme")

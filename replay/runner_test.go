@@ -18,6 +18,7 @@ import (
 // TestBulkReplayFromHistory replays 10,000 failed deliveries: progress is visible while the
 // job runs, and every delivery gets one record with its event id and next attempt number.
 func TestBulkReplayFromHistory(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.partner("acme")
 	ep := e.endpoint("acme", "customer.*")
@@ -100,6 +101,7 @@ func TestBulkReplayFromHistory(t *testing.T) {
 // TestReplayJobSurvivesRestart stops the engine in the middle of a job, and leaves another job
 // leased by a process that died: a new engine resumes both from their recorded positions.
 func TestReplayJobSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.Batch = 100; c.JobLease = 2 * time.Second })
 	e.partner("acme")
 	ep := e.endpoint("acme")

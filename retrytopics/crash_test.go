@@ -145,6 +145,7 @@ func (c *child) waitOwnsAll(t *testing.T) {
 // starting the replica again loses nothing, releases nothing early and nothing twice: the open
 // transaction is fenced and aborted, and the commits say what was released.
 func TestKillMidHoldLosesNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t)
 	sched := newScheduler(t, cfg)

@@ -17,6 +17,7 @@ import (
 // after its type's attempt count; a type the policy does not name follows the endpoint's own
 // rule, and without a policy the configured schedule.
 func TestPolicyGivesEachEventTypeItsSchedule(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t) // configured schedule: 100 ms, 200 ms, 500 ms, 1 s (5 attempts)
 	cfg.Bounds = retrypolicy.Bounds{MinDelay: 50 * time.Millisecond, MaxDelay: 10 * time.Second, MaxAttempts: 8}

@@ -51,6 +51,7 @@ func scheduleMix(t *testing.T, s *retrytopics.Scheduler, n int, maxWait time.Dur
 // Over ten thousand retries spread over the tiers: each is released exactly once, none before
 // it is due (R22, design.md section 8).
 func TestRetriesAreReleasedOnceAndNeverEarly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t)
 	sched := newScheduler(t, cfg)
@@ -107,6 +108,7 @@ func TestRetriesAreReleasedOnceAndNeverEarly(t *testing.T) {
 // releases nothing early and nothing twice: the commits say what was released above the
 // committed offsets.
 func TestRestartMidHoldLosesNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t)
 	sched := newScheduler(t, cfg)
@@ -146,6 +148,7 @@ func TestRestartMidHoldLosesNothing(t *testing.T) {
 // A second process joining the tiers' groups and the first one leaving move partitions while
 // records are held: nothing is lost, early or doubled.
 func TestRebalanceMidHoldLosesNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t)
 	sched := newScheduler(t, cfg)
@@ -181,6 +184,7 @@ func TestRebalanceMidHoldLosesNothing(t *testing.T) {
 // The look-ahead buffer never holds more than LookAheadRecords: the rest stays in Kafka behind
 // paused partitions, and is still released once and on time.
 func TestLookAheadIsBounded(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t)
 	cfg.LookAheadRecords = 40
@@ -222,6 +226,7 @@ func TestLookAheadIsBounded(t *testing.T) {
 // A delivery that fails every attempt gets exactly the configured attempts, numbered 1..N with
 // one event id, then lands in the dlq with the final attempt (R22).
 func TestExhaustedDeliveryIsDeadLettered(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t)
 	sched := newScheduler(t, cfg)
@@ -326,6 +331,7 @@ func TestDeferKeepsTheAttempt(t *testing.T) {
 // Retry-After raises the next attempt (a 429 with 2 s moves it to at least 2 s away) and is
 // capped (30 days becomes 24 h) (R20).
 func TestRetryAfterRaisesAndIsCapped(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t)
 	sched := newScheduler(t, cfg)
@@ -437,6 +443,7 @@ func TestUnreadableTierRecordsAreDeadLettered(t *testing.T) {
 // A record the deliveries topic refuses outright (here: larger than its max.message.bytes) goes
 // to the dlq instead of blocking the tier; the others are released as usual.
 func TestRefusedReleaseIsDeadLettered(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	adm := kadm.NewClient(e.kafka.Client(t))
 	ctx := context.Background()
@@ -492,6 +499,7 @@ func TestRefusedReleaseIsDeadLettered(t *testing.T) {
 // release; the sender's next hand-off of the same retry (a deferral after the release) is
 // released again (design.md section 8).
 func TestCopiesOfARetryAreReleasedOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t)
 	run := runTiers(t, cfg)

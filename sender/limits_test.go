@@ -19,6 +19,7 @@ import (
 // retrier, the lane frees for the endpoint's next record, and other endpoints are not slowed
 // meanwhile.
 func TestConnectThatHangsGivesUpAtTheConnectTimeout(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	hangAddr := testenv.UnansweredAddr(t)
 	_, hangPort, _ := net.SplitHostPort(hangAddr)

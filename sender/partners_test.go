@@ -45,6 +45,7 @@ func (p *partnerLoad) peakSeen() int {
 // between them, and no more than Config.PartnerRatePerSec a second. Another partner beside it
 // has a cap of its own.
 func TestPartnerCapHolds(t *testing.T) {
+	t.Parallel()
 	t.Run("concurrency", func(t *testing.T) {
 		e := newEnv(t)
 		all := &partnerLoad{answerWith: 100 * time.Millisecond}
@@ -127,6 +128,7 @@ func TestPartnerCapHolds(t *testing.T) {
 // within a second of being produced, and p_a's backlog waits in the sender rather than in a
 // retry tier.
 func TestPartnerBacklogDoesNotDelayAnother(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var backlog []records.Delivery
 	for _, id := range []string{"ep_a1", "ep_a2", "ep_a3", "ep_a4"} {

@@ -720,6 +720,7 @@ func TestBufferedRecordsAreCapped(t *testing.T) {
 // sender holds stays bounded throughout, and the fast endpoint's concurrency rises above the
 // initial 8 (its max_in_flight is the default ceiling).
 func TestBurstToFastEndpointFlowsBesideHangingOne(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.endpoint("ep_fast", "p_a", func(ep *records.Endpoint) { ep.MaxInFlight = 64 })
 	e.rcv.handle("ep_fast", func(w http.ResponseWriter, _ *http.Request, _ []byte) { time.Sleep(2 * time.Millisecond) })

@@ -269,6 +269,7 @@ func verifies(m receivedMsg, secret string) bool {
 // URL, nor an operator page; the operator sees the partners, the failing endpoints across
 // partners (and disables one) and the outbox dead letters. Screenshots of each page go to .data/console/.
 func TestConsoleInBrowser(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db)
 	ctx := context.Background()

@@ -117,6 +117,7 @@ func TestDocsUserFacingTextCitesNoInternals(t *testing.T) {
 // templates) cites a tracker item by number, which no reader of the repository can follow;
 // requirement ids (R12) and design sections say where a rule comes from.
 func TestDocsNoTrackerNumbers(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("git", "-C", repoRoot, "ls-files", "-z").Output()
 	if err != nil {
 		t.Fatalf("git ls-files: %v", err)

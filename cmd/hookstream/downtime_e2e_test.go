@@ -23,6 +23,7 @@ import (
 // the receiver gets the same webhook-id again, answers it as a copy of a stored event, and the
 // application applies the event once.
 func TestTimeoutAfterDurableReceipt(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db, "--request-timeout", "1s", "--retry-schedule", "1s,1s,1s")
 	ctx := context.Background()
@@ -125,6 +126,7 @@ func TestTimeoutAfterDurableReceipt(t *testing.T) {
 // disabled when the failure window ends: its deliveries end failed with the reason, within
 // the schedule's attempts, and nothing is sent to it after it was disabled.
 func TestProlongedDowntime(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db, "--retry-schedule", "500ms,500ms,500ms,500ms,500ms,500ms,500ms,500ms,500ms",
 		"--failing-warn-after", "5s", "--failing-disable-after", "20s")

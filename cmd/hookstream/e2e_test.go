@@ -242,6 +242,7 @@ func TestDevDeliversEndToEnd(t *testing.T) {
 // disabled with endpoint.disabled, and the partner's other endpoint, subscribed to endpoint.*,
 // receives both as ordinary signed webhooks.
 func TestDevFailureWindow(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db, "--retry-schedule", "1s,1s,1s,1s,1s,1s,1s,1s",
 		"--failing-warn-after", "2s", "--failing-disable-after", "5s")

@@ -83,6 +83,7 @@ func makeRecipe(t *testing.T, target string) []string {
 // long-running command must stop on Ctrl-C (SIGINT) with status 0. What a user types in place
 // of a placeholder (whsec_…, ep_…) is the last value of that kind an earlier command printed.
 func TestDocsGettingStarted(t *testing.T) {
+	t.Parallel()
 	blocks := guideBlocks(t)
 	if got := makeRecipe(t, "build"); !strings.Contains(strings.Join(got, "\n"), "-o bin/hookstream ./cmd/hookstream") {
 		t.Fatalf("make build no longer builds bin/hookstream: %q", got)

@@ -21,6 +21,7 @@ import (
 // on the receiver library, and a replay of a delivered event carries the same webhook-id, so the
 // partner's application applies every event exactly once.
 func TestDevDeliversIntoInbox(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db)
 	ctx := context.Background()

@@ -101,6 +101,7 @@ func verifiedIDs(t *testing.T, msgs []receivedMsg, secret string) []string {
 // directory it resumes at its cursor: the events committed while it was down come, each once,
 // and no event forwarded before comes again. --events filters by type.
 func TestListenForwardsResumesAndStaysInScope(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db)
 	ctx := context.Background()
@@ -260,6 +261,7 @@ func (s *listenSession) waitOutput(t *testing.T, re *regexp.Regexp) {
 // is acknowledged exactly once, by webhook-id, in commit order, and a listen started after that
 // forwards only what is committed next.
 func TestListenRetriesFailedForwardsInOrderAcrossRestarts(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db)
 	ctx := context.Background()
@@ -347,6 +349,7 @@ func TestListenRetriesFailedForwardsInOrderAcrossRestarts(t *testing.T) {
 // the event (here a receiver that refuses usage.finalized with 422); with --skip-client-errors listen moves on past it instead, shown as skipped, and
 // the cursor with it: a listen started afterwards does not forward it again.
 func TestListenClientErrorsRetriedUnlessSkipped(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db)
 	ctx := context.Background()

@@ -38,6 +38,7 @@ const (
 // its topic again within handover (plus slack) of its restart: a record put on each partition
 // is processed.
 func TestRestartedMemberTakesItsPartitionsBack(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"sender", "fanout", "retry", "recorder"} {
 		t.Run(kind, func(t *testing.T) {
 			m := newMemberEnv(t, kind)
@@ -74,6 +75,7 @@ type memberEnv struct {
 // /readyz says kafka) instead of exiting into a supervisor's restart loop, and consumes every
 // partition once the broker is back.
 func TestMemberWaitsOutABrokerOutage(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"sender", "fanout", "retry", "recorder"} {
 		t.Run(kind, func(t *testing.T) {
 			m := newMemberEnvOn(t, kind, testenv.NewRestartableKafka(t))

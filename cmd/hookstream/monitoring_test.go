@@ -285,6 +285,7 @@ func TestMonitoringAssetsWellFormed(t *testing.T) {
 // a failed attempt retried through a tier, an exhausted delivery, an open circuit, a refused
 // attempt record, a bulk replay.
 func TestMonitoringMetricsExportedByDev(t *testing.T) {
+	t.Parallel()
 	refs := referencedMetrics(t)
 	db := testenv.NewEmptyDatabase(t)
 	kafkaPort := testenv.FreePort(t)

@@ -24,6 +24,7 @@ import (
 // operator token through the generated client; no operator event reaches a partner's endpoint,
 // feed or dead-letter-free path, and an operator type written under a partner is refused.
 func TestDevOperatorEvents(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db, "--retry-schedule", "1s", "--limit-test-events-per-minute", "1",
 		"--limit-replay-deliveries", "1")

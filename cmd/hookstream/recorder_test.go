@@ -37,6 +37,7 @@ func readiness(t *testing.T, addr string) (int, map[string]string) {
 // The outage is a proxy between the recorder and the shared server that closes every connection
 // and refuses new ones, as a restart does.
 func TestRecorderRidesOutPostgresOutage(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewDatabase(t)
 	k := testenv.NewKafka(t)
 	names := k.CreateTopics(t)

@@ -21,6 +21,7 @@ import (
 // event again, and the succeeded delivery is not replayed. A job that fails exits 1; a command
 // line without --since exits 2.
 func TestReplayCommand(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	// One retry a second after the first attempt: a delivery answered 500 fails in about 1 s.
 	dev := startDev(t, db, "--retry-schedule", "1s", "--limit-replay-deliveries", "2")

@@ -23,6 +23,7 @@ import (
 // (one retry after 1 s) and its 4xx policy (retry) would treat all three alike. The receiver's
 // request times and counts and the delivery history show each type's own schedule.
 func TestDevRetryPolicyPerEventType(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db, "--retry-schedule", "1s", "--retry-min-delay", "500ms", "--retry-client-errors", "retry")
 

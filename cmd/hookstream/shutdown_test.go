@@ -32,6 +32,7 @@ const shutdownBound = 30 * time.Second
 // record per event for fanout and retry (their Kafka transactions), one history row per
 // attempt for the recorder.
 func TestSIGTERMFinishesAndCommits(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"sender", "fanout", "retry", "recorder"} {
 		t.Run(kind, func(t *testing.T) {
 			m := newMemberEnv(t, kind)
@@ -121,6 +122,7 @@ func (m *memberEnv) twice(ids []string) []string {
 // shutdownBound: no request is answered 5xx or cut off, and every partner it answered 201 for
 // exists.
 func TestAdminSIGTERMAnswersWhatItTook(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewDatabase(t)
 	k := testenv.NewKafka(t)
 	k.CreateTopics(t)

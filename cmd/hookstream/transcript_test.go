@@ -35,6 +35,7 @@ const transcriptHead = "# A terminal session with hookstream\n\n" +
 // A terminal session shows the output a user sees. The session runs
 // against `hookstream dev` and its masked output must be the committed docs/cli-transcript.md.
 func TestTranscript(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db, "--retry-schedule", "1s")
 	ctx := context.Background()

@@ -20,6 +20,7 @@ import (
 // carrying the printed event id and data its type's schema accepts; another partner's receiver
 // gets none of them.
 func TestTriggerDeliversEveryCatalogType(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db)
 	var rx, other received

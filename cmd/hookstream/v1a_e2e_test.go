@@ -20,6 +20,7 @@ import (
 // webhook.Verifier. After a rotation both keys sign until the rotation ends, then only the new
 // one; another endpoint's public key verifies nothing.
 func TestV1aEndToEnd(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db)
 	ctx := context.Background()

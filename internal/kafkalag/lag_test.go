@@ -184,6 +184,7 @@ func TestOpenTransactionIsNotLag(t *testing.T) {
 }
 
 func TestBrokerOutageCountsAFailedCheck(t *testing.T) {
+	t.Parallel()
 	k := testenv.NewRestartableKafka(t)
 	topic := newTopic(t, k, "work")
 	group := k.Prefix + ".reader"

@@ -101,6 +101,7 @@ func readCommitted(t *testing.T, k *testenv.Kafka, topic string, p int32) int {
 // broker loses markers on demand, so the test states the coordinator's record of the finished
 // transactions; the partitions, the markers and the readers are the broker's.
 func TestRepairerCompletesHangingTransactions(t *testing.T) {
+	t.Parallel()
 	k := testenv.NewKafka(t)
 	names := k.CreateTopics(t)
 	adm := kadm.NewClient(k.Client(t))
