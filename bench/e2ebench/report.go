@@ -159,7 +159,7 @@ var tables = []table{
 		{"deliveries", figDeliveries, "%.0f"}, {"deliveries/s", figRate, "%.0f"}, {"÷ bare loop", figBareRatio, "%.2f"},
 		{"commits/s", figCommitRate, "%.0f"}, {"÷ PostgreSQL", figPGRatio, "%.2f"},
 		{"missing", figMissing, "%.0f"}, {"dup", figDuplicates, "%.0f"}, {"bad sig", figBadSignatures, "%.0f"}, {"unknown", figUnknown, "%.0f"},
-		{"history +s", figHistoryLag, "%.2f"}}},
+		{"history +s", figHistoryLag, "%.1f"}}},
 	{"Commit-to-receipt latency (ms)", []column{
 		{"p50", figP50, "%.1f"}, {"p95", figP95, "%.1f"}, {"p99", figP99, "%.1f"}, {"max", figMax, "%.1f"}}},
 	{"Per hop (ms): commit→events (cdc), events→deliveries (fanout), deliveries→receipt (sender+HTTP)", []column{
