@@ -17,6 +17,7 @@ import (
 // token and a bad token get 401; a partner key gets 403 on operator routes and 404 on another
 // partner's resources; the operator and the partner's own key succeed.
 func TestAuthorizationMatrix(t *testing.T) {
+	t.Parallel()
 	// No runner runs here, so every replay job stays queued: room for the matrix's.
 	e := newEnv(t, func(c *Config) { c.Limits.ReplayJobs = 5 })
 	ownKey := e.partner("acme")
@@ -230,6 +231,7 @@ func checkLocation(t *testing.T, e *env, pattern string, r response) {
 // TestAuthenticationForms covers token forms the matrix does not: other schemes, revoked keys,
 // a partner that does not exist, and routes that do not exist.
 func TestAuthenticationForms(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.partner("acme")
 	for _, h := range []string{"Basic " + operatorToken, "Bearer", "Bearer ", operatorToken, "bearer " + operatorToken + "x"} {

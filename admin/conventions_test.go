@@ -40,6 +40,7 @@ func (e *env) countEndpoints(pid string) int {
 // more; the same key with another request is refused with 422; keys are the caller's own, kept
 // 24 hours, and a refused first request does not hold its key.
 func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	partnerKey := e.partner("acme")
 	base := "/v1/partners/acme/endpoints"
@@ -139,6 +140,7 @@ func TestIdempotencyKey(t *testing.T) {
 // the first, marked replayed, and the second request changed nothing (one partner, one API
 // key, one rotation, one test event, one replay job).
 func TestIdempotencyKeyOnEveryPost(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.partner("acme")
 	ep := e.endpoint("acme")
@@ -219,6 +221,7 @@ func TestIdempotencyKeyOnEveryPost(t *testing.T) {
 // TestProblemDetails: every error is an RFC 9457 problem (application/problem+json) with the
 // failing field and the request id the response header carries.
 func TestProblemDetails(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.partner("acme")
 	base := "/v1/partners/acme/endpoints"
@@ -267,6 +270,7 @@ func TestProblemDetails(t *testing.T) {
 // TestPatchNullClears: null in a PATCH returns each nullable field to its default, one test per
 // field; the fields without a default refuse null, naming the field, and keep their value.
 func TestPatchNullClears(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.partner("acme")
 	var ep endpointView
@@ -319,6 +323,7 @@ func TestPatchNullClears(t *testing.T) {
 // TestAPIKeyNameAndLastUse: a key carries the name it was created with, and its last use shows
 // in the list.
 func TestAPIKeyNameAndLastUse(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.must(201, operatorToken, "POST", "/v1/partners", map[string]string{"id": "acme"})
 	var k createdAPIKey

@@ -19,6 +19,7 @@ import (
 // newest first, page by page, by partner or reason. Partner keys get 403, their own rows
 // included.
 func TestOutboxDeadLettersListRefusedRows(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	acmeKey := e.partner("acme")
 	e.partner("globex")

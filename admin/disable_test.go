@@ -25,6 +25,7 @@ import (
 // disabled_by is the one field that tells the triggers apart: the catalog publishes it as
 // "operator" or "partner", so only a disabling through the API carries it.
 func TestEndpointDisabledHasOneShape(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	e.partner("acme")

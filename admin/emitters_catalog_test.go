@@ -24,6 +24,7 @@ import (
 // Emitters covered: admin's disable route (partner and operator) and test event, the failure
 // window's endpoint.failing and endpoint.disabled, and the recorder's endpoint.disabled on 410.
 func TestEmittersFitCatalog(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	cat, err := eventcatalog.New()

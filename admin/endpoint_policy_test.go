@@ -19,6 +19,7 @@ import (
 // written; one that does not parse is refused with 422 naming the field and the position of the
 // fault, and nothing is created or changed; null removes it.
 func TestEndpointFilterIsValidatedAtRegistration(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.partner("pa")
 	path := "/v1/partners/pa/endpoints"
@@ -80,6 +81,7 @@ func TestEndpointFilterIsValidatedAtRegistration(t *testing.T) {
 // given, replaced by PATCH and removed by null; GET /v1/limits states the deployment's policy
 // and the bounds.
 func TestEndpointRetryPolicyWithinBounds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) {
 		c.Retry.Bounds = retrypolicy.Bounds{MinDelay: time.Second, MaxDelay: time.Hour, MaxAttempts: 12}
 		c.Retry.Schedule = []time.Duration{5 * time.Second, time.Minute}
@@ -171,6 +173,7 @@ func errorMessage(t *testing.T, r response) string {
 // A replay from the event log sends an endpoint only the events its filter lets through, as
 // fanout would have: the log holds every event of the partner, the endpoint asked for some.
 func TestLogReplayAppliesTheFilter(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	pid := partnersInPartition("filt", 1, int32(e.Kafka.TopicConfig().Partitions))[0]
 	key := e.partner(pid)

@@ -162,6 +162,7 @@ func TestCursorFeed(t *testing.T) {
 // TestGetEvent looks an event up by id from the outbox and, once the outbox no longer holds it,
 // from the events topic; another partner never finds it.
 func TestGetEvent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.partner("acme")
 	otherKey := e.partner("globex")
@@ -192,6 +193,7 @@ func TestGetEvent(t *testing.T) {
 // that shared an id before ids were unique (migration 0008) are each found by their own partner
 // only, neither hiding the other.
 func TestGetEventOfAnotherPartner(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	acmeKey := e.partner("acme")
@@ -238,6 +240,7 @@ func TestGetEventOfAnotherPartner(t *testing.T) {
 // TestFeedSkipsAbortedEvents interleaves an aborted transaction of events with committed ones:
 // the feed returns the committed events only and pages across the abort marker.
 func TestFeedSkipsAbortedEvents(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	parts := e.Kafka.TopicConfig().Partitions
 	key := e.partner("acme")
@@ -303,6 +306,7 @@ func TestFeedSkipsAbortedEvents(t *testing.T) {
 // next record to read. Reading the partition from o, the partner's records alone, continues the
 // feed with no gap and no duplicate (R32).
 func TestFeedCursorIsALogPosition(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	parts := e.Kafka.TopicConfig().Partitions
 	ids := partnersInPartition("cursor", 2, parts)

@@ -16,6 +16,7 @@ import (
 // the endpoint is disabled, the next probe while the circuit is open, its creation for a pending
 // delivery the sender has not reached.
 func TestEndpointHealthAndNextAttempt(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.partner("acme")
 	ep := e.endpoint("acme")
@@ -105,6 +106,7 @@ func TestEndpointHealthAndNextAttempt(t *testing.T) {
 // R18: "did partner X get event Y?" — the partner-wide search by event id, endpoint,
 // state, error category, HTTP status and time range, cursor-paged, the partner's own only.
 func TestSearchDeliveries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	acmeKey := e.partner("acme")
 	e.partner("globex")
@@ -208,6 +210,7 @@ func TestSearchDeliveries(t *testing.T) {
 // R24: replay jobs are listed (newest first, by endpoint and state) and cancelled; a
 // running job's runner stops at its next step.
 func TestReplayJobsListAndCancel(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.Limits.ReplayJobs = 10 })
 	e.partner("acme")
 	globexKey := e.partner("globex")

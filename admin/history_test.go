@@ -18,6 +18,7 @@ import (
 
 // TestDeliveryHistory pages through an endpoint's history with filters and opaque cursors.
 func TestDeliveryHistory(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.partner("acme")
 	otherKey := e.partner("globex")
@@ -123,6 +124,7 @@ func TestDeliveryHistory(t *testing.T) {
 // instead of reading as no cursor (the feed from the start of the log), and the earliest valid
 // RFC 3339 time is a valid bound.
 func TestQueryStringsAreReadExactly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.partner("acme")
 	ep := e.endpoint("acme")
@@ -139,6 +141,7 @@ func TestQueryStringsAreReadExactly(t *testing.T) {
 // last_latency_us), so an attempt under a millisecond is not 0; history recorded before the
 // microseconds were kept answers null for them, never a figure it does not have.
 func TestHistoryLatencyInMicroseconds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.partner("acme")
 	ep := e.endpoint("acme")

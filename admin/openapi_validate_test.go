@@ -20,6 +20,7 @@ import (
 // standard validator (kin-openapi): its structure, every $ref, every schema (JSON Schema 2020-12
 // as 3.1 has it), every example against its schema, and the webhooks section.
 func TestOpenAPIDocumentValidates(t *testing.T) {
+	t.Parallel()
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(openAPIDocument)
 	if err != nil {
@@ -39,6 +40,7 @@ func TestOpenAPIDocumentValidates(t *testing.T) {
 // writes from the catalog. Each version's example, in its envelope, is a valid body of its
 // webhook and of no other version's.
 func TestOpenAPIWebhooksMatchCatalog(t *testing.T) {
+	t.Parallel()
 	want, err := webhookdoc.Rewrite(openAPIDocument)
 	if err != nil {
 		t.Fatal(err)

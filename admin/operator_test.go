@@ -12,6 +12,7 @@ import (
 // operator.quota.refused per partner and quota a minute, however many refusals, naming the
 // partner, the quota and the route; a minute later the next refusal is told again.
 func TestQuotaRefusalTellsTheOperator(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.Limits.TestEventsPerMinute = 1 })
 	key := e.partner("acme")
 	ep := e.endpoint("acme")

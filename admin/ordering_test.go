@@ -13,6 +13,7 @@ import (
 // health shows the hold its newest attempt stated, and a delivery's attempts show where a
 // strict order broke.
 func TestEndpointOrdering(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.partner("acme")
 	path := "/v1/partners/acme/endpoints"

@@ -43,6 +43,7 @@ func createEndpointAs(e *env, token, pid string) response {
 // operator), the refusal writes nothing, another partner's endpoints never count, and a
 // deletion makes room again.
 func TestEndpointQuota(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.Limits.Endpoints = 3 })
 	key := e.partner("acme")
 	otherKey := e.partner("globex")
@@ -77,6 +78,7 @@ func TestEndpointQuota(t *testing.T) {
 // TestConcurrentCreatesKeepQuotas fires creations at once: never more endpoints or open replay
 // jobs than the limits, every other answer a 429.
 func TestConcurrentCreatesKeepQuotas(t *testing.T) {
+	t.Parallel()
 	const endpoints, jobs, callers = 4, 2, 16
 	e := newEnv(t, func(c *Config) { c.Limits.Endpoints, c.Limits.ReplayJobs = endpoints, jobs })
 	key := e.partner("acme")
@@ -132,6 +134,7 @@ func TestConcurrentCreatesKeepQuotas(t *testing.T) {
 // TestReplayJobQuota: queued and running jobs count, finished ones do not, the operator's jobs
 // count for the partner, and another partner's never do.
 func TestReplayJobQuota(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.Limits.ReplayJobs = 2 })
 	key := e.partner("acme")
 	otherKey := e.partner("globex")
@@ -175,6 +178,7 @@ func TestReplayJobQuota(t *testing.T) {
 // TestReplaySizeLimit: a history replay selecting more deliveries than the limit is refused
 // with 422 and the selection's size, and queues nothing; one within it runs.
 func TestReplaySizeLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.Limits.ReplayDeliveries = 50 })
 	key := e.partner("acme")
 	ep := e.endpoint("acme")
@@ -208,6 +212,7 @@ func TestReplaySizeLimit(t *testing.T) {
 // TestLogReplayStopsAtLimit: a log replay, whose size is known only as it reads, goes through
 // the limit and no further, and says where to resume.
 func TestLogReplayStopsAtLimit(t *testing.T) {
+	t.Parallel()
 	const limit, events = 10, 30
 	e := newEnv(t, func(c *Config) { c.Limits.ReplayDeliveries, c.ReplayBatch = limit, 4 })
 	key := e.partner("acme")
@@ -242,6 +247,7 @@ func TestLogReplayStopsAtLimit(t *testing.T) {
 // TestTestEventRate: the test-event quota is a sliding minute per partner, whoever sends; the
 // refusal says when to retry, and the retry at that time succeeds.
 func TestTestEventRate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.Limits.TestEventsPerMinute = 3 })
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	var clock sync.Mutex
@@ -289,6 +295,7 @@ func TestTestEventRate(t *testing.T) {
 // TestLimitsRouteShowsUsage: a partner key sees its own limits and usage and never another
 // partner's; the operator sees the limits, or a partner's usage on request.
 func TestLimitsRouteShowsUsage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) {
 		c.Limits = Limits{Endpoints: 5, ReplayJobs: 3, TestEventsPerMinute: 7, ReplaysPerMinute: 9, ReplayDeliveries: 1000,
 			DeliveriesInFlight: 40, DeliveriesPerSec: 250}
@@ -354,6 +361,7 @@ func TestLimitsRouteShowsUsage(t *testing.T) {
 // asks (its key or the operator): past the limit 429 quota_exceeded with Retry-After and nothing
 // produced; another partner has its own count; GET /v1/limits shows the usage.
 func TestSingleReplayRate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.Limits.ReplaysPerMinute = 3 })
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	var clock sync.Mutex
@@ -398,6 +406,7 @@ func TestSingleReplayRate(t *testing.T) {
 // other refusals and an idempotent repeat, on the partner's and the operator's routes alike;
 // a caller not let through to the partner learns nothing of it.
 func TestRateLimitHeaders(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.Limits.TestEventsPerMinute, c.Limits.ReplaysPerMinute = 2, 3 })
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	var clock sync.Mutex

@@ -207,6 +207,7 @@ func TestReadYourWrites(t *testing.T) {
 // endpoint resource through the attempt records and the recorder, with its next probe, and a
 // delivery waiting on it shows next_attempt_at no earlier than the probe.
 func TestEndpointHealthFromTheSender(t *testing.T) {
+	t.Parallel()
 	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))

@@ -122,6 +122,7 @@ func sameIDs(t *testing.T, what string, got, want []string) {
 // keeps its cursor as it is, and a cursor of the new count is read as it is by a process that
 // has not seen the new count yet (R32, design.md section 5).
 func TestFeedCursorSurvivesAddedPartitions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := newRepartition(t, e)
 	keys := map[string]string{r.moved: e.partner(r.moved), r.stays: e.partner(r.stays)}
@@ -200,6 +201,7 @@ func TestFeedCursorSurvivesAddedPartitions(t *testing.T) {
 // gap and no duplicate, and its ids from then on name the new partition (R32, design.md
 // section 5).
 func TestEventStreamFollowsAddedPartitions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) {
 		c.StreamPoll, c.StreamHeartbeat, c.PartitionCountTTL = 20*time.Millisecond, 100*time.Millisecond, 50*time.Millisecond
 	})

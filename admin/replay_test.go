@@ -19,6 +19,7 @@ import (
 // TestReplaySingle replays one delivery: 202 with the next attempt number, the same event id
 // and the exact envelope bytes on the deliveries topic, keyed by the endpoint.
 func TestReplaySingle(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.partner("acme")
 	otherKey := e.partner("globex")
@@ -121,6 +122,7 @@ func TestReplaySingle(t *testing.T) {
 // enables it and replays from the log: exactly the events it missed are delivered, with their
 // original bytes, and none of another partner's or of unsubscribed types.
 func TestReplayFromLogAfterReenable(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ids := partnersInPartition("part", 2, int32(e.Kafka.TopicConfig().Partitions))
 	pid, noise := ids[0], ids[1]
@@ -223,6 +225,7 @@ func TestReplayFromLogAfterReenable(t *testing.T) {
 // TestSendTestEvent checks the test event goes to that endpoint only, as a fresh
 // webhook.test event with trigger test.
 func TestSendTestEvent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.partner("acme")
 	ep := e.endpoint("acme", "customer.*")

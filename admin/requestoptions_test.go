@@ -45,6 +45,7 @@ const (
 // and never a secret, in no response and no log line, while cdc carries the sealed secrets to
 // the endpoints topic, where they open with the AAD the sender uses.
 func TestRequestOptionsWriteOnly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withProxies("eu"))
 	key := e.partner("acme")
 	base := "/v1/partners/acme/endpoints"
@@ -170,6 +171,7 @@ func relabel(t *testing.T, b []byte, label string) string {
 // TestRequestOptionsRefused: each bad option is refused with 422 naming the field, and
 // nothing is created.
 func TestRequestOptionsRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withProxies("eu"))
 	key := e.partner("acme")
 	ca := testenv.NewCA(t, "partner CA")

@@ -12,6 +12,7 @@ import (
 )
 
 func TestResealCountsAndIsIdempotent(t *testing.T) {
+	t.Parallel()
 	e, both, onlyNew := keyedEnv(t)
 	e.partner("acme")
 	var ids []string
@@ -41,6 +42,7 @@ func TestResealCountsAndIsIdempotent(t *testing.T) {
 // A row the admin API changes between the reseal's read and its write is read again and
 // resealed from its new value: the write never puts back the stale one.
 func TestResealDoesNotOverwriteAConcurrentChange(t *testing.T) {
+	t.Parallel()
 	e, both, onlyNew := keyedEnv(t)
 	e.partner("acme")
 	ep := e.endpoint("acme")

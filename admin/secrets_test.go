@@ -14,6 +14,7 @@ import (
 // rotations: each secret appears in exactly one response (its creation or rotation) and in no
 // log line, and the stored ciphertext opens with the AAD the sender uses (R16, R17).
 func TestSecretShownOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.partner("acme")
 	base := "/v1/partners/acme/endpoints"

@@ -14,6 +14,7 @@ import (
 // partner's public-key route; rotation and a change of scheme add a key of the right scheme
 // while the current ones sign on for the overlap.
 func TestV1aEndpointKeys(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.partner("acme")
 	other := e.partner("globex")

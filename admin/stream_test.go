@@ -78,6 +78,7 @@ func nextEvent(t *testing.T, r *adminclient.StreamReader, timeout time.Duration)
 // committed, never another partner's of the same partition; its ids resume it with no gap and
 // no duplicate; a bad cursor, another partner's cursor or route is refused before it starts.
 func TestEventStream(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.StreamPoll = 20 * time.Millisecond; c.StreamHeartbeat = 100 * time.Millisecond })
 	srv := httptest.NewServer(e.api.Handler())
 	t.Cleanup(srv.Close)
@@ -166,6 +167,7 @@ func TestEventStream(t *testing.T) {
 // stream is open; the next event committed for the partner is not sent, and the stream ends with
 // an `error` event whose problem says the key was revoked.
 func TestEventStreamEndsWhenItsKeyIsRevoked(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.StreamPoll = 20 * time.Millisecond; c.StreamHeartbeat = 100 * time.Millisecond })
 	srv := httptest.NewServer(e.api.Handler())
 	t.Cleanup(srv.Close)

@@ -95,6 +95,7 @@ func TestOpenAPITimestamps(t *testing.T) {
 // format, whatever the time's own precision (PostgreSQL's microseconds, Go's nanoseconds, a
 // request's whole seconds).
 func TestTimestampsInResponses(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.partner("acme")
 	ep := e.endpoint("acme")

@@ -12,6 +12,7 @@ import (
 // creation and on change: every one is refused with 422 naming the egress rule, and nothing is
 // written.
 func TestEndpointURLsRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.partner("acme")
 	ep := e.endpoint("acme")
@@ -97,6 +98,7 @@ func TestEndpointURLsRefused(t *testing.T) {
 // naming its field, on creation and on change, the OAuth token URL too; percent-encoded, the
 // same characters are an ordinary URL.
 func TestEndpointURLControlCharactersRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.partner("acme")
 	ep := e.endpoint("acme")
@@ -139,6 +141,7 @@ func TestEndpointURLControlCharactersRefused(t *testing.T) {
 // listing all three, each with its field and code, the refused URL with its rule; the same
 // with an OAuth token URL refused beside a bad header.
 func TestValidationReportsEveryField(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.partner("acme")
 	ep := e.endpoint("acme")

@@ -94,6 +94,7 @@ func TestCommittedEventsArePublishedOnce(t *testing.T) {
 // Endpoint rows become full configuration records on the endpoints topic, secrets included,
 // with a tombstone on delete (design.md section 5).
 func TestEndpointChangesArePublished(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	startStreaming(t, e, e.config(t))
 	ctx := context.Background()
@@ -368,6 +369,7 @@ func TestNoCatalogPublishesUnknownTypes(t *testing.T) {
 // With no outbox traffic the heartbeat keeps the slot's confirmed position moving, so WAL
 // written by other databases of the cluster does not pile up behind it.
 func TestIdleHeartbeatAdvancesSlot(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t)
 	cfg.HeartbeatInterval = 200 * time.Millisecond
@@ -583,6 +585,7 @@ func TestRunOfEndpointChangesSharesTransactions(t *testing.T) {
 // and restarted, holding every partner's events about a second (seen after a run of endpoint
 // changes on the real broker).
 func TestEndpointChangesBesideCommitsKeepTheSession(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t)
 	reg := prometheus.NewRegistry()

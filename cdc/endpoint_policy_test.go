@@ -15,6 +15,7 @@ import (
 // record; an update of other columns keeps them, even a policy large enough to be stored out of
 // line (an unchanged TOAST value carries no data in the WAL); NULL removes them.
 func TestEndpointFilterAndRetryPolicyArePublished(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	startStreaming(t, e, e.config(t))
 	ctx := context.Background()

@@ -14,6 +14,7 @@ import (
 // stored; an update of another column keeps it even when it is large enough to be TOASTed (the
 // WAL then carries it as unchanged, not as a value); replacing and clearing it is published.
 func TestEndpointRequestOptionsArePublished(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	startStreaming(t, e, e.config(t))
 	ctx := context.Background()

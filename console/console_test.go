@@ -182,6 +182,7 @@ func (s *site) signedIn(t *testing.T, id string) (b *browser, endpoint string) {
 }
 
 func TestSessionCookieFlagsAndCSP(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	key, _ := s.partner(t, "acme")
 	b := s.browser(t)
@@ -229,6 +230,7 @@ func TestSessionCookieFlagsAndCSP(t *testing.T) {
 }
 
 func TestSignInRefusesBadTokensAndForgedForms(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	b := s.browser(t)
 	if res := b.signIn("hsk_not-a-key"); res.status != http.StatusUnauthorized || !strings.Contains(res.body, "does not accept this token") {
@@ -249,6 +251,7 @@ func TestSignInRefusesBadTokensAndForgedForms(t *testing.T) {
 // Over plain HTTP on a name that is not loopback a browser would drop the Secure cookie and come
 // back signed out without a word; the console says why instead, and opens no session.
 func TestSignInOverPlainHTTPElsewhereSaysWhy(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	b := s.browser(t)
 	page := b.do("GET", "/console/sign-in", nil, "Host", "console.example.com")
@@ -272,6 +275,7 @@ func TestSignInOverPlainHTTPElsewhereSaysWhy(t *testing.T) {
 }
 
 func TestWriteWithoutCSRFTokenIsRefused(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	b, eid := s.signedIn(t, "acme")
 	page := b.do("GET", "/console/partners/acme/endpoints/"+eid, nil)
@@ -319,6 +323,7 @@ func TestWriteWithoutCSRFTokenIsRefused(t *testing.T) {
 }
 
 func TestPartnerScopeComesFromTheAPI(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	b, _ := s.signedIn(t, "acme")
 	_, other := s.partner(t, "globex")
@@ -359,6 +364,7 @@ func TestPartnerScopeComesFromTheAPI(t *testing.T) {
 }
 
 func TestBadInputIsAClearAnswer(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	b, eid := s.signedIn(t, "acme")
 	for path, want := range map[string]int{
@@ -389,6 +395,7 @@ func TestBadInputIsAClearAnswer(t *testing.T) {
 // Signing in again and again with one partner key churns that key's own sessions only: the
 // operator and other partners stay signed in, however small the store.
 func TestManySignInsWithOneKeyKeepOthersSignedIn(t *testing.T) {
+	t.Parallel()
 	s := newSiteWith(t, func(c *console.Config) { c.MaxSessions, c.MaxSessionsPerCredential = 8, 2 })
 	op := s.browser(t)
 	if res := op.signIn(operatorToken); res.status != http.StatusSeeOther {

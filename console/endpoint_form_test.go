@@ -14,6 +14,7 @@ import (
 // secret typed into it is sent and never shown again, not even by the form shown again after a
 // refusal.
 func TestEndpointFormSetsWhatTheAPISets(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	b, _ := s.signedIn(t, "acme")
 	ctx := context.Background()
@@ -150,6 +151,7 @@ func TestEndpointFormSetsWhatTheAPISets(t *testing.T) {
 // What the console cannot read as the API's types is refused beside its field, and nothing is
 // sent.
 func TestEndpointFormRefusesWhatItCannotRead(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	b, _ := s.signedIn(t, "acme")
 	csrf := csrfOf(t, b.do("GET", "/console/partners/acme/endpoints/new", nil).body)

@@ -13,6 +13,7 @@ import (
 // The pages show an attempt's latency from the API's microseconds, in the unit that fits; an
 // attempt recorded with milliseconds only shows what the history has.
 func TestPagesShowLatencyInTheUnitThatFits(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	b, eid := s.signedIn(t, "acme")
 	ev := outbox.NewEventID()

@@ -182,6 +182,7 @@ func TestUnconvertibleEventIsDeadLetteredWithItsID(t *testing.T) {
 // An events record that is not JSON is dead-lettered with its bytes carried once, as one JSON
 // string: read back, the original is the record's text, not the text quoted once more.
 func TestNonJSONEventIsDeadLetteredOnce(t *testing.T) {
+	t.Parallel()
 	e := testenv.NewEnv(t)
 	f := startFanout(t, e)
 	const raw = `not json: "quoted" \ and more`

@@ -33,6 +33,7 @@ func insertHistory(t *testing.T, db *testenv.Database, prefix, state string, upd
 // R33: finished deliveries older than the retention go, with their attempts, in batches; live
 // deliveries and recent history stay, unless their endpoint was deleted.
 func TestExpireHistory(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewDatabase(t)
 	if _, err := db.Pool.Exec(context.Background(), `INSERT INTO partner (id) VALUES ('p1');
 		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example')`); err != nil {
@@ -76,6 +77,7 @@ func TestExpireHistory(t *testing.T) {
 
 // The recorder sweeps by itself: history older than its retention disappears while it runs.
 func TestRecorderExpiresHistory(t *testing.T) {
+	t.Parallel()
 	e := testenv.NewEnv(t)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1'); INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example')`)
 	insertHistory(t, e.DB, "old", "succeeded", time.Now().Add(-2*time.Hour), 10)

@@ -143,6 +143,7 @@ func writeBatch(ctx context.Context, r *Recorder, attempts []records.Attempt) er
 // holding ep000 and the failure window in its statements. Once it lets go, one must wait on the
 // other, never each on the other.
 func TestFailureWindowBesideHistoryWritersNeverDeadlocks(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewDatabase(t)
 	ctx := context.Background()
 	const endpointsN = 40

@@ -16,6 +16,7 @@ import (
 // endpoint_health; the attempt that breaks a strict endpoint's order is marked in the history
 // and announced to the partner as endpoint.order_broken, once however often it is recorded.
 func TestRecorderKeepsTheHoldAndAnnouncesAnOrderBreak(t *testing.T) {
+	t.Parallel()
 	const ep = "ep_01JSTR1CT0RDER0000000000AB"
 	e := testenv.NewEnv(t)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1')`)

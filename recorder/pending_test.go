@@ -40,6 +40,7 @@ func produceDeliveries(t *testing.T, e *env, values ...[]byte) {
 // unreadable, forged or oversized records get no row, and the partition goes on. The first attempt then takes the
 // pending row over.
 func TestRecorderWritesPendingRows(t *testing.T) {
+	t.Parallel()
 	e := testenv.NewEnv(t)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1'), ('p2');
 		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example'), ('ep2', 'p1', 'https://y.example'),

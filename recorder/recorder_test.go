@@ -79,6 +79,7 @@ func tables(t *testing.T, e *env) string {
 
 // R18: attempts become history; replaying the same attempts records changes nothing (R11).
 func TestRecorderIsIdempotent(t *testing.T) {
+	t.Parallel()
 	e := testenv.NewEnv(t)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1');
 		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example'), ('ep2', 'p1', 'https://y.example')`)
@@ -127,6 +128,7 @@ func TestRecorderIsIdempotent(t *testing.T) {
 // section 4): an attempt to a receiver on the same host takes well under a millisecond. A record
 // written before latency_us existed is stored with latency_ms*1000 microseconds.
 func TestRecorderStoresLatencyInMicroseconds(t *testing.T) {
+	t.Parallel()
 	e := testenv.NewEnv(t)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1');
 		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example')`)
@@ -176,6 +178,7 @@ func mustJSON(t *testing.T, v any) []byte {
 // row of its own in the history (told apart by its start time), the delivery takes the outcome of
 // the request that started last, and the same records read again change nothing.
 func TestRecorderKeepsRedoneAttempts(t *testing.T) {
+	t.Parallel()
 	e := testenv.NewEnv(t)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1');
 		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example')`)
@@ -217,6 +220,7 @@ func TestRecorderKeepsRedoneAttempts(t *testing.T) {
 // (work redone after a kill, a redundant retry): the failure is recorded and is the last status,
 // but the history does not show a delivered event as retrying. A failed replay does change it.
 func TestRecorderKeepsASuccess(t *testing.T) {
+	t.Parallel()
 	e := testenv.NewEnv(t)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1');
 		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example')`)
@@ -254,6 +258,7 @@ func TestRecorderKeepsASuccess(t *testing.T) {
 // like any event (R20, R23). The endpoint id has the admin API's form, which the catalog's
 // endpoint.disabled schema requires: cdc publishes the event only then.
 func TestRecorder410DisablesEndpoint(t *testing.T) {
+	t.Parallel()
 	const gone = "ep_01JGONEGONEGONEGONEGONE000"
 	e := testenv.NewEnv(t)
 	startCDC(t, e)
@@ -298,6 +303,7 @@ func TestRecorder410DisablesEndpoint(t *testing.T) {
 
 // R13: an attempt naming another partner's endpoint is refused: no history row, a dead letter.
 func TestRecorderRefusesForeignEndpoint(t *testing.T) {
+	t.Parallel()
 	e := testenv.NewEnv(t)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('pa'), ('pb');
 		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep_b', 'pb', 'https://b.example'), ('ep_a', 'pa', 'https://a.example')`)
@@ -329,6 +335,7 @@ func TestRecorderRefusesForeignEndpoint(t *testing.T) {
 // store (the NUL byte that crash-looped every recorder) go to the dlq with the reason, and the
 // good records behind them on the same partition are recorded.
 func TestRecorderDeadLettersPoisonAndGoesOn(t *testing.T) {
+	t.Parallel()
 	e := testenv.NewEnv(t)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1');
 		INSERT INTO endpoint (id, partner_id, url) VALUES ('ep1', 'p1', 'https://x.example')`)
@@ -452,6 +459,7 @@ func TestRecorderDeadLettersPoisonAndGoesOn(t *testing.T) {
 // does not undo it), the last success, the last attempt sent; refusals (category internal) say
 // nothing of the receiver.
 func TestRecorderKeepsEndpointHealth(t *testing.T) {
+	t.Parallel()
 	const ep = "ep_01JHEALTHHEALTHHEALTH00000"
 	e := testenv.NewEnv(t)
 	sqlExec(t, e, `INSERT INTO partner (id) VALUES ('p1')`)

@@ -154,6 +154,7 @@ func TestReplayJobSurvivesRestart(t *testing.T) {
 // TestReplayJobStopsWhenEndpointDisabled disables the endpoint in the middle of a bulk replay:
 // the job fails with a reason instead of producing replays the sender would refuse.
 func TestReplayJobStopsWhenEndpointDisabled(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.Batch = 100 })
 	e.partner("acme")
 	ep := e.endpoint("acme")
@@ -181,6 +182,7 @@ func TestReplayJobStopsWhenEndpointDisabled(t *testing.T) {
 
 // TestReplayJobFailsWhenEndpointDeleted: a job whose endpoint is gone fails with the reason.
 func TestReplayJobFailsWhenEndpointDeleted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.partner("acme")
 	ep := e.endpoint("acme")
@@ -200,6 +202,7 @@ func TestReplayJobFailsWhenEndpointDeleted(t *testing.T) {
 // at its next progress save and stops; a finished job cannot be canceled, nor a job of another
 // partner.
 func TestCancelStopsTheRunner(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.partner("acme")
 	e.partner("globex")
@@ -233,6 +236,7 @@ func TestCancelStopsTheRunner(t *testing.T) {
 // TestLogJobWithBadFilterFreesItsReader: a log job whose endpoint's stored filter no longer
 // parses fails, and gives back the events-topic reader it took, so later reads still get one.
 func TestLogJobWithBadFilterFreesItsReader(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.readers = 1
 	e.eng = e.newEngine()

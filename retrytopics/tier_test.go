@@ -302,6 +302,7 @@ func TestExhaustedDeliveryIsDeadLettered(t *testing.T) {
 // A deferral asks for the same attempt again later and keeps the record's deferral count (the
 // sender counts the deferrals it backs off on).
 func TestDeferKeepsTheAttempt(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t)
 	sched := newScheduler(t, cfg)
@@ -391,6 +392,7 @@ func TestRetryAfterRaisesAndIsCapped(t *testing.T) {
 // Records on a tier topic that cannot be held are dead-lettered with the reason, not dropped and
 // not stuck (design.md section 6).
 func TestUnreadableTierRecordsAreDeadLettered(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t)
 	runTiers(t, cfg)

@@ -158,6 +158,7 @@ func TestPartitionMark(t *testing.T) {
 
 // offsetSet against a plain map, under random adds (increasing, with gaps) and removes.
 func TestOffsetSet(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	var s offsetSet
 	model := map[int64]bool{}

@@ -16,6 +16,7 @@ import (
 // under the record's trigger, from the event's commit time (or, without one, the delivery's
 // creation) to the response; a failed attempt is not observed.
 func TestDeliveryLatencyCountsAcceptedDeliveries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.endpoint("ep_ok", "p_a")
 	e.endpoint("ep_down", "p_a")

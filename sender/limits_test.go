@@ -68,6 +68,7 @@ func TestConnectThatHangsGivesUpAtTheConnectTimeout(t *testing.T) {
 // R28: the sender sends a body of up to MaxBodyBytes (1 MiB by default) and refuses a larger
 // one with its reason in a dead letter, without a request.
 func TestRequestBodyLimitIsExact(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.endpoint("ep_a", "p_a")
 	cfg := e.config()

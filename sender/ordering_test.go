@@ -17,6 +17,7 @@ import (
 // bounded mode's maximum hold keeps its head, retried by its schedule, and receives every
 // event in commit order once it recovers; the hold shows in the gauges and in the attempts.
 func TestStrictOrderOutlastsTheMaximumHold(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.endpoint("ep_strict", "p_a", func(ep *records.Endpoint) { ep.Ordered, ep.StrictOrder = true, true })
 	ds := deliveries(6, "p_a", "ep_strict", "customer.created")
@@ -105,6 +106,7 @@ func TestStrictOrderOutlastsTheMaximumHold(t *testing.T) {
 // Design section 7: the bounded mode, beside it, gives way after its maximum hold: the head goes
 // to the retry tiers and the later events overtake it, as documented.
 func TestBoundedOrderGivesWayAfterTheMaximumHold(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.endpoint("ep_bounded", "p_a", func(ep *records.Endpoint) { ep.Ordered = true })
 	ds := deliveries(3, "p_a", "ep_bounded", "customer.created")
@@ -133,6 +135,7 @@ func TestBoundedOrderGivesWayAfterTheMaximumHold(t *testing.T) {
 // dead-lettered and the order gives way, visibly: that attempt says order_broken, the metric
 // counts it, and the records held behind it go on in order.
 func TestStrictOrderBreaksVisiblyWhenTheHeadIsDeadLettered(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.endpoint("ep_strict", "p_a", func(ep *records.Endpoint) { ep.Ordered, ep.StrictOrder = true, true })
 	ds := deliveries(4, "p_a", "ep_strict", "customer.created")

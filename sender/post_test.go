@@ -90,6 +90,7 @@ func rawReceiver(t *testing.T, answer func(*net.TCPConn)) string {
 // The classification against real local servers (R19, R20): every kind of answer
 // and failure yields its category, retry decision and evidence.
 func TestPostClassifiesRealOutcomes(t *testing.T) {
+	t.Parallel()
 	var followed atomic.Int32
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		followed.Add(1) // a redirect must never be followed here

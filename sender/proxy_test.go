@@ -16,6 +16,7 @@ import (
 // egress guard refuses is refused with the proxy configured too, before the proxy is asked,
 // and an endpoint naming a proxy this sender does not know is not sent at all.
 func TestDeliveriesThroughProxy(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	def, eu := testenv.NewConnectProxy(t, "egress", "pr0xy-password"), testenv.NewConnectProxy(t, "", "")
 	e.endpoint("ep_default", "p1")

@@ -49,6 +49,7 @@ func withOptions(o records.RequestOptions) func(*records.Endpoint) {
 // TestRequestOptionsArrive: each endpoint's custom headers and credentials arrive as
 // configured, beside the signature headers, which no option can replace.
 func TestRequestOptionsArrive(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	secrets := map[string]string{
 		"ep_headers": e.endpoint("ep_headers", "p1", withOptions(records.RequestOptions{
@@ -173,6 +174,7 @@ func (ts *tokenServer) count() int {
 // the receiver answers 401 to it, and a refused token request fails the attempt without a
 // webhook being sent or the client secret being shown.
 func TestOAuthClientCredentials(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ts := newTokenServer(t, "hookstream-client", "cl1ent-S3cret-value")
 	bearer := func(w http.ResponseWriter, r *http.Request, _ []byte) {
@@ -267,6 +269,7 @@ func (e *env) waitAttemptOf(d records.Delivery) records.Attempt {
 // TestClientCertificate: an endpoint with a client certificate authenticates to an mTLS
 // receiver; a certificate the receiver does not trust, or none, is refused and categorised tls.
 func TestClientCertificate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ca, other := testenv.NewCA(t, "receiver CA"), testenv.NewCA(t, "someone else's CA")
 	var (
@@ -319,6 +322,7 @@ func TestClientCertificate(t *testing.T) {
 // cannot put a secret into the attempt evidence (the history), and no secret reaches the logs,
 // not even when a secret cannot be opened.
 func TestRequestOptionsSecretsHidden(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const (
 		headerSecret = "kq7Vh2mPzL9wXc4R"
@@ -399,6 +403,7 @@ func TestRequestOptionsSecretsHidden(t *testing.T) {
 // client_secret_basic's credential, which form-encodes it first) and in the forms its JSON encoder
 // writes; none of them reaches the attempt's evidence.
 func TestOAuthSecretEchoedInAnyEncoding(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const (
 		clientID = "hookstream client/1"

@@ -14,6 +14,7 @@ import (
 // endpoint's policy says retry and final elsewhere, and the endpoint's retry policy is what the
 // retrier is handed, so its schedule applies.
 func TestClientErrorPolicyPerEndpoint(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var policy retrypolicy.Policy
 	if err := json.Unmarshal([]byte(`{"client_errors":"retry","event_types":{"customer.deleted":{"client_errors":"stop"}}}`), &policy); err != nil {

@@ -25,6 +25,7 @@ import (
 // code with the signer; during a rotation both signatures are sent and each secret alone
 // verifies, and an expired secret signs nothing.
 func TestDeliveriesVerifyWithTheSecretShown(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	now := time.Now().UTC()
 	oldSecret, _ := webhook.NewSecret()
@@ -112,6 +113,7 @@ func handVerify(secret string, h http.Header, body []byte) bool {
 // R13: a delivery record naming another partner's endpoint, or carrying another partner's
 // event, or naming no endpoint at all, is never sent and is recorded as tenant_mismatch.
 func TestForgedDeliveryIsNeverSent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.endpoint("ep_a", "p_a")
 	e.endpoint("ep_b", "p_b", func(ep *records.Endpoint) { ep.MaxInFlight = 1 })
@@ -154,6 +156,7 @@ func TestForgedDeliveryIsNeverSent(t *testing.T) {
 // never internal, which means hookstream's own fault), and is not retried. A test delivery skips
 // only the subscription check (R25).
 func TestRefusedDeliveriesAreRecorded(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.endpoint("ep_off", "p_a", func(ep *records.Endpoint) { ep.Status = "disabled"; ep.DisabledReason = "receiver answered 410" })
 	e.endpoint("ep_narrow", "p_a", func(ep *records.Endpoint) { ep.EventTypes = []string{"api_key.created"} })
@@ -200,6 +203,7 @@ func TestRefusedDeliveriesAreRecorded(t *testing.T) {
 // redirect (to a private address or anywhere) is recorded and not followed, and a retrier
 // that reports exhaustion makes the attempt final.
 func TestResponsePolicy(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, id := range []string{"ep_429", "ep_410", "ep_302", "ep_302local", "ep_500", "ep_trap"} {
 		e.endpoint(id, "p_a")
@@ -273,6 +277,7 @@ func TestResponsePolicy(t *testing.T) {
 // gets more than max_in_flight requests at once, and what does not fit its queue is deferred
 // to the retry tiers without counting an attempt.
 func TestHangingEndpointDoesNotDelayOthers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	release := make(chan struct{})
 	e.endpoint("ep_hang", "p_a", func(ep *records.Endpoint) { ep.MaxInFlight = 2 })
@@ -351,6 +356,7 @@ func TestHangingEndpointDoesNotDelayOthers(t *testing.T) {
 // R21: rate_limit_per_sec spaces the requests of an endpoint; counted over the whole run, so
 // a slow machine can only make the test pass more easily.
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rate := 10.0
 	e.endpoint("ep_rate", "p_a", func(ep *records.Endpoint) { ep.RateLimitPerSec = &rate })
@@ -378,6 +384,7 @@ func TestRateLimit(t *testing.T) {
 // R21: a run of failures opens the circuit; further work is deferred without an attempt; after
 // the cooldown a single probe goes out, a failed probe reopens it and a successful one closes it.
 func TestCircuitBreaker(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.endpoint("ep_cb", "p_a", func(ep *records.Endpoint) { ep.MaxInFlight = 1 })
 	var mu sync.Mutex
@@ -469,6 +476,7 @@ func TestCircuitBreaker(t *testing.T) {
 // failing event holds back the later ones instead of being overtaken; meanwhile another
 // endpoint of the same partition is served.
 func TestOrderedEndpointKeepsOrderUnderFailure(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.endpoint("ep_ord", "p_a", func(ep *records.Endpoint) { ep.Ordered = true; ep.MaxInFlight = 8 })
 	e.endpoint("ep_other", "p_a")
@@ -520,6 +528,7 @@ func TestOrderedEndpointKeepsOrderUnderFailure(t *testing.T) {
 // Offsets (R21, at least once): the committed offset never passes an unfinished record; after
 // a restart, a record whose attempt was never reported is delivered again.
 func TestRestartRedeliversUnfinishedWork(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.endpoint("ep_ok", "p_a")
 	e.endpoint("ep_stuck", "p_a")
@@ -585,6 +594,7 @@ func TestRestartRedeliversUnfinishedWork(t *testing.T) {
 // Records that cannot be sent now or ever do not block the partition: malformed ones go to
 // the dlq topic with the reason, not-yet-due ones are deferred, and the commit passes both.
 func TestUndeliverableRecordsDoNotBlock(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.endpoint("ep_a", "p_a")
 	reg := prometheus.NewRegistry()
@@ -628,6 +638,7 @@ func TestUndeliverableRecordsDoNotBlock(t *testing.T) {
 // leaves with work in flight; every delivery is made at least once and the group ends
 // committed at the end of every partition.
 func TestRebalanceLosesNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ids := []string{"ep_r0", "ep_r1", "ep_r2", "ep_r3", "ep_r4", "ep_r5"}
 	for _, id := range ids {
@@ -678,6 +689,7 @@ func TestRebalanceLosesNothing(t *testing.T) {
 // Memory stays bounded: at the buffered-record cap fetching pauses, however many records wait
 // in Kafka, and resumes as work finishes.
 func TestBufferedRecordsAreCapped(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.endpoint("ep_slow", "p_a", func(ep *records.Endpoint) { ep.MaxInFlight = 50 })
 	release := make(chan struct{})
@@ -805,6 +817,7 @@ func TestBurstToFastEndpointFlowsBesideHangingOne(t *testing.T) {
 // nothing until the first one's requests ended: here they end only once the other endpoint has
 // received everything, so that version stalls until the 20 s escape below, and fails.
 func TestFullLaneHoldsBackOnlyItsPartition(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const busy, other = 200, 50
 	e.endpoint("ep_busy", "p_a", func(ep *records.Endpoint) { ep.MaxInFlight = 2 })
@@ -858,6 +871,7 @@ func TestFullLaneHoldsBackOnlyItsPartition(t *testing.T) {
 // same endpoint with another endpoint's records behind it on the partition does have its
 // overflow deferred, so the other's flow on.
 func TestLoneSlowEndpointWaitsRatherThanDefers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const burst = 60
 	e.endpoint("ep_slow", "p_a", func(ep *records.Endpoint) { ep.MaxInFlight = 1 })
@@ -902,6 +916,7 @@ func TestLoneSlowEndpointWaitsRatherThanDefers(t *testing.T) {
 // fetched already), intake stopped at the cap, and the other endpoint got nothing until the
 // hanging requests timed out (make bench e in dev: the hot endpoint stalled for 10 s).
 func TestLoneHangingEndpointDoesNotTakeTheBuffer(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.endpoint("ep_hang", "p_a", func(ep *records.Endpoint) { ep.MaxInFlight = 2 })
 	e.rcv.handle("ep_hang", func(w http.ResponseWriter, r *http.Request, _ []byte) { <-r.Context().Done() })

@@ -17,6 +17,7 @@ import (
 // v1a entries) and either public key verifies; after it only the new key signs. A tampered body
 // and another endpoint's public key are refused by both verifiers.
 func TestV1aDeliveriesVerifyWithThePublicKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	now := time.Now().UTC()
 	type pair struct{ signing, public string }

@@ -19,6 +19,7 @@ import (
 // in tables and in JSON; a partner API key sees its own partner only. Every step is checked by
 // what the receiver got or the API answers.
 func TestEndpointsAndDeliveriesCommands(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db)
 	ctx := context.Background()

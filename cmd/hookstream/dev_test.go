@@ -18,6 +18,7 @@ import (
 // answers its probes; once ready it prints the console's URL and where the operator token is;
 // it stops cleanly on cancellation.
 func TestDevStartsAndAnswersProbes(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	adminAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	resellerAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))

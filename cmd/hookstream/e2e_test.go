@@ -161,6 +161,7 @@ func appendEvent(t *testing.T, db *testenv.Database, partner, typ string) string
 // reaches the partner's receiver as a verifiable Standard Webhooks request, a failure is retried
 // with the same webhook-id, and every attempt lands in the history tables (R1, R10, R15, R18).
 func TestDevDeliversEndToEnd(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db, "--retry-schedule", "1s,1s")
 
@@ -295,6 +296,7 @@ func TestDevFailureWindow(t *testing.T) {
 // every type nor one subscribed to exactly theirs; the operator lists them with the reasons, and
 // the valid events around them are delivered.
 func TestDevRefusesRowsOutsideTheCatalog(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db)
 	var every, exact received

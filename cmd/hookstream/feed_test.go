@@ -15,6 +15,7 @@ import (
 // the events as delivered, one a line; --follow keeps paging and shows an event committed after
 // it started, and prints where to resume when interrupted. Another partner's events never show.
 func TestFeedCommand(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db)
 	dev.createEndpoint(t, "pf", "http://127.0.0.1:1999/none", "customer.*")

@@ -70,6 +70,7 @@ func (rx *rotationReceiver) has(id string) bool {
 // delivering, signed with the secret its receiver was given at creation; every stored secret
 // ends sealed under the new key id and opens with the new key alone; nothing fails to open.
 func TestSecretKeyRotationUnderLoad(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewDatabase(t)
 	k := testenv.NewKafka(t)
 	k.CreateTopics(t)

@@ -23,6 +23,7 @@ func runCLI(t *testing.T, args ...string) (string, error) {
 }
 
 func TestMigrateTwice(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	for i := 0; i < 2; i++ {
 		if _, err := runCLI(t, "migrate", "--database-url", db.URL, "--log-format", "text"); err != nil {
@@ -45,6 +46,7 @@ func TestMigrateTwice(t *testing.T) {
 }
 
 func TestTopicsCreateTwiceAndDescribe(t *testing.T) {
+	t.Parallel()
 	k := testenv.NewKafka(t)
 	flags := []string{"--kafka-brokers", strings.Join(k.Brokers, ","), "--topic-prefix", k.Prefix, "--topic-partitions", "2"}
 	out, err := runCLI(t, append([]string{"topics", "create"}, flags...)...)

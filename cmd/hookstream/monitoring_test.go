@@ -420,6 +420,7 @@ func exported(families map[string]string, name string) bool {
 // A component command exports the consumer lag of its own groups, and of no other, on its
 // metrics address (package kafkalag): fanout, the events topic in <prefix>.fanout.
 func TestMonitoringComponentExportsConsumerLag(t *testing.T) {
+	t.Parallel()
 	k := testenv.NewKafka(t)
 	names := k.CreateTopics(t)
 	metricsAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))

@@ -21,6 +21,7 @@ import (
 // through the proxy, and the history the API shows holds no secret although the receiver's
 // failed first answer echoed the whole request.
 func TestDevRequestOptionsEndToEnd(t *testing.T) {
+	t.Parallel()
 	const password = "b4sic-Pa55word-e2e"
 	db := testenv.NewEmptyDatabase(t)
 	proxy := testenv.NewConnectProxy(t, "", "")

@@ -23,6 +23,7 @@ import (
 // version's schema; after a PATCH of both pins the next event arrives in the other versions;
 // an event a platform still writes at version 1 reaches an endpoint pinned to 2 as version 2.
 func TestDevSchemaVersionPinning(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db)
 	ctx := context.Background()

@@ -17,6 +17,7 @@ import (
 // and prints at least one verified event of every reseller type, the budget crossing twice (its
 // re-arm) and balance.low twice among them, and seed.env names the partner's key and ids.
 func TestSeedShowsEveryResellerType(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db)
 	out := seed(t, dev, db)
@@ -87,6 +88,7 @@ func seed(t *testing.T, dev *devInstance, db *testenv.Database) string {
 // then every curl (state reads, deliveries, a replay, a rotation, the cursor feed, the CSV
 // export) runs against hookstream dev and succeeds (curl -f: a 4xx or 5xx fails the block).
 func TestDocsResellerCommands(t *testing.T) {
+	t.Parallel()
 	script, curl := docsShellBlock(t, "docs/reseller.md", "hookstream seed")
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db)

@@ -78,6 +78,7 @@ func series(name string, labels ...string) string {
 // and its metrics address scraped; admin with HOOKSTREAM_METRICS_ADDR, which also takes
 // /metrics off the API's address.
 func TestMonitoringLabelledCountersAtZeroFromStart(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewDatabase(t)
 	k := testenv.NewKafka(t)
 	k.CreateTopics(t)

@@ -41,6 +41,7 @@ func TestPrintable(t *testing.T) {
 // `hookstream endpoints`: escape sequences and bidi controls in them reach the terminal escaped,
 // in tables and in JSON, where they are the same strings to a JSON parser.
 func TestEndpointsCommandEscapesPartnerText(t *testing.T) {
+	t.Parallel()
 	db := testenv.NewEmptyDatabase(t)
 	dev := startDev(t, db)
 	ctx := context.Background()

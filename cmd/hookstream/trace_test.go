@@ -150,6 +150,7 @@ func (p *tracePipeline) waitRecorded(t *testing.T, eventID string, attempts int)
 // attempt number, and holds no secret or payload; the receiver got each attempt's context in
 // its traceparent header.
 func TestTraceFollowsOneEventEndToEnd(t *testing.T) {
+	t.Parallel()
 	p := newTracePipeline(t, func(n int) int {
 		if n == 1 {
 			return http.StatusServiceUnavailable
