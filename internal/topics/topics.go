@@ -230,8 +230,8 @@ type topicState struct {
 
 // look asks the cluster for the metadata of names, every time. kadm's ListTopics answers from the
 // client's metadata cache, which keeps a response for MetadataMinAge (5 s by default): a topic
-// first seen without leaders, just after its creation, would read so for 5 s, and every
-// `hookstream topics create` and every start of hookstream dev on new topics waited that long.
+// first seen without leaders, just after its creation, would read so for 5 s, and `hookstream
+// topics create` of new topics on a real broker took 5.5 s instead of under 1.
 func look(ctx context.Context, cl *kgo.Client, names []string) (map[string]topicState, error) {
 	req := kmsg.NewPtrMetadataRequest()
 	for _, n := range names {
