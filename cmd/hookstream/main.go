@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/hookstream/hookstream/internal/gotune"
 )
 
 type command struct {
@@ -83,6 +85,7 @@ func (c command) usage() string {
 }
 
 func main() {
+	gotune.Apply() // GOGC and GOMEMLIMIT, where the environment sets neither (docs/operations.md)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout)
 	stop()
