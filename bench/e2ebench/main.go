@@ -15,7 +15,8 @@
 // and events.csv (each event's hops in milliseconds, in commit order: which hop a stall is in);
 // the processes are stopped (SIGTERM, then SIGKILL) when the workload ends, and die with this
 // program (Pdeathsig) if it is killed. Before run 1, mode separate runs an unmeasured a1 of
-// -warmup-events, so that no run pays for the JVM broker's JIT compiler.
+// -warmup-events and, when a steady workload is to run, an unmeasured c of -warmup-steady, so
+// that no run pays for the JVM broker's JIT compiler.
 //
 // Workloads: a1 and a100 (a burst to one endpoint, 1 or 100 events per transaction), b (a burst
 // to 10 endpoints), c, c2 and c3 (steady rates, 1,000, 2,000 and 600 events/s: latency), d (a
@@ -98,6 +99,7 @@ type options struct {
 	drainTimeout   time.Duration
 	recoverTimeout time.Duration
 	warmupEvents   int
+	warmupSteady   time.Duration
 	stopGrace      time.Duration
 	logLevel       string
 	set            setVars // extra HOOKSTREAM_ variables of every hookstream process
@@ -119,6 +121,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.partitions, "partitions", 12, "partitions of the partitioned topics (HOOKSTREAM_TOPIC_PARTITIONS)")
 	fs.IntVar(&o.aEvents, "a-events", 20000, "events of a1, a100 and e")
 	fs.IntVar(&o.warmupEvents, "warmup-events", 5000, "events of the unmeasured a1 that warms the broker up before run 1 (mode separate); 0: none")
+	fs.DurationVar(&o.warmupSteady, "warmup-steady", 20*time.Second, "duration of the unmeasured c that follows it when a steady workload (c, c2, c3, f, g) is to run; 0: none")
 	fs.IntVar(&o.bEvents, "b-events", 5000, "events of b")
 	fs.IntVar(&o.bEndpoints, "b-endpoints", 10, "endpoints of b")
 	fs.IntVar(&o.cRate, "c-rate", 1000, "events per second of c")
@@ -182,6 +185,9 @@ func (o options) validate() error {
 	}
 	if o.warmupEvents < 0 {
 		errs = append(errs, fmt.Errorf("-warmup-events must be 0 or more, got %d", o.warmupEvents))
+	}
+	if o.warmupSteady < 0 {
+		errs = append(errs, fmt.Errorf("-warmup-steady must be 0 or more, got %s", o.warmupSteady))
 	}
 	for name, v := range map[string]time.Duration{"c-duration": o.cDuration, "f-duration": o.fDuration, "start-timeout": o.startTimeout, "tail-timeout": o.tailTimeout,
 		"drain-timeout": o.drainTimeout, "recover-timeout": o.recoverTimeout, "stop-grace": o.stopGrace} {
