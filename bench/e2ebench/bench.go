@@ -95,9 +95,10 @@ func warmUp(ctx context.Context, o options, rx *harness.Receiver, rep *report, w
 	return nil
 }
 
-// isSteady says whether workload name commits at a steady rate (c, c2, c3, f, g).
+// isSteady says whether workload name commits at a steady rate.
 func isSteady(name string) bool {
-	return slices.Contains([]string{"c", "c2", "c3", "f", "g"}, name)
+	wl, ok := lookupWorkload(name)
+	return ok && wl.steady
 }
 
 // warmUpWith runs workload name with o, unmeasured; only ctx's end stops the benchmark.

@@ -24,6 +24,9 @@ type workload struct {
 	name          string
 	about         func(o options) string
 	retrySchedule string // HOOKSTREAM_RETRY_SCHEDULE of its processes; empty: the default
+	// steady: it commits at a steady rate (its latency is the figure), so the warm-up before
+	// run 1 includes a steady load.
+	steady bool
 	// vars are further variables of its processes (nil: none), for a limit the workload needs
 	// beyond the defaults.
 	vars func(o options) map[string]string
@@ -42,13 +45,13 @@ var allWorkloads = []workload{
 	}, run: func(ctx context.Context, s *session) error {
 		return s.burst(ctx, s.o.bEvents, 100, s.o.bEndpoints, true)
 	}},
-	{name: "c", about: func(o options) string {
+	{name: "c", steady: true, about: func(o options) string {
 		return fmt.Sprintf("steady %d events/s for %s, one per transaction, one endpoint: commit-to-receipt latency", o.cRate, o.cDuration)
 	}, run: func(ctx context.Context, s *session) error { return s.steadyLoad(ctx, s.o.cRate) }},
-	{name: "c2", about: func(o options) string {
+	{name: "c2", steady: true, about: func(o options) string {
 		return fmt.Sprintf("as c at %d events/s: commit-to-receipt latency", o.c2Rate)
 	}, run: func(ctx context.Context, s *session) error { return s.steadyLoad(ctx, s.o.c2Rate) }},
-	{name: "c3", about: func(o options) string {
+	{name: "c3", steady: true, about: func(o options) string {
 		return fmt.Sprintf("as c at %d events/s: commit-to-receipt latency", o.c3Rate)
 	}, run: func(ctx context.Context, s *session) error { return s.steadyLoad(ctx, s.o.c3Rate) }},
 	{name: "d", about: func(o options) string {
@@ -59,7 +62,7 @@ var allWorkloads = []workload{
 		return fmt.Sprintf("as a1 (%d events) with a second endpoint that hangs until the sender's timeout: "+
 			"the hot endpoint's deliveries/s, and how long the hung one takes to catch up once it answers", o.aEvents)
 	}, run: func(ctx context.Context, s *session) error { return s.hotAndHung(ctx) }},
-	{name: "f", about: func(o options) string {
+	{name: "f", steady: true, about: func(o options) string {
 		return fmt.Sprintf("fairness: partner B steady at %d events/s to one endpoint for %s alone, then again beside partner A's "+
 			"replay of %d deliveries (a replay job from the event log for each of its %d endpoints, of events committed and "+
 			"delivered before): B's commit-to-receipt p99 alone and beside, and A's replayed deliveries/s", o.fRate, o.fDuration, o.fDeliveries, o.fEndpoints)
@@ -68,7 +71,7 @@ var allWorkloads = []workload{
 		// jobs queued or running (default 2) to its endpoint count for it.
 		return map[string]string{"HOOKSTREAM_LIMIT_REPLAY_JOBS": strconv.Itoa(max(2, o.fEndpoints))}
 	}, run: func(ctx context.Context, s *session) error { return s.fairness(ctx) }},
-	{name: "g", about: func(o options) string {
+	{name: "g", steady: true, about: func(o options) string {
 		return fmt.Sprintf("filter isolation: partner B steady at %d events/s to one endpoint for %s alone, then beside "+
 			"partner A's %d events/s to %d endpoints with a one-comparison filter each, then with the costliest payload filter "+
 			"the API accepts each (no event of A matches either): B's commit-to-receipt p99 in each", o.fRate, o.fDuration, o.gRate, o.gEndpoints)

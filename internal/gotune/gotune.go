@@ -30,27 +30,16 @@ const (
 // cgroupMemoryFiles hold the memory limit of the process's cgroup: v2, then v1.
 var cgroupMemoryFiles = []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}
 
-// Settings are what Apply set: zero values where the environment decided.
-type Settings struct {
-	GCPercent   int   // 0: GOGC was set
-	MemoryLimit int64 // bytes; 0: GOMEMLIMIT was set or no cgroup limit was found
-}
-
-// Apply sets the collector's target and memory limit where the environment does not, and says
-// what it set.
-func Apply() Settings {
-	var s Settings
+// Apply sets the collector's target and memory limit where the environment does not.
+func Apply() {
 	if _, ok := os.LookupEnv("GOGC"); !ok {
 		debug.SetGCPercent(GCPercent)
-		s.GCPercent = GCPercent
 	}
 	if _, ok := os.LookupEnv("GOMEMLIMIT"); !ok {
 		if limit, ok := cgroupLimit(cgroupMemoryFiles); ok {
-			s.MemoryLimit = int64(float64(limit) * limitShare)
-			debug.SetMemoryLimit(s.MemoryLimit)
+			debug.SetMemoryLimit(int64(float64(limit) * limitShare))
 		}
 	}
-	return s
 }
 
 // cgroupLimit reads the first of files that holds a memory limit. "max" (v2) and the
