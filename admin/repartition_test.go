@@ -12,9 +12,11 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/hookstream/hookstream/adminclient"
 	"github.com/hookstream/hookstream/internal/records"
+	"github.com/hookstream/hookstream/internal/testkit/testenv"
 	"github.com/hookstream/hookstream/outbox"
 )
 
@@ -53,6 +55,34 @@ func (r *repartition) checkpoint(count, before int32) {
 	b, _ := json.Marshal(records.Checkpoint{V: records.CheckpointVersion, Slot: "hookstream", CommitLSN: r.lsn, EndLSN: r.lsn,
 		EventsPartitions: count, EventsPartitionsBefore: before, At: time.Now().UTC()})
 	r.e.produceEvents([]*kgo.Record{{Topic: r.e.Names.Checkpoints, Partition: 0, Key: []byte("hookstream"), Value: b}})
+}
+
+// addPartitions raises the events topic to count partitions and waits until a metadata request
+// sent now shows each of them with a leader: the broker serves new partitions a moment after
+// the change is accepted, and a record for one of them produced in between is refused.
+func (r *repartition) addPartitions(count int32) {
+	t := r.e.t
+	t.Helper()
+	cl := r.e.Kafka.Client(t)
+	if _, err := kadm.NewClient(cl).UpdatePartitions(context.Background(), int(count), r.e.Names.Events); err != nil {
+		t.Fatalf("add partitions: %v", err)
+	}
+	testenv.Eventually(t, 30*time.Second, fmt.Sprintf("%d partitions of %s with a leader", count, r.e.Names.Events), func() bool {
+		req := kmsg.NewPtrMetadataRequest()
+		topic := kmsg.NewMetadataRequestTopic()
+		topic.Topic = kmsg.StringPtr(r.e.Names.Events)
+		req.Topics = append(req.Topics, topic)
+		resp, err := req.RequestWith(context.Background(), cl)
+		if err != nil || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != int(count) {
+			return false
+		}
+		for _, p := range resp.Topics[0].Partitions {
+			if p.ErrorCode != 0 || p.Leader < 0 {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // publish writes n events of each partner as cdc publishing with count partitions would, and
@@ -136,10 +166,7 @@ func TestFeedCursorSurvivesAddedPartitions(t *testing.T) {
 	}
 
 	// Partitions are added; cdc goes on with the count of its session.
-	adm := kadm.NewClient(e.Kafka.Client(t))
-	if _, err := adm.UpdatePartitions(context.Background(), int(r.now), e.Names.Events); err != nil {
-		t.Fatalf("add partitions: %v", err)
-	}
+	r.addPartitions(r.now)
 	for pid, ids := range r.publish(r.before, 20, 5) {
 		want[pid] = append(want[pid], ids...)
 	}
@@ -179,9 +206,7 @@ func TestFeedCursorSurvivesAddedPartitions(t *testing.T) {
 
 	// Partitions added once more: a cursor of the first count no longer says where the
 	// partner's events went in between, and is refused; one of the second count goes on.
-	if _, err := adm.UpdatePartitions(context.Background(), int(2*r.now), e.Names.Events); err != nil {
-		t.Fatalf("add partitions: %v", err)
-	}
+	r.addPartitions(2 * r.now)
 	r.checkpoint(2*r.now, r.now)
 	again := e.newAPI()
 	e.api = again
@@ -212,10 +237,7 @@ func TestEventStreamFollowsAddedPartitions(t *testing.T) {
 	live := openStream(t, srv, e.partner(r.moved), r.moved, "", "")
 
 	want := r.publish(r.before, 0, 3)[r.moved]
-	adm := kadm.NewClient(e.Kafka.Client(t))
-	if _, err := adm.UpdatePartitions(context.Background(), int(r.now), e.Names.Events); err != nil {
-		t.Fatalf("add partitions: %v", err)
-	}
+	r.addPartitions(r.now)
 	time.Sleep(200 * time.Millisecond) // the stream has looked at the count again: still cdc's old one
 	want = append(want, r.publish(r.before, 3, 3)[r.moved]...)
 	r.checkpoint(r.now, r.before)
