@@ -6,7 +6,6 @@ package eventtype
 
 import (
 	"math"
-	"regexp"
 	"strings"
 )
 
@@ -19,16 +18,35 @@ const MaxLen = 128
 // maxPrefix is the longest prefix of a "prefix.*" wildcard.
 const maxPrefix = 120
 
-var (
-	// name is lowercase dotted words: at least two, each starting with a letter.
-	name = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$`)
-	// prefix is a wildcard's prefix: one or more lowercase dotted words.
-	prefix = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$`)
-)
-
-// Valid reports whether s is a well-formed event-type name, such as "api_key.created".
+// Valid reports whether s is a well-formed event-type name, such as "api_key.created": at
+// most MaxLen bytes of lowercase dotted words, at least two.
 func Valid(s string) bool {
-	return len(s) <= MaxLen && name.MatchString(s)
+	return len(s) <= MaxLen && dottedWords(s, 2)
+}
+
+// dottedWords reports whether s is at least atLeast words joined by dots, each a letter a-z
+// followed by letters a-z, digits and underscores: ^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$ with
+// a count. A scan rather than a regular expression: the writers and cdc check the type of every
+// event, and the expression was a few percent of cdc's CPU.
+func dottedWords(s string, atLeast int) bool {
+	words, atStart := 0, true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case atStart:
+			if c < 'a' || c > 'z' {
+				return false
+			}
+			atStart = false
+			words++
+		case c == '.':
+			atStart = true
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '_':
+		default:
+			return false
+		}
+	}
+	return !atStart && words >= atLeast
 }
 
 // ValidPattern reports whether p is a pattern: a valid name, "prefix.*" with a prefix of
@@ -38,7 +56,7 @@ func ValidPattern(p string) bool {
 		return true
 	}
 	pre, ok := Wildcard(p)
-	return ok && len(pre) <= maxPrefix && prefix.MatchString(pre)
+	return ok && len(pre) <= maxPrefix && dottedWords(pre, 1)
 }
 
 // Wildcard returns the prefix of a "prefix.*" pattern ("customer" for "customer.*"), and

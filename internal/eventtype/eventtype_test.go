@@ -2,6 +2,7 @@ package eventtype_test
 
 import (
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -118,4 +119,33 @@ func FuzzValidPattern(f *testing.F) {
 			t.Fatalf("%q selects %q by no rule", pattern, typ)
 		}
 	})
+}
+
+// The scan agrees with the rule as a regular expression (design.md section 3) on every string
+// of up to six characters over an alphabet that holds each class of the rule and its edges.
+func TestValidAgreesWithTheExpression(t *testing.T) {
+	name := regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$`)
+	prefix := regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$`)
+	alphabet := []string{"a", "z", "0", "9", "_", ".", "A", "-", "*", "é", "`", "{"}
+	var walk func(s string, depth int)
+	checked := 0
+	walk = func(s string, depth int) {
+		checked++
+		if got, want := eventtype.Valid(s), name.MatchString(s); got != want {
+			t.Fatalf("Valid(%q) = %v, the expression says %v", s, got, want)
+		}
+		if got, want := eventtype.ValidPattern(s+".*"), prefix.MatchString(s) || name.MatchString(s+".*"); got != want {
+			t.Fatalf("ValidPattern(%q) = %v, the expression says %v", s+".*", got, want)
+		}
+		if depth == 6 {
+			return
+		}
+		for _, c := range alphabet {
+			walk(s+c, depth+1)
+		}
+	}
+	walk("", 0)
+	if checked < 3_000_000 {
+		t.Fatalf("checked only %d strings", checked)
+	}
 }
