@@ -66,7 +66,10 @@ func (c *concurrency) current() int { return int(c.limit) }
 // failure's latency (a timeout's is the request timeout) never counts as the endpoint slowing:
 // an endpoint answering 10 % of requests with errors keeps its concurrency (the breaker and the
 // retry schedule handle the failures).
-func (c *concurrency) observe(latency time.Duration, failed, saturated bool, now time.Time) {
+//
+// It returns what the round's end changed ("" when nothing): the sender counts the changes by
+// kind (hookstream_sender_concurrency_changes_total).
+func (c *concurrency) observe(latency time.Duration, failed, saturated bool, now time.Time) string {
 	if failed {
 		c.roundFailed++
 	} else {
@@ -79,18 +82,35 @@ func (c *concurrency) observe(latency time.Duration, failed, saturated bool, now
 	c.roundN++
 	c.roundSaturated = c.roundSaturated || saturated
 	if c.roundN < c.current() {
-		return
+		return ""
 	}
+	next, change := c.limit, ""
 	switch {
 	case 2*c.roundFailed > c.roundN:
-		c.limit = max(1, c.limit*failedFactor)
+		next, change = max(1, c.limit*failedFactor), changeFailed
 	case c.roundOK > 0 && c.roundSum/time.Duration(c.roundOK) > 2*c.baseline+latencyTolerance:
-		c.limit = max(1, c.limit*slowedFactor)
+		next, change = max(1, c.limit*slowedFactor), changeSlowed
 	case c.roundSaturated:
-		c.limit = min(c.limit+1, float64(c.ceiling))
+		next, change = min(c.limit+1, float64(c.ceiling)), changeRaised
 	}
 	c.newRound()
+	if next == c.limit {
+		return "" // at the floor or the ceiling already
+	}
+	c.limit = next
+	return change
 }
+
+// The changes a round's end makes to an endpoint's limit: cut by half (most of the round
+// failed), cut by 10 % (its successes slowed down), raised by one (answered at the baseline
+// with work waiting); none at the floor of 1 or the ceiling.
+const (
+	changeFailed = "failed"
+	changeSlowed = "slowed"
+	changeRaised = "raised"
+)
+
+var concurrencyChanges = []string{changeFailed, changeSlowed, changeRaised}
 
 func (c *concurrency) newRound() {
 	c.roundN, c.roundOK, c.roundSum, c.roundFailed, c.roundSaturated = 0, 0, 0, 0, false

@@ -12,13 +12,25 @@ import (
 // per round on failures, and falls when latency rises; it never goes below one.
 func TestConcurrencyAdapts(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
+	changes := map[string]int{} // what the ends of rounds reported (the sender counts them)
 	rounds := func(c *concurrency, n int, latency time.Duration, failed, saturated bool) {
 		for r := 0; r < n; r++ {
 			for i, k := 0, c.current(); i < k; i++ {
 				now = now.Add(time.Millisecond)
-				c.observe(latency, failed, saturated, now)
+				if ch := c.observe(latency, failed, saturated, now); ch != "" {
+					changes[ch]++
+				}
 			}
 		}
+	}
+	expect := func(when string, want map[string]int) {
+		t.Helper()
+		for _, ch := range concurrencyChanges {
+			if changes[ch] != want[ch] {
+				t.Fatalf("%s: changes %v, want %v", when, changes, want)
+			}
+		}
+		clear(changes)
 	}
 	var c concurrency
 	c.reset(8, 64)
@@ -30,20 +42,24 @@ func TestConcurrencyAdapts(t *testing.T) {
 	if c.current() != 8 {
 		t.Fatalf("rose to %d with no work waiting", c.current())
 	}
+	expect("10 fast rounds, nothing waiting", nil)
 	rounds(&c, 10, time.Millisecond, false, true)
 	if c.current() != 18 {
 		t.Fatalf("after 10 fast saturated rounds: %d, want 18", c.current())
 	}
+	expect("10 fast saturated rounds", map[string]int{changeRaised: 10})
 	rounds(&c, 100, time.Millisecond, false, true)
 	if c.current() != 64 {
 		t.Fatalf("capped at %d, want the ceiling 64", c.current())
 	}
+	expect("100 more, up to the ceiling", map[string]int{changeRaised: 64 - 18})
 
 	// A round of failures (timeouts in flight): one halving for the round, not one per failure.
 	rounds(&c, 1, 15*time.Second, true, true)
 	if c.current() != 32 {
 		t.Fatalf("after a round of failures: %d, want 32", c.current())
 	}
+	expect("a round of failures", map[string]int{changeFailed: 1})
 	// One request in ten failing, a timeout among fast answers, does not cut it.
 	for i := 0; i < 320; i++ {
 		if i%10 == 9 {
@@ -55,19 +71,27 @@ func TestConcurrencyAdapts(t *testing.T) {
 	if c.current() < 32 {
 		t.Fatalf("10 %% failures among fast answers cut the limit to %d", c.current())
 	}
+	c.newRound() // the failing rounds below start on a round boundary
+	halvings := 0
+	for l := c.limit; l > 1; l = max(1, l*failedFactor) {
+		halvings++
+	}
 	rounds(&c, 20, 15*time.Second, true, true)
 	if c.current() != 1 {
 		t.Fatalf("failing for 20 rounds: %d, want the floor 1", c.current())
 	}
+	expect("20 rounds failing: halved down to the floor, then unchanged", map[string]int{changeFailed: halvings})
 
 	// Latency well above the baseline makes it fall although nothing fails.
 	c.reset(8, 64)
 	rounds(&c, 5, time.Millisecond, false, true) // baseline 1 ms, limit 13
 	before := c.current()
+	clear(changes)
 	rounds(&c, 5, 50*time.Millisecond, false, true)
 	if c.current() >= before {
 		t.Fatalf("latency 50x the baseline: %d, was %d", c.current(), before)
 	}
+	expect("5 rounds at 50x the baseline", map[string]int{changeSlowed: 5})
 
 	// A lower max_in_flight caps what was learned.
 	c.setCeiling(3)

@@ -161,8 +161,11 @@ func (s *Sender) attemptOnce(l *lane, w *work, ep *records.Endpoint, d records.D
 		s.m.delivered(&d, s.now())
 	}
 	l.mu.Lock()
-	l.observe(res.latency, res.failure != nil, s.now())
+	change := l.observe(res.latency, res.failure != nil, s.now())
 	l.mu.Unlock()
+	if change != "" {
+		s.m.concurrencyChanges.WithLabelValues(change).Inc()
+	}
 	return res, true, true
 }
 

@@ -182,15 +182,15 @@ func (l *lane) full(queueSize int) bool {
 
 // observe takes the outcome of a request that was sent: it feeds the smoothed request time, the
 // smoothed gap between request ends while work waits (the lane's service rate), and the
-// adaptive concurrency.
-func (l *lane) observe(latency time.Duration, failed bool, now time.Time) {
+// adaptive concurrency, and returns what it changed of the latter (concurrency.observe).
+func (l *lane) observe(latency time.Duration, failed bool, now time.Time) string {
 	l.ewma = smooth(l.ewma, latency)
 	waiting := len(l.queue) > 0
 	if waiting && l.doneBusy {
 		l.gap = smooth(l.gap, now.Sub(l.lastDone))
 	}
 	l.lastDone, l.doneBusy = now, waiting
-	l.conc.observe(latency, failed, waiting, now)
+	return l.conc.observe(latency, failed, waiting, now)
 }
 
 // smooth folds sample into the moving average avg (zero: none yet).

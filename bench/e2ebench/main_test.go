@@ -83,6 +83,15 @@ func TestBenchmarkSmoke(t *testing.T) {
 			t.Errorf("%s: history lag %v, want the seconds from the last receipt to the last attempt recorded", res.workload, res.fig[figHistoryLag])
 		}
 	}
+	// A burst keeps work waiting at each endpoint: the ends of its rounds change the adaptive
+	// limits, up or down, and the sender table shows how.
+	for _, res := range rep.results {
+		f := res.fig
+		if res.workload == "b" && !(f[figLimitChanges+"raised"]+f[figLimitChanges+"slowed"]+f[figLimitChanges+"failed"] > 0) {
+			t.Errorf("b: no change of the endpoints' concurrency limits (raised %v, slowed %v, failed %v)",
+				f[figLimitChanges+"raised"], f[figLimitChanges+"slowed"], f[figLimitChanges+"failed"])
+		}
+	}
 	for _, res := range rep.results {
 		if res.workload == "g" && !(res.fig[figFilterEvals] >= 3*10) {
 			t.Errorf("g: %v filter evaluations, want 3 for each of A's events (about 20)", res.fig[figFilterEvals])

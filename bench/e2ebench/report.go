@@ -37,6 +37,7 @@ const (
 	figHopSender      = "hop_sender_"
 	figDeferrals      = "deferrals_" // + reason
 	figFailedAttempts = "failed_attempts"
+	figLimitChanges   = "limit_changes_" // + change: raised, slowed, failed
 	figCPUHookstream  = "cpu_hookstream" // ms per delivery
 	figCPUBroker      = "cpu_broker"
 	figCPUPostgres    = "cpu_postgres"
@@ -169,7 +170,9 @@ var tables = []table{
 	{"Sender (metric increases over the workload)", []column{
 		{"deferred queue_full", figDeferrals + "queue_full", "%.0f"}, {"circuit_open", figDeferrals + "circuit_open", "%.0f"},
 		{"not_due", figDeferrals + "not_due", "%.0f"}, {"other", figDeferrals + "other", "%.0f"},
-		{"failed attempts", figFailedAttempts, "%.0f"}}},
+		{"failed attempts", figFailedAttempts, "%.0f"},
+		{"limit raised", figLimitChanges + "raised", "%.0f"}, {"cut slowed", figLimitChanges + "slowed", "%.0f"},
+		{"cut failed", figLimitChanges + "failed", "%.0f"}}},
 	{"CPU ms per delivery", []column{
 		{"hookstream", figCPUHookstream, "%.3f"}, {"broker", figCPUBroker, "%.3f"}, {"postgres", figCPUPostgres, "%.3f"},
 		{"bench", figCPUBench, "%.3f"}, {"total", figCPUTotal, "%.3f"}}},

@@ -149,6 +149,10 @@ func (s *session) end(ctx context.Context, deliveries int) error {
 	}
 	attempts := inc.ByLabel(metricAttempts, "outcome")
 	f[figFailedAttempts] = inc[metricAttempts] - attempts["delivered"]
+	changes := inc.ByLabel(metricLimitChanges, "change")
+	for _, c := range []string{"raised", "slowed", "failed"} {
+		f[figLimitChanges+c] = changes[c]
+	}
 	return nil
 }
 

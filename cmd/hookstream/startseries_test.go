@@ -96,6 +96,9 @@ func TestMonitoringLabelledCountersAtZeroFromStart(t *testing.T) {
 	for _, r := range []string{"circuit_open", "queue_full", "not_due", "stale_view", "partner_share"} {
 		senderWant = append(senderWant, series("hookstream_sender_deferrals_total", "reason", r))
 	}
+	for _, c := range []string{"failed", "slowed", "raised"} {
+		senderWant = append(senderWant, series("hookstream_sender_concurrency_changes_total", "change", c))
+	}
 	senderWant = append(senderWant, series("hookstream_sender_attempts_total", "category", "none", "outcome", records.OutcomeDelivered))
 	for _, c := range records.ErrorCategories {
 		senderWant = append(senderWant,
