@@ -151,18 +151,6 @@ func (r *reader) waitFor(t *testing.T, n int, timeout time.Duration) []observed 
 	return r.all()
 }
 
-// poll checks cond every 10 ms until it holds (true) or timeout has passed (false).
-func poll(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
-}
-
 // settle waits for n records, then a little longer to catch duplicates arriving late.
 func (r *reader) settle(t *testing.T, n int, timeout time.Duration) []observed {
 	t.Helper()

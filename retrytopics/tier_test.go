@@ -491,7 +491,7 @@ func TestRefusedReleaseIsDeadLettered(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if !poll(60*time.Second, func() bool { return dlq.count() >= 1 }) {
+	if !testenv.Poll(60*time.Second, func() bool { return dlq.count() >= 1 }) {
 		// Say which way it went: the big record released as if no limit held, or held back.
 		var got []string
 		for _, r := range decodeReleases(t, out.all()) {

@@ -91,7 +91,7 @@ func Value(t testing.TB, g prometheus.Gatherer, name string, labels ...string) f
 func WaitValue(t testing.TB, g prometheus.Gatherer, name string, want float64, timeout time.Duration) {
 	t.Helper()
 	var got float64
-	if !poll(timeout, func() bool { got = Value(t, g, name); return got >= want }) {
+	if !Poll(timeout, func() bool { got = Value(t, g, name); return got >= want }) {
 		t.Fatalf("%s = %v after %s, want %v", name, got, timeout, want)
 	}
 }

@@ -23,13 +23,13 @@ func Logger(t testing.TB) *slog.Logger {
 // without, saying what it waited for.
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	if !poll(timeout, cond) {
+	if !Poll(timeout, cond) {
 		t.Fatalf("timed out after %s waiting for %s", timeout, what)
 	}
 }
 
-// poll checks cond every 10 ms until it holds (true) or timeout has passed (false).
-func poll(timeout time.Duration, cond func() bool) bool {
+// Poll checks cond every 10 ms until it holds (true) or timeout has passed (false).
+func Poll(timeout time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {

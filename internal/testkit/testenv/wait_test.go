@@ -9,10 +9,10 @@ import (
 
 func TestPoll(t *testing.T) {
 	n := 0
-	if !poll(time.Second, func() bool { n++; return n == 3 }) || n != 3 {
+	if !Poll(time.Second, func() bool { n++; return n == 3 }) || n != 3 {
 		t.Fatalf("poll stopped after %d checks", n)
 	}
-	if poll(30*time.Millisecond, func() bool { return false }) {
+	if Poll(30*time.Millisecond, func() bool { return false }) {
 		t.Fatal("a condition that never holds held")
 	}
 }
