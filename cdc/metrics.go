@@ -17,6 +17,7 @@ type cdcMetrics struct {
 	bytes           prometheus.Counter
 	endpointChanges prometheus.Counter
 	transactions    prometheus.Counter
+	commitSeconds   prometheus.Histogram
 	deadLetters     *prometheus.CounterVec
 	checkpointLSN   prometheus.Gauge
 	partitions      *prometheus.CounterVec
@@ -37,6 +38,9 @@ func newMetrics(reg prometheus.Registerer) (*cdcMetrics, error) {
 		endpointChanges: set.Counter("endpoint_records_published_total",
 			"Endpoint records (including tombstones) committed to the endpoints topic."),
 		transactions: set.Counter("kafka_transactions_total", "Kafka transactions committed."),
+		commitSeconds: set.Histogram("kafka_commit_seconds",
+			"Time to commit one Kafka transaction: its events flushed, its checkpoint written, the transaction ended (a round trip to the broker each).",
+			metrics.CommitBuckets),
 		deadLetters: set.CounterVec("dead_letters_total",
 			"Outbox rows refused (not published) and sent to the dlq topic and outbox_dead_letter, by reason: malformed, too_large, unknown_type, schema_version, invalid_data.",
 			"reason"),

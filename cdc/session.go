@@ -977,6 +977,7 @@ func (s *session) startCommit(ctx context.Context) error {
 // transaction committed. It runs beside the stream, which touches neither the producer nor
 // endpointsAt meanwhile (it queues).
 func (s *session) commitKafka(ctx context.Context, c *commit) error {
+	began := time.Now()
 	checkpoint := func() *kgo.Record {
 		s.produceMu.Lock()
 		c.cp.EndpointsOffset = s.endpointsAt
@@ -1010,6 +1011,7 @@ func (s *session) commitKafka(ctx context.Context, c *commit) error {
 	if err := s.prod.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		return fmt.Errorf("cdc: commit kafka transaction at %s: %w", c.cp.CommitLSN, err)
 	}
+	s.c.metrics.commitSeconds.Observe(time.Since(began).Seconds())
 	return nil
 }
 

@@ -208,6 +208,7 @@ func (f *Fanout) session(ctx context.Context) error {
 				sess.Produce(ctx, d, nil)
 			}
 		})
+		ending := time.Now()
 		committed, err := sess.End(ctx, kgo.TryCommit)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -220,6 +221,7 @@ func (f *Fanout) session(ctx context.Context) error {
 			continue
 		}
 		f.metrics.txns.Inc()
+		f.metrics.commit.Observe(time.Since(ending).Seconds())
 		f.metrics.deliveries.WithLabelValues(records.TriggerInitial).Add(float64(produced[f.names.Deliveries]))
 		limit = nextTxnEvents(fs.NumRecords(), produced[f.names.Deliveries])
 	}

@@ -242,4 +242,9 @@ func TestFanoutBoundsItsTransactions(t *testing.T) {
 	if txns := testenv.Counter(t, f.reg, "hookstream_fanout_kafka_transactions_total"); txns < events*10/2000 {
 		t.Fatalf("%v transactions for %d deliveries, want at least %d (about 2,000 deliveries each)", txns, events*10, events*10/2000)
 	}
+	// Every committed transaction's commit time is observed before its deliveries are counted.
+	timed := testenv.HistogramCount(t, f.reg, "hookstream_fanout_kafka_commit_seconds")
+	if txns := testenv.Counter(t, f.reg, "hookstream_fanout_kafka_transactions_total"); float64(timed) != txns {
+		t.Fatalf("%d commit times observed for %v transactions", timed, txns)
+	}
 }

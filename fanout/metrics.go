@@ -15,6 +15,7 @@ type fanoutMetrics struct {
 	filtered   prometheus.Counter
 	invalid    prometheus.Counter
 	txns       prometheus.Counter
+	commit     prometheus.Histogram
 	restarts   prometheus.Counter
 	viewSize   prometheus.GaugeFunc
 	catchUp    prometheus.Histogram
@@ -32,6 +33,9 @@ func newFanoutMetrics(reg prometheus.Registerer, view EndpointView) (*fanoutMetr
 		invalid: set.Counter("invalid_events_total", "Event records that could not be read; sent to the dlq."),
 		txns: set.Counter("kafka_transactions_total",
 			"Kafka transactions committed (each carries a batch of events' deliveries and its offsets)."),
+		commit: set.Histogram("kafka_commit_seconds",
+			"Time to commit one Kafka transaction: its deliveries flushed, the events' offsets committed, the group heartbeat, the transaction ended (a round trip to the broker each).",
+			metrics.CommitBuckets),
 		restarts: set.Counter("session_restarts_total",
 			"Consumer-producer sessions that failed (broker outage, failed commit) and were started again."),
 		viewSize: set.GaugeFunc("endpoint_view_size", "Endpoints in the fanout's endpoint view.",

@@ -11,7 +11,7 @@
 # Env: KAFKA_VERSION (4.4.0), KAFKA_PORT (19092; controller uses KAFKA_PORT+1),
 #      KAFKA_CLUSTER_PORT (19292; node n uses +2(n-1) and its controller +2(n-1)+1),
 #      KAFKA_CLUSTER_HEAP (384m), KAFKA_SECURE_PORT (19392; controller +1),
-#      HOOKSTREAM_DATA_DIR (<repo>/.data). See README.md.
+#      KAFKA_TXN_RETRY_BACKOFF_MS (1), HOOKSTREAM_DATA_DIR (<repo>/.data). See README.md.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -41,6 +41,7 @@ NODE=""
 # Fixed so the formatted storage stays valid across restarts and re-creations.
 CLUSTER_ID="dPh39buyTEiZcdxofnt2Xg"
 READY_TIMEOUT="${KAFKA_READY_TIMEOUT:-90}"
+TXN_RETRY_BACKOFF_MS="${KAFKA_TXN_RETRY_BACKOFF_MS:-1}"
 
 # The secured node (select_secure): one KRaft node whose only client listener is SASL_SSL, with
 # SCRAM users and the StandardAuthorizer, its state (certificates, passwords) under $SECURE_DIR.
@@ -152,6 +153,17 @@ num.partitions=1
 # Topics are created explicitly by hookstream; typos should fail loudly.
 auto.create.topics.enable=false
 EOF
+  transaction_settings
+}
+
+# transaction_settings prints the transaction settings of every node here (docs/operations.md,
+# Kafka broker settings). A transactional producer's first write after its previous commit (cdc
+# and fanout begin one every commit interval) is refused by the coordinator until that commit's
+# markers are written, and the broker retries it before answering, after 20 ms by default: in
+# pairs of steady runs, that wait was in most of cdc's and fanout's commits.
+transaction_settings() {
+  [[ "$TXN_RETRY_BACKOFF_MS" =~ ^[0-9]+$ ]] || { log "KAFKA_TXN_RETRY_BACKOFF_MS must be a whole number of milliseconds, got '$TXN_RETRY_BACKOFF_MS'"; exit 2; }
+  echo "add.partitions.to.txn.retry.backoff.ms=$TXN_RETRY_BACKOFF_MS"
 }
 
 # A node of the three-node cluster: every topic (internal ones included) on all three nodes, and
@@ -193,6 +205,7 @@ log.segment.delete.delay.ms=1000
 num.partitions=1
 auto.create.topics.enable=false
 EOF
+  transaction_settings >>"$PROPS"
 }
 
 # select_secure makes the functions below act on the secured node.

@@ -69,6 +69,10 @@ func (s *Set) GaugeFunc(name, help string, value func() float64) prometheus.Gaug
 	return add(s, prometheus.NewGaugeFunc(prometheus.GaugeOpts(s.opts(name, help)), value))
 }
 
+// CommitBuckets are the buckets of a Kafka transaction's commit time: a few round trips to the
+// broker, half a millisecond on an idle loopback, seconds when a broker is failing over.
+var CommitBuckets = []float64{.0005, .001, .002, .004, .008, .016, .032, .064, .128, .256, .512, 1, 2.5, 10}
+
 // Histogram returns a registered histogram with the given buckets.
 func (s *Set) Histogram(name, help string, buckets []float64) prometheus.Histogram {
 	o := s.opts(name, help)
