@@ -159,8 +159,8 @@ EOF
 # transaction_settings prints the transaction settings of every node here (docs/operations.md,
 # Kafka broker settings). A transactional producer's first write after its previous commit (cdc
 # and fanout begin one every commit interval) is refused by the coordinator until that commit's
-# markers are written, and the broker retries it before answering, after 20 ms by default: in
-# pairs of steady runs, that wait was in most of cdc's and fanout's commits.
+# markers are written, and the broker retries it before answering, every 20 ms by default: on a
+# freshly started broker, slow to write markers, steady runs had 0.11-0.70x the p99 at 1 ms.
 transaction_settings() {
   [[ "$TXN_RETRY_BACKOFF_MS" =~ ^[0-9]+$ ]] || { log "KAFKA_TXN_RETRY_BACKOFF_MS must be a whole number of milliseconds, got '$TXN_RETRY_BACKOFF_MS'"; exit 2; }
   echo "add.partitions.to.txn.retry.backoff.ms=$TXN_RETRY_BACKOFF_MS"
