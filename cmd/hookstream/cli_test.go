@@ -341,12 +341,12 @@ func TestCDCCommitIntervalReachesCDC(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := s.cdcConfig(nil, nil).FlushInterval; got != 50*time.Millisecond {
-			t.Errorf("%s: default interval %v, want 50ms", cmd, got)
+		if got := s.cdcConfig(nil, nil).FlushInterval; got != 25*time.Millisecond {
+			t.Errorf("%s: default interval %v, want 25ms", cmd, got)
 		}
-		t.Setenv("HOOKSTREAM_CDC_COMMIT_INTERVAL", "25ms")
-		if s, err = parseSettings(cmd, nil, io.Discard); err != nil || s.cdcConfig(nil, nil).FlushInterval != 25*time.Millisecond {
-			t.Errorf("%s: HOOKSTREAM_CDC_COMMIT_INTERVAL=25ms: %v, %v", cmd, s.cdcConfig(nil, nil).FlushInterval, err)
+		t.Setenv("HOOKSTREAM_CDC_COMMIT_INTERVAL", "50ms")
+		if s, err = parseSettings(cmd, nil, io.Discard); err != nil || s.cdcConfig(nil, nil).FlushInterval != 50*time.Millisecond {
+			t.Errorf("%s: HOOKSTREAM_CDC_COMMIT_INTERVAL=50ms: %v, %v", cmd, s.cdcConfig(nil, nil).FlushInterval, err)
 		}
 		t.Setenv("HOOKSTREAM_CDC_COMMIT_INTERVAL", "0s")
 		if _, err := parseSettings(cmd, nil, io.Discard); err == nil || !strings.Contains(err.Error(), "HOOKSTREAM_CDC_COMMIT_INTERVAL") {
