@@ -23,12 +23,19 @@ const (
 
 // concurrency is an endpoint's adaptive limit of requests in flight: additive increase while
 // the endpoint answers as fast as its baseline and work is waiting, multiplicative decrease when
-// its latency rises or a request fails. It never leaves [1, ceiling]. Requests are judged in
+// its latency rises (down to the starting limit) or a request fails (down to 1). It never
+// leaves [1, ceiling]. Requests are judged in
 // rounds of `limit` completions, about one round trip of the whole window. The caller
 // serialises access (lane.mu).
 type concurrency struct {
 	limit   float64
 	ceiling int
+	// floor is the starting limit, below which latency alone never cuts: it is the pressure
+	// every endpoint gets before anything is measured, and on a busy host a fast receiver's
+	// latency rises with the host's stalls, not with our requests (make bench c: a steady
+	// 1,000 requests a second, cut hundreds of times a minute below the 8 that carried it with
+	// no request waiting, queued behind the cuts). Failures still halve the limit down to 1.
+	floor float64
 
 	baseline   time.Duration // lowest latency in the current window
 	baselineAt time.Time     // when the window began
@@ -44,6 +51,7 @@ type concurrency struct {
 func (c *concurrency) reset(initial, ceiling int) {
 	c.ceiling = max(1, ceiling)
 	c.limit = float64(min(max(1, initial), c.ceiling))
+	c.floor = c.limit
 	c.newRound()
 }
 
@@ -51,6 +59,7 @@ func (c *concurrency) reset(initial, ceiling int) {
 func (c *concurrency) setCeiling(ceiling int) {
 	c.ceiling = max(1, ceiling)
 	c.limit = min(c.limit, float64(c.ceiling))
+	c.floor = min(c.floor, float64(c.ceiling))
 }
 
 // current is the number of requests allowed in flight now.
@@ -61,7 +70,8 @@ func (c *concurrency) current() int { return int(c.limit) }
 //
 // A round is judged when it ends: more than half of it failed (an endpoint down or shedding
 // load) halves the limit; otherwise the mean latency of its successes above twice the baseline
-// plus latencyTolerance cuts it by 10 %; otherwise, if work waited, it rises by one. Single
+// plus latencyTolerance cuts it by 10 %, never below the starting limit (floor); otherwise, if
+// work waited, it rises by one. Single
 // failures among successes (a receiver's occasional 500 or timeout) do not cut it, and a
 // failure's latency (a timeout's is the request timeout) never counts as the endpoint slowing:
 // an endpoint answering 10 % of requests with errors keeps its concurrency (the breaker and the
@@ -89,7 +99,7 @@ func (c *concurrency) observe(latency time.Duration, failed, saturated bool, now
 	case 2*c.roundFailed > c.roundN:
 		next, change = max(1, c.limit*failedFactor), changeFailed
 	case c.roundOK > 0 && c.roundSum/time.Duration(c.roundOK) > 2*c.baseline+latencyTolerance:
-		next, change = max(1, c.limit*slowedFactor), changeSlowed
+		next, change = min(c.limit, max(c.floor, c.limit*slowedFactor)), changeSlowed
 	case c.roundSaturated:
 		next, change = min(c.limit+1, float64(c.ceiling)), changeRaised
 	}

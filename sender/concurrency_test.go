@@ -92,6 +92,19 @@ func TestConcurrencyAdapts(t *testing.T) {
 		t.Fatalf("latency 50x the baseline: %d, was %d", c.current(), before)
 	}
 	expect("5 rounds at 50x the baseline", map[string]int{changeSlowed: 5})
+	if c.current() != 8 {
+		t.Fatalf("latency alone cut the limit to %d, below the starting 8", c.current())
+	}
+	rounds(&c, 20, 50*time.Millisecond, false, true)
+	if c.current() != 8 {
+		t.Fatalf("20 more slow rounds: %d, want the starting 8 (a busy host's stalls slow a fast receiver too)", c.current())
+	}
+	expect("20 more slow rounds, at the starting limit", nil)
+	rounds(&c, 1, 15*time.Second, true, true)
+	if c.current() != 4 {
+		t.Fatalf("a round of failures at the starting limit: %d, want 4", c.current())
+	}
+	expect("failures go below the starting limit", map[string]int{changeFailed: 1})
 
 	// A lower max_in_flight caps what was learned.
 	c.setCeiling(3)

@@ -42,8 +42,9 @@
 // Concurrency adapts per endpoint (AIMD): it starts at Config.InitialInFlight (8), rises by one
 // per round of as many requests while work waits and the mean latency of the round's successes
 // stays within twice the endpoint's baseline (its lowest latency in the last 30 s) plus 10 ms,
-// is cut by 10 % after a round whose successes slowed down and halved after a round more than
-// half of which failed, and never leaves [1, max_in_flight]; max_in_flight (default 64) is the
+// is cut by 10 % after a round whose successes slowed down, never below where it started (on a
+// busy host a fast receiver slows with the host's stalls, not with our requests), and halved
+// after a round more than half of which failed, and never leaves [1, max_in_flight]; max_in_flight (default 64) is the
 // ceiling, not the target. Occasional failures (a receiver's 500s or timeouts among good
 // answers) do not cut it: the breaker and the retry schedule deal with them. A request out for
 // longer than 20 times the baseline, and at least a second, is a straggler: it no longer counts

@@ -65,7 +65,7 @@ func newMetrics(reg prometheus.Registerer) *senderMetrics {
 		orderBreaks: set.CounterVec("order_breaks_total",
 			"Times an ordered endpoint's order gave way, by reason: max_hold (bounded mode, held for the maximum hold), final_failure (strict mode, the head failed for good), overflow (a record beyond the endpoint's queue was deferred).", "reason"),
 		concurrencyChanges: set.CounterVec("concurrency_changes_total",
-			"Changes of endpoints' adaptive limits of requests in flight, by change: raised (a round answered at the endpoint's baseline latency with work waiting: +1), slowed (a round's mean latency above twice the baseline plus 10 ms: -10 %), failed (more than half of a round failed: halved).", "change"),
+			"Changes of endpoints' adaptive limits of requests in flight, by change: raised (a round answered at the endpoint's baseline latency with work waiting: +1), slowed (a round's mean latency above twice the baseline plus 10 ms: -10 %, not below the starting limit), failed (more than half of a round failed: halved).", "change"),
 		// Subsystem delivery: the one metric that spans the pipeline, observed where it ends.
 		deliveryLatency: (&metrics.Set{Registerer: reg, Subsystem: "delivery", Shared: true}).HistogramVec("latency_seconds",
 			"Time from the event's PostgreSQL commit (for test events and records without it, the delivery's creation) to the endpoint's 2xx, by trigger (initial, retry, replay, test).",
