@@ -24,9 +24,8 @@ const (
 // concurrency is an endpoint's adaptive limit of requests in flight: additive increase while
 // the endpoint answers as fast as its baseline and work is waiting, multiplicative decrease when
 // its latency rises (down to the starting limit) or a request fails (down to 1). It never
-// leaves [1, ceiling]. Requests are judged in
-// rounds of `limit` completions, about one round trip of the whole window. The caller
-// serialises access (lane.mu).
+// leaves [1, ceiling]. Requests are judged in rounds of `limit` completions, about one round
+// trip of the whole window. The caller serialises access (lane.mu).
 type concurrency struct {
 	limit   float64
 	ceiling int
@@ -71,11 +70,10 @@ func (c *concurrency) current() int { return int(c.limit) }
 // A round is judged when it ends: more than half of it failed (an endpoint down or shedding
 // load) halves the limit; otherwise the mean latency of its successes above twice the baseline
 // plus latencyTolerance cuts it by 10 %, never below the starting limit (floor); otherwise, if
-// work waited, it rises by one. Single
-// failures among successes (a receiver's occasional 500 or timeout) do not cut it, and a
-// failure's latency (a timeout's is the request timeout) never counts as the endpoint slowing:
-// an endpoint answering 10 % of requests with errors keeps its concurrency (the breaker and the
-// retry schedule handle the failures).
+// work waited, it rises by one. Single failures among successes (a receiver's occasional 500
+// or timeout) do not cut it, and a failure's latency (a timeout's is the request timeout)
+// never counts as the endpoint slowing: an endpoint answering 10 % of requests with errors
+// keeps its concurrency (the breaker and the retry schedule handle the failures).
 //
 // It returns what the round's end changed ("" when nothing): the sender counts the changes by
 // kind (hookstream_sender_concurrency_changes_total).
