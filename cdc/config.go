@@ -63,6 +63,11 @@ type Config struct {
 	// MaintenanceInterval is how often partitions are created and expired ones dropped.
 	MaintenanceInterval time.Duration
 
+	// FanoutMax: cdc makes the deliveries of an event itself, in the Kafka transaction that
+	// holds the event, when at most this many of its partner's endpoints receive its type;
+	// fanout makes the others'. Zero leaves every event to fanout (design.md section 5).
+	FanoutMax int
+
 	// MaxEventBytes is the largest envelope published; larger rows are dead-lettered.
 	MaxEventBytes int
 	// Catalog checks every outbox row before it is published (R4, R31): a row whose type it does
@@ -95,6 +100,7 @@ func DefaultConfig() Config {
 		OutboxRetention:     7 * 24 * time.Hour,
 		MaintenanceInterval: 10 * time.Minute,
 		MaxEventBytes:       900 << 10,
+		FanoutMax:           4,
 		Catalog:             eventcatalog.Published(),
 	}
 }
@@ -133,6 +139,9 @@ func (c Config) Validate() error {
 	}
 	if c.OutboxRetention != 0 && c.OutboxRetention < 24*time.Hour {
 		errs = append(errs, fmt.Errorf("outbox retention %s is shorter than a day's partition", c.OutboxRetention))
+	}
+	if c.FanoutMax < 0 {
+		errs = append(errs, fmt.Errorf("fan-out maximum %d is negative", c.FanoutMax))
 	}
 	if c.MaxEventBytes < 1024 {
 		errs = append(errs, errors.New("max event bytes must be at least 1 KiB"))

@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/internal/filter"
 	"github.com/hookstream/hookstream/internal/records"
 )
 
@@ -15,8 +17,16 @@ import (
 // carries one row change at a time; the table joins the two. It is rebuilt at start from the
 // endpoints topic, which cdc alone writes, in the same transactions as its checkpoint.
 type endpointTable struct {
-	byID    map[string]*records.Endpoint
-	touched map[string]bool // changed in the current PostgreSQL transaction
+	byID map[string]*records.Endpoint
+	// byPartner indexes byID by partner, and filters holds each filter parsed, for cdc's own
+	// fan-out (endpoints.Matcher: ForPartner, Filter), which matches an event against the
+	// table as of its PostgreSQL commit.
+	byPartner map[string][]*records.Endpoint
+	filters   map[string]parsedFilter
+	// receiving caches receivers by partner and event type (cdc asks for every event); a
+	// change of any of the partner's endpoints clears the partner's.
+	receiving map[string]map[string]receivers
+	touched   map[string]bool // changed in the current PostgreSQL transaction
 	// rematch: a change in the current PostgreSQL transaction alters which events an endpoint
 	// receives (created, deleted, or its partner, status, subscription, schema version or
 	// filter changed), not only how they are sent.
@@ -36,8 +46,96 @@ func matchingOf(e *records.Endpoint) matching {
 		types: strings.Join(e.EventTypes, "\x00"), schemaVersion: e.SchemaVersion}
 }
 
+// parsedFilter is an endpoint's filter text and its parse, nil when it did not parse.
+type parsedFilter struct {
+	text string
+	flt  *filter.Filter
+}
+
+// receivers is what cdc's fan-out decision needs of a partner's endpoints for one event type.
+type receivers struct {
+	n            int  // how many receive it
+	filtersParse bool // every filter among them parses
+	ordered      bool // one of them is ordered
+}
+
 func newEndpointTable() *endpointTable {
-	return &endpointTable{byID: map[string]*records.Endpoint{}, touched: map[string]bool{}}
+	return &endpointTable{byID: map[string]*records.Endpoint{}, byPartner: map[string][]*records.Endpoint{},
+		filters: map[string]parsedFilter{}, receiving: map[string]map[string]receivers{}, touched: map[string]bool{}}
+}
+
+// put adds e to the table, or puts it in place of the endpoint with its id.
+func (t *endpointTable) put(e *records.Endpoint) {
+	t.unindex(e.ID)
+	t.byID[e.ID] = e
+	t.byPartner[e.PartnerID] = append(t.byPartner[e.PartnerID], e)
+	delete(t.receiving, e.PartnerID)
+}
+
+// unindex removes endpoint id from byID and byPartner.
+func (t *endpointTable) unindex(id string) {
+	old, ok := t.byID[id]
+	if !ok {
+		return
+	}
+	delete(t.byID, id)
+	delete(t.receiving, old.PartnerID)
+	rest := slices.DeleteFunc(t.byPartner[old.PartnerID], func(e *records.Endpoint) bool { return e.ID == id })
+	if len(rest) == 0 {
+		delete(t.byPartner, old.PartnerID)
+	} else {
+		t.byPartner[old.PartnerID] = rest
+	}
+}
+
+// ForPartner returns the partner's endpoints (endpoints.Matcher); the slice and its values are
+// the table's own, read only while the stream does not change it.
+func (t *endpointTable) ForPartner(partnerID string) []*records.Endpoint {
+	return t.byPartner[partnerID]
+}
+
+// Filter returns endpoint id's payload filter parsed (endpoints.Matcher), nil when it has none.
+// A filter that does not parse (receiversOf) is never asked for: cdc leaves the events it
+// would judge to fanout.
+func (t *endpointTable) Filter(id string) *filter.Filter {
+	e, ok := t.byID[id]
+	if !ok || e.Filter == "" {
+		return nil
+	}
+	if p, ok := t.filters[id]; ok && p.text == e.Filter {
+		return p.flt
+	}
+	flt, err := filter.ParseStored(e.Filter)
+	if err != nil {
+		flt = nil
+	}
+	t.filters[id] = parsedFilter{text: e.Filter, flt: flt}
+	return flt
+}
+
+// receiversOf returns how many of the partner's endpoints receive events of eventType, whether
+// each of their filters parses and whether one of them is ordered.
+func (t *endpointTable) receiversOf(partnerID, eventType string) receivers {
+	byType := t.receiving[partnerID]
+	if r, ok := byType[eventType]; ok {
+		return r
+	}
+	r := receivers{filtersParse: true}
+	for _, e := range t.byPartner[partnerID] {
+		if endpoints.Receives(e, partnerID, eventType) {
+			r.n++
+			if e.Filter != "" && t.Filter(e.ID) == nil {
+				r.filtersParse = false
+			}
+			r.ordered = r.ordered || e.Ordered
+		}
+	}
+	if byType == nil {
+		byType = map[string]receivers{}
+		t.receiving[partnerID] = byType
+	}
+	byType[eventType] = r
+	return r
 }
 
 // endpointFromRow fills e from an endpoint row; unchanged TOAST columns keep e's value.
@@ -157,9 +255,11 @@ func (t *endpointTable) upsertEndpoint(rels *relations, old, rw row, lsn records
 		before = matchingOf(e)
 	} else {
 		e = &records.Endpoint{V: records.EndpointVersion, CreatedLSN: lsn, Secrets: []records.Secret{}}
-		t.byID[id] = e
 	}
-	if err := endpointFromRow(rels, rw, e); err != nil {
+	t.unindex(id) // its partner may change
+	err := endpointFromRow(rels, rw, e)
+	t.put(e)
+	if err != nil {
 		return err
 	}
 	t.rematch = t.rematch || !ok || matchingOf(e) != before
@@ -178,7 +278,8 @@ func (t *endpointTable) deleteEndpoint(rels *relations, old row) error {
 }
 
 func (t *endpointTable) delete(id string) {
-	delete(t.byID, id)
+	t.unindex(id)
+	delete(t.filters, id)
 	t.touched[id] = true
 	t.rematch = true
 }

@@ -19,7 +19,7 @@ func (c *CDC) newProducer() (*kgo.Client, error) {
 	cl, err := kgo.NewClient(c.cfg.ClientOptions(c.log,
 		kgo.TransactionalID(c.cfg.Prefix+".cdc."+c.cfg.Slot),
 		kgo.TransactionTimeout(c.cfg.TransactionTimeout),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RecordPartitioner(partitioner{deliveries: c.names.Deliveries}),
 		kgo.ProducerBatchMaxBytes(1<<20),
 		kgo.MaxBufferedRecords(20000), // bounds memory while a huge PostgreSQL transaction streams
 		// Every Kafka transaction ends with a Flush, so lingering up to the flush interval
@@ -31,6 +31,19 @@ func (c *CDC) newProducer() (*kgo.Client, error) {
 		return nil, fmt.Errorf("cdc: kafka producer: %w", err)
 	}
 	return cl, nil
+}
+
+// partitioner places cdc's records: events, endpoint records, checkpoints and dead letters
+// where cdc chose (Record.Partition); deliveries by the hash of their key, the endpoint id, as
+// every other producer of the deliveries topic does (franz-go's default for keyed records), so
+// all of one endpoint's work stays in one partition.
+type partitioner struct{ deliveries string }
+
+func (p partitioner) ForTopic(topic string) kgo.TopicPartitioner {
+	if topic == p.deliveries {
+		return kgo.StickyKeyPartitioner(nil).ForTopic(topic)
+	}
+	return kgo.ManualPartitioner().ForTopic(topic)
 }
 
 // claimProducer commits a small session marker to the checkpoint topic. Its first produce makes
@@ -83,14 +96,15 @@ func (c *CDC) loadEndpoints(ctx context.Context, cp *records.Checkpoint, table *
 	return c.consumeUntil(ctx, c.names.Endpoints, cp.EndpointsOffset-1, func(r *kgo.Record) error {
 		id := string(r.Key)
 		if r.Value == nil {
-			delete(table.byID, id)
+			table.unindex(id)
 			return nil
 		}
 		var e records.Endpoint
 		if err := json.Unmarshal(r.Value, &e); err != nil {
 			return fmt.Errorf("endpoint record at offset %d: %w", r.Offset, err)
 		}
-		table.byID[id] = &e
+		e.ID = id // the key, as the table always held it
+		table.put(&e)
 		return nil
 	})
 }

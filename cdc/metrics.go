@@ -15,6 +15,10 @@ type cdcMetrics struct {
 	outboxAge       prometheus.Histogram
 	events          prometheus.Counter
 	bytes           prometheus.Counter
+	fannedOut       prometheus.Counter
+	deliveries      prometheus.Counter
+	filtered        prometheus.Counter
+	unmatched       prometheus.Counter
 	endpointChanges prometheus.Counter
 	transactions    prometheus.Counter
 	commitSeconds   prometheus.Histogram
@@ -35,6 +39,12 @@ func newMetrics(reg prometheus.Registerer) (*cdcMetrics, error) {
 			[]float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300}),
 		events: set.Counter("events_published_total", "Events committed to the events topic."),
 		bytes:  set.Counter("event_bytes_published_total", "Envelope bytes committed to the events topic."),
+		fannedOut: set.Counter("fanned_out_events_total",
+			"Events whose deliveries cdc made itself, in the Kafka transaction of the event (at most HOOKSTREAM_CDC_FANOUT_MAX endpoints receive them); fanout makes the others'."),
+		deliveries: set.Counter("deliveries_produced_total", "Delivery records committed by cdc for the events it fanned out."),
+		filtered: set.Counter("filtered_deliveries_total",
+			"Deliveries cdc did not make because the endpoint's payload filter is false for the event: one per (event, endpoint)."),
+		unmatched: set.Counter("unmatched_events_total", "Events cdc fanned out that no endpoint receives."),
 		endpointChanges: set.Counter("endpoint_records_published_total",
 			"Endpoint records (including tombstones) committed to the endpoints topic."),
 		transactions: set.Counter("kafka_transactions_total", "Kafka transactions committed."),

@@ -18,6 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/hookstream/hookstream/endpoints"
+	"github.com/hookstream/hookstream/eventcatalog"
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/tracing"
 	"github.com/hookstream/hookstream/outbox"
@@ -66,6 +68,7 @@ type session struct {
 	skipTxn    bool
 	commitLSN  records.LSN
 	commitTime time.Time
+	fanPending []endpoints.Event // its events whose deliveries cdc makes itself, at its commit (commitPG)
 
 	lastStatus    time.Time
 	lastHeartbeat time.Time
@@ -873,6 +876,12 @@ func (s *session) publishEvent(ctx context.Context, rw row) error {
 		tracing.SetHeader(r, span.Traceparent())
 		s.spans = append(s.spans, span)
 	}
+	if s.fansOut(env.PartnerID, env.Type) {
+		r.Headers = append(r.Headers, kgo.RecordHeader{Key: records.HeaderFannedOut, Value: []byte(records.FannedOutByCDC)})
+		s.fanPending = append(s.fanPending, endpoints.Event{ID: env.EventID, PartnerID: env.PartnerID, Type: env.Type,
+			SchemaVersion: env.SchemaVersion, LSN: s.commitLSN, CommitTime: s.commitTime.UTC(), Envelope: body,
+			Traceparent: tracing.Header(r.Headers)})
+	}
 	s.produce(r, nil)
 	s.events++
 	s.bytes += len(body)
@@ -880,9 +889,59 @@ func (s *session) publishEvent(ctx context.Context, rw row) error {
 	return nil
 }
 
+// fansOut reports whether cdc makes the deliveries of an event of the partner and type itself
+// (design.md section 5): at most FanoutMax of the partner's endpoints receive the type (none
+// included), none of them is ordered, every filter among them parses, and the PostgreSQL
+// transaction has not yet given cdc maxFanPending such events to hold until its commit. The
+// rest is fanout's:
+//   - an ordered endpoint's deliveries all come from fanout, in its partner's commit order: were
+//     some of its events fanned out by cdc and others (of a type more endpoints receive) by
+//     fanout, which runs behind cdc, a later event could reach its partition first;
+//   - a filter that does not parse comes from a newer grammar than this cdc's (the admin API
+//     parsed it at registration): fanout's view keeps such an endpoint's last good state.
+func (s *session) fansOut(partnerID, eventType string) bool {
+	limit := s.c.cfg.FanoutMax
+	if limit == 0 || len(s.fanPending) >= maxFanPending {
+		return false
+	}
+	r := s.table.receiversOf(partnerID, eventType)
+	return r.n <= limit && r.filtersParse && !r.ordered
+}
+
+// maxFanPending bounds the events of one PostgreSQL transaction cdc fans out itself, which it
+// holds until the transaction's commit: the rest of a huge transaction is fanout's.
+const maxFanPending = 1000
+
+// fanOut makes the deliveries of the PostgreSQL transaction's events that cdc fans out itself,
+// in the Kafka transaction that holds them, against the endpoint tables as of its commit, as
+// fanout would match them once that transaction is committed.
+func (s *session) fanOut() {
+	now := time.Now().UTC()
+	fanning := endpoints.Fanning{Deliveries: s.c.names.Deliveries, DLQ: s.c.names.DLQ, Component: "cdc",
+		Convert: eventcatalog.ConvertEnvelope, Tracer: s.c.tracer}
+	for i, ev := range s.fanPending {
+		out := fanning.Fan(s.table, ev, now)
+		for _, r := range out.Records {
+			if r.Topic == fanning.DLQ {
+				r.Partition = records.EventPartition(string(r.Key), s.parts[fanning.DLQ])
+			}
+			s.produce(r, nil)
+		}
+		s.fannedOut++
+		if len(out.Records) == 0 {
+			s.unmatched++
+		}
+		s.deliveries += out.Deliveries
+		s.filtered += out.Filtered
+		s.fanPending[i] = endpoints.Event{}
+	}
+	s.fanPending = s.fanPending[:0]
+}
+
 // commitPG closes the current PostgreSQL transaction inside the open Kafka transaction: its
-// endpoint changes are produced, and the checkpoint to write moves up to it. It reports whether
-// the transaction changed which events an endpoint receives.
+// endpoint changes are produced, then the deliveries cdc makes itself, and the checkpoint to
+// write moves up to it. It reports whether the transaction changed which events an endpoint
+// receives.
 func (s *session) commitPG(end records.LSN) (rematch bool, err error) {
 	s.inTxn = false
 	for _, t := range s.table.takeTouched() {
@@ -903,6 +962,7 @@ func (s *session) commitPG(end records.LSN) (rematch bool, err error) {
 		})
 		s.c.metrics.endpointChanges.Inc()
 	}
+	s.fanOut()
 	if end == 0 {
 		end = s.commitLSN
 	}
@@ -917,6 +977,10 @@ type batch struct {
 	endpointRecords int
 	events          int
 	bytes           int
+	fannedOut       int                 // events whose deliveries are in it (cdc fanned them out)
+	deliveries      int                 // their deliveries
+	filtered        int                 // their endpoints whose payload filter refused them
+	unmatched       int                 // of those events, the ones no endpoint receives
 	commits         []time.Time         // commit times of the PostgreSQL transactions in it, one per event
 	deadLetters     map[string]int      // outbox rows refused in it, by reason
 	spans           []tracing.Span      // spans of its events, ended when it commits (tracing on)
@@ -976,7 +1040,9 @@ func (s *session) startCommit(ctx context.Context) error {
 		return nil
 	}
 	now := time.Now()
-	s.lastWait = commitWait(s.c.cfg.FlushInterval, s.records, now.Sub(s.lastStart))
+	// The stream's rate is the outbox's: the deliveries cdc makes are not counted, so an event
+	// weighs the same whoever fans it out.
+	s.lastWait = commitWait(s.c.cfg.FlushInterval, s.records-s.deliveries, now.Sub(s.lastStart))
 	s.lastStart = now
 	// A batch of PostgreSQL transactions that produced nothing (an outbox UPDATE) still
 	// writes its checkpoint, in a transaction of its own.
@@ -1087,6 +1153,10 @@ func (s *session) committed(c *commit) {
 	m.transactions.Inc()
 	m.events.Add(float64(c.events))
 	m.bytes.Add(float64(c.bytes))
+	m.fannedOut.Add(float64(c.fannedOut))
+	m.deliveries.Add(float64(c.deliveries))
+	m.filtered.Add(float64(c.filtered))
+	m.unmatched.Add(float64(c.unmatched))
 	for reason, n := range c.deadLetters {
 		m.deadLetters.WithLabelValues(reason).Add(float64(n))
 	}

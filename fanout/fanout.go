@@ -91,6 +91,7 @@ type Fanout struct {
 	log     *slog.Logger
 	metrics *fanoutMetrics
 	tracer  *tracing.Tracer // nil: tracing off
+	fanning endpoints.Fanning
 }
 
 // New returns a Fanout reading endpoints from view (which the caller runs).
@@ -103,8 +104,11 @@ func New(cfg Config, view EndpointView) (*Fanout, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Fanout{cfg: cfg, names: topics.For(cfg.Prefix), view: view, log: cfg.Logger.With("component", "fanout"), metrics: m,
-		tracer: tracing.New(cfg.TracerProvider)}, nil
+	f := &Fanout{cfg: cfg, names: topics.For(cfg.Prefix), view: view, log: cfg.Logger.With("component", "fanout"), metrics: m,
+		tracer: tracing.New(cfg.TracerProvider)}
+	f.fanning = endpoints.Fanning{Deliveries: f.names.Deliveries, DLQ: f.names.DLQ, Component: "fanout",
+		Convert: eventcatalog.ConvertEnvelope, Tracer: f.tracer}
+	return f, nil
 }
 
 // Group is the consumer group fanout reads the events topic in (its lag is exported by
@@ -174,40 +178,60 @@ func (f *Fanout) session(ctx context.Context) error {
 	}
 	defer sess.Close()
 	limit := txnDeliveries / 10 // until a batch has shown the fan-out
+	lastEnd := time.Now()
+	passed := false // events cdc fanned out were polled since the last transaction
 	for {
-		fs := sess.PollRecords(ctx, limit)
+		pollCtx, cancel := ctx, context.CancelFunc(func() {})
+		if passed {
+			// Their offsets are committed by the next transaction, or by one of their own
+			// at most passedCommitInterval after the last.
+			pollCtx, cancel = context.WithDeadline(ctx, lastEnd.Add(passedCommitInterval))
+		}
+		fs := sess.PollRecords(pollCtx, limit)
+		cancel()
 		if ctx.Err() != nil {
 			return nil
 		}
-		if err := fs.Err0(); err != nil && !errors.Is(err, context.Canceled) {
+		if err := fs.Err0(); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 			var ferr error
 			fs.EachError(func(t string, p int32, err error) { ferr = fmt.Errorf("%s[%d]: %w", t, p, err) })
 			f.log.Warn("fetch", "err", ferr)
 		}
-		if fs.NumRecords() == 0 {
+		var todo []*kgo.Record
+		fs.EachRecord(func(r *kgo.Record) {
+			f.metrics.events.Inc()
+			if fannedOut(r) {
+				f.metrics.passed.Inc()
+				passed = true
+				return
+			}
+			todo = append(todo, r)
+		})
+		if len(todo) == 0 && (!passed || time.Since(lastEnd) < passedCommitInterval) {
 			continue
 		}
-		// Endpoints committed before these events are in the view before they are matched.
-		began := time.Now()
-		if err := f.view.CatchUp(ctx); err != nil {
-			if ctx.Err() != nil {
-				return nil
+		if len(todo) > 0 {
+			// Endpoints committed before these events are in the view before they are matched.
+			began := time.Now()
+			if err := f.view.CatchUp(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
 			}
-			return err
+			f.metrics.catchUp.Observe(time.Since(began).Seconds())
 		}
-		f.metrics.catchUp.Observe(time.Since(began).Seconds())
 		if err := sess.Begin(); err != nil {
 			return fmt.Errorf("fanout: begin: %w", err)
 		}
 		produced := map[string]int{}
-		fs.EachRecord(func(r *kgo.Record) {
-			f.metrics.events.Inc()
+		for _, r := range todo {
 			for _, d := range f.deliveries(r) {
 				produced[d.Topic]++
 				// A failed produce makes End abort; the batch is then polled again.
 				sess.Produce(ctx, d, nil)
 			}
-		})
+		}
 		ending := time.Now()
 		committed, err := sess.End(ctx, kgo.TryCommit)
 		if err != nil {
@@ -216,6 +240,7 @@ func (f *Fanout) session(ctx context.Context) error {
 			}
 			return fmt.Errorf("fanout: commit: %w", err)
 		}
+		lastEnd, passed = time.Now(), false // aborted, what was polled is polled again
 		if !committed {
 			f.log.Info("batch aborted (rebalance or produce failure); it is polled again")
 			continue
@@ -223,8 +248,24 @@ func (f *Fanout) session(ctx context.Context) error {
 		f.metrics.txns.Inc()
 		f.metrics.commit.Observe(time.Since(ending).Seconds())
 		f.metrics.deliveries.WithLabelValues(records.TriggerInitial).Add(float64(produced[f.names.Deliveries]))
-		limit = nextTxnEvents(fs.NumRecords(), produced[f.names.Deliveries])
+		limit = nextTxnEvents(len(todo), produced[f.names.Deliveries])
 	}
+}
+
+// passedCommitInterval bounds how long the offsets of events cdc fanned out itself wait for a
+// transaction: fanout makes none for them alone more often (each costs the broker four
+// requests and its markers), and a restart reads at most this much of them again, which only
+// passes them by again.
+const passedCommitInterval = time.Second
+
+// fannedOut reports whether cdc made r's deliveries itself (records.HeaderFannedOut).
+func fannedOut(r *kgo.Record) bool {
+	for _, h := range r.Headers {
+		if h.Key == records.HeaderFannedOut {
+			return string(h.Value) == records.FannedOutByCDC
+		}
+	}
+	return false
 }
 
 // The size of fanout's transactions. The sender reads deliveries read_committed, so it sees
@@ -256,41 +297,14 @@ func (f *Fanout) deliveries(r *kgo.Record) []*kgo.Record {
 		f.log.Error("event record dead-lettered", "offset", r.Offset, "partition", r.Partition, "err", err)
 		return []*kgo.Record{records.DeadLetterRecord(f.names.DLQ, string(r.Key), records.NewDeadLetter("fanout", err.Error(), records.ClipOriginal(r.Value)))}
 	}
-	var (
-		out  []*kgo.Record
-		docs filterDocs
-	)
-	now := time.Now().UTC()
-	parent := f.tracer.Parent(r)
-	for _, e := range f.view.ForPartner(ev.partnerID) {
-		if !endpoints.Receives(e, ev.partnerID, ev.eventType) || e.CreatedLSN > ev.lsn {
-			continue
-		}
-		body, err := eventcatalog.ConvertEnvelope(r.Value, ev.eventType, ev.schemaVersion, e.SchemaVersion)
-		if err != nil {
-			dl := records.NewDeadLetter("fanout", fmt.Sprintf("endpoint %s: %v", e.ID, err), records.ClipOriginal(r.Value))
-			dl.EventID, dl.Partner = ev.eventID, ev.partnerID
-			out = append(out, records.DeadLetterRecord(f.names.DLQ, e.ID, dl))
-			continue
-		}
-		if flt := f.view.Filter(e.ID); flt != nil && !docs.match(flt, e.SchemaVersion, body) {
-			f.metrics.filtered.Inc()
-			continue
-		}
-		d := records.NewDelivery(ev.eventID, e.ID, ev.partnerID, ev.eventType, records.TriggerInitial, body, now)
-		d.EventLSN, d.CommitTime = ev.lsn, ev.commitTime
-		rec := &kgo.Record{Topic: f.names.Deliveries, Key: []byte(e.ID), Value: d.AppendJSON(nil)}
-		if f.tracer != nil {
-			span := f.tracer.Start(parent, tracing.SpanFanoutDelivery, trace.SpanKindProducer, tracing.DeliveryHop(d))
-			tracing.SetHeader(rec, span.Traceparent())
-			span.End()
-		}
-		out = append(out, rec)
-	}
-	if len(out) == 0 {
+	out := f.fanning.Fan(f.view, endpoints.Event{ID: ev.eventID, PartnerID: ev.partnerID, Type: ev.eventType,
+		SchemaVersion: ev.schemaVersion, LSN: ev.lsn, CommitTime: ev.commitTime, Envelope: r.Value, Traceparent: f.tracer.Parent(r)},
+		time.Now().UTC())
+	f.metrics.filtered.Add(float64(out.Filtered))
+	if len(out.Records) == 0 {
 		f.metrics.unmatched.Inc()
 	}
-	return out
+	return out.Records
 }
 
 type eventMeta struct {

@@ -25,18 +25,46 @@ func background(t *testing.T, name string, fn func(ctx context.Context) error) (
 	return testenv.Go(t, name, fn)
 }
 
-// startCDC runs cdc and waits until it streams, so later changes arrive through the WAL.
-func startCDC(t *testing.T, e *env) {
+// fanoutBy names who makes the deliveries in a test: fanout for every event (cdc's fan-out
+// maximum 0), or cdc for every event of the test (a maximum above any test's endpoint count),
+// fanout passing them by (design.md section 5). The matching is one (endpoints.Fan); each
+// test of it runs both ways.
+type fanoutBy struct {
+	name string // the dead letters' source
+	max  int    // cdc.Config.FanoutMax
+}
+
+var (
+	byFanout = fanoutBy{"fanout", 0}
+	byCDC    = fanoutBy{"cdc", 100}
+)
+
+// bothWays runs test as parallel subtests, fanout and cdc making the deliveries.
+func bothWays(t *testing.T, test func(t *testing.T, by fanoutBy)) {
+	for _, by := range []fanoutBy{byFanout, byCDC} {
+		t.Run(by.name, func(t *testing.T) {
+			t.Parallel()
+			test(t, by)
+		})
+	}
+}
+
+// startCDC runs cdc, fanning out itself as by says, and waits until it streams, so later
+// changes arrive through the WAL. It returns cdc's metrics.
+func startCDC(t *testing.T, e *env, by fanoutBy) *prometheus.Registry {
 	t.Helper()
+	reg := prometheus.NewRegistry()
 	cfg := cdc.DefaultConfig()
-	cfg.Base = e.Kafka.Base(t, nil)
+	cfg.Base = e.Kafka.Base(t, reg)
 	cfg.DatabaseURL, cfg.Slot = e.DB.URL, e.DB.Name
+	cfg.FanoutMax = by.max
 	c, err := cdc.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	background(t, "cdc", c.Run)
 	testenv.WaitSlotStreaming(t, e.DB.Pool, e.DB.Name, time.Minute)
+	return reg
 }
 
 // runningFanout is a running fanout with its metrics.

@@ -10,6 +10,7 @@ import (
 
 type fanoutMetrics struct {
 	events     prometheus.Counter
+	passed     prometheus.Counter
 	deliveries *prometheus.CounterVec
 	unmatched  prometheus.Counter
 	filtered   prometheus.Counter
@@ -25,7 +26,9 @@ type fanoutMetrics struct {
 func newFanoutMetrics(reg prometheus.Registerer, view EndpointView) (*fanoutMetrics, error) {
 	set := &metrics.Set{Registerer: reg, Subsystem: "fanout"}
 	m := &fanoutMetrics{
-		events:     set.Counter("events_consumed_total", "Events consumed from the events topic."),
+		events: set.Counter("events_consumed_total", "Events consumed from the events topic."),
+		passed: set.Counter("events_passed_total",
+			"Events consumed whose deliveries cdc made itself (the fanned_out header): passed by, their offsets committed at most every second."),
 		deliveries: set.CounterVec("deliveries_produced_total", "Delivery records produced, by trigger.", "trigger"),
 		unmatched:  set.Counter("unmatched_events_total", "Events no endpoint receives."),
 		filtered: set.Counter("filtered_deliveries_total",

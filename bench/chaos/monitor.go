@@ -14,6 +14,7 @@ import (
 // Metrics the monitor follows.
 const (
 	mFanoutMade = "hookstream_fanout_deliveries_produced_total"
+	mCDCMade    = "hookstream_cdc_deliveries_produced_total"
 	mAttempts   = "hookstream_sender_attempts_total"
 	mDeferrals  = "hookstream_sender_deferrals_total"
 	mInFlight   = "hookstream_sender_requests_in_flight"
@@ -58,7 +59,7 @@ func (m *monitor) line(now harness.Sums, elapsed time.Duration) string {
 		}
 		return strings.Join(parts, " ")
 	}
-	return fmt.Sprintf("fanout %.0f/s · attempts %s · deferrals %s · in flight %.0f, open circuits %.0f · retry held %.0f, released %.0f/s · recorded %.0f/s",
-		rate(mFanoutMade), outcomes(mAttempts, "outcome"), outcomes(mDeferrals, "reason"), now[mInFlight], now[mCircuits],
+	return fmt.Sprintf("deliveries made by cdc %.0f/s, fanout %.0f/s · attempts %s · deferrals %s · in flight %.0f, open circuits %.0f · retry held %.0f, released %.0f/s · recorded %.0f/s",
+		rate(mCDCMade), rate(mFanoutMade), outcomes(mAttempts, "outcome"), outcomes(mDeferrals, "reason"), now[mInFlight], now[mCircuits],
 		now[mHeld], rate(mReleased), rate(mRecorded))
 }

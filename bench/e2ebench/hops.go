@@ -18,7 +18,8 @@ import (
 
 // hopTimes are the Kafka timestamps (the producer's CreateTime) of each event's record on the
 // events topic (written by cdc) and of its first initial record on the deliveries topic
-// (written by fanout), by event id.
+// (written by fanout, or by cdc in the same transaction for an event it fans out itself), by
+// event id.
 type hopTimes struct {
 	events     map[string]time.Time
 	deliveries map[string]time.Time
@@ -71,8 +72,9 @@ func (h hopTimes) add(r *kgo.Record, names topics.Names, want map[string]harness
 }
 
 // hops splits each delivery's commit→receipt into commit→events (cdc), events→deliveries
-// (fanout) and deliveries→receipt (sender and HTTP), in milliseconds, for the events whose
-// three times are all known.
+// (fanout; about 0 for an event cdc fans out itself, whose deliveries it produces with the
+// event) and deliveries→receipt (sender and HTTP, with the commit of the transaction that
+// holds the delivery), in milliseconds, for the events whose three times are all known.
 func (h hopTimes) hops(commits map[string]harness.Commit, got map[string]harness.Receipt) (cdc, fanout, send []float64) {
 	for id, c := range commits {
 		ev, ok1 := h.events[id]

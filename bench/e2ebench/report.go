@@ -163,7 +163,7 @@ var tables = []table{
 		{"history +s", figHistoryLag, "%.1f"}}},
 	{"Commit-to-receipt latency (ms)", []column{
 		{"p50", figP50, "%.1f"}, {"p95", figP95, "%.1f"}, {"p99", figP99, "%.1f"}, {"max", figMax, "%.1f"}}},
-	{"Per hop (ms): commit→events (cdc), events→deliveries (fanout), deliveries→receipt (sender+HTTP)", []column{
+	{"Per hop (ms): commit→events (cdc), events→deliveries (fanout; about 0 for events cdc fans out itself), deliveries→receipt (sender+HTTP)", []column{
 		{"cdc p50", figHopCDC + "p50", "%.1f"}, {"cdc p99", figHopCDC + "p99", "%.1f"},
 		{"fanout p50", figHopFanout + "p50", "%.1f"}, {"fanout p99", figHopFanout + "p99", "%.1f"},
 		{"sender p50", figHopSender + "p50", "%.1f"}, {"sender p99", figHopSender + "p99", "%.1f"}}},

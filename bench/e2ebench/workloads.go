@@ -193,7 +193,7 @@ func (s *session) filterIsolation(ctx context.Context) error {
 	f[figFilterAloneP99] = percentile(aloneT.latencies, 99)
 	f[figFilterCheapP99] = percentile(cheapT.latencies, 99)
 	f[figFilterCostlyP99] = f[figP99]
-	f[figFilterEvals] = after[metricFanoutFiltered] - before[metricFanoutFiltered]
+	f[figFilterEvals] = filterEvaluations(after) - filterEvaluations(before)
 	return s.accountHops(ctx, costly, epsB[0]) // B's hops beside the costliest filters
 }
 
@@ -287,12 +287,12 @@ func (s *session) drain(ctx context.Context) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
-	made := s.metricsBefore[metricFanoutMade]
+	made := initialMade(s.metricsBefore)
 	commits, err := s.gen.Burst(ctx, s.o.dEvents, 100)
 	if err != nil {
 		return err
 	}
-	s.logf("committed %d events at %.0f/s with the receiver down; waiting for fanout", len(commits.ByID), commits.Rate())
+	s.logf("committed %d events at %.0f/s with the receiver down; waiting for their deliveries", len(commits.ByID), commits.Rate())
 	if err := s.waitFanout(ctx, made+float64(len(commits.ByID))); err != nil {
 		return err
 	}
@@ -331,15 +331,21 @@ func (s *session) drain(ctx context.Context) error {
 	return nil
 }
 
-// waitFanout waits until fanout has produced want initial deliveries in all (its counter).
+// waitFanout waits until cdc and fanout have produced want initial deliveries in all (their
+// counters).
 func (s *session) waitFanout(ctx context.Context, want float64) error {
-	_, err := s.waitMetric(ctx, metricFanoutMade, want)
+	_, err := s.waitSum(ctx, "initial deliveries made", initialMade, want)
 	return err
 }
 
 // waitMetric waits, up to the drain timeout, until the components' sum of the counter name
 // reaches want, and returns the metrics then.
 func (s *session) waitMetric(ctx context.Context, name string, want float64) (map[string]float64, error) {
+	return s.waitSum(ctx, name, func(m map[string]float64) float64 { return m[name] }, want)
+}
+
+// waitSum is waitMetric for a figure of the counters' sums, named name.
+func (s *session) waitSum(ctx context.Context, name string, of func(map[string]float64) float64, want float64) (map[string]float64, error) {
 	deadline := time.Now().Add(s.o.drainTimeout)
 	nextNote := time.Now().Add(10 * time.Second)
 	for {
@@ -347,14 +353,14 @@ func (s *session) waitMetric(ctx context.Context, name string, want float64) (ma
 		if err != nil {
 			return nil, err
 		}
-		if m[name] >= want {
+		if of(m) >= want {
 			return m, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("%s is %.0f, not %.0f, after %s", name, m[name], want, s.o.drainTimeout)
+			return nil, fmt.Errorf("%s is %.0f, not %.0f, after %s", name, of(m), want, s.o.drainTimeout)
 		}
 		if time.Now().After(nextNote) {
-			s.logf("%s is %.0f of %.0f", name, m[name], want)
+			s.logf("%s is %.0f of %.0f", name, of(m), want)
 			nextNote = time.Now().Add(10 * time.Second)
 		}
 		if err := harness.Sleep(ctx, 250*time.Millisecond); err != nil {

@@ -387,3 +387,30 @@ func TestCDCReadIntervalReachesCDC(t *testing.T) {
 		os.Unsetenv("HOOKSTREAM_CDC_READ_INTERVAL")
 	}
 }
+
+// cdc's fan-out maximum reaches its configuration (dev's too); anything but a whole number of
+// zero or more is refused, naming the variable.
+func TestCDCFanoutMaxReachesCDC(t *testing.T) {
+	for _, cmd := range []string{"cdc", "dev"} {
+		s, err := parseSettings(cmd, nil, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.cdcConfig(nil, nil).FanoutMax; got != 4 {
+			t.Errorf("%s: default fan-out maximum %d, want 4", cmd, got)
+		}
+		for v, want := range map[string]int{"0": 0, "10": 10} {
+			t.Setenv("HOOKSTREAM_CDC_FANOUT_MAX", v)
+			if s, err = parseSettings(cmd, nil, io.Discard); err != nil || s.cdcConfig(nil, nil).FanoutMax != want {
+				t.Errorf("%s: HOOKSTREAM_CDC_FANOUT_MAX=%s: %v, %v", cmd, v, s.cdcConfig(nil, nil).FanoutMax, err)
+			}
+		}
+		for _, v := range []string{"-1", "few"} {
+			t.Setenv("HOOKSTREAM_CDC_FANOUT_MAX", v)
+			if _, err := parseSettings(cmd, nil, io.Discard); err == nil || !strings.Contains(err.Error(), "HOOKSTREAM_CDC_FANOUT_MAX") {
+				t.Errorf("%s: HOOKSTREAM_CDC_FANOUT_MAX=%s: %v, want an error naming it", cmd, v, err)
+			}
+		}
+		os.Unsetenv("HOOKSTREAM_CDC_FANOUT_MAX")
+	}
+}

@@ -59,6 +59,7 @@ type settings struct {
 	CDCSlot           string
 	CDCCommitInterval time.Duration
 	CDCReadInterval   time.Duration
+	CDCFanoutMax      int
 	OutboxRetention   time.Duration
 	HistoryRetention  time.Duration
 	MetricsAddr       string
@@ -171,10 +172,12 @@ var variables = []variable{
 		func(s *settings) flag.Value { return (*logLevelValue)(&s.LogLevel) }},
 	{"HOOKSTREAM_CDC_SLOT", "cdc-slot", "hookstream", "logical replication slot of cdc (one per hookstream database)",
 		func(s *settings) flag.Value { return (*stringValue)(&s.CDCSlot) }},
-	{"HOOKSTREAM_CDC_COMMIT_INTERVAL", "cdc-commit-interval", "25ms", "least time between the starts of two of cdc's Kafka transactions under a steady stream (twice it from 4,000 records a second; the first after a quiet spell starts at once): events wait up to about this long for theirs, and the broker sees about one transaction of cdc and one of fanout per interval",
+	{"HOOKSTREAM_CDC_COMMIT_INTERVAL", "cdc-commit-interval", "25ms", "least time between the starts of two of cdc's Kafka transactions under a steady stream (twice it from 4,000 records a second; the first after a quiet spell starts at once): events wait up to about this long for theirs, and the broker sees about one transaction of cdc (and one of fanout, for events cdc does not fan out itself) per interval",
 		func(s *settings) flag.Value { return (*positiveDurationValue)(&s.CDCCommitInterval) }},
 	{"HOOKSTREAM_CDC_READ_INTERVAL", "cdc-read-interval", "5ms", "least time between two of cdc's reads of the replication connection while WAL flows (the first after a quiet spell is at once): the transactions that arrive meanwhile are read with one wake-up instead of one each; 0 reads each as it arrives; at most half the commit interval is used",
 		func(s *settings) flag.Value { return (*durationValue)(&s.CDCReadInterval) }},
+	{"HOOKSTREAM_CDC_FANOUT_MAX", "cdc-fanout-max", "4", "cdc makes an event's deliveries itself, in the Kafka transaction of the event, when at most this many of its partner's endpoints receive its type and none of them is ordered (fanout makes the others'): one transaction and one hop less on the way to the endpoint; 0 leaves every event to fanout",
+		func(s *settings) flag.Value { return (*countValue)(&s.CDCFanoutMax) }},
 	{"HOOKSTREAM_OUTBOX_RETENTION", "outbox-retention", "168h", "how long outbox rows are kept before their day partition is dropped; 0 keeps them",
 		func(s *settings) flag.Value { return (*durationValue)(&s.OutboxRetention) }},
 	{"HOOKSTREAM_HISTORY_RETENTION", "history-retention", "720h", "how long finished deliveries and their attempts are kept before the recorder deletes them",
@@ -241,7 +244,7 @@ var (
 	// topicSettings: settings.topicConfig.
 	topicSettings = slices.Concat([]string{"kafka-brokers", "topic-prefix", "topic-partitions", "replication-factor", "feed-retention", "event-log-retention"}, kafkaSecuritySettings)
 	// cdcSettings: settings.cdcConfig.
-	cdcSettings = []string{"database-url", "kafka-brokers", "topic-prefix", "cdc-slot", "cdc-commit-interval", "cdc-read-interval", "outbox-retention"}
+	cdcSettings = []string{"database-url", "kafka-brokers", "topic-prefix", "cdc-slot", "cdc-commit-interval", "cdc-read-interval", "cdc-fanout-max", "outbox-retention"}
 	// egressSettings: settings.egressConfig.
 	egressSettings = []string{"allow-http", "egress-allow-cidrs", "egress-allow-ports", "egress-proxy", "egress-proxies", "request-timeout"}
 	// retrySettings: settings.retryConfig.
@@ -528,6 +531,7 @@ func (s settings) cdcConfig(log *slog.Logger, reg prometheus.Registerer) cdc.Con
 	c.Slot = s.CDCSlot
 	c.FlushInterval = s.CDCCommitInterval
 	c.ReadInterval = s.CDCReadInterval
+	c.FanoutMax = s.CDCFanoutMax
 	c.OutboxRetention = s.OutboxRetention
 	c.TracerProvider = s.tracer
 	return c

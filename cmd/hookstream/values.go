@@ -64,6 +64,25 @@ func (v *intValue) String() string {
 }
 func (*intValue) typeName() string { return "int" }
 
+// countValue is an integer of zero or more.
+type countValue int
+
+func (v *countValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return errors.New("want a whole number, 0 or more")
+	}
+	*v = countValue(n)
+	return nil
+}
+func (v *countValue) String() string {
+	if v == nil {
+		return "0"
+	}
+	return strconv.Itoa(int(*v))
+}
+func (*countValue) typeName() string { return "int" }
+
 type durationValue time.Duration
 
 func (v *durationValue) Set(s string) error {

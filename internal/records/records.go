@@ -55,6 +55,14 @@ const (
 	HeaderCommitTime    = "commit_time"
 )
 
+// HeaderFannedOut is on an events record whose deliveries cdc made itself, in the Kafka
+// transaction that holds the event (value FannedOutByCDC): fanout passes it by. An events
+// record without it is fanned out by fanout (design.md section 5).
+const (
+	HeaderFannedOut = "fanned_out"
+	FannedOutByCDC  = "cdc"
+)
+
 // HeaderReleasedAt is on a deliveries record a retry tier released (a retry or a deferral that
 // came back): the time (RFC 3339, nanoseconds, UTC) at which the tier checked it was due.
 const HeaderReleasedAt = "released_at"

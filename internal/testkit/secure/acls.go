@@ -55,9 +55,10 @@ func ACLs(p string) []Grant {
 		// setup: `hookstream topics create` (and describe), once per installation.
 		topic(Setup, p+".", true, []kadm.ACLOperation{kadm.OpCreate, kadm.OpDescribe, kadm.OpDescribeConfigs}),
 
-		// cdc publishes the outbox in transactions and reads its checkpoint and endpoint table
-		// back at start.
+		// cdc publishes the outbox in transactions, with the deliveries of the events it fans
+		// out itself, and reads its checkpoint and endpoint table back at start.
 		topic(CDC, n.Events, false, write),
+		topic(CDC, n.Deliveries, false, write),
 		topic(CDC, n.DLQ, false, write),
 		topic(CDC, n.Endpoints, false, readWrite),
 		topic(CDC, n.Checkpoints, false, readWrite),
