@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/hookstream/hookstream/internal/records"
 )
 
 // TestReplayBodyIsTheEventRecord runs cdc and checks that the envelope a replay reads from the
@@ -71,8 +73,20 @@ func TestReplayBodyIsTheEventRecord(t *testing.T) {
 
 	did := e.seedDeliveries("acme", ep.ID, "customer.updated", "failed", 10, []string{id}, []time.Time{time.Now()})[0]
 	e.must(202, operatorToken, "POST", "/v1/partners/acme/deliveries/"+did+"/replay", nil)
-	got := e.deliveries(1, 30*time.Second)
-	if !bytes.Equal(got[0].Body, published) || got[0].AttemptNo != 11 {
-		t.Fatalf("replay record: attempt %d body %s", got[0].AttemptNo, got[0].Body)
+	// The deliveries topic holds the original delivery, which cdc made with the event (one
+	// endpoint receives it), and the replay: both carry the published bytes.
+	got := e.deliveries(2, 30*time.Second)
+	triggers := map[string]int{}
+	for _, d := range got {
+		triggers[d.Trigger]++
+		if !bytes.Equal(d.Body, published) {
+			t.Fatalf("%s record: attempt %d body %s", d.Trigger, d.AttemptNo, d.Body)
+		}
+		if d.Trigger == records.TriggerReplay && d.AttemptNo != 11 {
+			t.Fatalf("replay record: attempt %d, want 11", d.AttemptNo)
+		}
+	}
+	if triggers[records.TriggerInitial] != 1 || triggers[records.TriggerReplay] != 1 {
+		t.Fatalf("deliveries by trigger %v, want one initial and one replay", triggers)
 	}
 }
