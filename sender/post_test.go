@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +20,26 @@ import (
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/webhook"
 )
+
+// refusingPort returns a port of 127.0.0.1 that refuses connections while the test runs: a
+// socket bound to it that never listens. A port closed after listening could be taken by
+// another process before the test connects (a CI machine's SSH tunnel once answered on one).
+func refusingPort(t *testing.T) int {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sa.(*syscall.SockaddrInet4).Port
+}
 
 // hang holds a request until the client goes away. The body is read first: only then does the
 // server watch the connection and cancel the request's context when the client leaves.
@@ -142,12 +163,7 @@ func TestPostClassifiesRealOutcomes(t *testing.T) {
 	defer srv.Close()
 	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer tlsSrv.Close()
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closedURL := "http://" + closed.Addr().String() + "/hook"
-	closed.Close()
+	closedURL := "http://127.0.0.1:" + strconv.Itoa(refusingPort(t)) + "/hook"
 	// Receivers that misbehave below HTTP: each reads the request's head, then answers badly.
 	resetURL := rawReceiver(t, func(c *net.TCPConn) { _ = c.SetLinger(0) }) // close with RST
 	hangUpURL := rawReceiver(t, func(*net.TCPConn) {})                      // close with FIN, no answer
