@@ -33,12 +33,11 @@ type Event struct {
 }
 
 // FanOut is what fanning one event out made: the records to produce in the same Kafka
-// transaction, and how many of each kind.
+// transaction, and counts for the writer's metrics.
 type FanOut struct {
-	Records     []*kgo.Record // deliveries records, then dead letters, in endpoint order
-	Deliveries  int
-	Filtered    int // endpoints that receive the type but whose payload filter refused the event
-	DeadLetters int // endpoints whose schema version the event cannot be converted to
+	Records    []*kgo.Record // delivery records and dead letters, in endpoint order
+	Deliveries int           // the delivery records among them
+	Filtered   int           // endpoints that receive the type but whose payload filter refused the event
 }
 
 // Fanning is how a writer of deliveries fans events out.
@@ -69,7 +68,6 @@ func (f Fanning) Fan(m Matcher, ev Event, now time.Time) FanOut {
 			dl := records.NewDeadLetter(f.Component, fmt.Sprintf("endpoint %s: %v", e.ID, err), records.ClipOriginal(ev.Envelope))
 			dl.EventID, dl.Partner = ev.ID, ev.PartnerID
 			out.Records = append(out.Records, records.DeadLetterRecord(f.DLQ, e.ID, dl))
-			out.DeadLetters++
 			continue
 		}
 		if flt := m.Filter(e.ID); flt != nil && !docs.match(flt, e.SchemaVersion, body) {

@@ -64,23 +64,18 @@ func (v *intValue) String() string {
 }
 func (*intValue) typeName() string { return "int" }
 
-// countValue is an integer of zero or more.
+// countValue is an intValue of zero or more.
 type countValue int
 
 func (v *countValue) Set(s string) error {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
+	var n intValue
+	if err := n.Set(s); err != nil || n < 0 {
 		return errors.New("want a whole number, 0 or more")
 	}
 	*v = countValue(n)
 	return nil
 }
-func (v *countValue) String() string {
-	if v == nil {
-		return "0"
-	}
-	return strconv.Itoa(int(*v))
-}
+func (v *countValue) String() string { return (*intValue)(v).String() }
 func (*countValue) typeName() string { return "int" }
 
 type durationValue time.Duration
