@@ -167,6 +167,31 @@ func TestDuplicateBudget(t *testing.T) {
 			t.Errorf("%v: failed %v (%q), want %v", c.byKill, got, r.failures, c.fails)
 		}
 	}
+	// What a sender finished since its last commit is sent again too: at most what the
+	// receivers accepted in the run's busiest commit interval, per outage.
+	r := &report{inFlight: 576, finishedPerCommit: 340, ledger: &ledger.Report{DuplicatesByKill: map[string]int{"sender": 3881, faultBroker: 1900}}}
+	if r.judgeDuplicates(done); len(r.failures) > 0 {
+		t.Errorf("3 × (1,600 + 340) = 5,820 allowed, 5,781 failed: %q", r.failures)
+	}
+}
+
+// The busiest window counts the accepted receipts (verified, 2xx) of the densest span, its
+// end excluded.
+func TestBusiestWindow(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	at := func(ms int, status int, verified bool) ledger.Receipt {
+		return ledger.Receipt{ReceivedAt: t0.Add(time.Duration(ms) * time.Millisecond), Status: status, Verified: verified}
+	}
+	receipts := []ledger.Receipt{
+		at(250, 200, true), at(0, 200, true), at(40, 204, true), at(99, 200, true), at(100, 200, true),
+		at(120, 500, true), at(130, 200, false), at(180, 200, true), at(199, 200, true),
+	}
+	if got := busiestWindow(receipts, 100*time.Millisecond); got != 3 {
+		t.Errorf("busiest 100 ms: %d accepted, want 3 (0, 40, 99; or 100, 180, 199)", got)
+	}
+	if got := busiestWindow(nil, 100*time.Millisecond); got != 0 {
+		t.Errorf("no receipts: %d, want 0", got)
+	}
 }
 
 // The run's deadlock scan reads the processes' logs and the run's own PostgreSQL server log,

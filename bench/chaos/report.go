@@ -50,10 +50,15 @@ type report struct {
 	goneStatus string
 	ledger     *ledger.Report
 	// inFlight is the endpoints' max_in_flight summed: the most requests a sender has in flight.
-	// With the answered ones not yet acknowledged (unacknowledgedCap) it bounds the duplicate
-	// receipts one sender kill or broker outage may cost (duplicateBound).
+	// With the answered ones not yet acknowledged (unacknowledgedCap) and those finished since
+	// the sender's last commit (finishedPerCommit) it bounds the duplicate receipts one sender
+	// kill or broker outage may cost (duplicateBound).
 	inFlight int
-	failures []string
+	// finishedPerCommit is the most requests the receivers accepted within one of the sender's
+	// commit intervals anywhere in the run (busiestWindow): the most a sender can have finished
+	// since its last commit, which its successor sends again.
+	finishedPerCommit int
+	failures          []string
 
 	receiptsFile, databaseURL, dir string
 }
@@ -189,8 +194,33 @@ func (r *report) kills() []ledger.Outage {
 }
 
 // duplicateBound is the most duplicate receipts one sender kill or broker outage may cost: the
-// requests in flight and the answered ones whose attempt records Kafka had not acknowledged.
-func (r *report) duplicateBound() int { return r.inFlight + unacknowledgedCap }
+// requests in flight, the answered ones whose attempt records Kafka had not acknowledged, and
+// those finished since the sender's last commit (docs/reliability.md, Limits: the duplicates).
+func (r *report) duplicateBound() int { return r.inFlight + unacknowledgedCap + r.finishedPerCommit }
+
+// senderCommitInterval is the sender's Config.CommitInterval at its default, which the run
+// keeps: how often a sender commits what it finished.
+const senderCommitInterval = 100 * time.Millisecond
+
+// busiestWindow is the most accepted receipts within any span of length w: a sliding window over
+// their receipt times.
+func busiestWindow(receipts []ledger.Receipt, w time.Duration) int {
+	var at []time.Time
+	for _, rc := range receipts {
+		if rc.Verified && rc.Status >= 200 && rc.Status < 300 {
+			at = append(at, rc.ReceivedAt)
+		}
+	}
+	slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
+	most, first := 0, 0
+	for i, t := range at {
+		for t.Sub(at[first]) >= w {
+			first++
+		}
+		most = max(most, i-first+1)
+	}
+	return most
+}
 
 // judgeDuplicates fails the run when kills cost more duplicate receipts than they must
 // (docs/reliability.md, Limits: the duplicates): sender kills and broker outages at most duplicateBound
@@ -212,7 +242,7 @@ func (r *report) judgeDuplicates(done map[string]int) {
 	// so which of them a duplicate is counted against says nothing of which caused it.
 	bound, outages := r.duplicateBound(), senderDown+done[faultBroker]
 	if d := byKill["sender"] + byKill["sender exit"] + byKill[faultBroker]; d > max(outages, 1)*bound {
-		r.failures = append(r.failures, fmt.Sprintf("%d duplicate receipts after %d sender kills or exits and %d broker outages, more than %d each (in flight and unacknowledged)",
+		r.failures = append(r.failures, fmt.Sprintf("%d duplicate receipts after %d sender kills or exits and %d broker outages, more than %d each (in flight, unacknowledged and finished since the last commit)",
 			d, senderDown, done[faultBroker], bound))
 	}
 	for _, k := range slices.Sorted(maps.Keys(byKill)) {
@@ -434,6 +464,6 @@ func (r *report) printDuplicates(w io.Writer) {
 		d := r.ledger.DuplicatesByKill[k]
 		parts = append(parts, fmt.Sprintf("%s %d in %d (%.0f each)", k, d, kills[k], float64(d)/float64(max(kills[k], 1))))
 	}
-	fmt.Fprintf(w, "duplicate receipts per kill, by kind: %s; bound %d per sender kill or broker outage (in flight, the endpoints' max_in_flight summed, %d; answered, unacknowledged, %d), 0 for other kinds\n",
-		strings.Join(parts, ", "), r.duplicateBound(), r.inFlight, unacknowledgedCap)
+	fmt.Fprintf(w, "duplicate receipts per kill, by kind: %s; bound %d per sender kill or broker outage (in flight, the endpoints' max_in_flight summed, %d; answered, unacknowledged, %d; finished since the last commit, the most accepted in %s, %d), 0 for other kinds\n",
+		strings.Join(parts, ", "), r.duplicateBound(), r.inFlight, unacknowledgedCap, senderCommitInterval, r.finishedPerCommit)
 }

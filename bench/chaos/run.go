@@ -325,7 +325,9 @@ func (s *session) finish(ctx context.Context) error {
 	if err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(max_in_flight), 0) FROM endpoint`).Scan(&s.rep.inFlight); err != nil {
 		return fmt.Errorf("max_in_flight of the endpoints: %w", err)
 	}
-	lr, err := ledger.Check(ctx, s.pool, ledger.Options{Receipts: s.rec.snapshot(), CoverAll: true, ClockSkew: 500 * time.Millisecond,
+	receipts := s.rec.snapshot()
+	s.rep.finishedPerCommit = busiestWindow(receipts, senderCommitInterval)
+	lr, err := ledger.Check(ctx, s.pool, ledger.Options{Receipts: receipts, CoverAll: true, ClockSkew: 500 * time.Millisecond,
 		Boundary: 100 * time.Millisecond, Outages: s.rep.outages(), Kills: s.rep.kills(), MaxUnrecorded: s.rep.unrecordedBound(), RequestTimeout: s.o.requestTimeout})
 	if err != nil {
 		return err
