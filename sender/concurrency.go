@@ -1,6 +1,9 @@
 package sender
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Adaptive concurrency (AIMD on latency). The numbers are policy, documented in doc.go.
 const (
@@ -19,6 +22,9 @@ const (
 	failedFactor = 0.5
 	// ewmaWeight is the weight of a new sample in the lane's smoothed request time.
 	ewmaWeight = 0.2
+	// demandWindow is the span over which an endpoint's demand (records offered to it a second)
+	// is counted.
+	demandWindow = time.Second
 )
 
 // concurrency is an endpoint's adaptive limit of requests in flight: additive increase while
@@ -35,6 +41,15 @@ type concurrency struct {
 	// 1,000 requests a second, cut hundreds of times a minute below the 8 that carried it with
 	// no request waiting, queued behind the cuts). Failures still halve the limit down to 1.
 	floor float64
+
+	// The endpoint's demand: records offered to it a second, counted over demandWindow. Latency
+	// alone never cuts below what carries the demand at the latency a round may have before it
+	// counts as slowed (demandFloor): a cut below it only moves the wait from the receiver into
+	// the lane's queue (make bench c2: a steady 2,000 requests a second on a saturated host,
+	// cut hundreds of times a minute to 8, whose p99 was that queue).
+	demand       float64
+	offered      int
+	offeredSince time.Time
 
 	baseline   time.Duration // lowest latency in the current window
 	baselineAt time.Time     // when the window began
@@ -64,12 +79,32 @@ func (c *concurrency) setCeiling(ceiling int) {
 // current is the number of requests allowed in flight now.
 func (c *concurrency) current() int { return int(c.limit) }
 
+// offer counts a record offered to the endpoint, for its demand.
+func (c *concurrency) offer(now time.Time) {
+	if c.offeredSince.IsZero() {
+		c.offeredSince = now
+	}
+	if span := now.Sub(c.offeredSince); span >= demandWindow {
+		c.demand = float64(c.offered) / span.Seconds()
+		c.offered, c.offeredSince = 0, now
+	}
+	c.offered++
+}
+
+// demandFloor is the concurrency that carries the endpoint's demand at the slowest latency a
+// round may have without counting as slowed (Little's law), never above the ceiling.
+func (c *concurrency) demandFloor() float64 {
+	tolerated := 2*c.baseline + latencyTolerance
+	return min(math.Ceil(c.demand*tolerated.Seconds()), float64(c.ceiling))
+}
+
 // observe takes the outcome of one request: its latency, whether it failed, and whether work
 // was waiting for a slot when it ended (only a limit that binds is worth raising).
 //
 // A round is judged when it ends: more than half of it failed (an endpoint down or shedding
 // load) halves the limit; otherwise the mean latency of its successes above twice the baseline
-// plus latencyTolerance cuts it by 10 %, never below the starting limit (floor); otherwise, if
+// plus latencyTolerance cuts it by 10 %, never below the starting limit (floor) nor the
+// demand's (demandFloor); otherwise, if
 // work waited, it rises by one. Single failures among successes (a receiver's occasional 500
 // or timeout) do not cut it, and a failure's latency (a timeout's is the request timeout)
 // never counts as the endpoint slowing: an endpoint answering 10 % of requests with errors
@@ -97,7 +132,7 @@ func (c *concurrency) observe(latency time.Duration, failed, saturated bool, now
 	case 2*c.roundFailed > c.roundN:
 		next, change = max(1, c.limit*failedFactor), changeFailed
 	case c.roundOK > 0 && c.roundSum/time.Duration(c.roundOK) > 2*c.baseline+latencyTolerance:
-		next, change = min(c.limit, max(c.floor, c.limit*slowedFactor)), changeSlowed
+		next, change = min(c.limit, max(c.floor, c.demandFloor(), c.limit*slowedFactor)), changeSlowed
 	case c.roundSaturated:
 		next, change = min(c.limit+1, float64(c.ceiling)), changeRaised
 	}

@@ -116,6 +116,48 @@ func TestConcurrencyAdapts(t *testing.T) {
 	}
 }
 
+// Latency alone never cuts below what carries the endpoint's demand at the latency a round may
+// have before it counts as slowed: 2,000 records a second at a 1 ms baseline need 24 in flight
+// at 12 ms; once the demand falls to 100 a second, the cuts go on down to the starting limit.
+func TestConcurrencyKeepsWhatTheDemandNeeds(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	offer := func(c *concurrency, perSec int, d time.Duration) {
+		step := time.Second / time.Duration(perSec)
+		for end := now.Add(d); now.Before(end); now = now.Add(step) {
+			c.offer(now)
+		}
+	}
+	rounds := func(c *concurrency, n int, latency time.Duration) {
+		for r := 0; r < n; r++ {
+			for i, k := 0, c.current(); i < k; i++ {
+				c.observe(latency, false, true, now)
+			}
+		}
+	}
+	var c concurrency
+	c.reset(8, 64)
+	rounds(&c, 40, time.Millisecond) // baseline 1 ms; raised to 48
+	offer(&c, 2000, 2*time.Second)
+	if c.demand < 1900 || c.demand > 2100 {
+		t.Fatalf("demand %.0f a second, want about 2,000", c.demand)
+	}
+	rounds(&c, 30, 50*time.Millisecond)
+	if got := c.current(); got != 24 {
+		t.Fatalf("slow rounds at 2,000 a second cut the limit to %d, want 24 (2,000/s × 12 ms)", got)
+	}
+	offer(&c, 100, 2*time.Second)
+	rounds(&c, 30, 50*time.Millisecond)
+	if got := c.current(); got != 8 {
+		t.Fatalf("slow rounds at 100 a second: %d, want the starting 8", got)
+	}
+	// The demand's floor never passes the ceiling.
+	c.setCeiling(16)
+	offer(&c, 5000, 2*time.Second)
+	if f := c.demandFloor(); f != 16 {
+		t.Fatalf("floor at 5,000 a second under a ceiling of 16: %.0f", f)
+	}
+}
+
 // A lane is judged by how often a slot frees while work waits, not by its request time alone:
 // 64 requests of 50 ms each in flight keep up; 8 requests of 1 s do not; a rate limit of 10/s
 // does not; before any measure, the request time over the concurrency decides.

@@ -43,7 +43,10 @@
 // per round of as many requests while work waits and the mean latency of the round's successes
 // stays within twice the endpoint's baseline (its lowest latency in the last 30 s) plus 10 ms,
 // is cut by 10 % after a round whose successes slowed down, never below where it started (on a
-// busy host a fast receiver slows with the host's stalls, not with our requests), and halved
+// busy host a fast receiver slows with the host's stalls, not with our requests) nor below what
+// carries the endpoint's demand (the records offered to it a second, counted each second) at
+// the latency a round may have before it counts as slowed (a cut below that only moves the
+// wait from the receiver into the lane's queue), and halved
 // after a round more than half of which failed, and never leaves [1, max_in_flight]; max_in_flight (default 64) is the
 // ceiling, not the target. Occasional failures (a receiver's 500s or timeouts among good
 // answers) do not cut it: the breaker and the retry schedule deal with them. A request out for
