@@ -104,11 +104,11 @@ func (c *concurrency) demandFloor() float64 {
 // A round is judged when it ends: more than half of it failed (an endpoint down or shedding
 // load) halves the limit; otherwise the mean latency of its successes above twice the baseline
 // plus latencyTolerance cuts it by 10 %, never below the starting limit (floor) nor the
-// demand's (demandFloor); otherwise, if
-// work waited, it rises by one. Single failures among successes (a receiver's occasional 500
-// or timeout) do not cut it, and a failure's latency (a timeout's is the request timeout)
-// never counts as the endpoint slowing: an endpoint answering 10 % of requests with errors
-// keeps its concurrency (the breaker and the retry schedule handle the failures).
+// demand's (demandFloor); otherwise, if work waited, it rises by one. Single failures among
+// successes (a receiver's occasional 500 or timeout) do not cut it, and a failure's latency (a
+// timeout's is the request timeout) never counts as the endpoint slowing: an endpoint answering
+// 10 % of requests with errors keeps its concurrency (the breaker and the retry schedule handle
+// the failures).
 //
 // It returns what the round's end changed ("" when nothing): the sender counts the changes by
 // kind (hookstream_sender_concurrency_changes_total).

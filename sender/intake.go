@@ -163,6 +163,7 @@ func (s *Sender) offer(ctx context.Context, l *lane, w *work) {
 			return
 		}
 		if !l.full(s.cfg.QueueSize) {
+			l.conc.offer(now)
 			s.enqueue(l, w) // unlocks
 			return
 		}
@@ -256,7 +257,6 @@ func (s *Sender) overflows(l *lane, w *work, now, waitStart time.Time) string {
 // holds l.mu; enqueue releases it.
 func (s *Sender) enqueue(l *lane, w *work) {
 	l.queue = append(l.queue, w)
-	l.conc.offer(s.now())
 	start := l.running < l.limit()
 	if start {
 		l.running++

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hookstream/hookstream/internal/ledger"
 	"github.com/hookstream/hookstream/internal/testkit/harness"
+	"github.com/hookstream/hookstream/sender"
 )
 
 // inFlightCap bounds the requests one sender can leave out of the history: max_in_flight (64,
@@ -198,16 +199,16 @@ func (r *report) kills() []ledger.Outage {
 // those finished since the sender's last commit (docs/reliability.md, Limits: the duplicates).
 func (r *report) duplicateBound() int { return r.inFlight + unacknowledgedCap + r.finishedPerCommit }
 
-// senderCommitInterval is the sender's Config.CommitInterval at its default, which the run
-// keeps: how often a sender commits what it finished.
-const senderCommitInterval = 100 * time.Millisecond
+// senderCommitInterval is how often a sender commits what it finished: the run's senders keep
+// the default.
+var senderCommitInterval = sender.DefaultConfig().CommitInterval
 
 // busiestWindow is the most accepted receipts within any span of length w: a sliding window over
 // their receipt times.
 func busiestWindow(receipts []ledger.Receipt, w time.Duration) int {
 	var at []time.Time
 	for _, rc := range receipts {
-		if rc.Verified && rc.Status >= 200 && rc.Status < 300 {
+		if rc.Accepted() {
 			at = append(at, rc.ReceivedAt)
 		}
 	}

@@ -180,7 +180,7 @@ func (c *checker) readReceipts(ctx context.Context, db Querier) error {
 	for i, r := range c.o.Receipts {
 		c.rep.Requests++
 		c.covered[r.EndpointID] = true
-		if r.accepted() {
+		if r.Accepted() {
 			c.rep.Accepted++
 		}
 		if !r.Verified {
@@ -227,7 +227,7 @@ func (c *checker) evaluate(k pairKey, p *pair) {
 	withReceipts := c.o.Receipts != nil && (c.o.CoverAll || c.covered[k.endpoint])
 	var accepted []int // positions in p.receipts
 	for i, ri := range p.receipts {
-		if c.o.Receipts[ri].accepted() {
+		if c.o.Receipts[ri].Accepted() {
 			accepted = append(accepted, i)
 		}
 	}
@@ -434,13 +434,13 @@ func (c *checker) contradictsReceiver(k pairKey, p *pair, received bool, matchOf
 	}
 	for i, j := range matchOf {
 		r := c.o.Receipts[p.receipts[i]]
-		if j >= 0 && p.attempts[j].succeeded() && !r.accepted() {
+		if j >= 0 && p.attempts[j].succeeded() && !r.Accepted() {
 			c.rep.count(&c.rep.Contradictions, "contradicting final states", "%s → %s: attempt %d recorded %d, the receiver answered %d at %s",
 				k.event, k.endpoint, p.attempts[j].no, p.attempts[j].status, r.Status, r.ReceivedAt.Format(time.RFC3339Nano))
 			return
 		}
 	}
-	if n := len(p.receipts); state != "succeeded" && n > 0 && matchOf[n-1] < 0 && c.o.Receipts[p.receipts[n-1]].accepted() {
+	if n := len(p.receipts); state != "succeeded" && n > 0 && matchOf[n-1] < 0 && c.o.Receipts[p.receipts[n-1]].Accepted() {
 		last := c.o.Receipts[p.receipts[n-1]]
 		c.rep.count(&c.rep.Contradictions, "contradicting final states", "%s → %s: %s, the receiver last accepted it at %s and the history has no such attempt",
 			k.event, k.endpoint, state, last.ReceivedAt.Format(time.RFC3339Nano))

@@ -316,7 +316,7 @@ func TestReadReceipts(t *testing.T) {
 {"event_id":"evt_00000000000000000000000002","endpoint_id":"ep_1","partner_id":"pa","webhook_id":"evt_00000000000000000000000002","received_at":"2026-01-01T00:00:01Z","verified":false,"status":401}
 `
 	rs, err := ReadReceipts(strings.NewReader(in))
-	if err != nil || len(rs) != 2 || !rs[0].accepted() || rs[1].accepted() {
+	if err != nil || len(rs) != 2 || !rs[0].Accepted() || rs[1].Accepted() {
 		t.Fatalf("ReadReceipts = %+v, %v", rs, err)
 	}
 	if _, err := ReadReceipts(strings.NewReader(`{"event_id":"evt_00000000000000000000000001"}`)); err == nil || !strings.Contains(err.Error(), "line 1") {

@@ -29,8 +29,8 @@ type Receipt struct {
 	Type string `json:"type,omitempty"`
 }
 
-// accepted says whether the receiver durably accepted the request (R3).
-func (r Receipt) accepted() bool { return r.Verified && r.Status >= 200 && r.Status < 300 }
+// Accepted says whether the receiver durably accepted the request (R3): a verified signature and a 2xx.
+func (r Receipt) Accepted() bool { return r.Verified && r.Status >= 200 && r.Status < 300 }
 
 // ReadReceipts reads a receipts file: JSON lines, blank lines skipped.
 func ReadReceipts(r io.Reader) ([]Receipt, error) {
