@@ -73,7 +73,16 @@ type Process struct {
 // LogTail.
 func StartProcess(t testing.TB, args ...string) *Process {
 	t.Helper()
+	return StartProcessEnv(t, nil, args...)
+}
+
+// StartProcessEnv is StartProcess with env ("KEY=value") added to the test's environment.
+func StartProcessEnv(t testing.TB, env []string, args ...string) *Process {
+	t.Helper()
 	p := &Process{cmd: exec.Command(Binary(t), args...), done: make(chan struct{}), tail: &tailBuffer{max: 8 << 10}}
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	var out io.Writer = p.tail
 	if testing.Verbose() {
 		out = io.MultiWriter(os.Stderr, p.tail)
