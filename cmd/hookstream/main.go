@@ -33,15 +33,17 @@ func (c command) component() bool {
 }
 
 // componentProcs is the number of Ps a component runs on unless GOMAXPROCS is set: one, a
-// replica a core at most (gotune.Procs; docs/operations.md, Sizing). dev keeps Go's choice.
+// replica a core at most (gotune.Procs; docs/operations.md, Sizing). The sender, whose bursts
+// need more than a core (in (b), one P carried 0.66-0.82x the deliveries a second of Go's
+// choice), and dev, which runs every component in one process, keep Go's choice.
 const componentProcs = 1
 
-// procsFor is the number of Ps the command line asks for: componentProcs for a component, 0
-// (Go's choice) for the rest. main sets it, not run, so that tests running components in their
-// own process keep theirs.
+// procsFor is the number of Ps the command line asks for: componentProcs for a component but
+// the sender, 0 (Go's choice) for the rest. main sets it, not run, so that tests running
+// components in their own process keep theirs.
 func procsFor(args []string) int {
 	for _, c := range commands() {
-		if len(args) > 0 && c.name == args[0] && c.component() {
+		if len(args) > 0 && c.name == args[0] && c.component() && c.name != "sender" {
 			return componentProcs
 		}
 	}

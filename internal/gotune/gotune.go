@@ -10,14 +10,14 @@
 // limit of the process's cgroup (a container's limit), so that the larger target collects early
 // instead of running a pod out of memory when a backlog grows its live heap.
 //
-// Procs runs a component on one P unless GOMAXPROCS is set. A component's steady work is a
-// fraction of a core, woken by the network many times a second; with a second P, each wake-up
-// that readies a goroutine also wakes a second thread to look for more work, which on a host
-// whose cores the broker and PostgreSQL share costs more than it runs. At a steady 1,000
-// events/s on the benchmark machine, one P used 0.82-0.95x the components' CPU and had
-// 0.55-0.89x the p99 of two, in five pairs of five (docs/history/benchmarks.md, 2026-12-07).
-// Go's own default from a container's CPU limit is never below two, so a limit alone cannot
-// give one.
+// Procs runs a component on one P unless GOMAXPROCS is set (the command chooses which: every
+// component but the sender). A component's steady work is a fraction of a core, woken by the
+// network many times a second; with a second P, each wake-up that readies a goroutine also
+// wakes a second thread to look for more work, which on a host whose cores the broker and
+// PostgreSQL share costs more than it runs. At a steady 1,000 events/s on the benchmark
+// machine, one P used 0.82-0.95x the components' CPU and had 0.55-0.89x the p99 of two, in five
+// pairs of five (docs/history/benchmarks.md, 2026-12-07). Go's own default from a container's
+// CPU limit is never below two, so a limit alone cannot give one.
 package gotune
 
 import (
