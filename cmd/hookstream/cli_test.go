@@ -414,19 +414,3 @@ func TestCDCFanoutMaxReachesCDC(t *testing.T) {
 		os.Unsetenv("HOOKSTREAM_CDC_FANOUT_MAX")
 	}
 }
-
-// TestComponentsRunOnOneP: every component a deployment runs but the sender asks for one P
-// (gotune.Procs keeps GOMAXPROCS when it is set); the sender, dev, which runs them all, and the
-// one-shot commands keep Go's choice (docs/operations.md, Sizing).
-func TestComponentsRunOnOneP(t *testing.T) {
-	for _, name := range []string{"cdc", "fanout", "recorder", "retry", "admin"} {
-		if got := procsFor([]string{name, "--log-format", "text"}); got != 1 {
-			t.Errorf("procsFor(%s) = %d, want 1", name, got)
-		}
-	}
-	for _, args := range [][]string{{"sender"}, {"dev"}, {"migrate"}, {"topics", "create"}, {"version"}, {"help", "cdc"}, {"no-such-command"}, {}} {
-		if got := procsFor(args); got != 0 {
-			t.Errorf("procsFor(%q) = %d, want 0 (Go's choice)", args, got)
-		}
-	}
-}

@@ -248,7 +248,7 @@ func variableOfEnv(name string) (variable, bool) {
 func componentCommands() []string {
 	var out []string
 	for _, c := range commands() {
-		if c.component() {
+		if c.name != "dev" && (slices.Contains(c.reads, "metrics-addr") || c.name == "admin") {
 			out = append(out, c.name)
 		}
 	}

@@ -26,30 +26,6 @@ type command struct {
 	run      func(ctx context.Context, args []string, out io.Writer) error
 }
 
-// component reports whether c is a long-running component a deployment runs: every command that
-// serves probes and metrics, and admin; not dev, which runs them all in one process.
-func (c command) component() bool {
-	return c.name != "dev" && (slices.Contains(c.reads, "metrics-addr") || c.name == "admin")
-}
-
-// componentProcs is the number of Ps a component runs on unless GOMAXPROCS is set: one, a
-// replica a core at most (gotune.Procs; docs/operations.md, Sizing). The sender, whose bursts
-// need more than a core (in (b), one P carried 0.66-0.82x the deliveries a second of Go's
-// choice), and dev, which runs every component in one process, keep Go's choice.
-const componentProcs = 1
-
-// procsFor is the number of Ps the command line asks for: componentProcs for a component but
-// the sender, 0 (Go's choice) for the rest. main sets it, not run, so that tests running
-// components in their own process keep theirs.
-func procsFor(args []string) int {
-	for _, c := range commands() {
-		if len(args) > 0 && c.name == args[0] && c.component() && c.name != "sender" {
-			return componentProcs
-		}
-	}
-	return 0
-}
-
 func commands() []command {
 	return []command{
 		{"dev", "run everything in one process on embedded Kafka and the local PostgreSQL",
@@ -110,7 +86,6 @@ func (c command) usage() string {
 
 func main() {
 	gotune.Apply() // GOGC and GOMEMLIMIT, where the environment sets neither (docs/operations.md)
-	gotune.Procs(procsFor(os.Args[1:]))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout)
 	stop()

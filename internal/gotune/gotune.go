@@ -1,6 +1,6 @@
-// Package gotune sets the Go runtime's garbage collector and, for the components, its number of
-// Ps for hookstream's processes, where the environment leaves them to the program (design.md
-// section 5, client settings; docs/operations.md, Sizing).
+// Package gotune sets the Go runtime's garbage collector for hookstream's processes, where the
+// environment leaves it to the program (design.md section 5, client settings; docs/operations.md,
+// Sizing).
 //
 // The components keep small live heaps (2-9 MB at a steady 1,000 events/s) and allocate per
 // record, so at Go's default GOGC of 100 each collected about three times a second, and the
@@ -9,20 +9,10 @@
 // 400 unless GOGC is set, and, unless GOMEMLIMIT is set, bounds the heap to 90 % of the memory
 // limit of the process's cgroup (a container's limit), so that the larger target collects early
 // instead of running a pod out of memory when a backlog grows its live heap.
-//
-// Procs runs a component on one P unless GOMAXPROCS is set (the command chooses which: every
-// component but the sender). A component's steady work is a fraction of a core, woken by the
-// network many times a second; with a second P, each wake-up that readies a goroutine also
-// wakes a second thread to look for more work, which on a host whose cores the broker and
-// PostgreSQL share costs more than it runs. At a steady 1,000 events/s on the benchmark
-// machine, one P used 0.82-0.95x the components' CPU and had 0.55-0.89x the p99 of two, in five
-// pairs of five (docs/history/benchmarks.md, 2026-12-07). Go's own default from a container's
-// CPU limit is never below two, so a limit alone cannot give one.
 package gotune
 
 import (
 	"os"
-	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -50,15 +40,6 @@ func Apply() {
 			debug.SetMemoryLimit(int64(float64(limit) * limitShare))
 		}
 	}
-}
-
-// Procs sets the number of Ps to n unless GOMAXPROCS is set or n is not below Go's choice;
-// n <= 0 leaves Go's choice.
-func Procs(n int) {
-	if _, ok := os.LookupEnv("GOMAXPROCS"); ok || n <= 0 || n >= runtime.GOMAXPROCS(0) {
-		return
-	}
-	runtime.GOMAXPROCS(n)
 }
 
 // cgroupLimit reads the first of files that holds a memory limit. "max" (v2) and the

@@ -3,7 +3,6 @@ package gotune
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"testing"
 )
@@ -58,27 +57,5 @@ func TestApplyLeavesTheEnvironmentsChoice(t *testing.T) {
 	Apply()
 	if got := debug.SetGCPercent(100); got != GCPercent {
 		t.Fatalf("GC percent = %d after Apply without GOGC, want %d", got, GCPercent)
-	}
-}
-
-// TestProcs: a component runs on the Ps it asks for unless GOMAXPROCS is set; it never asks
-// for more than Go chose.
-func TestProcs(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	runtime.GOMAXPROCS(4)
-	t.Setenv("GOMAXPROCS", "4")
-	Procs(1)
-	if got := runtime.GOMAXPROCS(0); got != 4 {
-		t.Fatalf("GOMAXPROCS = %d after Procs(1) with GOMAXPROCS set, want it unchanged (4)", got)
-	}
-	os.Unsetenv("GOMAXPROCS")
-	Procs(0)
-	Procs(8)
-	if got := runtime.GOMAXPROCS(0); got != 4 {
-		t.Fatalf("GOMAXPROCS = %d after Procs(0) and Procs(8), want Go's choice (4)", got)
-	}
-	Procs(1)
-	if got := runtime.GOMAXPROCS(0); got != 1 {
-		t.Fatalf("GOMAXPROCS = %d after Procs(1), want 1", got)
 	}
 }
