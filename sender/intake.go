@@ -23,6 +23,14 @@ func (s *Sender) intake(ctx context.Context, r *kgo.Record) {
 		s.log.Debug("record of a partition no longer assigned left alone", "partition", r.Partition, "offset", r.Offset)
 		return
 	}
+	if r.Attrs.IsControl() {
+		// A transaction's marker (uncommitted.go): no delivery; its offset is passed over as
+		// read_committed readers pass it.
+		if n := part.txns.control(r); n > 0 {
+			s.m.abortedTaken.Add(float64(n))
+		}
+		return
+	}
 	taken, done := part.add(r)
 	if !taken {
 		// Revoked meanwhile: the next owner reads it.
@@ -34,6 +42,12 @@ func (s *Sender) intake(ctx context.Context, r *kgo.Record) {
 		return
 	}
 	d, head, reason := decodeDelivery(r.Value, s.cfg.MaxBodyBytes)
+	if reason == "" && r.Attrs.IsTransactional() && part.txns.taken(r.ProducerID, d) {
+		// The copy of a record taken from a transaction that aborted: that one is delivered.
+		s.m.abortedCopies.Inc()
+		part.pass(r.Offset)
+		return
+	}
 	d.Traceparent = s.tracer.Parent(r) // "" when tracing is off
 	w := &work{part: part, offset: r.Offset, d: d, head: head, size: int64(len(r.Value))}
 	s.hold(w)

@@ -18,10 +18,14 @@ type senderMetrics struct {
 	circuitsOpen    prometheus.Gauge
 	deferrals       *prometheus.CounterVec
 	badRecords      prometheus.Counter
-	buffered        prometheus.Gauge
-	paused          prometheus.Gauge
-	commitErrors    prometheus.Counter
-	partitions      prometheus.Gauge
+	// abortedTaken and abortedCopies: records taken from transactions that aborted, and the
+	// copies of them passed over (uncommitted.go).
+	abortedTaken  prometheus.Counter
+	abortedCopies prometheus.Counter
+	buffered      prometheus.Gauge
+	paused        prometheus.Gauge
+	commitErrors  prometheus.Counter
+	partitions    prometheus.Gauge
 	// tokenRequests counts OAuth token requests.
 	tokenRequests prometheus.Counter
 	// Ordered endpoints' held heads (ordering.go).
@@ -51,7 +55,11 @@ func newMetrics(reg prometheus.Registerer) *senderMetrics {
 		circuitsOpen: set.Gauge("circuits_open", "Endpoints whose circuit breaker is open or half-open."),
 		deferrals: set.CounterVec("deferrals_total",
 			"Deliveries handed to a retry tier without an attempt, by reason (circuit_open, queue_full, not_due, stale_view).", "reason"),
-		badRecords:   set.Counter("bad_records_total", "Delivery records that could not be understood and went to the dlq topic."),
+		badRecords: set.Counter("bad_records_total", "Delivery records that could not be understood and went to the dlq topic."),
+		abortedTaken: set.Counter("aborted_records_total",
+			"Delivery records taken from a cdc or fanout Kafka transaction that then aborted: each is a committed event's delivery, written again by the transaction that replaced it."),
+		abortedCopies: set.Counter("aborted_copies_skipped_total",
+			"Copies of such records, written again by the replacing transaction, passed over because the aborted record was taken already."),
 		buffered:     set.Gauge("buffered_records", "Delivery records taken from Kafka and not finished."),
 		paused:       set.Gauge("fetch_paused", "1 while intake waits because the buffered records or bytes reached their cap."),
 		commitErrors: set.Counter("commit_errors_total", "Offset commits that failed (retried at the next interval)."),

@@ -58,6 +58,9 @@ type partition struct {
 	// partnersSeen: when a record of each partner was last taken (seePartner).
 	partnersSeen   map[string]time.Time
 	partnersPruned time.Time
+
+	// txns follows the partition's transactions for intake (uncommitted.go).
+	txns txnWatch
 }
 
 // feed is one partner's records of a partition waiting to be offered to their lanes.
@@ -118,6 +121,15 @@ func (p *partition) finish(offset int64) {
 	p.unfinished.remove(offset)
 	p.finishes++
 	p.endActive()
+}
+
+// pass finishes the record at offset at intake, without handling it: the copy of a record
+// already delivered (uncommitted.go).
+func (p *partition) pass(offset int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.unfinished.remove(offset)
+	p.finishes++
 }
 
 // abandon ends the handling of a record without finishing it: it stays unfinished, so the

@@ -218,8 +218,11 @@ func (s *Sender) Run(ctx context.Context) error {
 		kgo.ConsumerGroup(s.cfg.group()),
 		kgo.ConsumeTopics(s.names.Deliveries),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		// Fanout writes deliveries in transactions; aborted ones must never be sent.
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		// cdc and fanout write deliveries in transactions; the sender takes them as they are
+		// written, and passes over the copy of a record whose transaction aborted
+		// (uncommitted.go, design.md section 6).
+		kgo.FetchIsolationLevel(kgo.ReadUncommitted()),
+		kgo.KeepControlRecords(),
 		kgo.DisableAutoCommit(),
 		kgo.OnPartitionsAssigned(s.onAssigned),
 		kgo.OnPartitionsRevoked(s.onRevoked),
