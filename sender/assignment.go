@@ -20,6 +20,20 @@ func (s *Sender) partitionOf(id int32) *partition {
 	return s.parts[id]
 }
 
+// txnWatchOf returns partition id's transaction watch, the one it had under an earlier
+// assignment to this process if any (uncommitted.go). Called with partsMu held.
+func (s *Sender) txnWatchOf(id int32) *txnWatch {
+	if s.txns == nil {
+		s.txns = make(map[int32]*txnWatch)
+	}
+	t := s.txns[id]
+	if t == nil {
+		t = &txnWatch{}
+		s.txns[id] = t
+	}
+	return t
+}
+
 func (s *Sender) onAssigned(ctx context.Context, cl *kgo.Client, assigned map[string][]int32) {
 	// A pause of an earlier assignment's feeder (feed) must not outlive it: the new owner
 	// starts fetching.
@@ -49,6 +63,7 @@ func (s *Sender) onAssigned(ctx context.Context, cl *kgo.Client, assigned map[st
 		}
 		s.parts[id] = newPartition(s.workCtx, s.names.Deliveries, id)
 		s.parts[id].done = done[id]
+		s.parts[id].txns = s.txnWatchOf(id)
 	}
 	s.m.partitions.Set(float64(len(s.parts)))
 	s.log.Info("partitions assigned", "partitions", ids)

@@ -249,13 +249,36 @@ func TestFinishedRuns(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("parsed %v, want %v", got, want)
 	}
-	for _, bad := range []string{runs[:len(runs)-2] + "x", "other metadata", finishedPrefix + "100,0,3"} {
+	for _, bad := range []string{runs[:len(runs)-2] + "x", "other metadata", finishedPrefix + "100,1,0,3"} {
 		if r := parseFinished(bad, 100); r != nil {
 			t.Errorf("%q read as %v", bad, r)
 		}
 	}
 	if r := parseFinished(runs, 99); r != nil {
 		t.Errorf("runs of offset 100 read for a commit at 99: %v", r)
+	}
+
+	// A mark held at a finished record of a transaction still open (uncommitted.go): the runs
+	// begin with an empty unfinished one, and say the held records are finished.
+	h := newPartition(t.Context(), "d", 0)
+	for o := int64(100); o < 104; o++ {
+		h.add(&kgo.Record{Offset: o})
+		h.begin()
+	}
+	h.txnRecord(7, 101)
+	for _, o := range []int64{100, 101, 102} {
+		h.finish(o)
+	}
+	eo, runs, _, ok = h.commitPoint()
+	if !ok || eo.Offset != 101 || runs != finishedPrefix+"101,0,2,1" {
+		t.Fatalf("held commit point %d %q %v", eo.Offset, runs, ok)
+	}
+	if got := parseFinished(runs, 101); !slices.Equal(got, []offsetRange{{101, 103}}) {
+		t.Fatalf("held runs parsed as %v, want [{101 103}]", got)
+	}
+	h.txnEnded(7)
+	if eo, _ = h.mark(); eo.Offset != 103 {
+		t.Fatalf("mark %d after the transaction's marker, want 103, the unfinished record", eo.Offset)
 	}
 
 	// The next owner passes over the finished records and handles the others.

@@ -8,8 +8,9 @@ package sender
 // other endpoints finish thousands of later records. Committing the offset alone, a sender killed
 // then made its successor send all of those again: seconds of work whose answers it already had.
 // Each commit therefore also states which records from the mark up to the newest taken one are
-// finished, as alternating run lengths (unfinished, finished, unfinished, ...), in the commit's
-// metadata; the next owner reads it when the partition is assigned and finishes those records
+// finished, as alternating run lengths (unfinished, finished, unfinished, ...; the first is
+// empty when the mark is held at a finished record of an open transaction, uncommitted.go), in
+// the commit's metadata; the next owner reads it when the partition is assigned and finishes those records
 // at intake without sending them. So a killed sender costs what it had in flight, and what
 // finished after its last commit (Config.CommitInterval).
 //
@@ -93,6 +94,11 @@ func (p *partition) finishedRuns(mark int64) string {
 	b.WriteString(finishedPrefix)
 	b.WriteString(strconv.FormatInt(mark, 10))
 	o := mark
+	if !p.unfinished.has(mark) {
+		// The mark is held at a finished record of an open transaction (partition.mark): the
+		// runs begin with an unfinished one, here empty.
+		b.WriteString(",0")
+	}
 	for o < next {
 		end := p.unfinished.runEnd(o, next)
 		n := strconv.FormatInt(end-o, 10)
@@ -148,7 +154,8 @@ func parseFinished(meta string, committed int64) []offsetRange {
 	o := committed
 	for i, f := range fields[1:] {
 		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil || n <= 0 || n > 1<<40 {
+		// Only the first run, the unfinished one at the mark, may be empty.
+		if err != nil || n < 0 || (n == 0 && i > 0) || n > 1<<40 {
 			return nil
 		}
 		if i%2 == 1 { // runs alternate unfinished, finished, ...

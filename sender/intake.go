@@ -29,6 +29,7 @@ func (s *Sender) intake(ctx context.Context, r *kgo.Record) {
 		if n := part.txns.control(r); n > 0 {
 			s.m.abortedTaken.Add(float64(n))
 		}
+		part.txnEnded(r.ProducerID)
 		return
 	}
 	taken, done := part.add(r)
@@ -37,12 +38,21 @@ func (s *Sender) intake(ctx context.Context, r *kgo.Record) {
 		s.log.Debug("record of a partition no longer assigned left alone", "partition", r.Partition, "offset", r.Offset)
 		return
 	}
+	d, head, reason := decodeDelivery(r.Value, s.cfg.MaxBodyBytes)
+	var repeat bool
+	if reason == "" && r.Attrs.IsTransactional() {
+		// Registered even when done: should its transaction abort, its copy is passed over.
+		var open bool
+		repeat, open = part.txns.taken(r.ProducerID, r.Offset, d)
+		if open {
+			part.txnRecord(r.ProducerID, r.Offset)
+		}
+	}
 	if done {
 		// Its previous owner finished it and said so in its commit (finished.go).
 		return
 	}
-	d, head, reason := decodeDelivery(r.Value, s.cfg.MaxBodyBytes)
-	if reason == "" && r.Attrs.IsTransactional() && part.txns.taken(r.ProducerID, d) {
+	if repeat {
 		// The copy of a record taken from a transaction that aborted: that one is delivered.
 		s.m.abortedCopies.Inc()
 		part.pass(r.Offset)

@@ -59,8 +59,12 @@ type partition struct {
 	partnersSeen   map[string]time.Time
 	partnersPruned time.Time
 
-	// txns follows the partition's transactions for intake (uncommitted.go).
-	txns txnWatch
+	// txns follows the partition's transactions for intake (uncommitted.go); the sender keeps
+	// it across assignments.
+	txns *txnWatch
+	// openTxns: by producer id, the offset of the first record taken of its transaction still
+	// open, below which no commit goes (mark, uncommitted.go).
+	openTxns map[int64]int64
 }
 
 // feed is one partner's records of a partition waiting to be offered to their lanes.
@@ -151,8 +155,9 @@ func (p *partition) endActive() {
 }
 
 // mark returns the offset to commit: the lowest unfinished record, or one past the last
-// intaken record when all are finished. ok is false before the first record, and when the
-// mark is not past what this owner committed already.
+// intaken record when all are finished, but never past the first record taken of a
+// transaction still open (uncommitted.go), which may be finished. ok is false before the first
+// record, and when the mark is not past what this owner committed already.
 func (p *partition) mark() (eo kgo.EpochOffset, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -163,7 +168,32 @@ func (p *partition) mark() (eo kgo.EpochOffset, ok bool) {
 	if low, ok := p.unfinished.min(); ok {
 		eo = kgo.EpochOffset{Epoch: p.epochAt(low), Offset: low}
 	}
+	for _, first := range p.openTxns {
+		if first < eo.Offset {
+			eo = kgo.EpochOffset{Epoch: p.epochAt(first), Offset: first}
+		}
+	}
 	return eo, eo.Offset > p.committed
+}
+
+// txnRecord notes a record taken of producer's open transaction at offset.
+func (p *partition) txnRecord(producer, offset int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.openTxns[producer]; ok {
+		return
+	}
+	if p.openTxns == nil {
+		p.openTxns = make(map[int64]int64)
+	}
+	p.openTxns[producer] = offset
+}
+
+// txnEnded notes the marker of producer's transaction: it no longer holds the mark back.
+func (p *partition) txnEnded(producer int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.openTxns, producer)
 }
 
 // commitPoint returns what to commit: the mark, the finished runs above it (finished.go) and

@@ -113,6 +113,8 @@ type Sender struct {
 
 	partsMu sync.Mutex
 	parts   map[int32]*partition
+	// txns: each partition's transaction watch, kept across its assignments (uncommitted.go).
+	txns map[int32]*txnWatch
 	// lost: partitions the group session lost (a broker or coordinator outage, mostly), whose
 	// running work goes on; if one is assigned again, what it finished is not sent again
 	// (assignment.go, onLost).

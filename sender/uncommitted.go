@@ -11,6 +11,9 @@ package sender
 // records are written again, with the same delivery ids, by the transaction that replaces it.
 // The sender watches the transactions' markers, remembers the records it took from a
 // transaction that aborted, and passes over their copies, so an abort costs no second request.
+// Its commits never pass the first record it took of a transaction still open (partition.mark):
+// a sender that takes the partition over after a crash or a rebalance reads that transaction's
+// records again (finished, from the commit's metadata: not sent again) and knows its copies too.
 
 import (
 	"encoding/binary"
@@ -44,48 +47,66 @@ func keyOf(d records.Delivery) copyKey {
 }
 
 // txnWatch follows one partition's transactions. It is used by intake alone (the poll loop), so
-// it needs no lock.
+// it needs no lock. The sender keeps it across the partition's revocations and assignments
+// (Sender.txnWatchOf): after a broker outage the partition comes back to the same process, which
+// reads it again from the committed offset, often past records taken from a transaction that
+// aborted meanwhile, and must still know them for what they are.
 type txnWatch struct {
 	// open: by producer id, the records taken from its transaction since its last marker. A
 	// producer has one transaction open on a partition at a time, and its epoch moves across
 	// transactions and restarts, so the id alone names it.
 	open map[int64][]copyKey
-	// aborted: records taken from transactions that aborted, whose copies are still to come;
-	// order is the order they were added in, for the cap.
-	aborted map[copyKey]struct{}
+	// marked: by producer id, the offset of its last marker read. A record or marker at or
+	// below it was read before, the partition being read again after an assignment.
+	marked map[int64]int64
+	// aborted: records taken from transactions that aborted, whose copies are still to come,
+	// each with the offset of the abort's marker: only a record after it is a copy. order is
+	// the order they were added in, for the cap.
+	aborted map[copyKey]int64
 	order   []copyKey
 }
 
 // control reads a transaction marker: an abort makes the records taken from the producer's
-// transaction aborted copies to pass over; a commit forgets them. It returns how many records
-// the abort concerned.
+// transaction aborted records whose copies are passed over; a commit forgets them. It returns
+// how many records the abort concerned (0 for a marker read before).
 func (t *txnWatch) control(r *kgo.Record) (aborted int) {
 	// A marker's key is its version (int16) and type (int16): 0 abort, 1 commit.
 	if len(r.Key) < 4 {
 		return 0
 	}
+	if last, ok := t.marked[r.ProducerID]; ok && r.Offset <= last {
+		return 0
+	}
+	if t.marked == nil {
+		t.marked = make(map[int64]int64)
+	}
+	t.marked[r.ProducerID] = r.Offset
 	taken := t.open[r.ProducerID]
 	delete(t.open, r.ProducerID)
 	if binary.BigEndian.Uint16(r.Key[2:4]) != 0 {
 		return 0
 	}
 	if t.aborted == nil {
-		t.aborted = make(map[copyKey]struct{})
+		t.aborted = make(map[copyKey]int64)
 	}
 	for _, k := range taken {
-		t.aborted[k] = struct{}{}
-		t.order = append(t.order, k)
+		if _, ok := t.aborted[k]; !ok {
+			t.order = append(t.order, k)
+		}
+		t.aborted[k] = r.Offset
 	}
 	t.trim()
 	return len(taken)
 }
 
-// taken registers a record of producer's open transaction and says whether it is the copy of an
-// aborted record already taken, to be passed over. A copy is registered as well: should its
-// transaction abort in turn, the copy after it is passed over too.
-func (t *txnWatch) taken(producer int64, d records.Delivery) (repeat bool) {
+// taken registers the record at offset of producer's transaction and says whether it is the
+// copy of an aborted record already taken, to be passed over, and whether its transaction is
+// open. A copy is registered as well: should its transaction abort in turn, the copy after it
+// is passed over too. A record read again after an assignment is registered only while its
+// transaction is open.
+func (t *txnWatch) taken(producer, offset int64, d records.Delivery) (repeat, open bool) {
 	k := keyOf(d)
-	if _, ok := t.aborted[k]; ok {
+	if marker, ok := t.aborted[k]; ok && offset > marker {
 		delete(t.aborted, k)
 		if len(t.aborted) == 0 {
 			clear(t.order)
@@ -93,13 +114,16 @@ func (t *txnWatch) taken(producer int64, d records.Delivery) (repeat bool) {
 		}
 		repeat = true
 	}
+	if last, ok := t.marked[producer]; ok && offset <= last {
+		return repeat, false // its transaction has ended
+	}
 	if t.open == nil {
 		t.open = make(map[int64][]copyKey)
 	}
 	if open := t.open[producer]; len(open) < maxOpenTxnRecords {
 		t.open[producer] = append(open, k)
 	}
-	return repeat
+	return repeat, true
 }
 
 // trim keeps order to the keys still awaited and at most maxAbortedCopies of them, the newest.
