@@ -57,7 +57,7 @@ func newMetrics(reg prometheus.Registerer) *senderMetrics {
 			"Deliveries handed to a retry tier without an attempt, by reason (circuit_open, queue_full, not_due, stale_view).", "reason"),
 		badRecords: set.Counter("bad_records_total", "Delivery records that could not be understood and went to the dlq topic."),
 		abortedTaken: set.Counter("aborted_records_total",
-			"Delivery records taken from a cdc or fanout Kafka transaction that then aborted: each is a committed event's delivery, written again by the transaction that replaced it."),
+			"Delivery records taken from a Kafka transaction (cdc's, fanout's, a retry tier's) that then aborted: each is written again by the transaction that replaces it."),
 		abortedCopies: set.Counter("aborted_copies_skipped_total",
 			"Copies of such records, written again by the replacing transaction, passed over because the aborted record was taken already."),
 		buffered:     set.Gauge("buffered_records", "Delivery records taken from Kafka and not finished."),

@@ -1,14 +1,15 @@
 package sender
 
-// The deliveries topic read uncommitted (design.md sections 5 and 6): cdc and fanout write
-// delivery records in Kafka transactions, and a read_committed reader sees none of a
+// The deliveries topic read uncommitted (design.md section 6): cdc, fanout and the retry tiers
+// write delivery records in Kafka transactions, and a read_committed reader sees none of a
 // transaction's records until its commit markers are written, which on a real broker cost each
 // delivery the transaction's end (EndTxn, the markers, the last stable offset) on its way to the
 // endpoint. The sender takes records as they are written instead. A record of a transaction that
 // aborts is still a delivery of a committed event: cdc publishes only what PostgreSQL committed
 // and confirms its slot only after its Kafka transaction commits, and fanout consumes only
-// committed events and commits its input offsets in its transaction, so an aborted transaction's
-// records are written again, with the same delivery ids, by the transaction that replaces it.
+// committed events and commits its input offsets in its transaction, as a retry tier does with
+// the retries it releases, so an aborted transaction's records are written again, with the same
+// delivery ids, by the transaction that replaces it.
 // The sender watches the transactions' markers, remembers the records it took from a
 // transaction that aborted, and passes over their copies, so an abort costs no second request.
 // Its commits never pass the first record it took of a transaction still open (partition.mark):
