@@ -669,3 +669,85 @@ func committedEventsReader(t *testing.T, e *env) func(want int) {
 		}
 	}
 }
+
+// cdc takes its Kafka transactions with two producers in turn (design.md section 5): a new
+// session fences a previous holder of either transactional id before it writes anything, so
+// what a crashed session left open under either id is aborted ahead of the new session's first
+// checkpoint (and ahead of any copy it publishes, design.md section 6), never reaches a
+// read_committed reader, and a zombie cdc can commit under neither id.
+func TestSessionFencesBothTransactionalIDs(t *testing.T) {
+	t.Parallel()
+	for _, suffix := range []string{"", ".2"} {
+		t.Run("id"+suffix, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			cfg := e.config(t)
+			ctx := context.Background()
+			id := cfg.Prefix + ".cdc." + cfg.Slot + suffix
+			zombie := e.Kafka.Client(t, kgo.TransactionalID(id),
+				kgo.TransactionTimeout(10*time.Minute), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+			if err := zombie.BeginTransaction(); err != nil {
+				t.Fatal(err)
+			}
+			var zombieID int64
+			for _, topic := range []string{e.Names.Checkpoints, e.Names.Events} {
+				stale := &kgo.Record{Topic: topic, Partition: 0, Key: []byte("zombie"), Value: []byte(`{}`)}
+				if err := zombie.ProduceSync(ctx, stale).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+				zombieID = stale.ProducerID
+			}
+
+			startStreaming(t, e, cfg)
+			ids := appendEvents(t, e, "p0", 1)
+			got := consume(t, e, e.Names.Events, 1, 60*time.Second).records
+			if err := zombie.EndTransaction(ctx, kgo.TryCommit); err == nil {
+				t.Fatalf("a holder of %q committed after cdc's session began", id)
+			}
+			got = append(got, consumeFor(t, e, e.Names.Events, -1, 3*time.Second, 0).records...)
+			for _, r := range got {
+				if string(r.Key) == "zombie" {
+					t.Fatalf("the zombie's record is committed (offset %d)", r.Offset)
+				}
+			}
+			if string(got[0].Key) != ids[0] {
+				t.Fatalf("events topic begins with %q, want the event %s", got[0].Key, ids[0])
+			}
+
+			abortAt, checkpointAt := zombieAbortAndFirstCheckpoint(t, e, cfg.Slot, zombieID)
+			if abortAt < 0 || abortAt > checkpointAt {
+				t.Fatalf("the zombie's transaction was aborted at offset %d of the checkpoint topic, want before the session's first checkpoint at %d (-1: not aborted)", abortAt, checkpointAt)
+			}
+		})
+	}
+}
+
+// zombieAbortAndFirstCheckpoint reads partition 0 of the checkpoint topic uncommitted, with its
+// transaction markers, until it has found slot's first checkpoint, and returns that offset and
+// the offset of the abort marker of the producer zombie (-1 when none comes before it).
+func zombieAbortAndFirstCheckpoint(t *testing.T, e *env, slot string, zombie int64) (abortAt, checkpointAt int64) {
+	t.Helper()
+	cl := e.Kafka.Client(t,
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{e.Names.Checkpoints: {0: kgo.NewOffset().AtStart()}}),
+		kgo.FetchIsolationLevel(kgo.ReadUncommitted()), kgo.KeepControlRecords())
+	abortAt = -1
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		fetches := cl.PollFetches(ctx)
+		cancel()
+		for _, r := range fetches.Records() {
+			switch {
+			case r.Attrs.IsControl():
+				// A marker's key: version (int16), then type (int16): 0 abort, 1 commit.
+				if r.ProducerID == zombie && len(r.Key) >= 4 && r.Key[2] == 0 && r.Key[3] == 0 && abortAt < 0 {
+					abortAt = r.Offset
+				}
+			case string(r.Key) == slot:
+				return abortAt, r.Offset
+			}
+		}
+	}
+	t.Fatalf("no checkpoint of slot %s in the checkpoint topic after 30 s", slot)
+	return 0, 0
+}

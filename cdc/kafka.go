@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -13,11 +14,12 @@ import (
 	"github.com/hookstream/hookstream/internal/records"
 )
 
-// newProducer returns the transactional producer of one session. Its transactional id is the
-// same for every cdc process of a slot, so a new active reader fences any zombie one.
-func (c *CDC) newProducer() (*kgo.Client, error) {
+// newProducer returns the i-th (0 or 1) of the two transactional producers of one session,
+// which take the Kafka transactions in turn (startCommit). Their transactional ids are the same
+// for every cdc process of a slot, so a new active reader fences any zombie one.
+func (c *CDC) newProducer(i int) (*kgo.Client, error) {
 	cl, err := kgo.NewClient(c.cfg.ClientOptions(c.log,
-		kgo.TransactionalID(c.cfg.Prefix+".cdc."+c.cfg.Slot),
+		kgo.TransactionalID(c.transactionalID(i)),
 		kgo.TransactionTimeout(c.cfg.TransactionTimeout),
 		kgo.RecordPartitioner(partitioner{deliveries: c.names.Deliveries}),
 		kgo.ProducerBatchMaxBytes(1<<20),
@@ -31,6 +33,17 @@ func (c *CDC) newProducer() (*kgo.Client, error) {
 		return nil, fmt.Errorf("cdc: kafka producer: %w", err)
 	}
 	return cl, nil
+}
+
+// transactionalID is the id of the session's i-th producer: <prefix>.cdc.<slot>, the id of
+// the single producer before there were two (so a new cdc fences an older one), and
+// <prefix>.cdc.<slot>.2.
+func (c *CDC) transactionalID(i int) string {
+	id := c.cfg.Prefix + ".cdc." + c.cfg.Slot
+	if i > 0 {
+		id += "." + strconv.Itoa(i+1)
+	}
+	return id
 }
 
 // partitioner places cdc's records: events, endpoint records, checkpoints and dead letters

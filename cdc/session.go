@@ -32,10 +32,13 @@ var errConfig = errors.New("cdc: configuration")
 // error. Everything it learned lives here and dies with it; the next session starts from what
 // Kafka and the slot say.
 type session struct {
-	c     *CDC
-	lock  *pgx.Conn        // holds the leadership lock; also runs heartbeats and maintenance
-	repl  *pgconn.PgConn   // the replication connection
-	prod  *kgo.Client      // the transactional producer
+	c    *CDC
+	lock *pgx.Conn      // holds the leadership lock; also runs heartbeats and maintenance
+	repl *pgconn.PgConn // the replication connection
+	prod *kgo.Client    // the transactional producer filling the next Kafka transaction
+	// prods are the session's two transactional producers, used in turn: while one ends its
+	// transaction, the other's begins and takes the records that follow (startCommit).
+	prods [2]*kgo.Client
 	rels  *relations       // relation cache of the stream
 	table *endpointTable   // endpoint tables as of the last processed change
 	parts map[string]int32 // partition counts of the topics produced to
@@ -49,8 +52,10 @@ type session struct {
 
 	// The Kafka transaction being filled (batch) and the one committing in the background
 	// (inflight). While one commits, the stream goes on: the records of the next are decoded,
-	// checked and queued, and produced the moment the commit returns (design.md section 5).
-	txnOpen  bool    // the producer has a transaction begun and not yet ended
+	// checked and produced by the other producer once the committing one's records are all
+	// written, or queued until its commit returns after an endpoint change that alters
+	// matching (design.md section 5).
+	txnOpen  bool    // prod has a transaction begun and not yet ended
 	batch            // what the transaction being filled holds
 	inflight *commit // the transaction committing, nil when none
 	// fenced: the transaction being filled holds an endpoint change that alters which events
@@ -93,13 +98,17 @@ func (c *CDC) session(ctx context.Context) (err error) {
 	c.metrics.active.Set(1)
 	c.log.Info("active: this process now reads the slot")
 
-	if s.prod, err = c.newProducer(); err != nil {
-		return err
+	var marker int64
+	for i := range s.prods {
+		if s.prods[i], err = c.newProducer(i); err != nil {
+			return err
+		}
+		// The later marker is past whatever either id's previous holder left.
+		if marker, err = c.claimProducer(ctx, s.prods[i]); err != nil {
+			return err
+		}
 	}
-	marker, err := c.claimProducer(ctx, s.prod)
-	if err != nil {
-		return err
-	}
+	s.prod = s.prods[0]
 	if s.checkpoint, err = c.readCheckpoint(ctx, marker); err != nil {
 		return err
 	}
@@ -137,31 +146,42 @@ func (c *CDC) session(ctx context.Context) (err error) {
 
 func (s *session) close() {
 	bg := context.Background()
-	if s.inflight != nil {
+	aborting := s.txnOpen
+	if c := s.inflight; c != nil {
 		// Its goroutine ends soon: the session's context is done, or its commit failed.
-		if err := <-s.inflight.done; err == nil {
-			s.txnOpen = false
-			s.committed(s.inflight)
+		if err := <-c.done; err == nil {
+			if c.prod == s.prod {
+				aborting = false // the transaction that committed was the open one
+			}
+			s.committed(c)
 		} else {
-			s.spans = append(s.inflight.spans, s.spans...) // aborted below with the rest
+			aborting = true
+			s.spans = append(c.spans, s.spans...) // aborted below with the rest
 		}
 		s.inflight = nil
 	}
-	if s.prod != nil {
-		if s.txnOpen {
-			// Bounded, so that a stop with the broker gone still ends within the documented
-			// bound (design.md section 12): an abort that does not arrive is done by the
-			// coordinator at the transaction timeout, or by the next holder of the id.
-			abort, cancel := context.WithTimeout(bg, abortTimeout)
-			_ = s.prod.AbortBufferedRecords(abort)
-			_ = s.prod.EndTransaction(abort, kgo.TryAbort)
-			cancel()
-			for _, span := range s.spans {
-				span.Fail("kafka transaction aborted; the next session publishes the event again")
-				span.End()
+	if aborting {
+		// Bounded, so that a stop with the broker gone still ends within the documented
+		// bound (design.md section 12): an abort that does not arrive is done by the
+		// coordinator at the transaction timeout, or by the next holder of the id. A producer
+		// with no transaction open has nothing to end.
+		abort, cancel := context.WithTimeout(bg, abortTimeout)
+		for _, p := range s.prods {
+			if p != nil {
+				_ = p.AbortBufferedRecords(abort)
+				_ = p.EndTransaction(abort, kgo.TryAbort)
 			}
 		}
-		s.prod.Close()
+		cancel()
+		for _, span := range s.spans {
+			span.Fail("kafka transaction aborted; the next session publishes the event again")
+			span.End()
+		}
+	}
+	for _, p := range s.prods {
+		if p != nil {
+			p.Close()
+		}
 	}
 	if s.repl != nil {
 		_ = s.repl.Close(bg)
@@ -405,8 +425,11 @@ func (s *session) stream(ctx context.Context) error {
 			return err
 		}
 		wake := ctx
-		if s.inflight != nil {
-			wake = s.inflight.wake
+		if c := s.inflight; c != nil {
+			wake = c.wake
+			if len(s.queued) > 0 && !c.fenced {
+				wake = c.flushWake // the queue may go to the other producer then
+			}
 		}
 		fromSocket := s.repl.Frontend().ReadBufferLen() == 0
 		if fromSocket && !s.inTxn {
@@ -781,7 +804,8 @@ func (s *session) beginKafka() error {
 	return nil
 }
 
-// queuedRecord is a record of the next Kafka transaction, made while the previous commits.
+// queuedRecord is a record of the next Kafka transaction, made while the previous one's records
+// were still being written, or while it commits after an endpoint change that alters matching.
 type queuedRecord struct {
 	r        *kgo.Record
 	onOffset func(int64)
@@ -792,7 +816,8 @@ type queuedRecord struct {
 const maxQueued = 20000
 
 // produce adds r to the Kafka transaction being filled: to the producer, or to the queue while
-// the previous transaction commits. The transaction is begun here if none is: the rows of a
+// the previous transaction holds it back (commit.releases). The transaction is begun here if
+// none is: the rows of a
 // PostgreSQL transaction may be decoded while a commit is in flight (their change opens
 // nothing then) and its endpoint records produced at its commit message, after that commit
 // returned with nothing queued (reap leaves no transaction open then). Produced outside a
@@ -802,7 +827,7 @@ func (s *session) produce(r *kgo.Record, onOffset func(int64)) {
 	if r.Topic == s.c.names.Endpoints {
 		s.endpointRecords++
 	}
-	if s.inflight != nil {
+	if c := s.inflight; c != nil && !c.releases() {
 		s.queued = append(s.queued, queuedRecord{r, onOffset})
 		return
 	}
@@ -810,7 +835,18 @@ func (s *session) produce(r *kgo.Record, onOffset func(int64)) {
 		s.failProduce(err)
 		return
 	}
+	s.sendQueued()
 	s.send(r, onOffset)
+}
+
+// sendQueued produces the queued records, in their order, into the transaction being filled,
+// which is open.
+func (s *session) sendQueued() {
+	for i, q := range s.queued {
+		s.send(q.r, q.onOffset)
+		s.queued[i] = queuedRecord{}
+	}
+	s.queued = s.queued[:0]
 }
 
 // failProduce keeps the first error of a record of the transaction being filled; its commit
@@ -823,8 +859,10 @@ func (s *session) failProduce(err error) {
 	s.produceMu.Unlock()
 }
 
-func (s *session) send(r *kgo.Record, onOffset func(int64)) {
-	s.prod.Produce(context.Background(), r, func(r *kgo.Record, err error) {
+func (s *session) send(r *kgo.Record, onOffset func(int64)) { s.sendWith(s.prod, r, onOffset) }
+
+func (s *session) sendWith(p *kgo.Client, r *kgo.Record, onOffset func(int64)) {
+	p.Produce(context.Background(), r, func(r *kgo.Record, err error) {
 		if err != nil {
 			s.failProduce(err)
 			return
@@ -993,8 +1031,31 @@ func newBatch() batch { return batch{deadLetters: map[string]int{}} }
 type commit struct {
 	batch
 	cp   records.Checkpoint // its checkpoint, as written
+	prod *kgo.Client        // the producer whose transaction it is
 	done chan error         // receives the outcome once
 	wake context.Context    // done once the outcome is sent, to end the stream's wait for WAL
+	// fenced: it holds an endpoint change that alters matching, so the next transaction is
+	// the same producer's, begun once this one returns (startCommit).
+	fenced bool
+	// written is closed once every record of the transaction, its checkpoint included, is
+	// written: from then on, unless fenced, the next transaction's records follow them on
+	// every partition, from the other producer. flushWake is done then, or with wake.
+	written   chan struct{}
+	flushWake context.Context
+}
+
+// releases reports whether records may join the transaction being filled while c commits: c
+// is not fenced and its records are all written, so the next ones land after them.
+func (c *commit) releases() bool {
+	if c.fenced {
+		return false
+	}
+	select {
+	case <-c.written:
+		return true
+	default:
+		return false
+	}
 }
 
 // flush commits the Kafka transaction being filled and waits for it, after any commit in flight.
@@ -1035,6 +1096,16 @@ const burstRate = 4000
 
 // startCommit commits the Kafka transaction being filled in the background, with its
 // checkpoint; the stream goes on and fills the next. No commit may be in flight.
+//
+// The next transaction is the other producer's, whose own last transaction has returned (it
+// was the commit before this one), so the records that follow need not wait for this one's
+// end (EndTxn, and the commit markers the broker writes before the same producer may take a
+// partition again), only for its records to be written, so that they land after them on every
+// partition. The order of transactions is still the WAL's: the next one ends only after this
+// one returned committed (a commit starts only with none in flight), and were this one to
+// fail, the session ends and aborts both. A fenced transaction (an endpoint change that alters
+// matching) keeps its producer for the next one, which therefore takes no partition before
+// every marker of the fenced one is written (handleWAL's commit case).
 func (s *session) startCommit(ctx context.Context) error {
 	if s.pending == nil {
 		return nil
@@ -1050,20 +1121,35 @@ func (s *session) startCommit(ctx context.Context) error {
 		return err
 	}
 	wake, woken := context.WithCancel(ctx)
-	c := &commit{batch: s.batch, cp: *s.pending, done: make(chan error, 1), wake: wake}
+	flushWake, flushWoken := context.WithCancel(wake)
+	c := &commit{batch: s.batch, cp: *s.pending, prod: s.prod, done: make(chan error, 1), wake: wake,
+		fenced: s.fenced, written: make(chan struct{}), flushWake: flushWake}
 	s.batch, s.fenced = newBatch(), false
 	s.inflight = c
+	if !c.fenced {
+		s.prod = s.other(c.prod)
+		s.txnOpen = false // its last transaction was the commit reaped before this one
+	}
 	go func() {
-		c.done <- s.commitKafka(ctx, c)
+		c.done <- s.commitKafka(ctx, c, flushWoken)
 		woken()
 	}()
 	return nil
 }
 
-// commitKafka ends c's Kafka transaction: its records flushed, its checkpoint written, the
-// transaction committed. It runs beside the stream, which touches neither the producer nor
-// endpointsAt meanwhile (it queues).
-func (s *session) commitKafka(ctx context.Context, c *commit) error {
+// other is the session's producer that is not p.
+func (s *session) other(p *kgo.Client) *kgo.Client {
+	if s.prods[0] == p {
+		return s.prods[1]
+	}
+	return s.prods[0]
+}
+
+// commitKafka ends c's Kafka transaction: its records flushed, its checkpoint written (then
+// c.written is closed and flushed called), the transaction committed. It runs beside the
+// stream, which touches neither c's producer nor endpointsAt meanwhile (it queues, until
+// c.written when c is not fenced, and then produces with the other producer).
+func (s *session) commitKafka(ctx context.Context, c *commit, flushed func()) error {
 	began := time.Now()
 	checkpoint := func() *kgo.Record {
 		s.produceMu.Lock()
@@ -1078,9 +1164,9 @@ func (s *session) commitKafka(ctx context.Context, c *commit) error {
 	var early *kgo.Record
 	if c.endpointRecords == 0 {
 		early = checkpoint()
-		s.send(early, nil)
+		s.sendWith(c.prod, early, nil)
 	}
-	if err := s.prod.Flush(ctx); err != nil {
+	if err := c.prod.Flush(ctx); err != nil {
 		return fmt.Errorf("cdc: flush: %w", err)
 	}
 	s.produceMu.Lock()
@@ -1090,12 +1176,14 @@ func (s *session) commitKafka(ctx context.Context, c *commit) error {
 		return fmt.Errorf("cdc: produce: %w", perr)
 	}
 	if early == nil {
-		res := s.prod.ProduceSync(ctx, checkpoint())
+		res := c.prod.ProduceSync(ctx, checkpoint())
 		if err := res.FirstErr(); err != nil {
 			return fmt.Errorf("cdc: produce checkpoint: %w", err)
 		}
 	}
-	if err := s.prod.EndTransaction(ctx, kgo.TryCommit); err != nil {
+	close(c.written)
+	flushed()
+	if err := c.prod.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		return fmt.Errorf("cdc: commit kafka transaction at %s: %w", c.cp.CommitLSN, err)
 	}
 	s.c.metrics.commitSeconds.Observe(time.Since(began).Seconds())
@@ -1121,6 +1209,12 @@ func (s *session) reap(ctx context.Context, wait bool) error {
 		select {
 		case err = <-c.done:
 		default:
+			if len(s.queued) > 0 && c.releases() {
+				if err := s.beginKafka(); err != nil {
+					return err
+				}
+				s.sendQueued()
+			}
 			return nil
 		}
 	}
@@ -1128,17 +1222,15 @@ func (s *session) reap(ctx context.Context, wait bool) error {
 	if err != nil {
 		return err // the transaction stays open: close aborts it
 	}
-	s.txnOpen = false
+	if c.prod == s.prod {
+		s.txnOpen = false // fenced: the next transaction is this producer's
+	}
 	s.committed(c)
 	if len(s.queued) > 0 {
 		if err := s.beginKafka(); err != nil {
 			return err
 		}
-		for i, q := range s.queued {
-			s.send(q.r, q.onOffset)
-			s.queued[i] = queuedRecord{}
-		}
-		s.queued = s.queued[:0]
+		s.sendQueued()
 	}
 	if time.Since(s.lastStatus) >= 100*time.Millisecond {
 		return s.sendStatus(ctx)
