@@ -87,6 +87,14 @@ func (e *env) config() sender.Config {
 	return cfg
 }
 
+// meteredConfig is config with its own registry for the sender's metrics, which the test reads.
+func (e *env) meteredConfig() (sender.Config, *prometheus.Registry) {
+	reg := prometheus.NewRegistry()
+	cfg := e.config()
+	cfg.Registerer = reg
+	return cfg, reg
+}
+
 // start runs a sender until the test ends or stop is called.
 func (e *env) start(cfg sender.Config) (stop func()) {
 	e.t.Helper()

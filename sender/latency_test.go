@@ -23,9 +23,7 @@ func TestDeliveryLatencyCountsAcceptedDeliveries(t *testing.T) {
 	e.rcv.handle("ep_down", func(w http.ResponseWriter, _ *http.Request, _ []byte) {
 		w.WriteHeader(http.StatusInternalServerError)
 	})
-	reg := prometheus.NewRegistry()
-	cfg := e.config()
-	cfg.Registerer = reg
+	cfg, reg := e.meteredConfig()
 	e.start(cfg)
 
 	const name = "hookstream_delivery_latency_seconds"

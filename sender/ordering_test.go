@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/hookstream/hookstream/internal/records"
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
@@ -37,9 +35,7 @@ func TestStrictOrderOutlastsTheMaximumHold(t *testing.T) {
 		}
 	})
 	e.retrier.delay = 100 * time.Millisecond // the compressed schedule: a wait of 100 ms, never exhausted
-	reg := prometheus.NewRegistry()
-	cfg := e.config()
-	cfg.Registerer = reg
+	cfg, reg := e.meteredConfig()
 	cfg.OrderedBackoff, cfg.OrderedMaxBackoff = 50*time.Millisecond, 50*time.Millisecond
 	cfg.OrderedMaxHold = 300 * time.Millisecond // the outage lasts five times as long
 	e.start(cfg)
@@ -115,9 +111,7 @@ func TestBoundedOrderGivesWayAfterTheMaximumHold(t *testing.T) {
 			w.WriteHeader(503)
 		}
 	})
-	reg := prometheus.NewRegistry()
-	cfg := e.config()
-	cfg.Registerer = reg
+	cfg, reg := e.meteredConfig()
 	cfg.OrderedBackoff, cfg.OrderedMaxBackoff = 50*time.Millisecond, 50*time.Millisecond
 	cfg.OrderedMaxHold = 300 * time.Millisecond
 	e.start(cfg)
@@ -147,9 +141,7 @@ func TestStrictOrderBreaksVisiblyWhenTheHeadIsDeadLettered(t *testing.T) {
 	// The schedule allows three attempts, 50 ms apart.
 	e.retrier.delay = 50 * time.Millisecond
 	e.retrier.isFinal = func(d records.Delivery) bool { return d.AttemptNo >= 3 }
-	reg := prometheus.NewRegistry()
-	cfg := e.config()
-	cfg.Registerer = reg
+	cfg, reg := e.meteredConfig()
 	e.start(cfg)
 	e.deliver(0, ds...)
 	e.waitDelivered(ds[1:]...)

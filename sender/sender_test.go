@@ -160,9 +160,7 @@ func TestRefusedDeliveriesAreRecorded(t *testing.T) {
 	e := newEnv(t)
 	e.endpoint("ep_off", "p_a", func(ep *records.Endpoint) { ep.Status = "disabled"; ep.DisabledReason = "receiver answered 410" })
 	e.endpoint("ep_narrow", "p_a", func(ep *records.Endpoint) { ep.EventTypes = []string{"api_key.created"} })
-	reg := prometheus.NewRegistry()
-	cfg := e.config()
-	cfg.Registerer = reg
+	cfg, reg := e.meteredConfig()
 	e.start(cfg)
 
 	disabled := delivery("p_a", "ep_off", "customer.created")
@@ -597,9 +595,7 @@ func TestUndeliverableRecordsDoNotBlock(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.endpoint("ep_a", "p_a")
-	reg := prometheus.NewRegistry()
-	cfg := e.config()
-	cfg.Registerer = reg
+	cfg, reg := e.meteredConfig()
 	e.start(cfg)
 
 	badVersion := delivery("p_a", "ep_a", "customer.created")
@@ -828,9 +824,7 @@ func TestFullLaneHoldsBackOnlyItsPartition(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	})
-	reg := prometheus.NewRegistry()
-	cfg := e.config()
-	cfg.Registerer = reg
+	cfg, reg := e.meteredConfig()
 	cfg.QueueSize = 4
 	cfg.InitialInFlight = 2
 	// ep_busy counts as keeping up for the whole test: its records wait for room, none is deferred.
@@ -877,9 +871,7 @@ func TestLoneSlowEndpointWaitsRatherThanDefers(t *testing.T) {
 	e.endpoint("ep_slow", "p_a", func(ep *records.Endpoint) { ep.MaxInFlight = 1 })
 	e.rcv.handle("ep_slow", func(w http.ResponseWriter, _ *http.Request, _ []byte) { time.Sleep(20 * time.Millisecond) })
 	e.endpoint("ep_other", "p_a", func(ep *records.Endpoint) { ep.MaxInFlight = 4 })
-	reg := prometheus.NewRegistry()
-	cfg := e.config()
-	cfg.Registerer = reg
+	cfg, reg := e.meteredConfig()
 	cfg.QueueSize = 4
 	cfg.InitialInFlight = 1
 	cfg.MaxSlotWait, cfg.MaxIntakeWait = 5*time.Millisecond, 200*time.Millisecond
@@ -921,9 +913,7 @@ func TestLoneHangingEndpointDoesNotTakeTheBuffer(t *testing.T) {
 	e.endpoint("ep_hang", "p_a", func(ep *records.Endpoint) { ep.MaxInFlight = 2 })
 	e.rcv.handle("ep_hang", func(w http.ResponseWriter, r *http.Request, _ []byte) { <-r.Context().Done() })
 	e.endpoint("ep_other", "p_a", func(ep *records.Endpoint) { ep.MaxInFlight = 4 })
-	reg := prometheus.NewRegistry()
-	cfg := e.config()
-	cfg.Registerer = reg
+	cfg, reg := e.meteredConfig()
 	cfg.MaxBuffered = 400
 	cfg.QueueSize = 16
 	// The hanging requests stay in flight for the whole test: without the rule, the other

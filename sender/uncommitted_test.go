@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -91,9 +90,7 @@ func TestAbortedTransactionsCopiesAreNotSentAgain(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.endpoint("ep_abort", "p_a")
-	reg := prometheus.NewRegistry()
-	cfg := e.config()
-	cfg.Registerer = reg
+	cfg, reg := e.meteredConfig()
 	e.start(cfg)
 	p := newTxnProducer(e, "abort")
 
