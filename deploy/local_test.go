@@ -161,14 +161,16 @@ func TestDevScriptUsesDatabaseURL(t *testing.T) {
 		}
 	})
 
-	// Ready: /readyz answers 200 once dev has migrated the database and started everything.
+	// Ready: /readyz answers 200 once dev has migrated the database and started everything, and
+	// dev says so. Its own word is needed too: the free port picked for its admin API could be
+	// taken meanwhile by another test's process, whose /readyz would answer for it.
 	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", admin)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		res, err := http.Get(readyz)
 		if err == nil {
 			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
+			if res.StatusCode == http.StatusOK && strings.Contains(out.String(), "hookstream dev is ready") {
 				break
 			}
 		}
