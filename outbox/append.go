@@ -45,24 +45,67 @@ func Append(ctx context.Context, tx pgx.Tx, ev Event, opts ...AppendOption) (str
 // Append validates ev against the writer's catalog and inserts it inside tx; see the package-level
 // Append.
 func (w *Writer) Append(ctx context.Context, tx pgx.Tx, ev Event, opts ...AppendOption) (string, error) {
-	ev, err := w.check(ev)
+	ev, id, args, err := w.insertArgs(ctx, ev, opts)
 	if err != nil {
 		return "", err
+	}
+	if _, err := tx.Exec(ctx, insertSQL, args...); err != nil {
+		return "", insertError(fmt.Sprintf("%s (%s)", id, ev.Type), err)
+	}
+	return id, nil
+}
+
+// insertSQL inserts one event; insertArgs gives its arguments.
+const insertSQL = `INSERT INTO outbox_event
+	(event_id, partner_id, type, subject_type, subject_id, occurred_at, schema_version, payload, correlation_id, traceparent)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULLIF($10, ''))`
+
+// insertArgs checks ev and returns it with its defaults set, its event id (ev.ID, or a new one)
+// and the arguments of insertSQL.
+func (w *Writer) insertArgs(ctx context.Context, ev Event, opts []AppendOption) (Event, string, []any, error) {
+	ev, err := w.check(ev)
+	if err != nil {
+		return Event{}, "", nil, err
 	}
 	o, err := collectOptions(ctx, opts)
 	if err != nil {
+		return Event{}, "", nil, err
+	}
+	id := cmp.Or(ev.ID, NewEventID())
+	return ev, id, []any{id, ev.PartnerID, ev.Type, ev.Subject.Type, ev.Subject.ID, ev.OccurredAt, ev.SchemaVersion,
+		string(ev.Data), ev.CorrelationID, o.traceparent}, nil
+}
+
+// Queue validates ev and queues its insert on b, returning its event id (ev.ID, or a new one):
+// Append for a platform that sends its transaction as one pgx.Batch. The event is written when b
+// is sent, and published only if the transaction b runs in commits (R9). Sent outside an explicit
+// transaction (conn.SendBatch or pool.SendBatch), the statements of a batch run as one implicit
+// transaction that commits when the last of them succeeds: the platform's state change and its
+// event then commit together in one round trip, where BEGIN, the statements and COMMIT take one
+// each. A refused row fails the batch and nothing of it commits; BatchResults.Close returns the
+// error Append would (ErrDuplicateEventID wrapping PostgreSQL's unique_violation), where reading
+// the statement's own result gives the *pgconn.PgError alone. On a validation error nothing is
+// queued and b stays usable.
+func Queue(ctx context.Context, b *pgx.Batch, ev Event, opts ...AppendOption) (string, error) {
+	return defaultWriter.Queue(ctx, b, ev, opts...)
+}
+
+// Queue validates ev against the writer's catalog and queues its insert on b; see the
+// package-level Queue.
+func (w *Writer) Queue(ctx context.Context, b *pgx.Batch, ev Event, opts ...AppendOption) (string, error) {
+	if b == nil {
+		return "", errors.New("outbox: Queue needs a batch")
+	}
+	ev, id, args, err := w.insertArgs(ctx, ev, opts)
+	if err != nil {
 		return "", err
 	}
-	id := ev.ID
-	if id == "" {
-		id = NewEventID()
-	}
-	_, err = tx.Exec(ctx, `INSERT INTO outbox_event
-		(event_id, partner_id, type, subject_type, subject_id, occurred_at, schema_version, payload, correlation_id, traceparent)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULLIF($10, ''))`,
-		id, ev.PartnerID, ev.Type, ev.Subject.Type, ev.Subject.ID, ev.OccurredAt, ev.SchemaVersion, string(ev.Data), ev.CorrelationID, o.traceparent)
-	if err != nil {
-		return "", insertError(fmt.Sprintf("%s (%s)", id, ev.Type), err)
+	what := fmt.Sprintf("%s (%s)", id, ev.Type)
+	b.Queue(insertSQL, args...).Fn = func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return insertError(what, err)
+		}
+		return nil
 	}
 	return id, nil
 }

@@ -42,6 +42,34 @@ func ExampleAppend() {
 	}
 }
 
+// The same revocation sent as one batch: its statements run as one implicit transaction, which
+// commits the state change and the event together in one round trip, or neither.
+func ExampleQueue() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, "postgres://postgres@127.0.0.1:54329/hookstream")
+	if err != nil {
+		panic(err)
+	}
+	defer pool.Close()
+
+	b := &pgx.Batch{}
+	b.Queue(`UPDATE api_key SET status = 'revoked' WHERE id = $1`, "key_123")
+	id, err := outbox.Queue(ctx, b, outbox.Event{
+		PartnerID: "partner_a",
+		Type:      "api_key.status_changed",
+		Subject:   outbox.Subject{Type: "api_key", ID: "key_123"},
+		Data: json.RawMessage(`{"api_key_id":"key_123","customer_id":"cus_8f2k1",
+			"previous_status":"active","status":"revoked","reason":"customer_request","version":5}`),
+	})
+	if err != nil {
+		panic(err) // refused before anything was sent: nothing is queued
+	}
+	if err := pool.SendBatch(ctx, b).Close(); err != nil {
+		panic(err)
+	}
+	fmt.Println("recorded", id)
+}
+
 // Bad events are refused before anything is written, with an error to branch on.
 func ExampleValidationError() {
 	_, err := outbox.Append(context.Background(), nil, outbox.Event{

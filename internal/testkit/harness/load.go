@@ -195,23 +195,29 @@ func (g *Generator) commitTx(ctx context.Context, size int, log *clientLog) erro
 	}
 	txCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
 	defer cancel()
-	err := pgx.BeginFunc(txCtx, g.pool, func(tx pgx.Tx) error {
-		if size == 1 {
-			id, err := g.writer.Append(txCtx, tx, g.next(g.seq.Add(1)))
-			if err == nil {
+	var err error
+	if size == 1 {
+		// One event a transaction is sent as one batch, its implicit transaction committing in
+		// one round trip, as a platform writing events this way does (outbox.Queue).
+		b := &pgx.Batch{}
+		var id string
+		if id, err = g.writer.Queue(txCtx, b, g.next(g.seq.Add(1))); err == nil {
+			if err = g.pool.SendBatch(txCtx, b).Close(); err == nil {
 				ids = append(ids, id)
 			}
+		}
+	} else {
+		err = pgx.BeginFunc(txCtx, g.pool, func(tx pgx.Tx) error {
+			// A platform writing many events in one transaction appends them in one statement.
+			evs := make([]outbox.Event, size)
+			for i := range evs {
+				evs[i] = g.next(g.seq.Add(1))
+			}
+			var err error
+			ids, err = g.writer.AppendAll(txCtx, tx, evs)
 			return err
-		}
-		// A platform writing many events in one transaction appends them in one statement.
-		evs := make([]outbox.Event, size)
-		for i := range evs {
-			evs[i] = g.next(g.seq.Add(1))
-		}
-		var err error
-		ids, err = g.writer.AppendAll(txCtx, tx, evs)
-		return err
-	})
+		})
+	}
 	if err != nil && g.KeepGoing {
 		log.failed++
 		return nil
