@@ -73,8 +73,9 @@ func (l *clientLog) add(ids []string, c Commit) {
 	}
 }
 
-// Burst commits events in transactions of perTx as fast as the clients can; a transaction of
-// more than one event appends them with one outbox.Writer.AppendAll.
+// Burst commits events in transactions of perTx as fast as the clients can: a transaction of
+// one event is one batch (outbox.Writer.Queue, one round trip), one of more appends them with
+// one outbox.Writer.AppendAll between BEGIN and COMMIT.
 func (g *Generator) Burst(ctx context.Context, events, perTx int) (*CommitLog, error) {
 	txs := int64((events + perTx - 1) / perTx)
 	var next atomic.Int64
