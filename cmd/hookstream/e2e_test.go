@@ -71,8 +71,27 @@ type devInstance struct {
 	api                      *adminclient.ClientWithResponses // the admin API as the operator
 }
 
-// startDev runs `hookstream dev` on db until the test ends.
+// startDev runs `hookstream dev` on db until the test ends. Its ports come from
+// testenv.FreePort, and another test's process can take one before dev binds it: dev then exits
+// with "address already in use" and is started again on other ports.
 func startDev(t *testing.T, db *testenv.Database, extra ...string) *devInstance {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		d, err := launchDev(t, db, extra)
+		if err == nil {
+			return d
+		}
+		if attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatal(err)
+		}
+		t.Logf("%v: again on other ports", err)
+	}
+}
+
+// launchDev starts dev and waits until it is ready, or returns why it exited first. Ready means
+// its /readyz answers 200 and its own operator token is accepted: on a port another test's dev
+// has taken, that one's /readyz answers, but it refuses this token.
+func launchDev(t *testing.T, db *testenv.Database, extra []string) (*devInstance, error) {
 	t.Helper()
 	dataDir := t.TempDir()
 	adminAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
@@ -85,8 +104,12 @@ func startDev(t *testing.T, db *testenv.Database, extra ...string) *devInstance 
 		"--topic-partitions", "2", "--cdc-slot", db.Name, "--log-format", "text",
 	}, extra...)
 	go func() { done <- run(ctx, args, &bytes.Buffer{}) }()
+	exited := false // dev returned before it was ready, and that was reported
 	t.Cleanup(func() {
 		cancel()
+		if exited {
+			return
+		}
 		select {
 		case err := <-done:
 			if err != nil {
@@ -97,13 +120,19 @@ func startDev(t *testing.T, db *testenv.Database, extra ...string) *devInstance 
 		}
 	})
 	deadline := time.Now().Add(60 * time.Second)
+	var token string
 	for {
-		resp, err := http.Get("http://" + adminAddr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
+		select {
+		case err := <-done:
+			exited = true
+			return nil, fmt.Errorf("dev exited before it was ready: %v", err)
+		default:
+		}
+		if b, err := os.ReadFile(filepath.Join(dataDir, "dev-admin-token")); err == nil {
+			token = strings.TrimSpace(string(b))
+		}
+		if token != "" && answers(adminAddr, "/readyz", "") && answers(adminAddr, "/v1/partners", token) {
+			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("dev not ready after 60s")
@@ -112,15 +141,30 @@ func startDev(t *testing.T, db *testenv.Database, extra ...string) *devInstance 
 	}
 	// Wait until cdc streams, so what the test writes next flows through the WAL.
 	testenv.WaitSlotStreaming(t, db.Pool, db.Name, time.Until(deadline))
-	token, err := os.ReadFile(filepath.Join(dataDir, "dev-admin-token"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &devInstance{dataDir: dataDir, adminURL: "http://" + adminAddr, token: strings.TrimSpace(string(token)), resellerAddr: resellerAddr}
+	d := &devInstance{dataDir: dataDir, adminURL: "http://" + adminAddr, token: token, resellerAddr: resellerAddr}
+	var err error
 	if d.api, err = adminclient.New(d.adminURL, d.token); err != nil {
 		t.Fatal(err)
 	}
-	return d
+	return d, nil
+}
+
+// answers reports whether a GET of path on addr, with token as its bearer token when given,
+// is answered 200.
+func answers(addr, path, token string) bool {
+	req, err := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
+	if err != nil {
+		return false
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 // must fails the test when an admin API call was not answered with a 2xx.
