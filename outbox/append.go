@@ -71,7 +71,10 @@ func (w *Writer) insertArgs(ctx context.Context, ev Event, opts []AppendOption) 
 	if err != nil {
 		return Event{}, "", nil, err
 	}
-	id := cmp.Or(ev.ID, NewEventID())
+	id := ev.ID
+	if id == "" {
+		id = NewEventID()
+	}
 	return ev, id, []any{id, ev.PartnerID, ev.Type, ev.Subject.Type, ev.Subject.ID, ev.OccurredAt, ev.SchemaVersion,
 		string(ev.Data), ev.CorrelationID, o.traceparent}, nil
 }
