@@ -1,7 +1,6 @@
 package outbox
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -176,7 +175,9 @@ func (w *Writer) AppendAll(ctx context.Context, tx pgx.Tx, evs []Event, opts ...
 		if err != nil {
 			return nil, fmt.Errorf("outbox: event %d of %d: %w", i, n, err)
 		}
-		ids[i] = cmp.Or(ev.ID, NewEventID())
+		if ids[i] = ev.ID; ids[i] == "" {
+			ids[i] = NewEventID()
+		}
 		partners[i], types[i] = ev.PartnerID, ev.Type
 		subjectTypes[i], subjectIDs[i] = ev.Subject.Type, ev.Subject.ID
 		occurred[i], versions[i] = ev.OccurredAt, int32(ev.SchemaVersion)
