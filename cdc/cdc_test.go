@@ -158,7 +158,8 @@ func TestEndpointChangeIsCommittedBeforeLaterEvents(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t)
-	cfg.FlushInterval = 5 * time.Second // one Kafka transaction would take both, but for the rule
+	// One Kafka transaction would take both, but for the rule.
+	cfg.CommitInterval, cfg.WriteInterval = 5*time.Second, 5*time.Second
 	startStreaming(t, e, cfg)
 	// Kafka transactions are paced, not delayed: the first after a quiet spell starts at once.
 	// One committed just before makes the next wait out the interval, with both rows in it
@@ -201,26 +202,86 @@ func TestEndpointChangeIsCommittedBeforeLaterEvents(t *testing.T) {
 }
 
 // Kafka transactions are paced, not delayed: an event committed after a quiet spell is in Kafka
-// at once, not a flush interval later; only a stream of commits waits for the interval.
+// at once, not a commit interval later; only a stream of commits waits for the interval.
 func TestEventAfterQuietSpellIsNotHeldForTheInterval(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	cfg := e.config(t)
-	cfg.FlushInterval = 8 * time.Second
+	cfg.CommitInterval = 8 * time.Second
 	startStreaming(t, e, cfg)
 	// One reader throughout, warm before the measured event: the wait is cdc's, not a new
 	// reader's start on a busy machine.
 	read := committedEventsReader(t, e)
 	appendEvents(t, e, "p1", 1)
 	read(1)
-	time.Sleep(cfg.FlushInterval) // the quiet spell
+	time.Sleep(cfg.CommitInterval) // the quiet spell
 
 	appendEvents(t, e, "p1", 1)
 	began := time.Now()
 	read(1)
-	if waited := time.Since(began); waited > cfg.FlushInterval/2 {
-		t.Fatalf("the event after a quiet spell reached Kafka after %v; the flush interval is %v", waited, cfg.FlushInterval)
+	if waited := time.Since(began); waited > cfg.CommitInterval/2 {
+		t.Fatalf("the event after a quiet spell reached Kafka after %v; the commit interval is %v", waited, cfg.CommitInterval)
 	}
+}
+
+// A delivery waits for its record to be written, not for its Kafka transaction to commit
+// (design.md section 5): cdc's producer writes within the write interval, and the transaction
+// commits on its own, slower cadence. A reader of uncommitted records (the sender) has the event
+// while a read_committed one does not yet.
+func TestRecordsAreWrittenBeforeTheirTransactionCommits(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	cfg := e.config(t)
+	cfg.CommitInterval, cfg.WriteInterval = 8*time.Second, 10*time.Millisecond
+	startStreaming(t, e, cfg)
+	committed := committedEventsReader(t, e)
+	// The first commit after a quiet spell starts at once; the next waits out the interval.
+	appendEvents(t, e, "p1", 1)
+	committed(1)
+	second := appendEvents(t, e, "p1", 1)[0]
+
+	uncommitted := e.Kafka.Client(t, kgo.ConsumeTopics(e.Names.Events), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadUncommitted()))
+	defer uncommitted.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for seen := false; !seen; {
+		fs := uncommitted.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("event %s not written within 30 s", second)
+		}
+		fs.EachRecord(func(r *kgo.Record) { seen = seen || string(r.Key) == second })
+	}
+	// Written, and its transaction still open: a read_committed reader has nothing more.
+	quick, cancelQuick := context.WithTimeout(context.Background(), time.Second)
+	defer cancelQuick()
+	cl := e.Kafka.Client(t, kgo.ConsumeTopics(e.Names.Events), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	defer cl.Close()
+	for quick.Err() == nil {
+		cl.PollFetches(quick).EachRecord(func(r *kgo.Record) {
+			if string(r.Key) == second {
+				t.Fatalf("event %s was committed as soon as it was written: written at its transaction's commit, not within the write interval", second)
+			}
+		})
+	}
+	committed(1) // and committed once the interval is up
+}
+
+// A transaction holding an event cdc leaves to fanout, which reads the events topic
+// read_committed, commits at the write interval, not the commit interval.
+func TestEventLeftToFanoutIsCommittedAtTheWriteInterval(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	cfg := e.config(t)
+	cfg.FanoutMax = 0 // every event is fanout's
+	cfg.CommitInterval, cfg.WriteInterval = 50*time.Second, 10*time.Millisecond
+	startStreaming(t, e, cfg)
+	committed := committedEventsReader(t, e) // fails after 30 s, well within the commit interval
+	appendEvents(t, e, "p1", 1)
+	committed(1)
+	appendEvents(t, e, "p1", 1)
+	committed(1)
 }
 
 // A malformed outbox row goes to the dlq with its reason; the events around it are published.
@@ -632,13 +693,14 @@ func TestEventAfterQuietSpellIsNotHeldForTheReadInterval(t *testing.T) {
 	e := newEnv(t)
 	cfg := e.config(t)
 	cfg.ReadInterval = 4 * time.Second
-	cfg.FlushInterval = 8 * time.Second // reads are spaced by at most half of it
+	cfg.CommitInterval = 8 * time.Second
+	cfg.WriteInterval = 8 * time.Second // reads are spaced by at most half of it
 	cfg.HeartbeatInterval = time.Hour   // its logical message is WAL: no flow but the test's
 	startStreaming(t, e, cfg)
 	read := committedEventsReader(t, e)
 	appendEvents(t, e, "p1", 1)
 	read(1)
-	time.Sleep(cfg.FlushInterval) // the quiet spell, longer than both intervals
+	time.Sleep(cfg.CommitInterval) // the quiet spell, longer than both intervals
 
 	appendEvents(t, e, "p1", 1)
 	began := time.Now()

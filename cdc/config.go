@@ -28,17 +28,26 @@ type Config struct {
 	// partition root) and the endpoint tables. Migrations create both.
 	Publications []string
 
-	// FlushInterval is the least time between the starts of two Kafka transactions, and so
-	// bounds how long a committed PostgreSQL transaction waits for its own (beside a commit in
-	// flight): commits that arrive within it share one; the first after a quiet spell starts
-	// at once. After a transaction of 4,000 records a second or more the wait is twice it
-	// (commitWait).
-	FlushInterval time.Duration
+	// CommitInterval is the least time between the starts of two Kafka transactions whose
+	// records nobody waits to see committed (design.md section 5): the events cdc fans out
+	// itself and their deliveries, which the sender reads as they are written (WriteInterval),
+	// not at the commit. It bounds what each transaction costs the broker and every
+	// read_committed reader (fanout passing cdc's events by, the cursor feed, a data team's
+	// consumer), and how long those readers wait for an event. The first commit after a quiet
+	// spell starts at once; after a transaction of 4,000 records a second or more the wait is
+	// twice it (burst).
+	CommitInterval time.Duration
+	// WriteInterval is the most time a record waits in cdc's producer before it is written to
+	// the broker (the producer's linger; a commit writes the rest at once): the latency of every
+	// delivery cdc makes. It is also the least time between the starts of two Kafka transactions
+	// when the one being filled holds a record a reader waits to see committed: an event left
+	// to fanout, or an endpoint record. At most CommitInterval is used.
+	WriteInterval time.Duration
 	// ReadInterval is the least time between two reads of the replication connection while WAL
 	// flows, between PostgreSQL transactions: the messages that arrive meanwhile are read
 	// together, with one wake-up of cdc instead of one per transaction. The first read after a
-	// quiet spell is at once. At most half of FlushInterval is used, so that lowering the commit
-	// interval for latency is never undone by the reads. Zero reads each message as it arrives.
+	// quiet spell is at once. At most half of the write interval is used, so that lowering it for
+	// latency is never undone by the reads. Zero reads each message as it arrives.
 	ReadInterval time.Duration
 	// MaxBatchEvents ends a Kafka transaction at the next PostgreSQL commit once this many
 	// records are in it.
@@ -90,7 +99,8 @@ func DefaultConfig() Config {
 		Base:                component.DefaultBase(),
 		Slot:                "hookstream",
 		Publications:        []string{"hookstream_outbox", "hookstream_endpoints"},
-		FlushInterval:       25 * time.Millisecond,
+		CommitInterval:      100 * time.Millisecond,
+		WriteInterval:       25 * time.Millisecond,
 		ReadInterval:        5 * time.Millisecond,
 		MaxBatchEvents:      10000,
 		StatusInterval:      5 * time.Second,
@@ -127,9 +137,12 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("publication %q must be 1-63 characters of a-z, 0-9 and _", p))
 		}
 	}
-	if c.FlushInterval <= 0 || c.StatusInterval <= 0 || c.HeartbeatInterval <= 0 || c.RetryInterval <= 0 ||
+	if c.CommitInterval <= 0 || c.WriteInterval <= 0 || c.StatusInterval <= 0 || c.HeartbeatInterval <= 0 || c.RetryInterval <= 0 ||
 		c.TransactionTimeout <= 0 || c.MaintenanceInterval <= 0 {
 		errs = append(errs, errors.New("intervals and timeouts must be positive"))
+	}
+	if c.TransactionTimeout > 0 && c.CommitInterval >= c.TransactionTimeout/2 {
+		errs = append(errs, fmt.Errorf("commit interval %s must be under half the transaction timeout %s", c.CommitInterval, c.TransactionTimeout))
 	}
 	if c.ReadInterval < 0 {
 		errs = append(errs, fmt.Errorf("read interval %s is negative", c.ReadInterval))
@@ -152,6 +165,10 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// readInterval is the spacing of reads the stream uses: ReadInterval, at most half of
-// FlushInterval.
-func (c Config) readInterval() time.Duration { return min(c.ReadInterval, c.FlushInterval/2) }
+// readInterval is the spacing of reads the stream uses: ReadInterval, at most half of the
+// write interval.
+func (c Config) readInterval() time.Duration { return min(c.ReadInterval, c.writeInterval()/2) }
+
+// writeInterval is the most a record waits in the producer: WriteInterval, at most
+// CommitInterval.
+func (c Config) writeInterval() time.Duration { return min(c.WriteInterval, c.CommitInterval) }

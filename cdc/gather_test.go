@@ -97,18 +97,19 @@ func TestGatherSpacesReadsWhileWALFlows(t *testing.T) {
 	returns("no interval", context.Background(), never, off)
 }
 
-// The reads are spaced by the read interval, but never by more than half the commit interval: an
-// operator who lowers the commit interval for latency keeps what they bought.
-func TestReadIntervalIsAtMostHalfTheCommitInterval(t *testing.T) {
-	for _, c := range []struct{ read, flush, want time.Duration }{
-		{5 * time.Millisecond, 50 * time.Millisecond, 5 * time.Millisecond},
-		{5 * time.Millisecond, 6 * time.Millisecond, 3 * time.Millisecond},
-		{time.Second, 50 * time.Millisecond, 25 * time.Millisecond},
-		{0, 50 * time.Millisecond, 0},
+// The reads are spaced by the read interval, but never by more than half the write interval:
+// an operator who lowers the write interval for latency keeps what they bought.
+func TestReadIntervalIsAtMostHalfTheWriteInterval(t *testing.T) {
+	for _, c := range []struct{ read, write, commit, want time.Duration }{
+		{5 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 5 * time.Millisecond},
+		{5 * time.Millisecond, 6 * time.Millisecond, 100 * time.Millisecond, 3 * time.Millisecond},
+		{time.Second, 50 * time.Millisecond, 100 * time.Millisecond, 25 * time.Millisecond},
+		{time.Second, 50 * time.Millisecond, 20 * time.Millisecond, 10 * time.Millisecond}, // the write interval is at most the commit interval
+		{0, 50 * time.Millisecond, 100 * time.Millisecond, 0},
 	} {
-		cfg := Config{ReadInterval: c.read, FlushInterval: c.flush}
+		cfg := Config{ReadInterval: c.read, WriteInterval: c.write, CommitInterval: c.commit}
 		if got := cfg.readInterval(); got != c.want {
-			t.Errorf("read %v, commit %v: reads spaced by %v, want %v", c.read, c.flush, got, c.want)
+			t.Errorf("read %v, write %v, commit %v: reads spaced by %v, want %v", c.read, c.write, c.commit, got, c.want)
 		}
 	}
 }

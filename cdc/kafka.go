@@ -24,10 +24,11 @@ func (c *CDC) newProducer(i int) (*kgo.Client, error) {
 		kgo.RecordPartitioner(partitioner{deliveries: c.names.Deliveries}),
 		kgo.ProducerBatchMaxBytes(1<<20),
 		kgo.MaxBufferedRecords(20000), // bounds memory while a huge PostgreSQL transaction streams
-		// Every Kafka transaction ends with a Flush, so lingering up to the flush interval
-		// costs no latency and sends a transaction's records in one or two produce requests
-		// instead of one every few milliseconds.
-		kgo.ProducerLinger(c.cfg.FlushInterval),
+		// A record waits at most the write interval to be written, where the sender reads it
+		// uncommitted: the records of that time go in one produce request, not one every few
+		// milliseconds, and the transaction commits on its own, slower cadence (design.md
+		// section 5).
+		kgo.ProducerLinger(c.cfg.writeInterval()),
 	)...)
 	if err != nil {
 		return nil, fmt.Errorf("cdc: kafka producer: %w", err)

@@ -61,8 +61,8 @@ type session struct {
 	// fenced: the transaction being filled holds an endpoint change that alters which events
 	// an endpoint receives, so no later event may join it (handleCopyData's commit case).
 	fenced      bool
-	lastStart   time.Time     // when the last commit started (commitDue)
-	lastWait    time.Duration // the least wait after lastStart before the next (commitDue)
+	lastStart   time.Time // when the last commit started (commitDue)
+	burst       bool      // the last commit started in a burst: the next waits twice as long (commitDue)
 	queued      []queuedRecord
 	produceMu   sync.Mutex
 	produceErr  error
@@ -1069,28 +1069,42 @@ func (s *session) flush(ctx context.Context) error {
 	return s.reap(ctx, true)
 }
 
-// commitDue is when the batch being filled may start committing: the wait chosen when the
-// previous commit started. Transactions are paced, not delayed: after a quiet spell a commit
-// starts at once, and under a steady stream one starts every FlushInterval, so a PostgreSQL
-// commit waits at most that long (and for a commit in flight) while the broker sees a bounded
-// number of transactions a second, which is most of its work at a moderate rate.
-func (s *session) commitDue() time.Time { return s.lastStart.Add(s.lastWait) }
-
-// commitWait is the least time between the start of a commit of records records and the start
-// of the next, since was the time since the commit before it started: FlushInterval, or twice
-// that while the stream carries at least burstRate records a second. A steady stream keeps the
-// short wait, its latency; a burst is carried in half as many transactions (the broker's work
-// and each hop's is per transaction), whose wait is a small part of the burst's queue.
-func commitWait(interval time.Duration, records int, since time.Duration) time.Duration {
-	if since > 0 && float64(records) >= burstRate*since.Seconds() {
-		return 2 * interval
+// commitDue is when the batch being filled may start committing. Transactions are paced, not
+// delayed: after a quiet spell a commit starts at once, and under a steady stream one starts
+// every CommitInterval, or every WriteInterval when the batch holds a record a reader waits to
+// see committed (awaited), twice that in a burst. So the broker sees a bounded number of
+// transactions a second, which is most of its work at a moderate rate, while a delivery waits
+// only for its record to be written (the producer lingers WriteInterval), never for the commit.
+func (s *session) commitDue() time.Time {
+	wait := s.c.cfg.CommitInterval
+	if s.batch.awaited() {
+		wait = s.c.cfg.writeInterval()
 	}
-	return interval
+	if s.burst {
+		wait *= 2
+	}
+	return s.lastStart.Add(wait)
 }
 
-// burstRate is the stream, in records a second, from which cdc's transactions start every
-// other FlushInterval (design.md section 5): four times the steady 1,000 events a second the
-// interval is chosen for, below the rate of a burst of transactions of many events (a
+// awaited reports whether the batch holds a record some reader waits to see committed: an
+// event cdc leaves to fanout, which reads the events topic read_committed and fans it out only
+// then, or an endpoint record, which the sender, fanout and the retry tiers take from the
+// endpoints topic read_committed. The events cdc fans out itself and their deliveries are
+// awaited by nobody: the sender takes the deliveries as they are written (design.md section 6).
+func (b *batch) awaited() bool { return b.events > b.fannedOut || b.endpointRecords > 0 }
+
+// burst reports whether a commit of records records, since the time since the commit before it
+// started, carries the stream of a burst: at least burstRate records a second. A steady stream
+// keeps the short wait, its latency; a burst is carried in half as many transactions (the
+// broker's work and each hop's is per transaction), whose wait is a small part of the burst's
+// queue.
+func burst(records int, since time.Duration) bool {
+	return since > 0 && float64(records) >= burstRate*since.Seconds()
+}
+
+// burstRate is the stream, in records a second, from which cdc's transactions start twice their
+// interval apart (design.md section 5): four times the steady 1,000 events a second the
+// intervals are chosen for, below the rate of a burst of transactions of many events (a
 // thousand commits of a hundred events a second).
 const burstRate = 4000
 
@@ -1113,7 +1127,7 @@ func (s *session) startCommit(ctx context.Context) error {
 	now := time.Now()
 	// The stream's rate is the outbox's: the deliveries cdc makes are not counted, so an event
 	// weighs the same whoever fans it out.
-	s.lastWait = commitWait(s.c.cfg.FlushInterval, s.records-s.deliveries, now.Sub(s.lastStart))
+	s.burst = burst(s.records-s.deliveries, now.Sub(s.lastStart))
 	s.lastStart = now
 	// A batch of PostgreSQL transactions that produced nothing (an outbox UPDATE) still
 	// writes its checkpoint, in a transaction of its own.

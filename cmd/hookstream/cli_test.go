@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookstream/hookstream/cdc"
 	"github.com/hookstream/hookstream/internal/testkit/testenv"
 )
 
@@ -333,26 +334,35 @@ func TestDocsCommandsTable(t *testing.T) {
 	}
 }
 
-// cdc's commit interval reaches its configuration (dev's too) and refuses what is not a
-// positive duration.
-func TestCDCCommitIntervalReachesCDC(t *testing.T) {
-	for _, cmd := range []string{"cdc", "dev"} {
-		s, err := parseSettings(cmd, nil, io.Discard)
-		if err != nil {
-			t.Fatal(err)
+// cdc's commit and write intervals reach its configuration (dev's too) and refuse what is not
+// a positive duration.
+func TestCDCCommitAndWriteIntervalsReachCDC(t *testing.T) {
+	for _, v := range []struct {
+		name string
+		def  time.Duration
+		get  func(cdc.Config) time.Duration
+	}{
+		{"HOOKSTREAM_CDC_COMMIT_INTERVAL", 100 * time.Millisecond, func(c cdc.Config) time.Duration { return c.CommitInterval }},
+		{"HOOKSTREAM_CDC_WRITE_INTERVAL", 25 * time.Millisecond, func(c cdc.Config) time.Duration { return c.WriteInterval }},
+	} {
+		for _, cmd := range []string{"cdc", "dev"} {
+			s, err := parseSettings(cmd, nil, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := v.get(s.cdcConfig(nil, nil)); got != v.def {
+				t.Errorf("%s: %s defaults to %v, want %v", cmd, v.name, got, v.def)
+			}
+			t.Setenv(v.name, "50ms")
+			if s, err = parseSettings(cmd, nil, io.Discard); err != nil || v.get(s.cdcConfig(nil, nil)) != 50*time.Millisecond {
+				t.Errorf("%s: %s=50ms: %v, %v", cmd, v.name, v.get(s.cdcConfig(nil, nil)), err)
+			}
+			t.Setenv(v.name, "0s")
+			if _, err := parseSettings(cmd, nil, io.Discard); err == nil || !strings.Contains(err.Error(), v.name) {
+				t.Errorf("%s: %s=0s: %v, want an error naming it", cmd, v.name, err)
+			}
+			os.Unsetenv(v.name)
 		}
-		if got := s.cdcConfig(nil, nil).FlushInterval; got != 25*time.Millisecond {
-			t.Errorf("%s: default interval %v, want 25ms", cmd, got)
-		}
-		t.Setenv("HOOKSTREAM_CDC_COMMIT_INTERVAL", "50ms")
-		if s, err = parseSettings(cmd, nil, io.Discard); err != nil || s.cdcConfig(nil, nil).FlushInterval != 50*time.Millisecond {
-			t.Errorf("%s: HOOKSTREAM_CDC_COMMIT_INTERVAL=50ms: %v, %v", cmd, s.cdcConfig(nil, nil).FlushInterval, err)
-		}
-		t.Setenv("HOOKSTREAM_CDC_COMMIT_INTERVAL", "0s")
-		if _, err := parseSettings(cmd, nil, io.Discard); err == nil || !strings.Contains(err.Error(), "HOOKSTREAM_CDC_COMMIT_INTERVAL") {
-			t.Errorf("%s: HOOKSTREAM_CDC_COMMIT_INTERVAL=0s: %v, want an error naming it", cmd, err)
-		}
-		os.Unsetenv("HOOKSTREAM_CDC_COMMIT_INTERVAL")
 	}
 }
 

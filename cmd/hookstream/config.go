@@ -58,6 +58,7 @@ type settings struct {
 	LogLevel          logLevelValue
 	CDCSlot           string
 	CDCCommitInterval time.Duration
+	CDCWriteInterval  time.Duration
 	CDCReadInterval   time.Duration
 	CDCFanoutMax      int
 	OutboxRetention   time.Duration
@@ -172,9 +173,11 @@ var variables = []variable{
 		func(s *settings) flag.Value { return (*logLevelValue)(&s.LogLevel) }},
 	{"HOOKSTREAM_CDC_SLOT", "cdc-slot", "hookstream", "logical replication slot of cdc (one per hookstream database)",
 		func(s *settings) flag.Value { return (*stringValue)(&s.CDCSlot) }},
-	{"HOOKSTREAM_CDC_COMMIT_INTERVAL", "cdc-commit-interval", "25ms", "least time between the starts of two of cdc's Kafka transactions under a steady stream (twice it from 4,000 records a second; the first after a quiet spell starts at once): events wait up to about this long for theirs, and the broker sees about one transaction of cdc (and one of fanout, for events cdc does not fan out itself) per interval",
+	{"HOOKSTREAM_CDC_COMMIT_INTERVAL", "cdc-commit-interval", "100ms", "least time between the starts of two of cdc's Kafka transactions under a steady stream when nobody waits for them to commit (the events cdc fans out itself and their deliveries, which the sender reads as they are written); twice it from 4,000 records a second; the first after a quiet spell starts at once: the broker sees about one transaction of cdc per interval, and read_committed readers of the events topic (the cursor feed, a data team's consumer) see an event up to about this long after it is written; under half the Kafka transaction timeout (2m)",
 		func(s *settings) flag.Value { return (*positiveDurationValue)(&s.CDCCommitInterval) }},
-	{"HOOKSTREAM_CDC_READ_INTERVAL", "cdc-read-interval", "5ms", "least time between two of cdc's reads of the replication connection while WAL flows (the first after a quiet spell is at once): the transactions that arrive meanwhile are read with one wake-up instead of one each; 0 reads each as it arrives; at most half the commit interval is used",
+	{"HOOKSTREAM_CDC_WRITE_INTERVAL", "cdc-write-interval", "25ms", "most time a record of cdc waits in its producer before it is written to Kafka, where the sender takes it: deliveries wait up to about this long; also the least time between two of cdc's Kafka transactions when one holds an event left to fanout or an endpoint change, which their readers take committed (and one of fanout's per interval for those events); at most the commit interval is used",
+		func(s *settings) flag.Value { return (*positiveDurationValue)(&s.CDCWriteInterval) }},
+	{"HOOKSTREAM_CDC_READ_INTERVAL", "cdc-read-interval", "5ms", "least time between two of cdc's reads of the replication connection while WAL flows (the first after a quiet spell is at once): the transactions that arrive meanwhile are read with one wake-up instead of one each; 0 reads each as it arrives; at most half the write interval is used",
 		func(s *settings) flag.Value { return (*durationValue)(&s.CDCReadInterval) }},
 	{"HOOKSTREAM_CDC_FANOUT_MAX", "cdc-fanout-max", "4", "cdc makes an event's deliveries itself, in the Kafka transaction of the event, when at most this many of its partner's endpoints receive its type and none of them is ordered (fanout makes the others'): one transaction and one hop less on the way to the endpoint; 0 leaves every event to fanout",
 		func(s *settings) flag.Value { return (*countValue)(&s.CDCFanoutMax) }},
@@ -244,7 +247,7 @@ var (
 	// topicSettings: settings.topicConfig.
 	topicSettings = slices.Concat([]string{"kafka-brokers", "topic-prefix", "topic-partitions", "replication-factor", "feed-retention", "event-log-retention"}, kafkaSecuritySettings)
 	// cdcSettings: settings.cdcConfig.
-	cdcSettings = []string{"database-url", "kafka-brokers", "topic-prefix", "cdc-slot", "cdc-commit-interval", "cdc-read-interval", "cdc-fanout-max", "outbox-retention"}
+	cdcSettings = []string{"database-url", "kafka-brokers", "topic-prefix", "cdc-slot", "cdc-commit-interval", "cdc-write-interval", "cdc-read-interval", "cdc-fanout-max", "outbox-retention"}
 	// egressSettings: settings.egressConfig.
 	egressSettings = []string{"allow-http", "egress-allow-cidrs", "egress-allow-ports", "egress-proxy", "egress-proxies", "request-timeout"}
 	// retrySettings: settings.retryConfig.
@@ -529,7 +532,8 @@ func (s settings) cdcConfig(log *slog.Logger, reg prometheus.Registerer) cdc.Con
 	c.Base = s.base(log, reg)
 	c.DatabaseURL = s.DatabaseURL
 	c.Slot = s.CDCSlot
-	c.FlushInterval = s.CDCCommitInterval
+	c.CommitInterval = s.CDCCommitInterval
+	c.WriteInterval = s.CDCWriteInterval
 	c.ReadInterval = s.CDCReadInterval
 	c.FanoutMax = s.CDCFanoutMax
 	c.OutboxRetention = s.OutboxRetention
