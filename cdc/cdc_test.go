@@ -149,7 +149,7 @@ func TestEndpointChangesArePublished(t *testing.T) {
 }
 
 // An endpoint change is committed to Kafka before any event committed after it in PostgreSQL:
-// the two never share a Kafka transaction, even when they arrive within one flush interval.
+// the two never share a Kafka transaction, even when they arrive within one commit interval.
 // In one transaction, a reader could see the event committed on its partition while the
 // endpoints partition still waits for the transaction's marker, and fanout, catching up to
 // the endpoints topic's last stable offset, would match the event without the new endpoint
