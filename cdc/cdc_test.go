@@ -253,17 +253,10 @@ func TestRecordsAreWrittenBeforeTheirTransactionCommits(t *testing.T) {
 		fs.EachRecord(func(r *kgo.Record) { seen = seen || string(r.Key) == second })
 	}
 	// Written, and its transaction still open: a read_committed reader has nothing more.
-	quick, cancelQuick := context.WithTimeout(context.Background(), time.Second)
-	defer cancelQuick()
-	cl := e.Kafka.Client(t, kgo.ConsumeTopics(e.Names.Events), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	defer cl.Close()
-	for quick.Err() == nil {
-		cl.PollFetches(quick).EachRecord(func(r *kgo.Record) {
-			if string(r.Key) == second {
-				t.Fatalf("event %s was committed as soon as it was written: written at its transaction's commit, not within the write interval", second)
-			}
-		})
+	for _, r := range consume(t, e, e.Names.Events, -1, time.Second).records {
+		if string(r.Key) == second {
+			t.Fatalf("event %s was committed as soon as it was written: written at its transaction's commit, not within the write interval", second)
+		}
 	}
 	committed(1) // and committed once the interval is up
 }
