@@ -687,7 +687,7 @@ func TestEventAfterQuietSpellIsNotHeldForTheReadInterval(t *testing.T) {
 	cfg := e.config(t)
 	cfg.ReadInterval = 4 * time.Second
 	cfg.CommitInterval = 8 * time.Second
-	cfg.WriteInterval = 8 * time.Second // reads are spaced by at most half of it
+	cfg.WriteInterval = 8 * time.Second // reads are spaced by at most it less the linger
 	cfg.HeartbeatInterval = time.Hour   // its logical message is WAL: no flow but the test's
 	startStreaming(t, e, cfg)
 	read := committedEventsReader(t, e)

@@ -37,17 +37,21 @@ type Config struct {
 	// spell starts at once; after a transaction of 4,000 records a second or more the wait is
 	// twice it (burst).
 	CommitInterval time.Duration
-	// WriteInterval is the most time a record waits in cdc's producer before it is written to
-	// the broker (the producer's linger; a commit writes the rest at once): the latency of every
-	// delivery cdc makes. It is also the least time between the starts of two Kafka transactions
-	// when the one being filled holds a record a reader waits to see committed: an event left
-	// to fanout, or an endpoint record. At most CommitInterval is used.
+	// WriteInterval is the most time a record waits in cdc before it is written to the broker:
+	// the latency cdc adds to every delivery it makes. A record waits for the next read of the
+	// replication connection (ReadInterval, at most the write interval less the linger) and for
+	// the producer's short linger (writeLinger), which gathers what one read brought into one
+	// produce request; a commit writes the rest at once. It is also the least time between the
+	// starts of two Kafka transactions when the one being filled holds a record a reader waits
+	// to see committed: an event left to fanout, or an endpoint record. At most CommitInterval
+	// is used.
 	WriteInterval time.Duration
 	// ReadInterval is the least time between two reads of the replication connection while WAL
 	// flows, between PostgreSQL transactions: the messages that arrive meanwhile are read
-	// together, with one wake-up of cdc instead of one per transaction. The first read after a
-	// quiet spell is at once. At most half of the write interval is used, so that lowering it for
-	// latency is never undone by the reads. Zero reads each message as it arrives.
+	// together, with one wake-up of cdc instead of one per transaction, and written together,
+	// with one produce request. The first read after a quiet spell is at once. At most the
+	// write interval less the producer's linger is used, so that lowering the write interval
+	// for latency is never undone by the reads. Zero reads each message as it arrives.
 	ReadInterval time.Duration
 	// MaxBatchEvents ends a Kafka transaction at the next PostgreSQL commit once this many
 	// records are in it.
@@ -101,7 +105,7 @@ func DefaultConfig() Config {
 		Publications:        []string{"hookstream_outbox", "hookstream_endpoints"},
 		CommitInterval:      100 * time.Millisecond,
 		WriteInterval:       25 * time.Millisecond,
-		ReadInterval:        5 * time.Millisecond,
+		ReadInterval:        20 * time.Millisecond,
 		MaxBatchEvents:      10000,
 		StatusInterval:      5 * time.Second,
 		HeartbeatInterval:   10 * time.Second,
@@ -165,9 +169,23 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// readInterval is the spacing of reads the stream uses: ReadInterval, at most half of the
-// write interval.
-func (c Config) readInterval() time.Duration { return min(c.ReadInterval, c.writeInterval()/2) }
+// readInterval is the spacing of reads the stream uses: ReadInterval, at most the write
+// interval less the linger, so that a record read waits no longer than the write interval in
+// all.
+func (c Config) readInterval() time.Duration {
+	return max(0, min(c.ReadInterval, c.writeInterval()-c.writeLinger()))
+}
+
+// maxWriteLinger is the producer's linger at the default write interval. The records of one
+// read are produced within a few milliseconds of its return; this much linger sends them in
+// one produce request instead of a first record alone and the rest after its response (the
+// producer keeps one request in flight), and a burst's records still leave in a few large
+// requests while one is in flight.
+const maxWriteLinger = 5 * time.Millisecond
+
+// writeLinger is the linger of cdc's producers: maxWriteLinger, at most a fifth of the write
+// interval.
+func (c Config) writeLinger() time.Duration { return min(maxWriteLinger, c.writeInterval()/5) }
 
 // writeInterval is the most a record waits in the producer: WriteInterval, at most
 // CommitInterval.

@@ -97,19 +97,25 @@ func TestGatherSpacesReadsWhileWALFlows(t *testing.T) {
 	returns("no interval", context.Background(), never, off)
 }
 
-// The reads are spaced by the read interval, but never by more than half the write interval:
-// an operator who lowers the write interval for latency keeps what they bought.
-func TestReadIntervalIsAtMostHalfTheWriteInterval(t *testing.T) {
-	for _, c := range []struct{ read, write, commit, want time.Duration }{
-		{5 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 5 * time.Millisecond},
-		{5 * time.Millisecond, 6 * time.Millisecond, 100 * time.Millisecond, 3 * time.Millisecond},
-		{time.Second, 50 * time.Millisecond, 100 * time.Millisecond, 25 * time.Millisecond},
-		{time.Second, 50 * time.Millisecond, 20 * time.Millisecond, 10 * time.Millisecond}, // the write interval is at most the commit interval
-		{0, 50 * time.Millisecond, 100 * time.Millisecond, 0},
+// The reads are spaced by the read interval, but never by more than the write interval less
+// the producer's linger: a record read waits no longer than the write interval in all, and an
+// operator who lowers the write interval for latency keeps what they bought.
+func TestReadIntervalAndLingerFitInTheWriteInterval(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct{ read, write, commit, wantRead, wantLinger time.Duration }{
+		{20 * ms, 25 * ms, 100 * ms, 20 * ms, 5 * ms}, // the defaults
+		{5 * ms, 50 * ms, 100 * ms, 5 * ms, 5 * ms},
+		{5 * ms, 6 * ms, 100 * ms, 4800 * time.Microsecond, 1200 * time.Microsecond},
+		{time.Second, 50 * ms, 100 * ms, 45 * ms, 5 * ms},
+		{time.Second, 50 * ms, 20 * ms, 16 * ms, 4 * ms}, // the write interval is at most the commit interval
+		{0, 50 * ms, 100 * ms, 0, 5 * ms},
 	} {
 		cfg := Config{ReadInterval: c.read, WriteInterval: c.write, CommitInterval: c.commit}
-		if got := cfg.readInterval(); got != c.want {
-			t.Errorf("read %v, write %v, commit %v: reads spaced by %v, want %v", c.read, c.write, c.commit, got, c.want)
+		if got := cfg.readInterval(); got != c.wantRead {
+			t.Errorf("read %v, write %v, commit %v: reads spaced by %v, want %v", c.read, c.write, c.commit, got, c.wantRead)
+		}
+		if got := cfg.writeLinger(); got != c.wantLinger {
+			t.Errorf("read %v, write %v, commit %v: linger %v, want %v", c.read, c.write, c.commit, got, c.wantLinger)
 		}
 	}
 }

@@ -24,11 +24,10 @@ func (c *CDC) newProducer(i int) (*kgo.Client, error) {
 		kgo.RecordPartitioner(partitioner{deliveries: c.names.Deliveries}),
 		kgo.ProducerBatchMaxBytes(1<<20),
 		kgo.MaxBufferedRecords(20000), // bounds memory while a huge PostgreSQL transaction streams
-		// A record waits at most the write interval to be written, where the sender reads it
-		// uncommitted: the records of that time go in one produce request, not one every few
-		// milliseconds, and the transaction commits on its own, slower cadence (design.md
-		// section 5).
-		kgo.ProducerLinger(c.cfg.writeInterval()),
+		// The records of one read of the replication connection go in one produce request
+		// (reads are spaced by the read interval while WAL flows), where the sender reads them
+		// uncommitted; the transaction commits on its own, slower cadence (design.md section 5).
+		kgo.ProducerLinger(c.cfg.writeLinger()),
 	)...)
 	if err != nil {
 		return nil, fmt.Errorf("cdc: kafka producer: %w", err)

@@ -1074,7 +1074,7 @@ func (s *session) flush(ctx context.Context) error {
 // every CommitInterval, or every WriteInterval when the batch holds a record a reader waits to
 // see committed (awaited), twice that in a burst. So the broker sees a bounded number of
 // transactions a second, which is most of its work at a moderate rate, while a delivery waits
-// only for its record to be written (the producer lingers WriteInterval), never for the commit.
+// only for its record to be written (within WriteInterval), never for the commit.
 func (s *session) commitDue() time.Time {
 	wait := s.c.cfg.CommitInterval
 	if s.batch.awaited() {

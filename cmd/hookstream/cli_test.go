@@ -373,8 +373,8 @@ func TestCDCReadIntervalReachesCDC(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := s.cdcConfig(nil, nil).ReadInterval; got != 5*time.Millisecond {
-			t.Errorf("%s: default read interval %v, want 5ms", cmd, got)
+		if got := s.cdcConfig(nil, nil).ReadInterval; got != 20*time.Millisecond {
+			t.Errorf("%s: default read interval %v, want 20ms", cmd, got)
 		}
 		for _, v := range []string{"0s", "2ms"} {
 			t.Setenv("HOOKSTREAM_CDC_READ_INTERVAL", v)
