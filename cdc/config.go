@@ -187,6 +187,6 @@ const maxWriteLinger = 5 * time.Millisecond
 // interval.
 func (c Config) writeLinger() time.Duration { return min(maxWriteLinger, c.writeInterval()/5) }
 
-// writeInterval is the most a record waits in the producer: WriteInterval, at most
+// writeInterval is the most a record waits in cdc before it is written: WriteInterval, at most
 // CommitInterval.
 func (c Config) writeInterval() time.Duration { return min(c.WriteInterval, c.CommitInterval) }
