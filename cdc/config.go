@@ -173,7 +173,7 @@ func (c Config) Validate() error {
 // interval less the linger, so that a record read waits no longer than the write interval in
 // all.
 func (c Config) readInterval() time.Duration {
-	return max(0, min(c.ReadInterval, c.writeInterval()-c.writeLinger()))
+	return min(c.ReadInterval, c.writeInterval()-c.writeLinger())
 }
 
 // maxWriteLinger is the producer's linger at the default write interval. The records of one
