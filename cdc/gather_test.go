@@ -4,6 +4,15 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/jackc/pglogrepl"
+)
+
+// The first bytes of the two messages of the replication stream: the server's keepalive, and
+// WAL.
+var (
+	keepalive = []byte{pglogrepl.PrimaryKeepaliveMessageByteID, 0, 0, 0, 0}
+	xlogData  = []byte{pglogrepl.XLogDataByteID, 0, 0, 0, 0}
 )
 
 // The wait for WAL keeps its context while the wanted deadline is not earlier than the one it
@@ -46,7 +55,7 @@ func TestWaitContextKeepsAnEarlierDeadline(t *testing.T) {
 
 // While WAL flows, a read of the replication connection waits until the read interval since the
 // previous one is up, or less when the loop must act sooner or wake ends; after a quiet spell
-// (nothing read yet, or only the server's keepalive), and after a read that left a large part of
+// (nothing read yet, or a read that brought only the server's keepalives), and after a read that left a large part of
 // the buffer to parse, the next read is at once.
 func TestGatherSpacesReadsWhileWALFlows(t *testing.T) {
 	const interval = time.Hour // a wait that is not cut short never ends within the test
@@ -82,18 +91,29 @@ func TestGatherSpacesReadsWhileWALFlows(t *testing.T) {
 	g := newGather(interval)
 	defer g.stop()
 	returns("first read", context.Background(), never, g)
-	g.read(100, true)
+	g.read(100)
+	g.wal()
 	holds("a read after a small one", g)
 	returns("the loop must act", context.Background(), time.Now().Add(50*time.Millisecond), g)
-	g.read(gatherFullRead, true)
+	g.read(gatherFullRead)
+	g.wal()
 	returns("a read after a large one", context.Background(), never, g)
-	g.read(0, true)
+	g.read(0)
+	g.wal()
 	holds("a read after a drained one", g)
-	g.read(0, false)
-	returns("a read after a keepalive", context.Background(), never, g)
+	g.read(0)
+	returns("a read that brought only keepalives", context.Background(), never, g)
+	// A steady stream's reads begin with the server's keepalive (isWAL false), then WAL.
+	g.read(0)
+	if isWAL(keepalive) || !isWAL(xlogData) {
+		t.Fatal("isWAL: a keepalive is not WAL, an XLogData message is")
+	}
+	g.wal()
+	holds("a read that brought a keepalive, then WAL", g)
 
 	off := newGather(0)
-	off.read(0, true)
+	off.read(0)
+	off.wal()
 	returns("no interval", context.Background(), never, off)
 }
 

@@ -416,6 +416,7 @@ func (s *session) stream(ctx context.Context) error {
 	var wait waitContext
 	defer wait.stop()
 	gather := newGather(s.c.cfg.readInterval())
+	gather.hold = socketHold(s.repl.Conn())
 	defer gather.stop()
 	for {
 		if err := ctx.Err(); err != nil {
@@ -437,7 +438,7 @@ func (s *session) stream(ctx context.Context) error {
 		}
 		msg, err := s.repl.ReceiveMessage(wait.until(wake, s.nextWake()))
 		if fromSocket {
-			gather.read(s.repl.Frontend().ReadBufferLen(), isWAL(msg))
+			gather.read(s.repl.Frontend().ReadBufferLen())
 		}
 		if err != nil {
 			if (pgconn.Timeout(err) || errors.Is(err, context.Canceled)) && ctx.Err() == nil {
@@ -447,6 +448,9 @@ func (s *session) stream(ctx context.Context) error {
 		}
 		switch m := msg.(type) {
 		case *pgproto3.CopyData:
+			if isWAL(m.Data) {
+				gather.wal()
+			}
 			if err := s.handleCopyData(ctx, m.Data); err != nil {
 				return err
 			}
@@ -501,7 +505,9 @@ type gather struct {
 	interval time.Duration
 	last     time.Time // when the last read of the connection returned
 	full     bool      // it left at least gatherFullRead bytes to parse
+	flowing  bool      // it brought WAL, not only the server's keepalives
 	timer    *time.Timer
+	hold     func(bool) // quiets the connection's socket while the read waits (socketHold), or nil
 }
 
 // gatherFullRead is half of the 8 KiB that pgconn reads at most at once while messages are
@@ -520,7 +526,7 @@ func newGather(interval time.Duration) *gather {
 // wait holds the next read until the interval since the last one is up, or until, or wake
 // ends (a commit returned, or the stream's context).
 func (g *gather) wait(wake context.Context, until time.Time) {
-	if g.interval <= 0 || g.full {
+	if g.interval <= 0 || g.full || !g.flowing {
 		return
 	}
 	now := time.Now()
@@ -531,6 +537,10 @@ func (g *gather) wait(wake context.Context, until time.Time) {
 	if !now.Before(due) {
 		return
 	}
+	if g.hold != nil {
+		g.hold(true)
+		defer g.hold(false)
+	}
 	g.timer.Reset(due.Sub(now))
 	select {
 	case <-g.timer.C:
@@ -539,22 +549,26 @@ func (g *gather) wait(wake context.Context, until time.Time) {
 	}
 }
 
-// read notes that a read of the connection returned, leaving unparsed bytes to parse; wal says
-// whether it brought WAL, not only the server's keepalive, which is no sign of a flow.
-func (g *gather) read(unparsed int, wal bool) {
-	switch {
-	case g.interval <= 0:
-	case wal:
-		g.last, g.full = time.Now(), unparsed >= gatherFullRead
-	default:
-		g.last, g.full = time.Time{}, false
+// read notes that a read of the connection returned, leaving unparsed bytes to parse. Until
+// one of its messages proves to carry WAL (wal), the read is no sign of a flow.
+func (g *gather) read(unparsed int) {
+	if g.interval > 0 {
+		g.last, g.full, g.flowing = time.Now(), unparsed >= gatherFullRead, false
 	}
 }
 
-// isWAL reports whether msg carries WAL (an XLogData message of the replication stream).
-func isWAL(msg pgproto3.BackendMessage) bool {
-	cd, ok := msg.(*pgproto3.CopyData)
-	return ok && len(cd.Data) > 0 && cd.Data[0] == pglogrepl.XLogDataByteID
+// wal notes that a message of the last read carried WAL: the stream flows, and the next read
+// waits for the interval. Any message of the read counts, not only its first: while cdc
+// confirms less than the server has sent (until its next Kafka commit), the server sends a
+// keepalive before each transaction, so a read of a steady stream begins with one, and judging
+// by it alone made every read the first after a quiet spell: cdc read each transaction as it
+// came.
+func (g *gather) wal() { g.flowing = true }
+
+// isWAL reports whether data, a CopyData message's, carries WAL (an XLogData message of the
+// replication stream).
+func isWAL(data []byte) bool {
+	return len(data) > 0 && data[0] == pglogrepl.XLogDataByteID
 }
 
 func (g *gather) stop() {
