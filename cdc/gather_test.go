@@ -55,8 +55,8 @@ func TestWaitContextKeepsAnEarlierDeadline(t *testing.T) {
 
 // While WAL flows, a read of the replication connection waits until the read interval since the
 // previous one is up, or less when the loop must act sooner or wake ends; after a quiet spell
-// (nothing read yet, or a read that brought only the server's keepalives), and after a read that left a large part of
-// the buffer to parse, the next read is at once.
+// (nothing read yet, or a read that brought only the server's keepalives), and after a read that
+// left a large part of the buffer to parse, the next read is at once.
 func TestGatherSpacesReadsWhileWALFlows(t *testing.T) {
 	const interval = time.Hour // a wait that is not cut short never ends within the test
 	never := time.Now().Add(24 * time.Hour)
