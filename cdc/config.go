@@ -3,10 +3,10 @@ package cdc
 import (
 	"errors"
 	"fmt"
+	"github.com/jackc/pgx/v5/pgconn"
 	"regexp"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hookstream/hookstream/eventcatalog"
