@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -702,40 +701,6 @@ func TestEventAfterQuietSpellIsNotHeldForTheReadInterval(t *testing.T) {
 	if waited := time.Since(began); waited > cfg.ReadInterval/2 {
 		t.Fatalf("the event after a quiet spell reached Kafka after %v; the read interval is %v", waited, cfg.ReadInterval)
 	}
-}
-
-// While WAL flows, cdc reads the replication connection about once a read interval, not once a
-// transaction (design.md section 5). A steady stream's reads begin with the server's keepalive,
-// which must not pass for a quiet spell's: judged by it, cdc read each transaction as it came.
-func TestSteadyStreamIsReadOnceAReadInterval(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	cfg := e.config(t)
-	cfg.ReadInterval = 100 * time.Millisecond
-	cfg.WriteInterval = 200 * time.Millisecond // reads are spaced by at most it less the linger
-	cfg.CommitInterval = 400 * time.Millisecond
-	var reads atomic.Int64
-	cdc.CountReplicationReads(&cfg, &reads)
-	startStreaming(t, e, cfg)
-	read := committedEventsReader(t, e)
-	appendEvents(t, e, "p1", 1)
-	read(1)
-
-	const events = 100
-	before, began := reads.Load(), time.Now()
-	for range events { // a transaction every 10 ms or so: a steady stream, each on its own
-		appendEvents(t, e, "p1", 1)
-		time.Sleep(10 * time.Millisecond)
-	}
-	read(events)
-	got, took := reads.Load()-before, time.Since(began)
-	// About one read an interval, a few more where a read ends within a transaction; each
-	// transaction read as it came would be about one a transaction, several an interval.
-	if limit := 2 * int64(took/cfg.ReadInterval); got > limit {
-		t.Fatalf("%d reads of the replication connection for %d transactions in %v (read interval %v); want at most %d",
-			got, events, took.Round(time.Millisecond), cfg.ReadInterval, limit)
-	}
-	t.Logf("%d reads for %d transactions in %v", got, events, took.Round(time.Millisecond))
 }
 
 // committedEventsReader returns a function that reads want more committed records of the events

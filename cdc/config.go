@@ -3,7 +3,6 @@ package cdc
 import (
 	"errors"
 	"fmt"
-	"github.com/jackc/pgx/v5/pgconn"
 	"regexp"
 	"time"
 
@@ -96,10 +95,6 @@ type Config struct {
 	// of the outbox row's traceparent (or the root of a new trace), whose context is the
 	// record's traceparent header. nil: no span, no header.
 	TracerProvider trace.TracerProvider
-
-	// dialReplication, when set, dials the replication connection instead of pgconn's dialer:
-	// the package's tests count its reads (export_test.go).
-	dialReplication pgconn.DialFunc
 }
 
 // DefaultConfig returns the defaults for everything but the connection settings.

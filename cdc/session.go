@@ -281,9 +281,6 @@ func (s *session) prepareSlot(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: database URL: %v", errConfig, err)
 	}
-	if c.cfg.dialReplication != nil {
-		cfg.DialFunc = c.cfg.dialReplication
-	}
 	cfg.RuntimeParams["replication"] = "database"
 	if cfg.RuntimeParams["application_name"] == "" {
 		cfg.RuntimeParams["application_name"] = "hookstream-cdc"
