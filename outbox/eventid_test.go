@@ -294,8 +294,11 @@ func TestRetentionReleasesEventIDs(t *testing.T) {
 		ev.OccurredAt = ts
 		return ev
 	}
-	// The old rows stand for rows committed before migration 0021, which refuses their occurred_at.
-	db.Exec(t, `ALTER TABLE outbox_event DISABLE TRIGGER outbox_event_check_row`)
+	// The old rows stand for rows committed before migration 0021, which refuses their
+	// occurred_at: the checks are off, the claim on (as testenv's WithoutOutboxChecks leaves it).
+	db.Exec(t, `ALTER TABLE outbox_event DISABLE TRIGGER outbox_event_accept_row`)
+	db.Exec(t, `CREATE TRIGGER outbox_event_claim_only BEFORE INSERT ON outbox_event
+		FOR EACH ROW EXECUTE FUNCTION outbox_claim_event_id()`)
 	moved := appendCommitted(t, db, at(time.Date(2020, 2, 3, 8, 0, 0, 0, time.UTC))) // default partition, until created below
 	if _, err := outbox.CreatePartitions(ctx, db.Pool, time.Date(2020, 2, 4, 0, 0, 0, 0, time.UTC)); err != nil {
 		t.Fatal(err)

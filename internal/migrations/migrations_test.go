@@ -76,7 +76,7 @@ func TestApplyIsIdempotent(t *testing.T) {
 		"function outbox_create_partitions",
 		"function outbox_drop_partitions",
 		"constraint outbox_event_id outbox_event_id_pkey PRIMARY KEY (event_id)", // one event_id is one event
-		"trigger outbox_event CREATE TRIGGER outbox_event_claim_id BEFORE INSERT ON public.outbox_event FOR EACH ROW EXECUTE FUNCTION outbox_claim_event_id()",
+		"trigger outbox_event CREATE TRIGGER outbox_event_accept_row BEFORE INSERT ON public.outbox_event FOR EACH ROW EXECUTE FUNCTION outbox_accept_row()", // checks, then the id claim
 	} {
 		if !strings.Contains(first, want) {
 			t.Errorf("schema lacks %q", want)

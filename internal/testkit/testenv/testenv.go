@@ -122,14 +122,18 @@ func (d *Database) OutboxInCommitOrder(t testing.TB) (all []string, byPartner ma
 	return all, byPartner
 }
 
-// WithoutOutboxChecks runs f with the outbox's row checks (trigger outbox_event_check_row,
-// migrations 0013 to 0021) disabled on this database, then enables them again: rows f writes
+// WithoutOutboxChecks runs f with the outbox's row checks (trigger outbox_event_accept_row,
+// migrations 0013 to 0023) disabled on this database, then enables them again: rows f writes
 // stand for rows committed before those checks, e.g. an event far in the past that sits in the
-// default partition. The id claim (migration 0008) stays on.
+// default partition. Their ids are claimed all the same (migration 0008's outbox_claim_event_id,
+// in a trigger of its own while f runs).
 func (d *Database) WithoutOutboxChecks(t testing.TB, f func()) {
 	t.Helper()
-	d.Exec(t, `ALTER TABLE outbox_event DISABLE TRIGGER outbox_event_check_row`)
-	defer d.Exec(t, `ALTER TABLE outbox_event ENABLE TRIGGER outbox_event_check_row`)
+	d.Exec(t, `ALTER TABLE outbox_event DISABLE TRIGGER outbox_event_accept_row`)
+	d.Exec(t, `CREATE TRIGGER outbox_event_claim_only BEFORE INSERT ON outbox_event
+		FOR EACH ROW EXECUTE FUNCTION outbox_claim_event_id()`)
+	defer d.Exec(t, `ALTER TABLE outbox_event ENABLE TRIGGER outbox_event_accept_row`)
+	defer d.Exec(t, `DROP TRIGGER outbox_event_claim_only ON outbox_event`)
 	f()
 }
 
