@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/hookstream/hookstream/internal/records"
@@ -26,10 +27,9 @@ import (
 // inserting the first ones, all at once and many times over. PostgreSQL would abort one of two
 // transactions waiting on each other with SQLSTATE 40P01; none may be.
 //
-// The instances store their batches as the recorder does, through writeShard: two first inserts
-// of one delivery that meet can be refused for the second unique key, (event_id, endpoint_id),
-// which ON CONFLICT (delivery_id) does not arbitrate; writeShard then stores the attempts one per
-// transaction, and none may be left unstored.
+// The instances store their batches as the recorder does, through writeShard, and none may be
+// left unstored. A deadlock here is rare: it needs three writers meeting inside one row's insert
+// (TestFirstWritesOfADeliveryNeverDeadlock below sets that up many times a second).
 func TestHistoryWritersNeverDeadlock(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDatabase(t)
@@ -209,4 +209,93 @@ func TestFailureWindowBesideHistoryWritersNeverDeadlocks(t *testing.T) {
 	if n := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM endpoint WHERE failing_since IS NOT NULL`); n != 0 {
 		t.Fatalf("%d endpoints still failing after their successes were recorded", n)
 	}
+}
+
+// Three writers of one new delivery meeting at its first insert never deadlock: the pending
+// writer, and two recorder instances holding its first and its second attempt. The deadlock this
+// guards against needs no second row, only an unlucky interleaving inside one: an upsert that
+// checked for the row before the pending writer inserted it goes on to insert its own, then waits
+// on the pending writer for the second unique key (event_id, endpoint_id) while its insert is
+// still undecided; the other instance, once the pending row is committed, updates it, and waits
+// on that undecided insert for the delivery_id; the first then waits on the updater. So every
+// round runs many small cells at once, each three writers of one delivery, to meet that
+// interleaving as often as the machine allows.
+func TestFirstWritesOfADeliveryNeverDeadlock(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDatabase(t)
+	ctx := context.Background()
+	const cells = 12
+	db.Exec(t, `INSERT INTO partner (id) VALUES ('p1')`)
+	db.Exec(t, `INSERT INTO endpoint (id, partner_id, url) VALUES ('ep', 'p1', 'https://x.example')`)
+	cfg := db.Pool.Config()
+	cfg.MaxConns, cfg.MinConns = 3*cells, 3*cells // every writer on a connection of its own, at once
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	r := &Recorder{pool: pool, log: slog.New(slog.DiscardHandler)}
+
+	deadline := time.Now().Add(8 * time.Second)
+	rounds, deadlocks := 0, 0
+	for ; time.Now().Before(deadline) && deadlocks == 0; rounds++ {
+		var (
+			wg    sync.WaitGroup
+			mu    sync.Mutex
+			errs  []error
+			start = make(chan struct{})
+		)
+		run := func(write func() error) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				if err := write(); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}()
+		}
+		started := time.Now().UTC()
+		for range cells {
+			evt := outbox.NewEventID()
+			first := records.Attempt{V: records.AttemptVersion, DeliveryID: records.DeliveryID(evt, "ep"), EventID: evt,
+				EndpointID: "ep", PartnerID: "p1", EventType: "customer.created", AttemptNo: 1,
+				Trigger: records.TriggerInitial, StartedAt: started, Outcome: records.OutcomeRetrying,
+				Status: 503, ErrorCategory: records.CategoryHTTPStatus}
+			next := started.Add(time.Minute)
+			first.NextAttemptAt = &next
+			second := first
+			second.AttemptNo, second.Trigger, second.StartedAt = 2, records.TriggerRetry, started.Add(time.Second)
+			second.Outcome, second.Status, second.ErrorCategory, second.NextAttemptAt = records.OutcomeDelivered, 200, "", nil
+			row := pendingRow{first.DeliveryID, evt, "ep", "p1", first.EventType, started}
+			run(func() error { _, _, err := r.writePending(ctx, []pendingRow{row}); return err })
+			run(func() error { return writeBatch(ctx, r, []records.Attempt{first}) })
+			run(func() error { return writeBatch(ctx, r, []records.Attempt{second}) })
+		}
+		close(start)
+		wg.Wait()
+		for _, err := range errs {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.Code == "40P01" {
+				deadlocks++
+				t.Logf("round %d: %v", rounds, err)
+				continue
+			}
+			t.Fatalf("round %d: %v", rounds, err)
+		}
+	}
+	if deadlocks > 0 {
+		t.Fatalf("%d deadlocks (SQLSTATE 40P01) in %d rounds of %d deliveries written by three writers at once", deadlocks, rounds, cells)
+	}
+	// Every delivery and both its attempts are stored, and the success holds.
+	if n, want := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM delivery WHERE state = 'succeeded' AND attempt_count = 2`),
+		rounds*cells; n != want {
+		t.Fatalf("%d succeeded deliveries after %d rounds, want %d", n, rounds, want)
+	}
+	if n, want := testenv.QueryInt(t, db.Pool, `SELECT count(*) FROM delivery_attempt`), 2*rounds*cells; n != want {
+		t.Fatalf("%d attempts after %d rounds, want %d", n, rounds, want)
+	}
+	t.Logf("%d rounds of %d deliveries, no deadlock", rounds, cells)
 }

@@ -513,7 +513,9 @@ var deliveryStates = map[string]string{
 // PostgreSQL then aborts one (SQLSTATE 40P01, deadlock detected): a batch done twice. So every
 // transaction takes its row locks in one global order:
 //
-//  1. delivery rows, by delivery_id;
+//  1. delivery rows, by delivery_id, in two passes: first the rows new to the history,
+//     inserted under ON CONFLICT DO NOTHING (the pending writer's only statement), then the rows
+//     that existed, locked and updated by the upsert (ON CONFLICT (delivery_id) DO UPDATE);
 //  2. delivery_attempt rows, by (delivery_id, attempt_no, started_at);
 //  3. endpoint_health rows, by endpoint_id;
 //  4. endpoint rows, by id (failing_since, then the disables).
@@ -529,6 +531,25 @@ var deliveryStates = map[string]string{
 // waits comes back to where it began, so none deadlocks. Rows taken as a side effect count too:
 // an ON CONFLICT DO UPDATE locks the conflicting row even when its WHERE is false, and the
 // attempts' foreign key locks (KEY SHARE) delivery rows the transaction already holds.
+//
+// So does a row being inserted. delivery has two unique keys, delivery_id and (event_id,
+// endpoint_id). An INSERT … ON CONFLICT never waits on a key it arbitrates while its own row is
+// in and undecided (a speculative insertion): on a conflict it takes the row back, and waits only
+// then. A unique key it does not arbitrate it checks as a plain INSERT does, waiting on a writer
+// of that key with its own row in, and every writer that meets that row meanwhile (an UPDATE
+// entering the row's new version in the delivery_id index) waits on it: a lock outside the order.
+// The upsert once inserted new deliveries too, under ON CONFLICT (delivery_id), and deadlocked
+// so on one row: it found no row, the pending writer inserted it, the upsert put its own in and
+// waited on the pending writer for (event_id, endpoint_id); a second instance, once the pending
+// row was committed, updated it and waited on the upsert's undecided row; the upsert then waited
+// on the second instance. ON CONFLICT DO NOTHING arbitrates every unique key, and the upsert
+// now meets only rows that exist (the first pass's own, or committed ones) and inserts none.
+// The two passes keep the order: in its first pass a transaction holds only rows it inserted and
+// has not committed, and only transactions in their first pass wait on those (the second pass
+// sees only rows that existed), each on one holding a lower delivery_id that goes on upward; an
+// update that meets a first pass's undecided row waits on a decision that waits on nothing. (A
+// row the history sweep deletes between the passes is inserted by the upsert; the sweep deletes
+// only deliveries finished longer ago than the retention.)
 
 // compareAttemptKeys orders attempts by delivery_attempt's key, the lock order of its rows.
 func compareAttemptKeys(a, b records.Attempt) int {
@@ -559,52 +580,76 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) 
 			newestOf[a.DeliveryID] = a
 		}
 	}
-	// Every statement writes its rows in the lock order (see above).
+	// Every statement writes its rows in the lock order (see above). The deliveries new to the
+	// history are inserted first, under ON CONFLICT DO NOTHING; only then are the others, which
+	// exist now, locked and updated by the upsert. An upsert inserting a row would check the
+	// second unique key, (event_id, endpoint_id), which ON CONFLICT (delivery_id) does not
+	// arbitrate, by waiting on a concurrent writer of that row while its own insert is undecided:
+	// a lock outside the order (see above).
+	ids := slices.Sorted(maps.Keys(newestOf))
+	var all deliveryColumns
+	for _, id := range ids {
+		all.add(newestOf[id])
+	}
+	var (
+		changed, failed []string
+		id, state       string
+	)
+	collect := func() error {
+		changed = append(changed, id)
+		if state == deliveryStates[records.OutcomeFailed] {
+			failed = append(failed, id)
+		}
+		return nil
+	}
+	rows, err := tx.Query(ctx, `INSERT INTO delivery `+deliveryInsert+`
+		ON CONFLICT DO NOTHING
+		RETURNING delivery_id, state`,
+		all.id, all.event, all.endpoint, all.partner, all.eventType, all.state, all.attemptNo, all.next, all.status, all.latency,
+		all.category, all.started, all.latencyUS)
+	if err != nil {
+		return 0, fmt.Errorf("deliveries: %w", err)
+	}
+	if _, err := pgx.ForEachRow(rows, []any{&id, &state}, collect); err != nil {
+		return 0, fmt.Errorf("deliveries: %w", err)
+	}
+	inserted := map[string]bool{}
+	for _, id := range changed {
+		inserted[id] = true
+	}
 	var d deliveryColumns
 	var redone []string // automatic requests that did not succeed: they never undo a success
-	for _, id := range slices.Sorted(maps.Keys(newestOf)) {
+	for _, id := range ids {
+		if inserted[id] {
+			continue
+		}
 		a := newestOf[id]
 		d.add(a)
 		if a.Outcome != records.OutcomeDelivered && (a.Trigger == records.TriggerInitial || a.Trigger == records.TriggerRetry) {
 			redone = append(redone, a.DeliveryID)
 		}
 	}
-	rows, err := tx.Query(ctx, `INSERT INTO delivery AS d
-		(delivery_id, event_id, endpoint_id, partner_id, event_type, state, attempt_count, next_attempt_at,
-		 last_status, last_latency_ms, last_latency_us, last_error_category, created_at, last_attempt_at, updated_at)
-		SELECT u.id, u.event, u.endpoint, u.partner, u.event_type, u.state, u.attempt_no, u.next, u.status, u.latency,
-			u.latency_us, u.category, u.started, u.started, now()
-		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[],
-			$8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::timestamptz[], $14::bigint[])
-			WITH ORDINALITY AS u(id, event, endpoint, partner, event_type, state, attempt_no, next, status, latency, category, started,
-				latency_us, n)
-		ORDER BY u.n
-		ON CONFLICT (delivery_id) DO UPDATE SET
-			state = CASE WHEN d.state = 'succeeded' AND d.delivery_id = ANY($13::text[]) THEN 'succeeded' ELSE EXCLUDED.state END,
-			attempt_count = EXCLUDED.attempt_count,
-			next_attempt_at = CASE WHEN d.state = 'succeeded' AND d.delivery_id = ANY($13::text[]) THEN NULL ELSE EXCLUDED.next_attempt_at END,
-			last_status = EXCLUDED.last_status, last_latency_ms = EXCLUDED.last_latency_ms, last_latency_us = EXCLUDED.last_latency_us,
-			last_error_category = EXCLUDED.last_error_category, last_attempt_at = EXCLUDED.last_attempt_at, updated_at = now()
-		WHERE (d.attempt_count, coalesce(d.last_attempt_at, '-infinity')) < (EXCLUDED.attempt_count, EXCLUDED.last_attempt_at)
-		RETURNING delivery_id, state`,
-		d.id, d.event, d.endpoint, d.partner, d.eventType, d.state, d.attemptNo, d.next, d.status, d.latency, d.category, d.started, redone,
-		d.latencyUS)
-	if err != nil {
-		return 0, fmt.Errorf("deliveries: %w", err)
-	}
-	var (
-		changed, failed []string
-		id, state       string
-	)
-	if _, err := pgx.ForEachRow(rows, []any{&id, &state}, func() error {
-		changed = append(changed, id)
-		if state == deliveryStates[records.OutcomeFailed] {
-			failed = append(failed, id)
+	if len(d.id) > 0 {
+		rows, err = tx.Query(ctx, `INSERT INTO delivery AS d `+deliveryInsert+`
+			ON CONFLICT (delivery_id) DO UPDATE SET
+				state = CASE WHEN d.state = 'succeeded' AND d.delivery_id = ANY($14::text[]) THEN 'succeeded' ELSE EXCLUDED.state END,
+				attempt_count = EXCLUDED.attempt_count,
+				next_attempt_at = CASE WHEN d.state = 'succeeded' AND d.delivery_id = ANY($14::text[]) THEN NULL ELSE EXCLUDED.next_attempt_at END,
+				last_status = EXCLUDED.last_status, last_latency_ms = EXCLUDED.last_latency_ms, last_latency_us = EXCLUDED.last_latency_us,
+				last_error_category = EXCLUDED.last_error_category, last_attempt_at = EXCLUDED.last_attempt_at, updated_at = now()
+			WHERE (d.attempt_count, coalesce(d.last_attempt_at, '-infinity')) < (EXCLUDED.attempt_count, EXCLUDED.last_attempt_at)
+			RETURNING delivery_id, state`,
+			d.id, d.event, d.endpoint, d.partner, d.eventType, d.state, d.attemptNo, d.next, d.status, d.latency, d.category,
+			d.started, d.latencyUS, redone)
+		if err != nil {
+			return 0, fmt.Errorf("deliveries: %w", err)
 		}
-		return nil
-	}); err != nil {
-		return 0, fmt.Errorf("deliveries: %w", err)
+		if _, err := pgx.ForEachRow(rows, []any{&id, &state}, collect); err != nil {
+			return 0, fmt.Errorf("deliveries: %w", err)
+		}
 	}
+	slices.Sort(changed) // in the order of the deliveries, as one statement returned them
+	slices.Sort(failed)
 
 	var at attemptColumns
 	for _, a := range slices.SortedFunc(slices.Values(attempts), compareAttemptKeys) {
@@ -890,6 +935,19 @@ func updateHealth(ctx context.Context, tx pgx.Tx, attempts []records.Attempt) er
 	}
 	return nil
 }
+
+// deliveryInsert is the column list and the rows of recordAttempts' two inserts into delivery:
+// the newest attempt of each delivery, $1 to $13 column-wise, in the arrays' order (the lock
+// order).
+const deliveryInsert = `(delivery_id, event_id, endpoint_id, partner_id, event_type, state, attempt_count, next_attempt_at,
+		 last_status, last_latency_ms, last_latency_us, last_error_category, created_at, last_attempt_at, updated_at)
+		SELECT u.id, u.event, u.endpoint, u.partner, u.event_type, u.state, u.attempt_no, u.next, u.status, u.latency,
+			u.latency_us, u.category, u.started, u.started, now()
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[],
+			$8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::timestamptz[], $13::bigint[])
+			WITH ORDINALITY AS u(id, event, endpoint, partner, event_type, state, attempt_no, next, status, latency, category, started,
+				latency_us, n)
+		ORDER BY u.n`
 
 // deliveryColumns and attemptColumns hold a batch column-wise for unnest.
 type deliveryColumns struct {
