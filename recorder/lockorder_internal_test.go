@@ -77,39 +77,12 @@ func TestHistoryWritersNeverDeadlock(t *testing.T) {
 		slices.Reverse(succeeding)
 		slices.Reverse(pending)
 
-		var (
-			wg    sync.WaitGroup
-			mu    sync.Mutex
-			errs  []error
-			start = make(chan struct{})
-		)
-		run := func(write func() error) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				if err := write(); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}()
-		}
+		var writes []func() error
 		for _, batch := range [][]records.Attempt{failing, succeeding, others} {
-			run(func() error { return writeBatch(ctx, r, batch) })
+			writes = append(writes, func() error { return writeBatch(ctx, r, batch) })
 		}
-		run(func() error { _, _, err := r.writePending(ctx, pending); return err })
-		close(start)
-		wg.Wait()
-		for _, err := range errs {
-			var pgErr *pgconn.PgError
-			if errors.As(err, &pgErr) && pgErr.Code == "40P01" {
-				deadlocks++
-				t.Logf("round %d: %v", rounds, err)
-				continue
-			}
-			t.Fatalf("round %d: %v", rounds, err)
-		}
+		writes = append(writes, func() error { _, _, err := r.writePending(ctx, pending); return err })
+		deadlocks += writeAtOnce(t, rounds, writes)
 	}
 	if deadlocks > 0 {
 		t.Fatalf("%d deadlocks (SQLSTATE 40P01) in %d rounds of concurrent history writers", deadlocks, rounds)
@@ -119,6 +92,39 @@ func TestHistoryWritersNeverDeadlock(t *testing.T) {
 		t.Fatalf("%d deliveries after %d rounds, want %d", n, rounds, want)
 	}
 	t.Logf("%d rounds, no deadlock", rounds)
+}
+
+// writeAtOnce runs writes all at once, each on a goroutine of its own released together, and
+// returns how many were aborted as deadlocked (SQLSTATE 40P01); any other error fails t.
+func writeAtOnce(t *testing.T, round int, writes []func() error) (deadlocks int) {
+	t.Helper()
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		errs  []error
+		start = make(chan struct{})
+	)
+	for _, write := range writes {
+		wg.Go(func() {
+			<-start
+			if err := write(); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for _, err := range errs {
+		if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == "40P01" {
+			deadlocks++
+			t.Logf("round %d: %v", round, err)
+			continue
+		}
+		t.Fatalf("round %d: %v", round, err)
+	}
+	return deadlocks
 }
 
 // writeBatch stores attempts as one shard of a recorder's batch.
@@ -239,24 +245,7 @@ func TestFirstWritesOfADeliveryNeverDeadlock(t *testing.T) {
 	deadline := time.Now().Add(8 * time.Second)
 	rounds, deadlocks := 0, 0
 	for ; time.Now().Before(deadline) && deadlocks == 0; rounds++ {
-		var (
-			wg    sync.WaitGroup
-			mu    sync.Mutex
-			errs  []error
-			start = make(chan struct{})
-		)
-		run := func(write func() error) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				if err := write(); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}()
-		}
+		var writes []func() error
 		started := time.Now().UTC()
 		for range cells {
 			evt := outbox.NewEventID()
@@ -270,21 +259,12 @@ func TestFirstWritesOfADeliveryNeverDeadlock(t *testing.T) {
 			second.AttemptNo, second.Trigger, second.StartedAt = 2, records.TriggerRetry, started.Add(time.Second)
 			second.Outcome, second.Status, second.ErrorCategory, second.NextAttemptAt = records.OutcomeDelivered, 200, "", nil
 			row := pendingRow{first.DeliveryID, evt, "ep", "p1", first.EventType, started}
-			run(func() error { _, _, err := r.writePending(ctx, []pendingRow{row}); return err })
-			run(func() error { return writeBatch(ctx, r, []records.Attempt{first}) })
-			run(func() error { return writeBatch(ctx, r, []records.Attempt{second}) })
+			writes = append(writes,
+				func() error { _, _, err := r.writePending(ctx, []pendingRow{row}); return err },
+				func() error { return writeBatch(ctx, r, []records.Attempt{first}) },
+				func() error { return writeBatch(ctx, r, []records.Attempt{second}) })
 		}
-		close(start)
-		wg.Wait()
-		for _, err := range errs {
-			var pgErr *pgconn.PgError
-			if errors.As(err, &pgErr) && pgErr.Code == "40P01" {
-				deadlocks++
-				t.Logf("round %d: %v", rounds, err)
-				continue
-			}
-			t.Fatalf("round %d: %v", rounds, err)
-		}
+		deadlocks += writeAtOnce(t, rounds, writes)
 	}
 	if deadlocks > 0 {
 		t.Fatalf("%d deadlocks (SQLSTATE 40P01) in %d rounds of %d deliveries written by three writers at once", deadlocks, rounds, cells)
